@@ -1,0 +1,58 @@
+"""``spg create|scale|delete|list``: like ``fluvio cluster spg``."""
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.management.commands._cli import SubcommandCommand, table
+from cluster.models import SpuGroup
+from cluster.services import spg_create, spg_delete, spg_scale
+
+
+def group_json(group: SpuGroup) -> dict[str, object]:
+    return {"name": group.name, "replicas": group.replicas, "min_id": group.min_id,
+            "rack": group.rack or None, "storage_size": group.storage_size,
+            "resolution": group.resolution, "reason": group.reason,
+            "spus": sorted(group.spus.values_list("id", flat=True))}
+
+
+class Command(SubcommandCommand):
+    help = "Create, scale, delete and list SPU groups (managed SPUs)."
+
+    def add_actions(self, actions: Any) -> None:
+        create = actions.add_parser("create", help="create an SPU group")
+        create.add_argument("name")
+        create.add_argument("--replicas", type=int, required=True)
+        create.add_argument("--min-id", type=int, default=None)
+        create.add_argument("--rack", default="")
+        create.add_argument("--storage-size", default="1Gi")
+        create.add_argument("--json", action="store_true")
+        scale = actions.add_parser("scale", help="change the number of SPUs")
+        scale.add_argument("name")
+        scale.add_argument("--replicas", type=int, required=True)
+        delete = actions.add_parser("delete", help="delete a group and its SPUs")
+        delete.add_argument("name")
+        listing = actions.add_parser("list", help="list SPU groups")
+        listing.add_argument("--json", action="store_true")
+
+    def handle_create(self, name: str, replicas: int, min_id: int | None, rack: str,
+                      storage_size: str, json: bool, **_: Any) -> None:
+        group = spg_create(name=name, replicas=replicas, min_id=min_id, rack=rack,
+                           storage_size=storage_size, by="cli")
+        text = f"SPU group {group.name} {group.resolution}"
+        self.emit(group_json(group), json,
+                  text + (f": {group.reason}" if group.reason else ""))
+
+    def handle_scale(self, name: str, replicas: int, **_: Any) -> None:
+        group = spg_scale(name=name, replicas=replicas, by="cli")
+        self.stdout.write(f"SPU group {group.name} scaled to {group.replicas}")
+
+    def handle_delete(self, name: str, **_: Any) -> None:
+        spg_delete(name=name, by="cli")
+        self.stdout.write(f"SPU group {name} deleted")
+
+    def handle_list(self, json: bool, **_: Any) -> None:
+        groups = [group_json(g) for g in SpuGroup.objects.all()]
+        rows = [[g["name"], g["replicas"], g["min_id"], g["rack"] or "-",
+                 g["storage_size"], g["resolution"], g["reason"]] for g in groups]
+        self.emit(groups, json, table(rows, ["NAME", "REPLICAS", "MIN ID", "RACK",
+                                             "SIZE", "STATUS", "REASON"]))

