@@ -55,9 +55,12 @@ def spu_unregister(*, spu_id: int, by: Actor = None) -> None:
     log_event(by, "spu", spu_id, "unregister")
 
 
-@transaction.atomic
 def spu_connect(*, spu_id: int) -> Spu:
-    """Connection manager: admit a registered SPU and mark it Online."""
+    """Connection manager: admit a registered SPU and mark it Online.
+
+    Not atomic as a whole: a refusal must stay in the audit log even
+    though the connection itself is refused.
+    """
     registered = set(Spu.objects.filter(pk=spu_id).values_list("id", flat=True))
     refusal = admit_connection(spu_id, registered)
     if refusal:

@@ -1,0 +1,84 @@
+"""Shared fixtures: personas (operator, viewer, anonymous) and a real Redis."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture
+def operator(db, django_user_model):
+    from cluster.roles import make_operator
+
+    user = django_user_model.objects.create_user("op", password="op-pass-123")
+    make_operator(user)
+    return user
+
+
+@pytest.fixture
+def viewer(db, django_user_model):
+    from cluster.roles import make_viewer
+
+    user = django_user_model.objects.create_user("viewer", password="viewer-pass-123")
+    make_viewer(user)
+    return user
+
+
+@pytest.fixture
+def operator_client(client, operator):
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def viewer_client(client, viewer):
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> str:
+    """A real Redis: the configured one if it answers, else a private one.
+
+    Tests use database 15 so they never touch the data of a running demo.
+    """
+    from django.conf import settings
+
+    from webapp.redis_server import ensure_redis
+
+    proc, url = ensure_redis(settings.REDIS_URL, Path(tmp_path_factory.mktemp("redis")))
+    url = url.rsplit("/", 1)[0] + "/15"
+    yield url
+    if proc is not None:
+        proc.terminate()
+        proc.wait(5)
+
+
+@pytest.fixture
+def redis_url(redis_server, settings) -> str:
+    """Point Django, Channels and Celery at the test Redis and empty it."""
+    import redis
+
+    from webapp.celery import app
+
+    settings.REDIS_URL = redis_server
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": [redis_server]}}}
+    app.conf.broker_url = app.conf.result_backend = redis_server
+    client = redis.Redis.from_url(redis_server)
+    client.flushdb()
+    yield redis_server
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture
+def seed_rack_cluster(db):
+    """The 12 SPUs in rack-a..rack-d of 000's balanced example."""
+    from tests.helpers import register_spus
+
+    for r, rack in enumerate(["rack-a", "rack-b", "rack-c", "rack-d"]):
+        register_spus(*range(r * 3, r * 3 + 3), rack=rack)

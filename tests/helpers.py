@@ -1,0 +1,22 @@
+"""Helpers for integration tests (importable as tests.helpers)."""
+from __future__ import annotations
+
+
+def register_spus(*ids: int, rack: str = "", online: bool = False) -> list:
+    """Register SPUs through the service, as every shell would."""
+    from cluster.services import spu_connect, spu_register
+
+    registered = [spu_register(spu_id=i, rack=rack) for i in ids]
+    if online:
+        for i in ids:
+            spu_connect(spu_id=i)
+    return registered
+
+
+def store_counts() -> dict[str, int]:
+    """Row counts of the store, to assert that a refusal wrote nothing."""
+    from cluster.models import ClusterState, Partition, Spu, SpuGroup, Topic
+
+    return {"topics": Topic.objects.count(), "partitions": Partition.objects.count(),
+            "spus": Spu.objects.count(), "groups": SpuGroup.objects.count(),
+            "cursor": ClusterState.objects.get(pk=1).assignment_cursor}

@@ -1,0 +1,43 @@
+"""Settings helpers fail loudly on bad values."""
+import pytest
+
+from webapp.env import EnvError, env_bool, env_int, env_url
+
+
+def test_booleans_accept_the_usual_spellings(monkeypatch):
+    monkeypatch.setenv("X", "yes")
+    assert env_bool("X", False) is True
+    monkeypatch.setenv("X", "0")
+    assert env_bool("X", True) is False
+
+
+def test_a_bad_boolean_raises(monkeypatch):
+    monkeypatch.setenv("X", "maybe")
+    with pytest.raises(EnvError, match="not a boolean"):
+        env_bool("X", False)
+
+
+def test_integers_are_checked(monkeypatch):
+    monkeypatch.setenv("N", "ten")
+    with pytest.raises(EnvError):
+        env_int("N", 1)
+    monkeypatch.setenv("N", "-1")
+    with pytest.raises(EnvError, match="at least 0"):
+        env_int("N", 1, minimum=0)
+
+
+def test_urls_must_use_an_allowed_scheme(monkeypatch):
+    monkeypatch.setenv("U", "mysql://x")
+    with pytest.raises(EnvError):
+        env_url("U", "sqlite:///x", ("sqlite", "postgres"))
+    monkeypatch.delenv("U")
+    assert env_url("U", "sqlite:///x", ("sqlite",)) == "sqlite:///x"
+
+
+def test_the_secret_key_is_generated_once_and_reused(tmp_path, monkeypatch):
+    from webapp.secret import load_or_create_secret
+
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    first = load_or_create_secret(tmp_path)
+    assert first == load_or_create_secret(tmp_path) and len(first) > 40
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
