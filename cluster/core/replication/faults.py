@@ -1,0 +1,240 @@
+"""Seeded random fault schedules over the pure core, checked step by step.
+
+Each seed builds a small cluster (1-6 SPUs, one or two topics with replication
+1 to 5, random max_lag / min_lrs / lag time) and plays a random interleaving of
+produces (acks 0/1/all), single follower fetches (some throttled: slow
+followers), whole-cluster ticks, SPU crashes and restarts, candidate notices
+delivered, failed or lost, promotion reports delivered late or lost, election
+timers firing before or after the report (stale ones included), committed and
+uncommitted reads, and clock advances. The InvariantChecker runs after every
+step. A final heal phase brings every SPU back and checks that every replica
+set comes back Online with all replicas identical (liveness).
+
+A failure raises InvariantViolation naming the seed; ``replay(seed)`` replays
+it printing every event and the actions it produced.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from random import Random
+from typing import Callable
+
+from .controller import handle
+from .election import spu_receive_notice
+from .events import (Event, FollowerFetch, NotifyCandidate, ProduceRequest,
+                     RecordsAcknowledged, ReconcileElections, ReplicationTick,
+                     SpuOffline, SpuOnline, StartElectionTimer, TimerFired)
+from .invariants import InvariantChecker, InvariantViolation
+from .produce import consume
+from .state import Acks, ClusterState, Isolation, Resolution, new_cluster
+from .topology import add_topic
+
+_ACKS = (Acks.NONE, Acks.LEADER, Acks.ALL)
+
+
+@dataclass
+class ScheduleReport:
+    seed: int
+    steps: int = 0
+    produced: int = 0
+    acked_all: int = 0
+    elections: int = 0
+    crashes: int = 0
+
+
+@dataclass
+class FaultTotals:
+    schedules: int = 0
+    steps: int = 0
+    produced: int = 0
+    acked_all: int = 0
+    elections: int = 0
+    crashes: int = 0
+    seconds: float = 0.0
+
+    def add(self, r: ScheduleReport) -> None:
+        self.schedules += 1
+        self.steps += r.steps
+        self.produced += r.produced
+        self.acked_all += r.acked_all
+        self.elections += r.elections
+        self.crashes += r.crashes
+
+
+def random_cluster(rng: Random) -> ClusterState:
+    rf = rng.randint(1, 5)
+    n = rng.randint(rf, 6)
+    state = new_cluster(range(n), election_timeout_ms=100)
+    for t in range(rng.randint(1, 2)):
+        r = rf if t == 0 else rng.randint(1, min(5, n))
+        parts = [rng.sample(range(n), r) for _ in range(rng.randint(1, 2))]
+        add_topic(state, f"t{t}", parts, max_lag=rng.choice((1, 2, 4, 1000)),
+                  min_lrs=rng.randint(1, r), lag_time_max_ms=rng.choice((None, None, 50)))
+    return state
+
+
+class _Run:
+    def __init__(self, seed: int, out: Callable[[str], None] | None) -> None:
+        self.rng = Random(seed)
+        self.report = ScheduleReport(seed)
+        self.out = out
+        self.state = random_cluster(self.rng)
+        self.keys = sorted(self.state.replica_sets)
+        self.spus = sorted(self.state.spus)
+        self.checker = InvariantChecker()
+        self.notices: list[NotifyCandidate] = []
+        self.responses: list[Event] = []
+        self.timers: list[TimerFired] = []
+        self.recent: deque = deque(maxlen=25)
+        self.now = 0
+        self.checker.check(self.state)
+
+    def apply(self, event: Event) -> None:
+        self.recent.append(event)
+        actions = handle(self.state, event)
+        if self.out:
+            self.out(f"{event}\n    -> {actions}")
+        for a in actions:
+            if isinstance(a, NotifyCandidate):
+                self.notices.append(a)
+                self.report.elections += 1
+            elif isinstance(a, StartElectionTimer):
+                self.timers.append(TimerFired(a.topic, a.partition, a.candidate, a.attempt))
+        self.checker.check(self.state)
+        self.report.acked_all += self.checker.observe(self.state, actions)
+
+    def deliver_notice(self, succeed: bool) -> None:
+        notice = self.notices.pop(self.rng.randrange(len(self.notices)))
+        self.recent.append((notice, "delivered", succeed))
+        reply = spu_receive_notice(self.state, notice, succeed=succeed)
+        if self.out:
+            self.out(f"deliver {notice} succeed={succeed}\n    -> {reply}")
+        if reply is not None:
+            self.responses.append(reply)
+        self.checker.check(self.state)
+
+    def _pop(self, items: list) -> Event:
+        return items.pop(self.rng.randrange(len(items)))
+
+    def step(self) -> None:
+        rng, x = self.rng, self.rng.random()
+        key = self.keys[rng.randrange(len(self.keys))]
+        if x < 0.30:
+            count = rng.choice((1, 1, 1, 2, 3))
+            self.report.produced += count
+            self.apply(ProduceRequest(*key, rng.choice(_ACKS), count))
+        elif x < 0.52:
+            spu = rng.choice(self.state.replica_sets[key].replicas)
+            self.apply(FollowerFetch(*key, spu, rng.choice((None, None, 1, 2)), self.now))
+        elif x < 0.57:
+            self.apply(ReplicationTick(self.now, rng.choice((None, 1))))
+        elif x < 0.64:
+            self._crash()
+        elif x < 0.71:
+            down = [s for s in self.spus if not self.state.spus[s]]
+            if down:
+                self.apply(SpuOnline(rng.choice(down)))
+        else:
+            self._deliveries(x, key)
+
+    def _crash(self) -> None:
+        up = [s for s in self.spus if self.state.spus[s]]
+        if up:
+            self.report.crashes += 1
+            self.apply(SpuOffline(self.rng.choice(up)))
+
+    def _deliveries(self, x: float, key: tuple[str, int]) -> None:
+        rng = self.rng
+        if x < 0.79 and self.notices:
+            self.deliver_notice(rng.random() < 0.85)
+        elif x < 0.86 and self.responses:
+            self.apply(self._pop(self.responses))
+        elif x < 0.88:
+            for queue in (self.notices, self.responses):
+                if queue and rng.random() < 0.5:
+                    self.recent.append(("lost", self._pop(queue)))
+        elif x < 0.94 and self.timers:
+            self.apply(self._pop(self.timers))
+        elif x < 0.98:
+            self._read(key)
+        elif x < 0.995:
+            self.now += rng.choice((10, 30, 60))
+        else:
+            self.apply(ReconcileElections())
+
+    def _read(self, key: tuple[str, int]) -> None:
+        rs = self.state.replica_sets[key]
+        if rs.resolution is not Resolution.ONLINE:
+            return
+        offset = self.rng.randint(0, rs.hw)
+        self.checker.check_consumed(rs, consume(self.state, *key, offset))
+        loose = consume(self.state, *key, rs.hw, isolation=Isolation.UNCOMMITTED)
+        if loose.next_offset != loose.leo:
+            raise InvariantViolation(f"{key}: UNCOMMITTED read stopped short of LEO")
+
+    def heal(self) -> None:
+        for spu in self.spus:
+            if not self.state.spus[spu]:
+                self.apply(SpuOnline(spu))
+        for _ in range(50):
+            while self.notices:
+                self.deliver_notice(True)
+            while self.responses:
+                self.apply(self.responses.pop(0))
+            while self.timers and not self.notices:
+                self.apply(self.timers.pop(0))
+            self.apply(ReconcileElections())
+            if not (self.notices or self.responses):
+                break
+        self.apply(ReplicationTick())
+        self.apply(ReplicationTick())
+        self._check_converged()
+
+    def _check_converged(self) -> None:
+        for rs in self.state.replica_sets.values():
+            if rs.resolution is not Resolution.ONLINE:
+                raise InvariantViolation(f"{rs.key} still {rs.resolution.value} after heal")
+            log = rs.replica[rs.leader].log
+            if rs.hw != len(log) or any(r.log != log for r in rs.replica.values()):
+                raise InvariantViolation(f"{rs.key} replicas did not converge after heal")
+
+
+def run_schedule(seed: int, *, steps: int | None = None,
+                 out: Callable[[str], None] | None = None) -> ScheduleReport:
+    """Play one seeded schedule; raise InvariantViolation naming the seed on failure."""
+    run = _Run(seed, out)
+    n = steps if steps is not None else run.rng.randint(30, 80)
+    i = -1
+    try:
+        for i in range(n):
+            run.step()
+        i = n
+        run.heal()
+    except InvariantViolation as exc:
+        recent = "\n  ".join(map(str, run.recent))
+        raise InvariantViolation(
+            f"seed={seed} step={i}: {exc}\n"
+            f"replay: cluster.core.replication.faults.replay({seed})\n"
+            f"last events:\n  {recent}") from exc
+    run.report.steps = n
+    return run.report
+
+
+def replay(seed: int, *, steps: int | None = None,
+           out: Callable[[str], None] = print) -> ScheduleReport:
+    """Re-run a schedule printing each event and its actions."""
+    return run_schedule(seed, steps=steps, out=out)
+
+
+def run_many(count: int, *, first_seed: int = 0,
+             budget_s: float | None = None) -> FaultTotals:
+    totals = FaultTotals()
+    start = time.perf_counter()
+    for seed in range(first_seed, first_seed + count):
+        totals.add(run_schedule(seed))
+        if budget_s is not None and time.perf_counter() - start > budget_s:
+            break
+    totals.seconds = time.perf_counter() - start
+    return totals

@@ -1,0 +1,106 @@
+"""Producers and consumers on top of replication (004's semantics).
+
+acks=0 and acks=1 are acknowledged at append (acks=0 gets no acknowledgement
+action at all); acks=all is refused up front when the LRS is smaller than the
+topic's min_lrs (nothing appended), otherwise held as pending until the HW
+passes it. Consumers read from the leader: COMMITTED (offsets < HW) by
+default, UNCOMMITTED (up to the leader's LEO) when asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .events import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
+                     UNKNOWN_TOPIC_OR_PARTITION, Action, ProduceAccepted,
+                     ProduceRefused, ProduceRequest, RecordsAcknowledged)
+from .state import (Acks, ClusterState, Isolation, NoLeader, ReplicaSet,
+                    Resolution)
+from .sync import leader_update
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceResult:
+    accepted: bool
+    code: str | None = None
+    reason: str | None = None
+    base_offset: int | None = None
+    record_ids: tuple[int, ...] = ()
+    actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeResult:
+    start_offset: int
+    records: tuple[int, ...]
+    hw: int
+    leo: int
+
+    @property
+    def next_offset(self) -> int:
+        return self.start_offset + len(self.records)
+
+
+def _refuse(topic: str, partition: int, code: str, reason: str) -> ProduceResult:
+    action = ProduceRefused(topic, partition, code, reason)
+    return ProduceResult(False, code, reason, actions=(action,))
+
+
+def _refusal(state: ClusterState, req: ProduceRequest, acks: Acks) -> ProduceResult | None:
+    rs = state.replica_sets.get((req.topic, req.partition))
+    if rs is None:
+        return _refuse(req.topic, req.partition, UNKNOWN_TOPIC_OR_PARTITION,
+                       f"unknown partition {req.topic}/{req.partition}")
+    if req.count < 1:
+        return _refuse(req.topic, req.partition, INVALID_REQUEST, "count must be at least 1")
+    if rs.resolution is not Resolution.ONLINE:
+        return _refuse(req.topic, req.partition, NOT_LEADER,
+                       f"replica set is {rs.resolution.value}: no leader to write to")
+    min_lrs = state.topics[rs.topic].min_lrs
+    if acks is Acks.ALL and len(rs.lrs) < min_lrs:
+        return _refuse(req.topic, req.partition, NOT_ENOUGH_REPLICAS,
+                       f"acks=all needs {min_lrs} live LRS replicas, the LRS has {len(rs.lrs)}")
+    return None
+
+
+def produce(state: ClusterState, req: ProduceRequest) -> ProduceResult:
+    """Append req.count records on the leader; refuse with a reason when not allowed."""
+    acks = Acks.parse(req.acks)
+    refused = _refusal(state, req, acks)
+    if refused is not None:
+        return refused
+    rs = state.replica_sets[(req.topic, req.partition)]
+    base = rs.leo
+    first = state.next_record_id
+    ids = tuple(range(first, first + req.count))
+    state.next_record_id = first + req.count
+    rs.replica[rs.leader].log.extend(ids)
+    actions: list[Action] = [ProduceAccepted(rs.topic, rs.partition, acks, base, ids)]
+    records = tuple(zip(range(base, base + req.count), ids))
+    if acks is Acks.LEADER:
+        actions.append(RecordsAcknowledged(rs.topic, rs.partition, acks, records))
+    elif acks is Acks.ALL:
+        rs.pending.extend(records)
+    # Appending can push a follower's lag over max_lag, and with a sole LRS member commits at once.
+    actions += leader_update(state, rs)
+    return ProduceResult(True, base_offset=base, record_ids=ids, actions=tuple(actions))
+
+
+def consume(state: ClusterState, topic: str, partition: int, offset: int = 0, *,
+            isolation: Isolation = Isolation.COMMITTED,
+            max_records: int | None = None) -> ConsumeResult:
+    """Read from the leader; COMMITTED stops at HW so nothing read can be lost later."""
+    rs = state.replica_set(topic, partition)
+    leader = _leader_replica(rs)
+    if offset < 0:
+        raise ValueError("offset must be >= 0")
+    end = rs.hw if Isolation(isolation) is Isolation.COMMITTED else len(leader.log)
+    if max_records is not None:
+        end = min(end, offset + max_records)
+    records = tuple(leader.log[offset:end]) if offset < end else ()
+    return ConsumeResult(offset, records, rs.hw, len(leader.log))
+
+
+def _leader_replica(rs: ReplicaSet):
+    if rs.resolution is not Resolution.ONLINE or rs.leader is None:
+        raise NoLeader(f"{rs.topic}/{rs.partition} is {rs.resolution.value}: no leader")
+    return rs.replica[rs.leader]

@@ -1,0 +1,122 @@
+"""Plain-dict (JSON-able) forms of every state object, event and action.
+
+The shell keeps hot state in Redis: one cluster dict, or one dict per replica
+set (``replica_set_to_dict``) plus ``cluster_meta_to_dict``. Events and actions
+carry a "type" key so they can cross Celery as task arguments.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from . import events as ev
+from .state import (Acks, ClusterState, Replica, ReplicaSet, Resolution,
+                    TopicConfig)
+
+FORMAT_VERSION = 1
+
+
+def replica_to_dict(r: Replica) -> dict[str, Any]:
+    return {"spu": r.spu, "log": list(r.log), "hw": r.hw,
+            "claims_leadership": r.claims_leadership, "seen_attempt": r.seen_attempt,
+            "caught_up_ms": r.caught_up_ms}
+
+
+def replica_from_dict(d: dict[str, Any]) -> Replica:
+    return Replica(int(d["spu"]), [int(x) for x in d["log"]], int(d["hw"]),
+                   bool(d["claims_leadership"]), int(d["seen_attempt"]), d["caught_up_ms"])
+
+
+def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
+    return {"topic": rs.topic, "partition": rs.partition, "replicas": list(rs.replicas),
+            "leader": rs.leader, "lrs": list(rs.lrs), "resolution": rs.resolution.value,
+            "hw": rs.hw, "epoch": rs.epoch, "candidate": rs.candidate,
+            "attempt": rs.attempt, "tried": list(rs.tried),
+            "pending": [list(p) for p in rs.pending],
+            "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas]}
+
+
+def replica_set_from_dict(d: dict[str, Any]) -> ReplicaSet:
+    replicas = {r.spu: r for r in map(replica_from_dict, d["replica_state"])}
+    return ReplicaSet(
+        d["topic"], int(d["partition"]), [int(s) for s in d["replicas"]], replicas,
+        d["leader"], [int(s) for s in d["lrs"]], Resolution(d["resolution"]),
+        int(d["hw"]), int(d["epoch"]), d["candidate"], int(d["attempt"]),
+        [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]])
+
+
+def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
+    return dataclasses.asdict(t)
+
+
+def cluster_meta_to_dict(state: ClusterState) -> dict[str, Any]:
+    """Everything but the replica sets."""
+    return {"version": FORMAT_VERSION,
+            "spus": [{"id": s, "online": up} for s, up in sorted(state.spus.items())],
+            "topics": [topic_to_dict(t) for t in state.topics.values()],
+            "next_record_id": state.next_record_id,
+            "election_timeout_ms": state.election_timeout_ms,
+            "connections": sorted([list(c) for c in state.connections])}
+
+
+def cluster_to_dict(state: ClusterState) -> dict[str, Any]:
+    d = cluster_meta_to_dict(state)
+    d["replica_sets"] = [replica_set_to_dict(rs) for rs in state.replica_sets.values()]
+    return d
+
+
+def cluster_from_dict(d: dict[str, Any]) -> ClusterState:
+    if d.get("version") != FORMAT_VERSION:
+        raise ValueError(f"unsupported replication state version {d.get('version')!r}")
+    state = ClusterState(
+        spus={int(s["id"]): bool(s["online"]) for s in d["spus"]},
+        topics={t["name"]: TopicConfig(**t) for t in d["topics"]},
+        next_record_id=int(d["next_record_id"]),
+        election_timeout_ms=int(d["election_timeout_ms"]),
+        connections={(int(a), int(b)) for a, b in d["connections"]})
+    for rsd in d.get("replica_sets", ()):
+        rs = replica_set_from_dict(rsd)
+        state.replica_sets[rs.key] = rs
+    state.reindex()
+    return state
+
+
+_MESSAGES = {cls.__name__: cls for cls in (
+    ev.ProduceRequest, ev.FollowerFetch, ev.ReplicationTick, ev.SpuOffline, ev.SpuOnline,
+    ev.PromotionSucceeded, ev.PromotionFailed, ev.TimerFired, ev.ReconcileElections,
+    ev.ProduceAccepted, ev.ProduceRefused, ev.RecordsAcknowledged, ev.AckFailed,
+    ev.ResolutionChanged, ev.LeaderChanged, ev.LrsChanged, ev.NotifyCandidate,
+    ev.StartElectionTimer, ev.ReplicaTruncated)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Acks):
+        return "all" if value is Acks.ALL else int(value)
+    if isinstance(value, Resolution):
+        return value.value
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def message_to_dict(msg: ev.Event | ev.Action) -> dict[str, Any]:
+    """An event or action as {"type": ClassName, field: value, ...}."""
+    d = {f.name: _plain(getattr(msg, f.name)) for f in dataclasses.fields(msg)}
+    d["type"] = type(msg).__name__
+    return d
+
+
+def _typed(cls: type, name: str, value: Any) -> Any:
+    if name == "acks":
+        return Acks.parse(value)
+    if cls is ev.ResolutionChanged and name in ("old", "new"):
+        return Resolution(value)
+    if isinstance(value, list):
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    return value
+
+
+def message_from_dict(d: dict[str, Any]) -> ev.Event | ev.Action:
+    cls = _MESSAGES[d["type"]]
+    return cls(**{f.name: _typed(cls, f.name, d[f.name])
+                  for f in dataclasses.fields(cls) if f.name in d})

@@ -1,0 +1,171 @@
+"""Replica and cluster state for the replication core.
+
+Offset convention (the one the seeds use): offsets start at 0 and a replica's
+LEO is the *next* offset it will write, i.e. the number of records in its log.
+LEO 4 means records 0..3 are stored. HW uses the same convention: HW 2 means
+offsets 0 and 1 are committed, so a COMMITTED consumer may read offsets < HW.
+With that convention "HW = min LEO over the LRS" holds literally and 001's
+example (LEO 4/3/2, HW 2; follower-2 offline -> HW 3) reproduces exactly.
+
+State objects are mutable: controllers update the state they are given in
+place and return actions describing what changed. The shell owns the state
+(loads it, calls a controller, persists it); the actions are what it logs,
+notifies and schedules. Copy with ``serial.cluster_from_dict(cluster_to_dict())``
+when an immutable snapshot is needed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from typing import Iterable
+
+Key = tuple[str, int]
+
+DEFAULT_MAX_LAG = 1000
+DEFAULT_MIN_LRS = 1
+DEFAULT_ELECTION_TIMEOUT_MS = 3000
+
+
+class ReplicationError(Exception):
+    """Bad input to the replication core (unknown SPU, bad replica map...)."""
+
+
+class UnknownPartition(ReplicationError, KeyError):
+    """No replica set for this (topic, partition)."""
+
+
+class NoLeader(ReplicationError):
+    """The replica set has no leader right now (Election/CandidateFound/Offline)."""
+
+
+class Resolution(str, Enum):
+    ONLINE = "Online"
+    ELECTION = "Election"
+    CANDIDATE_FOUND = "CandidateFound"
+    OFFLINE = "Offline"
+
+
+class Acks(IntEnum):
+    """Producer acknowledgement level; ALL is -1 as in Kafka's wire protocol."""
+
+    NONE = 0
+    LEADER = 1
+    ALL = -1
+
+    @classmethod
+    def parse(cls, value: Acks | int | str) -> Acks:
+        if isinstance(value, str):
+            text = value.strip().lower()
+            if text == "all":
+                return cls.ALL
+            value = int(text)
+        try:
+            return cls(int(value))
+        except ValueError:
+            raise ReplicationError(f"acks must be 0, 1 or all, not {value!r}") from None
+
+
+class Isolation(str, Enum):
+    COMMITTED = "committed"
+    UNCOMMITTED = "uncommitted"
+
+
+@dataclass(slots=True)
+class TopicConfig:
+    name: str
+    max_lag: int = DEFAULT_MAX_LAG
+    min_lrs: int = DEFAULT_MIN_LRS
+    lag_time_max_ms: int | None = None
+
+
+@dataclass(slots=True)
+class Replica:
+    """One replica's local store plus the SPU's own view of its role."""
+
+    spu: int
+    log: list[int] = field(default_factory=list)
+    hw: int = 0
+    # The SPU's belief, not the SC's: lets a checker count self-declared leaders.
+    claims_leadership: bool = False
+    seen_attempt: int = 0
+    caught_up_ms: int | None = None
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+
+@dataclass(slots=True)
+class ReplicaSet:
+    topic: str
+    partition: int
+    replicas: list[int]
+    replica: dict[int, Replica]
+    leader: int | None = None
+    lrs: list[int] = field(default_factory=list)
+    resolution: Resolution = Resolution.ONLINE
+    hw: int = 0
+    epoch: int = 0
+    candidate: int | None = None
+    # Never reset, so a timer or response from any earlier proposal is stale.
+    attempt: int = 0
+    tried: list[int] = field(default_factory=list)
+    # (offset, record_id) of acks=all records not yet committed, offset order.
+    pending: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def key(self) -> Key:
+        return (self.topic, self.partition)
+
+    @property
+    def leo(self) -> int | None:
+        return None if self.leader is None else len(self.replica[self.leader].log)
+
+    def followers(self) -> list[int]:
+        return [s for s in self.replicas if s != self.leader]
+
+
+@dataclass
+class ClusterState:
+    spus: dict[int, bool] = field(default_factory=dict)
+    topics: dict[str, TopicConfig] = field(default_factory=dict)
+    replica_sets: dict[Key, ReplicaSet] = field(default_factory=dict)
+    next_record_id: int = 0
+    election_timeout_ms: int = DEFAULT_ELECTION_TIMEOUT_MS
+    # Directed (follower SPU, leader SPU) links; one per direction per pair.
+    connections: set[tuple[int, int]] = field(default_factory=set)
+    _members: dict[int, list[Key]] = field(default_factory=dict, repr=False, compare=False)
+
+    def is_online(self, spu: int) -> bool:
+        return self.spus.get(spu, False)
+
+    def replica_set(self, topic: str, partition: int) -> ReplicaSet:
+        try:
+            return self.replica_sets[(topic, partition)]
+        except KeyError:
+            raise UnknownPartition(f"unknown partition {topic}/{partition}") from None
+
+    def sets_of(self, spu: int) -> list[ReplicaSet]:
+        """Replica sets that have a replica on this SPU (index kept lazily)."""
+        if not self._members and self.replica_sets:
+            self.reindex()
+        return [self.replica_sets[k] for k in self._members.get(spu, ())]
+
+    def reindex(self) -> None:
+        self._members = {}
+        for key, rs in self.replica_sets.items():
+            for spu in rs.replicas:
+                self._members.setdefault(spu, []).append(key)
+
+
+def new_cluster(spus: Iterable[int], *, offline: Iterable[int] = (),
+                election_timeout_ms: int = DEFAULT_ELECTION_TIMEOUT_MS) -> ClusterState:
+    down = set(offline)
+    return ClusterState(spus={s: s not in down for s in spus},
+                        election_timeout_ms=election_timeout_ms)
+
+
+def register_spu(state: ClusterState, spu: int, *, online: bool = True) -> None:
+    if spu in state.spus:
+        raise ReplicationError(f"SPU {spu} is already registered")
+    state.spus[spu] = online

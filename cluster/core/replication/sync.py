@@ -1,0 +1,162 @@
+"""Leader/follower synchronisation (001) and LRS maintenance.
+
+A fetch round is modelled as one atomic exchange: the follower reports its
+LEO/HW, the leader sends the missing records, the follower appends them and
+reports again, and the leader recomputes the LRS and HW = min LEO over the LRS
+and hands the new HW back. HW only advances: rs.hw is the committed HW of the
+replica set and survives leader changes (every LRS member holds it).
+
+Lag is leader LEO minus follower LEO (Glossary). A follower leaves the LRS when
+its lag exceeds the topic's max_lag, or (when the topic sets lag_time_max_ms and
+a clock is passed in) when it has been behind for longer than that. It keeps
+receiving records and rejoins once LEO >= HW and it is within both limits;
+that is Kafka's "caught up", and it can never pull HW back.
+"""
+from __future__ import annotations
+
+from .acks import settle_acks
+from .connections import connect
+from .events import Action, LrsChanged, ReplicaTruncated
+from .state import ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
+
+_ONLINE = Resolution.ONLINE
+
+
+def common_prefix(a: list[int], b: list[int], start: int = 0) -> int:
+    """Length of the longest shared prefix, trusting a[:start] == b[:start]."""
+    n = min(len(a), len(b))
+    i = min(start, n)
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def truncate(rs: ReplicaSet, spu: int, to: int, reason: str) -> list[Action]:
+    r = rs.replica[spu]
+    old = len(r.log)
+    if to >= old:
+        return []
+    del r.log[to:]
+    r.hw = min(r.hw, to)
+    return [ReplicaTruncated(rs.topic, rs.partition, spu, old, to, reason)]
+
+
+def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
+    """Drop the follower's records that diverge from the leader's log.
+
+    Real SPUs find the point with leader epochs (Kafka KIP-101); here the logs
+    are at hand. Records below the replica's own HW are committed, so the
+    search starts there.
+    """
+    f, leader = rs.replica[spu], rs.replica[rs.leader]
+    keep = common_prefix(f.log, leader.log, f.hw)
+    return truncate(rs, spu, keep, f"diverged from leader {rs.leader}")
+
+
+def _pull(r: Replica, llog: list[int], leo: int,
+          max_records: int | None) -> tuple[int, int] | None:
+    """Append the missing records; return (old LEO, kept) if a stale tail was cut first."""
+    n = len(r.log)
+    cut = None
+    if n and (n > leo or r.log[n - 1] != llog[n - 1]):
+        # Cheap per-fetch epoch check; only a stale log pays for the full scan.
+        del r.log[common_prefix(r.log, llog, r.hw):]
+        cut, n = (n, len(r.log)), len(r.log)
+    if n < leo:
+        end = leo if max_records is None else min(leo, n + max_records)
+        r.log.extend(llog[n:end])
+    return cut
+
+
+def _in_sync(r: Replica, was_in: bool, leo: int, hw: int, cfg: TopicConfig,
+             now_ms: int | None) -> bool:
+    lag = leo - len(r.log)
+    if now_ms is not None and (lag == 0 or r.caught_up_ms is None):
+        r.caught_up_ms = now_ms
+    if lag > cfg.max_lag:
+        return False
+    if (cfg.lag_time_max_ms is not None and now_ms is not None and lag > 0
+            and now_ms - r.caught_up_ms > cfg.lag_time_max_ms):
+        return False
+    return was_in or len(r.log) >= hw
+
+
+def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int,
+              now_ms: int | None) -> list[int]:
+    spus, leader, lrs = state.spus, rs.leader, rs.lrs
+    out = []
+    for s in rs.replicas:
+        if s == leader:
+            out.append(s)
+        elif spus[s] and _in_sync(rs.replica[s], s in lrs, leo, rs.hw, cfg, now_ms):
+            out.append(s)
+    return out
+
+
+def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None) -> list[Action]:
+    """Leader side of 001: refresh the LRS, then HW = min LEO over the LRS."""
+    cfg = state.topics[rs.topic]
+    leader = rs.replica[rs.leader]
+    lrs = _next_lrs(state, rs, cfg, len(leader.log), now_ms)
+    changed = lrs != rs.lrs
+    rs.lrs = lrs
+    actions: list[Action] = []
+    hw = min(len(rs.replica[s].log) for s in lrs)
+    # HW may only advance: a late report from a removed follower must not pull it back.
+    if hw > rs.hw:
+        rs.hw = hw
+        if rs.pending:
+            actions += settle_acks(rs, cfg.min_lrs)
+    leader.hw = rs.hw
+    if changed:
+        actions.append(LrsChanged(rs.topic, rs.partition, rs.leader, tuple(lrs), rs.hw))
+    return actions
+
+
+def _cut_report(rs: ReplicaSet, r: Replica, cut: tuple[int, int] | None) -> list[Action]:
+    if cut is None:
+        return []
+    return [ReplicaTruncated(rs.topic, rs.partition, r.spu, cut[0], cut[1],
+                             f"diverged from leader {rs.leader}")]
+
+
+def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
+                   max_records: int | None = None, now_ms: int | None = None) -> list[Action]:
+    """One fetch round of one follower; a no-op unless both ends are live."""
+    if (rs.resolution is not _ONLINE or spu == rs.leader or spu not in rs.replica
+            or not state.spus.get(spu)):
+        return []
+    leader = rs.replica[rs.leader]
+    connect(state, spu, rs.leader)
+    r = rs.replica[spu]
+    actions = _cut_report(rs, r, _pull(r, leader.log, len(leader.log), max_records))
+    actions += leader_update(state, rs, now_ms)
+    r.hw = min(rs.hw, len(r.log))
+    return actions
+
+
+def replication_step(state: ClusterState, now_ms: int | None = None,
+                     max_records: int | None = None) -> list[Action]:
+    """One fetch round for every live follower of every Online replica set."""
+    actions: list[Action] = []
+    spus, conns = state.spus, state.connections
+    for rs in state.replica_sets.values():
+        leader = rs.leader
+        if leader is None or rs.resolution is not _ONLINE:
+            continue
+        llog = rs.replica[leader].log
+        leo = len(llog)
+        live = [rs.replica[s] for s in rs.replicas if s != leader and spus[s]]
+        for r in live:
+            conns.add((r.spu, leader))
+            if len(r.log) != leo or (leo and r.log[-1] != llog[-1]):
+                cut = _pull(r, llog, leo, max_records)
+                if cut is not None:
+                    actions += _cut_report(rs, r, cut)
+        out = leader_update(state, rs, now_ms)
+        if out:
+            actions += out
+        hw = rs.hw
+        for r in live:
+            r.hw = hw if len(r.log) >= hw else len(r.log)
+    return actions
