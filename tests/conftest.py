@@ -9,6 +9,12 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+@pytest.fixture(autouse=True)
+def _no_live_updates_unless_redis(settings):
+    """Tests that do not ask for Redis do not publish to whatever Redis runs here."""
+    settings.LIVE_UPDATES = False
+
+
 @pytest.fixture
 def operator(db, django_user_model):
     from cluster.roles import make_operator
@@ -65,6 +71,7 @@ def redis_url(redis_server, settings) -> str:
     from webapp.celery import app
 
     settings.REDIS_URL = redis_server
+    settings.LIVE_UPDATES = True
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                                            "CONFIG": {"hosts": [redis_server]}}}
     app.conf.broker_url = app.conf.result_backend = redis_server

@@ -19,4 +19,4 @@ def store_counts() -> dict[str, int]:
 
     return {"topics": Topic.objects.count(), "partitions": Partition.objects.count(),
             "spus": Spu.objects.count(), "groups": SpuGroup.objects.count(),
-            "cursor": ClusterState.objects.get(pk=1).assignment_cursor}
+            "cursor": ClusterState.objects.get_or_create(pk=1)[0].assignment_cursor}

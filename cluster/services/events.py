@@ -1,11 +1,22 @@
-"""The event log: every service records what it changed and who asked."""
+"""The event log: every service records what it changed and who asked.
+
+Each logged event is also announced to open pages (cluster/live.py) once the
+transaction commits, coalesced per object, so a rolled-back change is never
+announced and a busy transaction sends one message per object, not per row.
+"""
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
 
 from cluster.models import Event
 
 Actor = Any  # a django User, a controller's name, or None for the system
+log = logging.getLogger(__name__)
+MAX_ANNOUNCEMENTS = 50
 
 
 def actor_name(by: Actor) -> str:
@@ -18,6 +29,31 @@ def actor_name(by: Actor) -> str:
 
 def log_event(by: Actor, object_type: str, object_name: object, operation: str,
               params: dict[str, Any] | None = None, result: str = "") -> Event:
-    return Event.objects.create(actor=actor_name(by), object_type=object_type,
-                                object_name=str(object_name), operation=operation,
-                                params=params or {}, result=result)
+    event = Event.objects.create(actor=actor_name(by), object_type=object_type,
+                                 object_name=str(object_name), operation=operation,
+                                 params=params or {}, result=result)
+    _announce_after_commit(object_type, str(object_name), operation)
+    return event
+
+
+def _announce_after_commit(object_type: str, object_name: str, operation: str) -> None:
+    if not getattr(settings, "LIVE_UPDATES", True):
+        return
+    pending: dict | None = getattr(connection, "_live_pending", None)
+    if pending is None:
+        pending = connection._live_pending = {}
+        transaction.on_commit(_flush)
+    pending.setdefault((object_type, object_name), operation)
+
+
+def _flush() -> None:
+    pending = getattr(connection, "_live_pending", None) or {}
+    connection._live_pending = None
+    try:
+        from cluster.live import CLUSTER_GROUP, publish
+
+        for (object_type, object_name), operation in list(pending.items())[:MAX_ANNOUNCEMENTS]:
+            publish(CLUSTER_GROUP, {"type": "cluster.changed", "object_type": object_type,
+                                    "object_name": object_name, "operation": operation})
+    except Exception:  # noqa: BLE001  a page missing an update must never fail a write
+        log.warning("live update not published", exc_info=True)

@@ -7,7 +7,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
-from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
+from cluster.core.manual_assignment import (InvalidReplicaMap, cluster_problems,
+                                            parse_assignment)
 from cluster.core.partitions import initial_partition_status
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import (TopicDecision, TopicResolution,
@@ -122,12 +123,17 @@ def _cursor(lock: bool) -> int:
 
 
 def _decide_or_refuse(spec: TopicSpec, cursor: int) -> TopicDecision:
-    decision = reconcile_topic(spec, TopicResolution.INIT, _placements(), cursor)
-    if decision.resolution is TopicResolution.INVALID_CONFIG:
-        raise InvalidInput(decision.reason,
-                           field="replica_assignment" if spec.manual_map else "ignore_rack_assignment",
-                           details={"resolution": decision.resolution.value})
-    return decision
+    placements = _placements()
+    decision = reconcile_topic(spec, TopicResolution.INIT, placements, cursor)
+    if decision.resolution is not TopicResolution.INVALID_CONFIG:
+        return decision
+    if spec.manual_map is not None:
+        problems = cluster_problems(spec.manual_map, [s.id for s in placements])
+        raise InvalidInput(f"invalid replica assignment: {decision.reason}",
+                           field="replica_assignment",
+                           details=[p.as_dict() for p in problems])
+    raise InvalidInput(decision.reason, field="ignore_rack_assignment",
+                       details={"resolution": decision.resolution.value})
 
 
 def _preview(spec: TopicSpec, settings: dict[str, object]) -> TopicOutcome:

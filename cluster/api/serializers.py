@@ -1,0 +1,148 @@
+"""API shapes: what each endpoint reads and answers (the OpenAPI schema comes from these)."""
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = serializers.CharField()
+    details = serializers.JSONField(allow_null=True)
+    field = serializers.CharField(required=False)
+
+
+class PartitionMapEntrySerializer(serializers.Serializer):
+    id = serializers.IntegerField(min_value=0)
+    replicas = serializers.ListField(child=serializers.IntegerField())
+
+
+class TopicSerializer(serializers.Serializer):
+    """``topic describe --json`` plus the topic's settings."""
+    name = serializers.CharField()
+    resolution = serializers.ChoiceField(choices=["Init", "Pending", "InsufficientResources",
+                                                  "InvalidConfig", "Provisioned"])
+    reason = serializers.CharField(allow_blank=True)
+    partitions = PartitionMapEntrySerializer(many=True)
+    partition_count = serializers.IntegerField()
+    replication = serializers.IntegerField()
+    ignore_rack_assignment = serializers.BooleanField()
+    min_lrs = serializers.IntegerField()
+    max_lag = serializers.IntegerField()
+    manual = serializers.BooleanField()
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "object", "required": ["partitions"],
+     "properties": {"partitions": {"type": "array",
+                                   "items": {"$ref": "#/components/schemas/PartitionMapEntry"}}}},
+    {"type": "array", "items": {"$ref": "#/components/schemas/PartitionMapEntry"}},
+], "description": "A replica assignment file, either shape of DESIGN.md."})
+class ReplicaAssignmentField(serializers.JSONField):
+    """Passed to the service untouched: it checks every rule of 000 itself."""
+
+
+class TopicCreateSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    partition_count = serializers.IntegerField(required=False, allow_null=True)
+    replication = serializers.IntegerField(required=False, allow_null=True)
+    ignore_rack_assignment = serializers.BooleanField(default=False)
+    replica_assignment = ReplicaAssignmentField(required=False, allow_null=True)
+    min_lrs = serializers.IntegerField(default=1)
+    max_lag = serializers.IntegerField(default=1000)
+    dry_run = serializers.BooleanField(default=False)
+
+
+class TopicUploadSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    file = serializers.FileField(help_text="Replica assignment file: JSON, at most 1 MiB.")
+    dry_run = serializers.BooleanField(default=False)
+    min_lrs = serializers.IntegerField(default=1)
+    max_lag = serializers.IntegerField(default=1000)
+
+
+class SpuSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    type = serializers.ChoiceField(choices=["custom", "managed"])
+    rack = serializers.CharField(allow_null=True)
+    public = serializers.CharField()
+    private = serializers.CharField()
+    resolution = serializers.ChoiceField(choices=["Init", "Online", "Offline"])
+    group = serializers.CharField(allow_null=True)
+    leaders = serializers.IntegerField(help_text="partitions it leads now")
+    followers = serializers.IntegerField(help_text="replicas it hosts without leading")
+    replicas = serializers.IntegerField()
+    leader_skew = serializers.FloatField(allow_null=True, help_text="(leaders - avg) / avg")
+    replica_skew = serializers.FloatField(allow_null=True, help_text="(replicas - avg) / avg")
+    preferred_leader_share = serializers.FloatField(
+        allow_null=True, help_text="share of the partitions it is first replica of that it leads")
+
+
+class SpuRegisterSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rack = serializers.CharField(required=False, allow_blank=True, default="")
+    public = serializers.CharField(required=False, allow_blank=True, default="")
+    private = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class SpuGroupSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    replicas = serializers.IntegerField()
+    min_id = serializers.IntegerField()
+    rack = serializers.CharField(allow_null=True)
+    storage_size = serializers.CharField()
+    resolution = serializers.ChoiceField(choices=["Init", "Invalid", "Reserved"])
+    reason = serializers.CharField(allow_blank=True)
+    spus = serializers.ListField(child=serializers.IntegerField())
+
+
+class SpuGroupCreateSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    replicas = serializers.IntegerField()
+    min_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    rack = serializers.CharField(required=False, allow_blank=True, default="")
+    storage_size = serializers.CharField(required=False, default="1Gi")
+
+
+class SpuGroupScaleSerializer(serializers.Serializer):
+    replicas = serializers.IntegerField()
+
+
+class PartitionSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    leader = serializers.IntegerField(allow_null=True, help_text="the actual leader")
+    preferred_leader = serializers.IntegerField(help_text="the first replica")
+    replicas = serializers.ListField(child=serializers.IntegerField())
+    lrs = serializers.ListField(child=serializers.IntegerField())
+    resolution = serializers.ChoiceField(choices=["Online", "Election", "CandidateFound", "Offline"])
+    hw = serializers.IntegerField()
+    leo = serializers.IntegerField()
+
+
+class EventSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    actor = serializers.CharField(help_text="user name or controller")
+    object_type = serializers.CharField()
+    object_name = serializers.CharField()
+    operation = serializers.CharField()
+    params = serializers.DictField()
+    result = serializers.CharField(allow_blank=True)
+
+
+class HealthSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    link = serializers.CharField()
+    severity = serializers.ChoiceField(choices=["warn", "bad"])
+
+
+class ClusterSnapshotSerializer(serializers.Serializer):
+    spus = serializers.IntegerField()
+    spus_online = serializers.IntegerField()
+    topics = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="topic count per resolution")
+    partitions = serializers.IntegerField()
+    leaderless = serializers.IntegerField()
+    under_replicated = serializers.IntegerField()
+    health = HealthSerializer(many=True)

@@ -1,0 +1,39 @@
+"""API routes. Views are login_not_required: DRF answers 401/403 JSON itself
+instead of LoginRequiredMiddleware redirecting an API client to the login page.
+(Recent DRF marks APIView login-exempt already; saying it here keeps that explicit.)"""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_not_required, login_required
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import IsAuthenticated
+
+from cluster.api import views
+
+
+class SchemaView(views.JsonErrors, SpectacularAPIView):
+    permission_classes = [IsAuthenticated]
+
+
+def api(view: type) -> object:
+    return login_not_required(view.as_view())
+
+
+app_name = "api"
+urlpatterns = [
+    path("spus/", api(views.SpuListView), name="spus"),
+    path("spus/<int:spu_id>/", api(views.SpuDetailView), name="spu"),
+    path("spu-groups/", api(views.SpuGroupListView), name="spu-groups"),
+    path("spu-groups/<str:name>/", api(views.SpuGroupDetailView), name="spu-group"),
+    path("topics/", api(views.TopicListView), name="topics"),
+    path("topics/<str:name>/", api(views.TopicDetailView), name="topic"),
+    path("partitions/", api(views.PartitionListView), name="partitions"),
+    path("events/", api(views.EventListView), name="events"),
+    path("cluster/", api(views.ClusterSnapshotView), name="cluster"),
+    path("token/", api(ObtainAuthToken), name="token"),
+    path("schema/", api(SchemaView), name="schema"),
+    # A page for people: login_required because DRF marks its views login-exempt.
+    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),
+         name="docs"),
+]

@@ -1,0 +1,311 @@
+"""JSON API: the same selectors and services as the pages.
+
+Every view derives from ``ApiView``, whose ``handle_exception`` is the one
+place a DomainError or a DRF refusal becomes ``{"error", "details"}``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from cluster.api import serializers as s
+from cluster.errors import DomainError
+from cluster.forms import read_assignment_upload
+from cluster.models import Event, Spu, SpuGroup, Topic
+from cluster.roles import is_operator
+from cluster.selectors import (ClusterStats, SpuStats, cluster_health, cluster_stats,
+                               events_filtered, partitions_by_ids, partitions_filtered,
+                               topic_counts_by_resolution, topic_describe, topics_filtered)
+from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
+                              spu_unregister, topic_create, topic_delete)
+
+ERRORS = {code: OpenApiResponse(s.ErrorSerializer, description=text) for code, text in [
+    (400, "bad input; nothing stored"), (403, "not logged in, or not an operator"),
+    (404, "no such object"), (409, "conflicts with the store; nothing stored")]}
+READ_ERRORS = {403: ERRORS[403]}
+
+
+class OperatorWrites(BasePermission):
+    """Viewers read; writes need the operator role (cluster/roles.py)."""
+    message = "This needs the operator role."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False
+        return request.method in SAFE_METHODS or is_operator(request.user)
+
+
+class JsonErrors:
+    """The one place an API refusal gets its body: ``{"error", "details"}``."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DomainError):
+            return Response(exc.as_json(), status=exc.status)
+        response = super().handle_exception(exc)  # type: ignore[misc]
+        response.data = _error_body(exc, response.data)
+        return response
+
+
+class ApiView(JsonErrors, GenericAPIView):
+    permission_classes = [OperatorWrites]
+
+    def validated(self, serializer_class: type, data: Any) -> dict[str, Any]:
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+
+    def page_of(self, items: Any, to_dict: Any) -> Response:
+        # Dicts go out as built: the serializers document the shape (the schema
+        # test checks it) but rendering 50,000 replica lists through them is slow.
+        page = self.paginate_queryset(items)
+        return self.get_paginated_response([to_dict(item) for item in page])
+
+
+def _error_body(exc: Exception, data: Any) -> dict[str, Any]:
+    if isinstance(exc, ValidationError):
+        return {"error": "invalid input", "details": data}
+    if isinstance(exc, APIException) and isinstance(data, dict) and "detail" in data:
+        return {"error": str(data["detail"]), "details": None}
+    return {"error": "request refused", "details": data}
+
+
+# --- SPUs -------------------------------------------------------------------
+
+def _spu_json(spu: SpuStats, stats: ClusterStats, endpoints: dict[int, tuple[str, str]]
+              ) -> dict[str, Any]:
+    public, private = endpoints.get(spu.id, ("", ""))
+    return {"id": spu.id, "type": spu.spu_type, "rack": spu.rack or None,
+            "public": public, "private": private, "resolution": spu.resolution,
+            "group": spu.group, "leaders": spu.leaders, "followers": spu.followers,
+            "replicas": spu.replicas, "leader_skew": spu.leader_skew,
+            "replica_skew": spu.replica_skew, "preferred_leader_share": spu.preferred_share}
+
+
+def _spus_json(ids: list[int] | None = None) -> list[dict[str, Any]]:
+    stats = cluster_stats()
+    query = Spu.objects.all() if ids is None else Spu.objects.filter(id__in=ids)
+    endpoints = {i: (pub, priv) for i, pub, priv in
+                 query.values_list("id", "public_endpoint", "private_endpoint")}
+    return [_spu_json(spu, stats, endpoints) for spu in stats.spus.values()
+            if spu.id in endpoints]
+
+
+class SpuListView(ApiView):
+    serializer_class = s.SpuSerializer
+
+    @extend_schema(summary="List SPUs with their leader / replica counts and skew",
+                   parameters=[OpenApiParameter("resolution", str), OpenApiParameter("rack", str)],
+                   responses={200: s.SpuSerializer(many=True), **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        rows = [r for r in _spus_json()
+                if request.query_params.get("resolution", r["resolution"]) == r["resolution"]
+                and request.query_params.get("rack", r["rack"] or "") == (r["rack"] or "")]
+        return self.page_of(rows, lambda r: r)
+
+    @extend_schema(summary="Register a custom SPU", request=s.SpuRegisterSerializer,
+                   responses={201: s.SpuSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.SpuRegisterSerializer, request.data)
+        spu = spu_register(spu_id=data["id"], rack=data["rack"], public=data["public"],
+                           private=data["private"], by=request.user)
+        return Response(_spus_json([spu.id])[0], status=status.HTTP_201_CREATED)
+
+
+class SpuDetailView(ApiView):
+    serializer_class = s.SpuSerializer
+
+    @extend_schema(summary="One SPU", responses={200: s.SpuSerializer, **READ_ERRORS,
+                                                 404: ERRORS[404]})
+    def get(self, request: Request, spu_id: int) -> Response:
+        rows = _spus_json([get_object_or_404(Spu, pk=spu_id).id])
+        return Response(rows[0])
+
+    @extend_schema(summary="Unregister a custom SPU",
+                   responses={204: None, **ERRORS})
+    def delete(self, request: Request, spu_id: int) -> Response:
+        spu_unregister(spu_id=spu_id, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- SPU groups ---------------------------------------------------------------
+
+def _group_json(group: SpuGroup) -> dict[str, Any]:
+    return {"name": group.name, "replicas": group.replicas, "min_id": group.min_id,
+            "rack": group.rack or None, "storage_size": group.storage_size,
+            "resolution": group.resolution, "reason": group.reason,
+            "spus": sorted(group.spus.values_list("id", flat=True))}
+
+
+class SpuGroupListView(ApiView):
+    serializer_class = s.SpuGroupSerializer
+
+    @extend_schema(summary="List SPU groups",
+                   responses={200: s.SpuGroupSerializer(many=True), **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        return self.page_of(SpuGroup.objects.order_by("name"), _group_json)
+
+    @extend_schema(summary="Create an SPU group (provisions its managed SPUs)",
+                   request=s.SpuGroupCreateSerializer,
+                   responses={201: s.SpuGroupSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.SpuGroupCreateSerializer, request.data)
+        group = spg_create(by=request.user, **data)
+        return Response(_group_json(group), status=status.HTTP_201_CREATED)
+
+
+class SpuGroupDetailView(ApiView):
+    serializer_class = s.SpuGroupSerializer
+
+    @extend_schema(summary="One SPU group", responses={200: s.SpuGroupSerializer,
+                                                       **READ_ERRORS, 404: ERRORS[404]})
+    def get(self, request: Request, name: str) -> Response:
+        return Response(_group_json(get_object_or_404(SpuGroup, name=name)))
+
+    @extend_schema(summary="Scale an SPU group", request=s.SpuGroupScaleSerializer,
+                   responses={200: s.SpuGroupSerializer, **ERRORS})
+    def patch(self, request: Request, name: str) -> Response:
+        data = self.validated(s.SpuGroupScaleSerializer, request.data)
+        return Response(_group_json(spg_scale(name=name, replicas=data["replicas"],
+                                              by=request.user)))
+
+    @extend_schema(summary="Delete an SPU group and its SPUs",
+                   responses={204: None, **ERRORS})
+    def delete(self, request: Request, name: str) -> Response:
+        spg_delete(name=name, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- Topics -------------------------------------------------------------------
+
+class TopicListView(ApiView):
+    serializer_class = s.TopicSerializer
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(summary="List topics (describe --json shape)",
+                   parameters=[OpenApiParameter("search", str, description="part of the name"),
+                               OpenApiParameter("resolution", str,
+                                                description="a resolution, or not-provisioned")],
+                   responses={200: s.TopicSerializer(many=True), **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        topics: QuerySet[Topic] = topics_filtered(request.query_params.get("search", ""),
+                                                  request.query_params.get("resolution", ""))
+        return self.page_of(topics, topic_describe)
+
+    @extend_schema(
+        summary="Create a topic: computed, from a replica map, or from an uploaded file",
+        description="201 with the stored topic; 200 with what would be stored when dry_run "
+                    "is true (nothing stored). A topic with fewer SPUs than its replication "
+                    "factor is stored as InsufficientResources with the reason.",
+        request={"application/json": s.TopicCreateSerializer,
+                 "multipart/form-data": s.TopicUploadSerializer},
+        responses={201: s.TopicSerializer, 200: s.TopicSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        if request.content_type.startswith("multipart/"):
+            data = self.validated(s.TopicUploadSerializer, request.data)
+            data["replica_assignment"] = read_assignment_upload(data.pop("file"))
+        else:
+            data = self.validated(s.TopicCreateSerializer, request.data)
+        outcome = topic_create(
+            name=data["name"], partitions=data.get("partition_count"),
+            replication=data.get("replication"),
+            ignore_racks=data.get("ignore_rack_assignment", False),
+            replica_assignment=data.get("replica_assignment"), min_lrs=data["min_lrs"],
+            max_lag=data["max_lag"], dry_run=data["dry_run"], by=request.user)
+        return Response(outcome.as_json(), status=status.HTTP_201_CREATED if outcome.stored else status.HTTP_200_OK)
+
+
+class TopicDetailView(ApiView):
+    serializer_class = s.TopicSerializer
+
+    @extend_schema(summary="Describe a topic", responses={200: s.TopicSerializer,
+                                                          **READ_ERRORS, 404: ERRORS[404]})
+    def get(self, request: Request, name: str) -> Response:
+        return Response(topic_describe(get_object_or_404(Topic, name=name)))
+
+    @extend_schema(summary="Delete a topic and its partitions", responses={204: None, **ERRORS})
+    def delete(self, request: Request, name: str) -> Response:
+        topic_delete(name=name, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- Partitions, events, cluster ---------------------------------------------------
+
+def _partition_json(partition: Any) -> dict[str, Any]:
+    return {"topic": partition.topic.name, "partition": partition.index,
+            "leader": partition.leader, "preferred_leader": partition.initial_leader,
+            "replicas": partition.replicas, "lrs": partition.lrs,
+            "resolution": partition.resolution, "hw": partition.hw, "leo": partition.leo}
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "") in {"1", "true", "on"}
+
+
+class PartitionListView(ApiView):
+    serializer_class = s.PartitionSerializer
+
+    @extend_schema(summary="List partitions with leader, replicas, LRS, HW, LEO",
+                   parameters=[OpenApiParameter("topic", str), OpenApiParameter("spu", int),
+                               OpenApiParameter("resolution", str),
+                               OpenApiParameter("leaderless", bool),
+                               OpenApiParameter("under_replicated", bool,
+                                                description="LRS smaller than replicas")],
+                   responses={200: s.PartitionSerializer(many=True), 400: ERRORS[400],
+                              **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        spu = request.query_params.get("spu", "")
+        if spu and not spu.isdigit():
+            raise ValidationError({"spu": ["must be a non-negative integer"]})
+        ids = partitions_filtered(topic=request.query_params.get("topic", ""),
+                                  spu=int(spu) if spu else None,
+                                  leaderless=_flag(request, "leaderless"),
+                                  under_replicated=_flag(request, "under_replicated"),
+                                  resolution=request.query_params.get("resolution", ""))
+        page = self.paginate_queryset(ids)
+        return self.get_paginated_response([_partition_json(p) for p in partitions_by_ids(page)])
+
+
+def _event_json(event: Event) -> dict[str, Any]:
+    return {"id": event.id, "at": event.at, "actor": event.actor,
+            "object_type": event.object_type, "object_name": event.object_name,
+            "operation": event.operation, "params": event.params, "result": event.result}
+
+
+class EventListView(ApiView):
+    serializer_class = s.EventSerializer
+
+    @extend_schema(summary="The audit trail, newest first",
+                   parameters=[OpenApiParameter(n, str) for n in
+                               ("actor", "object_type", "object_name", "operation", "q")],
+                   responses={200: s.EventSerializer(many=True), **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        q = request.query_params
+        events = events_filtered(actor=q.get("actor", ""), object_type=q.get("object_type", ""),
+                                 object_name=q.get("object_name", ""),
+                                 operation=q.get("operation", ""), text=q.get("q", ""))
+        return self.page_of(events, _event_json)
+
+
+class ClusterSnapshotView(ApiView):
+    serializer_class = s.ClusterSnapshotSerializer
+
+    @extend_schema(summary="Totals and health reasons: what a reconnecting page resyncs from",
+                   responses={200: s.ClusterSnapshotSerializer, **READ_ERRORS})
+    def get(self, request: Request) -> Response:
+        stats = cluster_stats()
+        return Response(s.ClusterSnapshotSerializer({
+            "spus": len(stats.spus),
+            "spus_online": sum(x.resolution == "Online" for x in stats.spus.values()),
+            "topics": topic_counts_by_resolution(), "partitions": stats.partitions,
+            "leaderless": stats.leaderless, "under_replicated": stats.under_replicated,
+            "health": [vars(r) for r in cluster_health(stats)]}).data)

@@ -1,0 +1,109 @@
+"""Plotly figure builders: plain dicts in Plotly's figure schema.
+
+Dicts rather than plotly.graph_objects because validating a 200 x 200 matrix
+through graph_objects costs more than the page budget; a test checks every
+builder's output with ``plotly.graph_objects.Figure`` instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from cluster.selectors import ClusterStats, SpuStats
+
+# Light for zero, dark for many: read as "more load here" at a glance. Explicit
+# stops because plotly.js's named "Blues" runs dark-to-light.
+SCALE = [[0.0, "#f2f7fc"], [0.5, "#6aaed6"], [1.0, "#08306b"]]
+FAILOVER_SCALE = [[0.0, "#fff5eb"], [0.5, "#fd8d3c"], [1.0, "#a63603"]]
+NO_LEADER = "none left"
+# Numbers inside cells stay legible up to about this many cells.
+MAX_LABELLED_CELLS = 900
+
+
+class Figure(TypedDict):
+    data: list[dict[str, Any]]
+    layout: dict[str, Any]
+
+
+def _layout(title: str, x_title: str, y_title: str, rows: int,
+            **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title, "x": 0}, "height": max(260, 120 + 22 * rows),
+            "margin": {"l": 90, "r": 20, "t": 50, "b": 60},
+            "xaxis": {"title": {"text": x_title}, "type": "category", "automargin": True},
+            "yaxis": {"title": {"text": y_title}, "type": "category", "autorange": "reversed",
+                      "automargin": True},
+            **extra}
+
+
+def rack_spu_heatmap(racks: Mapping[str, Sequence[SpuStats]], metric: str) -> Figure:
+    """Rows are racks and columns the SPUs in them, as 000's Stage 1 matrix."""
+    width = max((len(spus) for spus in racks.values()), default=0)
+    z, text, custom = [], [], []
+    for spus in racks.values():
+        pad = width - len(spus)
+        z.append([getattr(s, metric) for s in spus] + [None] * pad)
+        text.append([f"SPU {s.id}" for s in spus] + [""] * pad)
+        custom.append([[s.id, s.leaders, s.followers, s.replicas] for s in spus]
+                      + [[None] * 4] * pad)
+    label = "leaders" if metric == "leaders" else "followers"
+    trace = {"type": "heatmap", "z": z, "x": [f"#{i + 1}" for i in range(width)],
+             "y": list(racks), "text": text, "customdata": custom,
+             "texttemplate": "%{text}<br>%{z}", "colorscale": SCALE, **_range(z),
+             "colorbar": {"title": {"text": label}}, "xgap": 2, "ygap": 2,
+             "hovertemplate": "%{y}, SPU %{customdata[0]}<br>leaders %{customdata[1]}"
+                              "<br>followers %{customdata[2]}<br>replicas %{customdata[3]}"
+                              "<extra></extra>"}
+    return {"data": [trace], "layout": _layout(
+        f"SPU {label} by rack", "SPU slot in rack", "rack", len(racks))}
+
+
+def topic_spu_heatmap(topics: Sequence[str], spu_ids: Sequence[int],
+                      counts: Mapping[tuple[int, int], int],
+                      topic_ids: Sequence[int]) -> Figure:
+    z = [[counts.get((tid, spu), 0) for spu in spu_ids] for tid in topic_ids]
+    trace = {"type": "heatmap", "z": z, "x": [f"SPU {s}" for s in spu_ids],
+             "y": list(topics), "colorscale": SCALE, **_range(z), "xgap": 1, "ygap": 1,
+             **_labels(len(topics) * len(spu_ids)),
+             "colorbar": {"title": {"text": "replicas"}},
+             "hovertemplate": "topic %{y}<br>%{x}<br>replicas %{z}<extra></extra>"}
+    return {"data": [trace], "layout": _layout(
+        "Replicas per topic and SPU", "SPU", "topic", len(topics))}
+
+
+def failover_heatmap(stats: ClusterStats) -> Figure:
+    """Row: the SPU that fails; column: who inherits its leaders (next LRS replica)."""
+    spu_ids = sorted(stats.spus)
+    takers: list[int | None] = [*spu_ids, None]
+    z = [[stats.failover.get(failed, {}).get(taker, 0) or None for taker in takers]
+         for failed in spu_ids]
+    trace = {"type": "heatmap", "z": z, "x": [_taker(t) for t in takers],
+             "y": [f"SPU {s}" for s in spu_ids], "colorscale": FAILOVER_SCALE, **_range(z),
+             "xgap": 1, "ygap": 1, "hoverongaps": False,
+             **_labels(len(spu_ids) * len(takers)),
+             "colorbar": {"title": {"text": "leaders moved"}},
+             "hovertemplate": "if %{y} fails<br>%{x} takes %{z} of its leaders"
+                              "<extra></extra>"}
+    return {"data": [trace], "layout": _layout(
+        "Failover: who takes over each SPU's leaders", "takes over", "failed SPU",
+        len(spu_ids))}
+
+
+def _range(z: list[list[int | None]]) -> dict[str, Any]:
+    """Colour from zero: the scale should show load, not the spread between SPUs."""
+    top = max((v for row in z for v in row if v is not None), default=0)
+    return {"zmin": 0, "zmax": max(top, 1), "zauto": False}
+
+
+def _labels(cells: int) -> dict[str, Any]:
+    return {"texttemplate": "%{z}"} if cells <= MAX_LABELLED_CELLS else {}
+
+
+def _taker(spu: int | None) -> str:
+    return f"SPU {spu}" if spu is not None else NO_LEADER
+
+
+PLOTLY_CONFIG: dict[str, Any] = {
+    "displaylogo": False, "responsive": True,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+    "modeBarButtonsToRemove": ["select2d", "lasso2d"],
+}

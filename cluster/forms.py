@@ -1,0 +1,77 @@
+"""Page forms: they parse and check types; the services own the rules."""
+from __future__ import annotations
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+
+from cluster.core.manual_assignment import (MAX_FILE_BYTES, InvalidReplicaMap,
+                                            decode_assignment_file)
+from cluster.errors import DomainError, InvalidInput
+
+
+def read_assignment_upload(upload: UploadedFile) -> object:
+    """The JSON value of an uploaded replica assignment file (pages and API).
+
+    The size is checked before reading so a large upload is never loaded.
+    """
+    if upload.size is not None and upload.size > MAX_FILE_BYTES:
+        raise InvalidInput(f"the file is {upload.size:,} bytes; at most 1 MiB "
+                           f"({MAX_FILE_BYTES:,} bytes) is accepted", field="file",
+                           details=[{"partition": None, "rule": "size",
+                                     "message": "file: larger than 1 MiB"}])
+    try:
+        return decode_assignment_file(upload.read())
+    except InvalidReplicaMap as exc:
+        raise InvalidInput(f"the file is not a JSON replica assignment: {exc}",
+                           field="file",
+                           details=[p.as_dict() for p in exc.problems]) from None
+
+
+def add_domain_error(form: forms.Form, error: DomainError) -> None:
+    """Show a service's refusal next to the field it names."""
+    field = error.field if error.field in form.fields else None
+    form.add_error(field, error.message)
+
+
+class SpuRegisterForm(forms.Form):
+    id = forms.IntegerField(label="SPU id", min_value=0)
+    rack = forms.CharField(required=False, max_length=63,
+                           help_text="Optional; rack-aware assignment needs one on every SPU.")
+    public = forms.CharField(label="Public endpoint", required=False, max_length=255,
+                             widget=forms.TextInput(attrs={"placeholder": "localhost:9005"}))
+    private = forms.CharField(label="Private endpoint", required=False, max_length=255,
+                              widget=forms.TextInput(attrs={"placeholder": "localhost:9006"}))
+
+
+class SpuGroupCreateForm(forms.Form):
+    name = forms.CharField(max_length=63)
+    replicas = forms.IntegerField(min_value=1, help_text="Number of managed SPUs.")
+    min_id = forms.IntegerField(label="Min id", required=False, min_value=0,
+                                help_text="Id of the first SPU; empty: after the highest id.")
+    rack = forms.CharField(required=False, max_length=63)
+    storage_size = forms.CharField(label="Storage size", initial="1Gi", max_length=16)
+
+
+class SpuGroupScaleForm(forms.Form):
+    replicas = forms.IntegerField(min_value=1)
+
+
+class TopicCreateForm(forms.Form):
+    name = forms.CharField(max_length=63)
+    partitions = forms.IntegerField(min_value=1, initial=6)
+    replication = forms.IntegerField(label="Replication factor", min_value=1, initial=3)
+    ignore_rack_assignment = forms.BooleanField(required=False)
+    min_lrs = forms.IntegerField(label="Min LRS", min_value=1, initial=1,
+                                 help_text="Smallest LRS that still accepts acks=all writes.")
+    max_lag = forms.IntegerField(label="Max lag", min_value=1, initial=1000,
+                                 help_text="Records a follower may lag before leaving the LRS.")
+    # The start index the preview used, to tell the operator if Create differs.
+    preview_start = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+
+class AssignmentUploadForm(forms.Form):
+    name = forms.CharField(label="Topic name", max_length=63)
+    file = forms.FileField(label="Replica assignment file (JSON, at most 1 MiB)",
+                           widget=forms.ClearableFileInput(
+                               attrs={"accept": ".json,application/json"}))
+

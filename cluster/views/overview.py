@@ -1,0 +1,23 @@
+"""The cluster overview: racks as columns, totals, health, topics, events."""
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from cluster.models import Event
+from cluster.selectors import cluster_health, cluster_stats, topic_counts_by_resolution
+from cluster.views.tables import spu_row
+
+
+def overview(request: HttpRequest) -> HttpResponse:
+    stats = cluster_stats()
+    spus = stats.spus.values()
+    return render(request, "cluster/overview.html", {
+        "racks": {rack: [spu_row(s) for s in members]
+                  for rack, members in stats.racks().items()},
+        "stats": stats,
+        "online": sum(s.resolution == "Online" for s in spus),
+        "health": cluster_health(stats),
+        "resolutions": topic_counts_by_resolution(),
+        "events": Event.objects.all()[:10],
+    })

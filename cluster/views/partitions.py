@@ -1,0 +1,32 @@
+"""Partitions across topics, filterable by the health reasons that link here."""
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from cluster.selectors import partitions_by_ids, partitions_filtered
+from cluster.views._shell import paginate, query_without_page
+
+PER_PAGE = 100
+
+
+def _flag(request: HttpRequest, name: str) -> bool:
+    return request.GET.get(name, "") in {"1", "true", "on"}
+
+
+def _int_or_none(raw: str) -> int | None:
+    return int(raw) if raw.isdigit() else None
+
+
+def partition_list(request: HttpRequest) -> HttpResponse:
+    filters = {"topic": request.GET.get("topic", "").strip(),
+               "spu": _int_or_none(request.GET.get("spu", "")),
+               "leaderless": _flag(request, "leaderless"),
+               "under_replicated": _flag(request, "under_replicated"),
+               "resolution": request.GET.get("resolution", "")}
+    page = paginate(request, partitions_filtered(**filters), PER_PAGE)
+    return render(request, "cluster/partitions.html", {
+        "page": page, "partitions": partitions_by_ids(list(page.object_list)),
+        "filters": filters, "filtered": any(filters.values()),
+        "query": query_without_page(request),
+        "resolutions": ["Online", "Election", "CandidateFound", "Offline"]})

@@ -1,0 +1,155 @@
+"""Topics: list, detail, create with a dry-run preview, upload a replica assignment file."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from cluster.core.manual_assignment import (InvalidReplicaMap, cluster_problems,
+                                            parse_assignment, to_file)
+from cluster.core.topic_controller import TopicResolution
+from cluster.errors import DomainError
+from cluster.forms import AssignmentUploadForm, TopicCreateForm, read_assignment_upload
+from cluster.models import Spu, Topic
+from cluster.selectors import NOT_PROVISIONED, topic_stats_for, topics_filtered
+from cluster.services import TopicOutcome, topic_create, topic_delete
+from cluster.views._shell import (Outcome, call_service, operator_required, paginate,
+                                  problem_rows, query_without_page)
+from cluster.views.tables import map_table, share_cell
+
+PAGE_SIZES = {"50": 50, "200": 200, "all": 5000}
+RESOLUTIONS = [r.value for r in TopicResolution]
+# Rows listed before "show all": a 1,000-partition topic stays quick to open.
+DETAIL_ROWS = 200
+
+
+def topic_list(request: HttpRequest) -> HttpResponse:
+    search, resolution = request.GET.get("q", "").strip(), request.GET.get("resolution", "")
+    per_page = PAGE_SIZES.get(request.GET.get("per_page", ""), 200)
+    page = paginate(request, topics_filtered(search, resolution), per_page)
+    stats = topic_stats_for([t.id for t in page.object_list])
+    rows = [{"topic": t, "stats": stats.get(t.id),
+             "preferred": share_cell(stats[t.id].preferred_share if t.id in stats else None)}
+            for t in page.object_list]
+    return render(request, "cluster/topics.html", {
+        "page": page, "rows": rows, "q": search, "resolution": resolution,
+        "resolutions": RESOLUTIONS, "not_provisioned": NOT_PROVISIONED,
+        "query": query_without_page(request), "filtered": bool(search or resolution)})
+
+
+def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
+    topic = get_object_or_404(Topic, name=name)
+    limit = None if request.GET.get("all") == "1" else DETAIL_ROWS
+    partitions = list(topic.partition_set.order_by("index")[:limit])
+    stats = topic_stats_for([topic.id]).get(topic.id)
+    return render(request, "cluster/topic_detail.html", {
+        "topic": topic, "partitions": partitions, "stats": stats,
+        "truncated": limit is not None and topic.partitions > limit, "limit": limit,
+        "preferred": share_cell(stats.preferred_share if stats else None),
+        "table": map_table(topic.replica_map, _racks(), max_rows=limit),
+        "map_file": _file_text(topic.replica_map)})
+
+
+@require_POST
+@operator_required
+def topic_delete_view(request: HttpRequest, name: str) -> HttpResponse:
+    form = forms.Form(request.POST)
+    if call_service(form, topic_delete, name=name, by=request.user).ok:
+        messages.success(request, f"Topic {name} deleted.")
+        return redirect("cluster:topics")
+    messages.error(request, " ".join(form.non_field_errors()))
+    return redirect("cluster:topics")
+
+
+@operator_required
+def topic_create_view(request: HttpRequest) -> HttpResponse:
+    form = TopicCreateForm(request.POST or None)
+    context: dict[str, Any] = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        dry_run = request.POST.get("action") != "create"
+        outcome = call_service(form, topic_create, **_create_args(form.cleaned_data),
+                               dry_run=dry_run, by=request.user)
+        if outcome.ok and not dry_run:
+            return _created(request, outcome.value, form.cleaned_data.get("preview_start"))
+        if outcome.ok:
+            context.update(_preview_context(outcome.value))
+            # Remember where the previewed map started, to tell on Create if it moved.
+            form.data = form.data.copy()
+            form.data["preview_start"] = outcome.value.start_index
+    status = 400 if form.errors else 200
+    return render(request, "cluster/topic_create.html", context, status=status)
+
+
+def _create_args(data: dict[str, Any]) -> dict[str, Any]:
+    return {"name": data["name"], "partitions": data["partitions"],
+            "replication": data["replication"],
+            "ignore_racks": data["ignore_rack_assignment"],
+            "min_lrs": data["min_lrs"], "max_lag": data["max_lag"]}
+
+
+def _created(request: HttpRequest, outcome: TopicOutcome,
+             preview_start: int | None) -> HttpResponse:
+    messages.success(request, f"Topic {outcome.name} created: {outcome.resolution}.")
+    if preview_start is not None and outcome.start_index not in (None, preview_start):
+        # Another topic was created between preview and Create: the chain moved.
+        messages.warning(request, "Another topic was created after your preview, so the "
+                                  "replica map starts at a later index than previewed.")
+    return redirect("cluster:topic", name=outcome.name)
+
+
+def _preview_context(outcome: TopicOutcome) -> dict[str, Any]:
+    return {"preview": outcome, "table": map_table(outcome.replica_map, _racks())}
+
+
+@operator_required
+def topic_upload_view(request: HttpRequest) -> HttpResponse:
+    form = AssignmentUploadForm(request.POST or None, request.FILES or None)
+    context: dict[str, Any] = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        dry_run = request.POST.get("action") != "create"
+        outcome = _upload(form, dry_run, request)
+        if outcome.ok and not dry_run:
+            messages.success(request, f"Topic {outcome.value.name} created from the file.")
+            return redirect("cluster:topic", name=outcome.value.name)
+        context["problems"] = outcome.problems
+        if outcome.ok:
+            context.update(_preview_context(outcome.value))
+    status = 400 if form.errors else 200
+    return render(request, "cluster/topic_upload.html", context, status=status)
+
+
+def _upload(form: AssignmentUploadForm, dry_run: bool, request: HttpRequest) -> Outcome:
+    try:
+        data = read_assignment_upload(form.cleaned_data["file"])
+    except DomainError as exc:
+        form.add_error("file", exc.message)
+        return Outcome(error=exc, problems=problem_rows(exc))
+    outcome = call_service(form, topic_create, name=form.cleaned_data["name"],
+                           replica_assignment=data, dry_run=dry_run, by=request.user)
+    if outcome.error is not None and not outcome.problems:
+        outcome.problems = _cluster_problems(data)
+    return outcome
+
+
+def _cluster_problems(data: object) -> list[dict[str, object]]:
+    """Itemise the SPU-exists / fits-cluster rules, which the service reports as one reason."""
+    try:
+        replica_map = parse_assignment(data)
+    except InvalidReplicaMap:
+        return []
+    return [p.as_dict() for p in cluster_problems(replica_map, _racks().keys())]
+
+
+def _racks() -> dict[int, str]:
+    return dict(Spu.objects.values_list("id", "rack"))
+
+
+def _file_text(replica_map: list[list[int]]) -> str:
+    """The object shape of 000, one partition per line so it diffs and edits well."""
+    lines = [json.dumps(entry) for entry in to_file(replica_map)["partitions"]]
+    return '{"partitions": [\n  ' + ",\n  ".join(lines) + "\n]}"
