@@ -69,6 +69,8 @@ class Topic(models.Model):
     manual_replica_map = models.JSONField(null=True, blank=True)
     min_lrs = models.PositiveIntegerField(default=1)
     max_lag = models.PositiveIntegerField(default=1000)
+    # Records per second the simulated producer appends (0: none), spread over partitions.
+    producer_rate = models.FloatField(default=0.0)
     # status
     resolution = models.CharField(max_length=24, choices=_choices(TopicResolution),
                                   default=TopicResolution.INIT.value)
@@ -110,6 +112,8 @@ class Partition(models.Model):
                                   default=Resolution.OFFLINE)
     hw = models.BigIntegerField(default=0)
     leo = models.BigIntegerField(default=0)
+    # [{"spu", "leo", "hw"}] per replica, as `fluvio partition list` shows them.
+    replica_status = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["topic__name", "index"]

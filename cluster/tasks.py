@@ -1,12 +1,95 @@
-"""Celery tasks: thin shells that call services."""
+"""Celery tasks: thin shells that call services.
+
+Replication: beat runs ``replication_tick`` (every live SPU loop, the
+connection manager, simulated producers); candidate notices and election
+timers of a step travel as one task each (timers with a countdown). A running
+worker refreshes a Redis key so commands know to wait for it (services/settle.py).
+"""
 from __future__ import annotations
 
-from celery import shared_task
+import logging
+import socket
+import threading
+from typing import Any
 
+import redis
+from celery import bootsteps, shared_task
+from celery.signals import worker_init, worker_shutdown
+from django.conf import settings
+
+from cluster import hot_state
+from cluster.core.replication import message_from_dict
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
+from cluster.services import replication
+
+log = logging.getLogger(__name__)
 
 
 @shared_task
 def reconcile_topics() -> dict[str, list[str]]:
     """Periodic reconciliation (beat): the same services commands use."""
     return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid()}
+
+
+@shared_task(ignore_result=True)
+def replication_tick() -> dict[str, int] | None:
+    # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
+    try:
+        return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
+    except TimeoutError:
+        log.info("replication tick skipped: the previous one still holds the state")
+        return None
+
+
+@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
+def replication_notices(notices: list[dict[str, Any]]) -> None:
+    replication.replication_notices([message_from_dict(n) for n in notices])
+
+
+@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
+def replication_timers(timers: list[dict[str, Any]]) -> None:
+    replication.replication_timers([message_from_dict(t) for t in timers])
+
+
+# ---- worker presence ----------------------------------------------------------------
+
+_presence_stop = threading.Event()
+_presence: list[threading.Thread] = []
+
+
+@worker_init.connect
+def _announce_worker(sender: Any = None, **_: Any) -> None:
+    _presence_stop.clear()
+    name = f"{socket.gethostname()}:{id(sender)}"
+    thread = threading.Thread(target=_presence_loop, args=(settings.REDIS_URL, name, sender),
+                              name="replication-presence", daemon=True)
+    thread.start()
+    _presence.append(thread)
+
+
+def _presence_loop(url: str, name: str, worker: Any) -> None:
+    # Its own client: the cached one must not be shared with forked pool children.
+    client = redis.Redis.from_url(url)
+    ttl = settings.REPLICATION_WORKER_TTL_S
+    while not _presence_stop.is_set() and _running(worker):
+        try:
+            client.set(hot_state.WORKER, name, ex=ttl)
+        except redis.exceptions.RedisError:
+            log.warning("could not refresh the worker presence key")
+        _presence_stop.wait(min(1.0, ttl / 3))
+    client.delete(hot_state.WORKER)
+    client.close()
+
+
+def _running(worker: Any) -> bool:
+    # A cold shutdown sends no worker_shutdown signal; the blueprint's state still tells.
+    state = getattr(getattr(worker, "blueprint", None), "state", None)
+    return state not in (bootsteps.CLOSE, bootsteps.TERMINATE)
+
+
+@worker_shutdown.connect
+def _withdraw_worker(**_: Any) -> None:
+    _presence_stop.set()
+    while _presence:
+        _presence.pop().join(2)
+    hot_state.clear_worker()

@@ -98,11 +98,28 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
+# Replication shell (cluster/services/replication.py): one tick runs every live SPU loop.
+REPLICATION_TICK_S = env_float("REPLICATION_TICK_S", 1.0)
+REPLICATION_HEARTBEAT_TIMEOUT_S = env_float("REPLICATION_HEARTBEAT_TIMEOUT_S", 3.0)
+REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 3000, minimum=1)
+REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
+REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
+REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+REPLICATION_LOCK_TIMEOUT_S = env_float("REPLICATION_LOCK_TIMEOUT_S", 60.0)
+REPLICATION_SETTLE_TIMEOUT_S = env_float("REPLICATION_SETTLE_TIMEOUT_S", 30.0)
+REPLICATION_WORKER_TTL_S = env_int("REPLICATION_WORKER_TTL_S", 5, minimum=2)
+REPLICATION_SIMULATED_PRODUCERS = env_bool("REPLICATION_SIMULATED_PRODUCERS", True)
 CELERY_BEAT_SCHEDULE = {
     "reconcile-topics": {"task": "cluster.tasks.reconcile_topics",
                          "schedule": RECONCILE_INTERVAL_S},
+    # Ticks expire after one interval: a backlog (no worker for a while) is dropped, not replayed.
+    "replication-tick": {"task": "cluster.tasks.replication_tick",
+                         "schedule": REPLICATION_TICK_S,
+                         "options": {"expires": REPLICATION_TICK_S}},
 }
 
+# Announce store changes to open pages over Channels (cluster/live.py).
+LIVE_UPDATES = env_bool("LIVE_UPDATES", True)
 CHANNEL_LAYERS = {"default": {
     "BACKEND": "channels_redis.core.RedisChannelLayer",
     "CONFIG": {"hosts": [REDIS_URL]},

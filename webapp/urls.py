@@ -7,5 +7,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("cluster.api.urls")),
+    path("api/", include("cluster.api_outages")),
     path("", include("cluster.urls")),
 ]

@@ -5,6 +5,7 @@ from django.db import transaction
 
 from cluster.core.spus import SpuResolution
 from cluster.models import Spu, Topic
+from cluster.services.records import topic_set_producer_rate
 from cluster.services.spus import spu_connect, spu_register
 from cluster.services.topics import topic_create
 
@@ -14,6 +15,8 @@ DEMO_TOPICS = [
     {"name": "orders", "partitions": 12, "replication": 3, "min_lrs": 2},
     {"name": "clickstream", "partitions": 8, "replication": 2},
 ]
+# Records per second of the simulated producers, so `make run` shows HW/LEO moving.
+DEMO_PRODUCER_RATES = {"orders": 6.0, "clickstream": 16.0}
 
 
 @transaction.atomic
@@ -31,4 +34,5 @@ def demo_load(*, by: str = "demo") -> list[str]:
         if not Topic.objects.filter(name=spec["name"]).exists():
             topic_create(**spec, by=by)
             done.append(f"topic {spec['name']}")
+        topic_set_producer_rate(name=spec["name"], rate=DEMO_PRODUCER_RATES[spec["name"]], by=by)
     return done

@@ -136,17 +136,24 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
 
 
 def replication_step(state: ClusterState, now_ms: int | None = None,
-                     max_records: int | None = None) -> list[Action]:
-    """One fetch round for every live follower of every Online replica set."""
+                     max_records: int | None = None,
+                     stopped: frozenset[int] | set[int] = frozenset()) -> list[Action]:
+    """One fetch round for every live follower of every Online replica set.
+
+    ``stopped`` SPUs are ones whose loop died while the SC still believes them
+    online (a crash not yet noticed): they neither fetch nor answer fetches,
+    so they stay in the LRS until they lag too far or the SC marks them offline.
+    """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
     for rs in state.replica_sets.values():
         leader = rs.leader
-        if leader is None or rs.resolution is not _ONLINE:
+        if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
         llog = rs.replica[leader].log
         leo = len(llog)
-        live = [rs.replica[s] for s in rs.replicas if s != leader and spus[s]]
+        live = [rs.replica[s] for s in rs.replicas
+                if s != leader and spus[s] and s not in stopped]
         for r in live:
             conns.add((r.spu, leader))
             if len(r.log) != leo or (leo and r.log[-1] != llog[-1]):

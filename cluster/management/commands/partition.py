@@ -1,10 +1,14 @@
-"""``partition list``: like ``fluvio partition list``."""
+"""``partition list``: like ``fluvio partition list``.
+
+Rows come from the replication's hot state (leader LEO and each replica's
+LEO / HW), falling back to the store for partitions not replicated yet.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
-from cluster.selectors import partition_rows
+from cluster.services.records import replication_partition_list
 
 
 class Command(SubcommandCommand):
@@ -16,8 +20,13 @@ class Command(SubcommandCommand):
         listing.add_argument("--json", action="store_true")
 
     def handle_list(self, topic: str | None, json: bool, **_: Any) -> None:
-        rows = partition_rows(topic)
+        rows = replication_partition_list(topic)
         text_rows = [[r["topic"], r["partition"], r["leader"], r["replicas"], r["lrs"],
-                      r["resolution"], r["hw"], r["leo"]] for r in rows]
+                      r["resolution"], r["hw"], r["leo"], _replica_cells(r)] for r in rows]
         self.emit(rows, json, table(text_rows, ["TOPIC", "PARTITION", "LEADER", "REPLICAS",
-                                                "LRS", "RESOLUTION", "HW", "LEO"]))
+                                                "LRS", "RESOLUTION", "HW", "LEO",
+                                                "REPLICAS LEO/HW"]))
+
+
+def _replica_cells(row: dict[str, Any]) -> str:
+    return " ".join(f"{r['spu']}:{r['leo']}/{r['hw']}" for r in row["replica_status"])

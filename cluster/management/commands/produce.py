@@ -1,0 +1,46 @@
+"""``produce TOPIC [--partition P] (--count N | --value V...) [--acks 0|1|all]``.
+
+Exits 0 once the write is acknowledged as its acks ask (acks=all: committed
+by the LRS), 1 with the reason when it is refused or fails, 2 on bad input.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from cluster.management.commands._cli import SubcommandCommand
+from cluster.services.records import records_produce
+from cluster.services.settle import ensure_replicated, produce_and_settle
+
+REFUSED = 1
+
+
+class Command(SubcommandCommand):
+    help = "Append records to a partition (generated values record-<offset> with --count)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("topic")
+        parser.add_argument("--partition", type=int, default=0)
+        what = parser.add_mutually_exclusive_group(required=True)
+        what.add_argument("--count", type=int, help="append N generated records")
+        what.add_argument("--value", action="append", dest="values",
+                          help="a record value (repeat for several)")
+        parser.add_argument("--acks", default="1", choices=["0", "1", "all", "-1"])
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        options["action"] = "produce"
+        super().handle(*args, **options)
+
+    def handle_produce(self, topic: str, partition: int, count: int | None,
+                       values: list[str] | None, acks: str, json: bool, **_: Any) -> None:
+        ensure_replicated(topic)
+        outcome = produce_and_settle(records_produce(
+            topic=topic, partition=partition, acks=acks, count=count, values=values))
+        if not outcome.ok:
+            raise CommandError(f"{topic}/{partition}: write {outcome.state}: "
+                               f"{outcome.reason} ({outcome.code})", returncode=REFUSED)
+        self.emit(outcome.as_json(), json,
+                  f"{outcome.count} record(s) at offset {outcome.base_offset} of "
+                  f"{topic}/{partition}: {outcome.state} (acks={outcome.acks})")

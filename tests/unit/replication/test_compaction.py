@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from cluster.core.replication import (Acks, NotifyCandidate, ProduceRequest, PromotionSucceeded, SpuOffline,
+                                      SpuOnline, add_topic, consume, handle, new_cluster,
+                                      produce, replication_step, spu_receive_notice)
+from cluster.core.replication.compaction import COMPACTED, compact, log_start
+
+
+def cluster_with(records: int, replicas=(0, 1, 2)):
+    state = new_cluster(replicas)
+    add_topic(state, "t", [list(replicas)])
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, records))
+    replication_step(state)
+    return state, state.replica_set("t", 0)
+
+
+def test_compaction_keeps_offsets_hw_and_the_retained_tail():
+    state, rs = cluster_with(10)
+    before = list(rs.replica[0].log)
+    assert compact(rs, retain=4) == 6
+    for r in rs.replica.values():
+        assert r.leo == 10 and r.log[:6] == [COMPACTED] * 6 and r.log[6:] == before[6:]
+    assert rs.hw == 10 and log_start(rs.replica[1].log) == 6
+
+
+def test_compaction_never_touches_uncommitted_records():
+    state, rs = cluster_with(4)
+    handle(state, SpuOffline(2))
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 3))
+    assert compact(rs, retain=0) == rs.hw
+    assert COMPACTED not in rs.replica[0].log[rs.hw:]
+
+
+def test_compaction_waits_until_the_start_moves_by_a_whole_step():
+    _, rs = cluster_with(10)
+    assert compact(rs, retain=4, step=8) == 0
+    assert COMPACTED not in rs.replica[0].log
+
+
+def test_followers_keep_replicating_after_compaction():
+    state, rs = cluster_with(6)
+    compact(rs, retain=2)
+    produce(state, ProduceRequest("t", 0, Acks.ALL, 2))
+    replication_step(state)
+    assert rs.hw == 8 and all(r.log == rs.replica[0].log for r in rs.replica.values())
+
+
+def test_a_replica_behind_the_log_start_catches_up_with_placeholders():
+    state, rs = cluster_with(2)
+    handle(state, SpuOffline(2))
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 8))
+    replication_step(state)
+    compact(rs, retain=1)
+    handle(state, SpuOnline(2))
+    replication_step(state)
+    assert rs.replica[2].log == rs.replica[0].log and 2 in rs.lrs
+
+
+def test_failover_after_compaction_keeps_the_retained_committed_records():
+    state, rs = cluster_with(6)
+    compact(rs, retain=3)
+    kept = rs.replica[0].log[3:]
+    notice = next(a for a in handle(state, SpuOffline(0)) if isinstance(a, NotifyCandidate))
+    reply = spu_receive_notice(state, notice)
+    assert isinstance(reply, PromotionSucceeded)
+    handle(state, reply)
+    assert rs.leader in (1, 2)
+    assert list(consume(state, "t", 0, 3).records) == kept
