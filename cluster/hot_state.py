@@ -73,6 +73,26 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+STORE = PREFIX + "store"
+
+
+def claim_for_store(store_id: str) -> bool:
+    """Drop hot state that belongs to another store (e.g. a database made anew).
+
+    Topic names and row ids repeat across databases, so without this a fresh
+    database would inherit leaders and logs of an old one. True if it reset.
+    """
+    r = client()
+    if r.get(STORE) == store_id.encode():
+        return False
+    keys = list(r.scan_iter(match=PREFIX + "*", count=1000))
+    keys = [k for k in keys if k != LOCK.encode()]
+    if keys:
+        r.delete(*keys)
+    r.set(STORE, store_id)
+    return True
+
+
 @contextmanager
 def locked(timeout_s: float | None = None) -> Iterator[None]:
     """Hold the hot-state lock; it expires by itself if its holder dies."""

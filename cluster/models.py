@@ -4,6 +4,8 @@ Only services write these rows; controllers decide, services persist.
 """
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 
 from cluster.core.spu_groups import GroupResolution
@@ -130,6 +132,8 @@ class ClusterState(models.Model):
     SINGLETON = 1
     id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
     assignment_cursor = models.BigIntegerField(default=0)
+    # Names this store; state kept elsewhere (Redis) for another store is discarded.
+    store_id = models.UUIDField(default=uuid.uuid4, editable=False)
 
     class Meta:
         verbose_name = "cluster state"

@@ -33,6 +33,17 @@ def pick_port(preferred: int) -> int:
     raise SystemExit(f"no free port in {preferred}..{preferred + 19}; set PORT")
 
 
+def wait_until_listening(host: str, port: int, procs: list[subprocess.Popen],
+                         seconds: float = 60) -> None:
+    """Print the URL only once it answers, so the first click never fails."""
+    deadline = time.monotonic() + seconds
+    while port_free(port) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            stop(procs)
+            raise SystemExit("a process exited during start-up; see var/logs/")
+        time.sleep(0.2)
+
+
 def manage(*args: str) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
 
@@ -77,14 +88,22 @@ def main() -> int:
                                   "-l", "info"], logs / "worker.log"))
     procs.append(spawn("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l", "info",
                                 "-s", str(VAR / "celerybeat-schedule")], logs / "beat.log"))
+    wait_until_listening(host, port, procs)
     print(f"\nControl room running at http://{host}:{port}/")
     print(f"Log in as 'operator'; the password is in {VAR / 'operator-password.txt'}")
     print("Press Ctrl-C to stop every process started here.")
     return supervise(procs)
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def supervise(procs: list[subprocess.Popen]) -> int:
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # Set both explicitly: a shell that starts us in the background may have
+    # left SIGINT ignored, and Python keeps an inherited "ignore".
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         while all(p.poll() is None for p in procs):
             time.sleep(0.5)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cluster import hot_state
+from cluster.services.store_identity import ensure_hot_state_is_ours
 from cluster.core import replication as core
 from cluster.core.replication import Acks, Action, Isolation, ProduceRequest
 from cluster.core.replication.compaction import COMPACTED
@@ -135,6 +136,7 @@ def records_consume(*, topic: str, partition: int = 0, offset: int = 0,
     check_partition(topic, partition)
     if offset < 0:
         raise InvalidInput("offset must be >= 0", field="offset")
+    ensure_hot_state_is_ours()
     hot = hot_state.load([(topic, partition)])
     if (topic, partition) not in hot.state.replica_sets:
         raise Conflict(f"{topic}/{partition} is not replicated yet", field="topic")
@@ -202,6 +204,7 @@ def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,
 
 def replication_partition_list(topic: str | None = None) -> list[dict[str, Any]]:
     """`fluvio partition list` rows from the hot state; store rows for the rest."""
+    ensure_hot_state_is_ours()
     hot = hot_state.load() if hot_state.client().exists(hot_state.META) else None
     live = core.partition_list(hot.state, topic) if hot else []
     seen = {(r["topic"], r["partition"]) for r in live}

@@ -31,6 +31,7 @@ from cluster.core.replication import (AckFailed, Acks, Action, Key, NotifyCandid
                                       ResolutionChanged, StartElectionTimer)
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
+from cluster.services.store_identity import store_id
 from cluster.errors import NotFound
 from cluster.hot_state import HotState, Summary
 from cluster.models import Event, Partition, Spu, Topic
@@ -86,6 +87,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                ) -> list[Action]:
     """Load (all, or the sets of ``keys``), apply ``step``, save, mirror, dispatch."""
     with hot_state.locked(lock_timeout_s):
+        hot_state.claim_for_store(store_id())
         hot = hot_state.load(keys)
         actions = step(hot)
         changed = hot_state.save(hot)
