@@ -13,6 +13,7 @@ from cluster.models import Spu as SpuRow
 from cluster.models import Topic as TopicRow
 from cluster.services.events import Actor, log_event
 from planner import core
+from planner.core.grid import scenario_row
 from planner.models import Plan
 
 
@@ -76,10 +77,10 @@ def _scenario_label(added: Sequence[core.Spu], removed: Sequence[int],
 def run_plan(cluster: core.Cluster, scenario: core.Scenario, options: core.Options,
              engine: str = "local") -> core.Plan:
     if engine == "spark":
-        from planner.spark import plan_on_spark
+        from planner.spark import plan_distributed, spark_session
 
-        return _checked(lambda: plan_on_spark(cluster, scenario, options,
-                                              master=settings.SPARK_MASTER))
+        spark = spark_session(settings.SPARK_MASTER)
+        return _checked(lambda: plan_distributed(spark, cluster, scenario, options))
     if engine != "local":
         raise InvalidInput(f"engine {engine!r} must be local or spark", field="engine")
     return _checked(lambda: core.plan(cluster, scenario, options))
@@ -112,12 +113,11 @@ def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core
     cluster = cluster_from_store()
     grid = list(scenarios) if scenarios is not None else core.standard_grid(cluster, up_to)
     if engine == "spark":
-        from planner.spark import evaluate_grid
+        from planner.spark import evaluate_grid, spark_session
 
-        return _checked(lambda: evaluate_grid(cluster, grid, options,
-                                              master=settings.SPARK_MASTER))
-    return [{"scenario": s.name, **core.plan(cluster, s, options).metrics}
-            for s in grid]
+        spark = spark_session(settings.SPARK_MASTER)
+        return _checked(lambda: evaluate_grid(spark, cluster, grid, options))
+    return [scenario_row(cluster, s, options) for s in grid]
 
 
 def plan_document(record: Plan) -> dict[str, Any]:

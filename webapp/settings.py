@@ -1,6 +1,7 @@
 """Settings: everything from the environment, with defaults that run on a laptop."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -66,7 +67,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # IMMEDIATE takes the write lock at BEGIN, so concurrent topic creations
     # queue up instead of failing with "database is locked" on upgrade.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 30}
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # A file (threads of one test share it), named per process so two test
+    # runs on one machine never delete each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

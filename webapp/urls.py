@@ -1,6 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.contrib.auth.decorators import login_not_required
+from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
+
+from cluster.api.views import api_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -8,5 +12,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("cluster.api.urls")),
     path("api/", include("cluster.api_outages")),
+    re_path(r"^api/(?P<path>.*)$", csrf_exempt(login_not_required(api_not_found))),
     path("", include("cluster.urls")),
 ]

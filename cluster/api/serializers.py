@@ -1,9 +1,16 @@
 """API shapes: what each endpoint reads and answers (the OpenAPI schema comes from these)."""
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from cluster.core.names import MAX_NAME_LENGTH, NAME_PATTERN
+from cluster.core.spu_groups import MAX_GROUP_REPLICAS, SIZE_PATTERN
+from cluster.core.spus import MAX_SPU_ID
+from cluster.core.topic_controller import MAX_PARTITIONS, MAX_REPLICATION
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -42,23 +49,30 @@ class ReplicaAssignmentField(serializers.JSONField):
     """Passed to the service untouched: it checks every rule of 000 itself."""
 
 
+def _name_field(**kwargs: Any) -> serializers.RegexField:
+    """Fluvio's naming rule, stated in the schema as the core enforces it."""
+    return serializers.RegexField(NAME_PATTERN, max_length=MAX_NAME_LENGTH, **kwargs)
+
+
 class TopicCreateSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    partition_count = serializers.IntegerField(required=False, allow_null=True)
-    replication = serializers.IntegerField(required=False, allow_null=True)
+    name = _name_field()
+    partition_count = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                               max_value=MAX_PARTITIONS)
+    replication = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                           max_value=MAX_REPLICATION)
     ignore_rack_assignment = serializers.BooleanField(default=False)
     replica_assignment = ReplicaAssignmentField(required=False, allow_null=True)
-    min_lrs = serializers.IntegerField(default=1)
-    max_lag = serializers.IntegerField(default=1000)
+    min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
+    max_lag = serializers.IntegerField(default=1000, min_value=1)
     dry_run = serializers.BooleanField(default=False)
 
 
 class TopicUploadSerializer(serializers.Serializer):
-    name = serializers.CharField()
+    name = _name_field()
     file = serializers.FileField(help_text="Replica assignment file: JSON, at most 1 MiB.")
     dry_run = serializers.BooleanField(default=False)
-    min_lrs = serializers.IntegerField(default=1)
-    max_lag = serializers.IntegerField(default=1000)
+    min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
+    max_lag = serializers.IntegerField(default=1000, min_value=1)
 
 
 class SpuSerializer(serializers.Serializer):
@@ -79,7 +93,7 @@ class SpuSerializer(serializers.Serializer):
 
 
 class SpuRegisterSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = serializers.IntegerField(min_value=0, max_value=MAX_SPU_ID)
     rack = serializers.CharField(required=False, allow_blank=True, default="")
     public = serializers.CharField(required=False, allow_blank=True, default="")
     private = serializers.CharField(required=False, allow_blank=True, default="")
@@ -97,15 +111,16 @@ class SpuGroupSerializer(serializers.Serializer):
 
 
 class SpuGroupCreateSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    replicas = serializers.IntegerField()
-    min_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    name = _name_field()
+    replicas = serializers.IntegerField(min_value=1, max_value=MAX_GROUP_REPLICAS)
+    min_id = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                      min_value=0, max_value=MAX_SPU_ID)
     rack = serializers.CharField(required=False, allow_blank=True, default="")
-    storage_size = serializers.CharField(required=False, default="1Gi")
+    storage_size = serializers.RegexField(SIZE_PATTERN, required=False, default="1Gi")
 
 
 class SpuGroupScaleSerializer(serializers.Serializer):
-    replicas = serializers.IntegerField()
+    replicas = serializers.IntegerField(min_value=1, max_value=MAX_GROUP_REPLICAS)
 
 
 class PartitionSerializer(serializers.Serializer):

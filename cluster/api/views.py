@@ -9,8 +9,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
+                                   extend_schema_view, inline_serializer)
+from rest_framework import serializers as drf_serializers
 from rest_framework import status
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -309,3 +312,19 @@ class ClusterSnapshotView(ApiView):
             "topics": topic_counts_by_resolution(), "partitions": stats.partitions,
             "leaderless": stats.leaderless, "under_replicated": stats.under_replicated,
             "health": [vars(r) for r in cluster_health(stats)]}).data)
+
+
+@extend_schema_view(post=extend_schema(
+    summary="Exchange a username and password for an API token",
+    responses={200: inline_serializer("Token", {"token": drf_serializers.CharField()}),
+               400: ERRORS[400]}))
+class TokenView(JsonErrors, ObtainAuthToken):
+    """DRF's token view, with the same error body as every other endpoint."""
+
+
+def api_not_found(request: Any, path: str = "") -> Any:
+    """Unknown API paths answer JSON like every other refusal, not an HTML page."""
+    from django.http import JsonResponse
+
+    return JsonResponse({"error": f"no API endpoint at /api/{path}", "details": None},
+                        status=404)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 
 MAX_NAME_LENGTH = 63
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+_NAME = re.compile(NAME_PATTERN)
 
 
 def name_problem(name: str, kind: str = "topic") -> str | None:

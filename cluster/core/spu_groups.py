@@ -16,7 +16,8 @@ class GroupResolution(str, Enum):
 
 
 MAX_GROUP_REPLICAS = 1000
-_SIZE = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti)$")
+SIZE_PATTERN = r"^[1-9][0-9]{0,5}(Ki|Mi|Gi|Ti)$"
+_SIZE = re.compile(SIZE_PATTERN)
 
 
 @dataclass(frozen=True)

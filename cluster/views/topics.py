@@ -4,20 +4,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import redis
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from cluster.core.manual_assignment import (InvalidReplicaMap, cluster_problems,
                                             parse_assignment, to_file)
+from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS,
+                                      NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import DomainError
 from cluster.forms import AssignmentUploadForm, TopicCreateForm, read_assignment_upload
 from cluster.models import Spu, Topic
 from cluster.selectors import NOT_PROVISIONED, topic_stats_for, topics_filtered
 from cluster.services import TopicOutcome, topic_create, topic_delete
+from cluster.services.records import ProduceOutcome, records_consume, records_produce
+from cluster.services.settle import ensure_replicated, produce_and_settle
 from cluster.views._shell import (Outcome, call_service, operator_required, paginate,
                                   problem_rows, query_without_page)
 from cluster.views.tables import map_table, share_cell
@@ -26,6 +32,36 @@ PAGE_SIZES = {"50": 50, "200": 200, "all": 5000}
 RESOLUTIONS = [r.value for r in TopicResolution]
 # Rows listed before "show all": a 1,000-partition topic stays quick to open.
 DETAIL_ROWS = 200
+# The records panel shows the newest few; the API reads any range.
+RECORDS_SHOWN = 20
+MAX_PRODUCE_COUNT = 10_000
+# A page request waits this long for an acks=all write; the API answers the same way.
+PRODUCE_SETTLE_S = 10.0
+ACKS_CHOICES = [("1", "1: the leader has it"), ("all", "all: the whole LRS has it"),
+                ("0", "0: fire and forget")]
+# Refusals that are about the acks level go next to the acks field, the rest next to partition.
+ACKS_CODES = {NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND}
+
+
+class ProduceForm(forms.Form):
+    partition = forms.IntegerField(min_value=0, initial=0)
+    count = forms.IntegerField(label="Records", min_value=1, max_value=MAX_PRODUCE_COUNT,
+                               initial=10)
+    acks = forms.ChoiceField(label="Acks", choices=ACKS_CHOICES, initial="1",
+                             help_text="acks=all is refused while fewer replicas than the "
+                                       "topic's min LRS are live.")
+
+    def __init__(self, *args: Any, partitions: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["partition"].widget.attrs.update(min=0, max=max(partitions - 1, 0))
+        self.fields["partition"].validators.append(_below(partitions))
+
+
+def _below(partitions: int) -> Any:
+    def check(value: int) -> None:
+        if value >= partitions:
+            raise forms.ValidationError(f"this topic has partitions 0..{partitions - 1}")
+    return check
 
 
 def topic_list(request: HttpRequest) -> HttpResponse:
@@ -42,17 +78,95 @@ def topic_list(request: HttpRequest) -> HttpResponse:
         "query": query_without_page(request), "filtered": bool(search or resolution)})
 
 
-def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
+def topic_detail(request: HttpRequest, name: str,
+                 produce_form: ProduceForm | None = None) -> HttpResponse:
     topic = get_object_or_404(Topic, name=name)
     limit = None if request.GET.get("all") == "1" else DETAIL_ROWS
     partitions = list(topic.partition_set.order_by("index")[:limit])
     stats = topic_stats_for([topic.id]).get(topic.id)
+    form = produce_form or ProduceForm(partitions=topic.partitions,
+                                       initial={"partition": _records_partition(request, topic)})
     return render(request, "cluster/topic_detail.html", {
         "topic": topic, "partitions": partitions, "stats": stats,
         "truncated": limit is not None and topic.partitions > limit, "limit": limit,
         "preferred": share_cell(stats.preferred_share if stats else None),
         "table": map_table(topic.replica_map, _racks(), max_rows=limit),
-        "map_file": _file_text(topic.replica_map)})
+        "map_file": _file_text(topic.replica_map), "produce_form": form,
+        "records": _records_panel(request, topic) if topic.partitions else None},
+        status=400 if produce_form is not None else 200)
+
+
+def _records_partition(request: HttpRequest, topic: Topic) -> int:
+    try:
+        # After a refused write the panel shows the partition the operator wrote to.
+        index = int(request.GET.get("partition", request.POST.get("partition", 0)))
+    except ValueError:
+        return 0
+    return index if 0 <= index < topic.partitions else 0
+
+
+def _records_panel(request: HttpRequest, topic: Topic) -> dict[str, Any]:
+    """The newest committed records of one partition (or uncommitted too, when asked)."""
+    index = _records_partition(request, topic)
+    uncommitted = request.GET.get("uncommitted") == "1"
+    panel: dict[str, Any] = {"partition": index, "uncommitted": uncommitted, "rows": [],
+                             "error": None, "shown": RECORDS_SHOWN}
+    row = topic.partition_set.filter(index=index).values("hw", "leo").first()
+    # The store mirrors HW/LEO each tick; start a little before them and keep the newest.
+    end = (row["leo"] if uncommitted else row["hw"]) if row else 0
+    try:
+        rows = records_consume(topic=topic.name, partition=index, uncommitted=uncommitted,
+                               offset=max(0, end - RECORDS_SHOWN))
+    except DomainError as exc:
+        panel["error"] = exc.message
+    except redis.RedisError:
+        panel["error"] = "records are unavailable: the replication store (Redis) is not answering"
+    else:
+        panel["rows"] = rows[-RECORDS_SHOWN:][::-1]
+    return panel
+
+
+@require_POST
+@operator_required
+def topic_produce_view(request: HttpRequest, name: str) -> HttpResponse:
+    topic = get_object_or_404(Topic, name=name)
+    form = ProduceForm(request.POST, partitions=topic.partitions)
+    if form.is_valid():
+        outcome = call_service(form, _produce, topic=name, **form.cleaned_data)
+        if outcome.ok and outcome.value.ok:
+            messages.success(request, _produced_text(outcome.value))
+            url = reverse("cluster:topic", kwargs={"name": name})
+            return redirect(f"{url}?partition={form.cleaned_data['partition']}#records")
+        if outcome.ok:
+            _refused(form, outcome.value)
+    return topic_detail(request, name, produce_form=form)
+
+
+def _produce(*, topic: str, partition: int, count: int, acks: str) -> ProduceOutcome:
+    """As the API does: replicate a fresh topic first, and settle acks=all before answering."""
+    ensure_replicated(topic)
+    outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count)
+    return produce_and_settle(outcome, timeout_s=PRODUCE_SETTLE_S)
+
+
+def _refused(form: ProduceForm, outcome: ProduceOutcome) -> None:
+    field = "acks" if outcome.code in ACKS_CODES else "partition"
+    if outcome.code == INVALID_REQUEST:
+        field = "count"
+    state = "timed out" if outcome.state == "pending" else outcome.state
+    form.add_error(field, f"Write {state}: {outcome.reason}"
+                          + (f" ({outcome.code})" if outcome.code else ""))
+
+
+def _produced_text(outcome: ProduceOutcome) -> str:
+    first = outcome.base_offset or 0
+    span = f"offset {first}" if outcome.count == 1 else \
+        f"offsets {first}–{first + outcome.count - 1}"
+    how = {"appended": "appended by the leader (acks=0: nobody waited)",
+           "acknowledged": ("committed by the whole LRS" if outcome.acks == "all"
+                            else "acknowledged by the leader")}[outcome.state]
+    return (f"{outcome.count} record{'s' if outcome.count != 1 else ''} to "
+            f"{outcome.topic}/{outcome.partition} at {span}: {how}.")
 
 
 @require_POST

@@ -123,3 +123,15 @@ def test_grid_lists_every_spu_removal_and_rack_loss(racked_cluster):
     assert {f"remove-spu-{i}" for i in range(12)} <= names
     assert any("rack-a" in n and "lose" in n for n in names)
     assert all("replicas_moved" in r for r in rows)
+
+
+@pytest.mark.spark
+def test_the_spark_engine_gives_the_local_plan_and_grid(racked_cluster):
+    local = json.loads(run("plan", "rebalance", "--add-spu", "12:rack-c", "--json"))
+    spark = json.loads(run("plan", "rebalance", "--add-spu", "12:rack-c", "--engine", "spark",
+                           "--json"))
+    assert (spark["moves"], spark["target"], spark["metrics"]) == \
+        (local["moves"], local["target"], local["metrics"])
+    assert Plan.objects.filter(engine="spark").count() == 1
+    grid = ["plan", "grid", "--up-to", "1", "--json"]
+    assert json.loads(run(*grid, "--engine", "spark")) == json.loads(run(*grid))

@@ -1,0 +1,170 @@
+"""Every figure a plan reports, defined once.
+
+Movement (the plan against the current layout):
+
+* ``replicas_moved``: replica copies to SPUs that did not hold the partition.
+* ``partitions_changed``: partitions whose ordered replica list changes (the
+  entries of a reassignment), including pure leader or order changes.
+* ``bytes_moved``: sum of the partition size over every replica moved; None
+  when no partition size is known (partitions of unknown size count 0).
+* ``leader_changes``: partitions whose first replica changes.
+* ``lower_bound``: replicas that any balanced plan must copy. Per topic the
+  departures are the replicas on removed SPUs plus, per anti-affinity group
+  (a rack; each SPU alone when anti-affinity is off), the larger of the
+  replicas above the SPUs' rounded-up targets and the replicas that must
+  leave the rack so that no partition holds two replicas there. Departures
+  beyond what a lower replication factor drops must be copied elsewhere,
+  and a higher replication factor adds copies; SPUs below their rounded-down
+  target must receive at least the difference. The bound is the larger of
+  these two counts.
+* ``moved_to_lower_bound``: replicas_moved / lower_bound (1.0 when both are
+  0, None when only the bound is 0).
+
+Layout (the plan's result, and ``before`` for the current layout), over the
+SPUs that may hold replicas:
+
+* ``replica_spread`` / ``leader_spread``: max - min replicas / leaders per SPU.
+* ``topic_replica_spread`` / ``topic_leader_spread``: the same within each
+  topic; the worst topic.
+* ``rack_violations``: partitions with two replicas on SPUs of one rack (SPUs
+  without a rack never count).
+* ``failover_concentration``: for each SPU, the largest share of the
+  partitions it leads whose next replica in line is one same SPU; the worst
+  SPU. 0.0 when no partition has a follower.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from planner.core.model import Move, ReplicaMap, Spu, Topic
+from planner.core.targets import TopicShares, ceil_share, floor_share
+
+LAYOUT_KEYS = ("replica_spread", "leader_spread", "topic_replica_spread",
+               "topic_leader_spread", "rack_violations", "failover_concentration")
+MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_changes",
+                 "lower_bound", "moved_to_lower_bound")
+
+
+def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu]) -> dict[str, object]:
+    ids = [s.id for s in spus]
+    rack_of = {s.id: s.rack for s in spus}
+    total_r, total_l = dict.fromkeys(ids, 0), dict.fromkeys(ids, 0)
+    topic_r, topic_l = 0, 0
+    for replica_map in layout.values():
+        per_r, per_l = dict.fromkeys(ids, 0), dict.fromkeys(ids, 0)
+        for reps in replica_map:
+            per_l[reps[0]] = per_l.get(reps[0], 0) + 1
+            for spu in reps:
+                per_r[spu] = per_r.get(spu, 0) + 1
+        topic_r, topic_l = max(topic_r, _spread(per_r)), max(topic_l, _spread(per_l))
+        _accumulate(total_r, per_r)
+        _accumulate(total_l, per_l)
+    return {"replica_spread": _spread(total_r), "leader_spread": _spread(total_l),
+            "topic_replica_spread": topic_r, "topic_leader_spread": topic_l,
+            "rack_violations": rack_violations(layout, rack_of),
+            "failover_concentration": failover_concentration(layout)}
+
+
+def _spread(counts: Mapping[int, int]) -> int:
+    return max(counts.values()) - min(counts.values()) if counts else 0
+
+
+def _accumulate(total: dict[int, int], part: Mapping[int, int]) -> None:
+    for spu, count in part.items():
+        total[spu] = total.get(spu, 0) + count
+
+
+def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None]) -> int:
+    count = 0
+    for replica_map in layout.values():
+        for reps in replica_map:
+            racks = [rack_of.get(s) for s in reps if rack_of.get(s) is not None]
+            count += len(racks) != len(set(racks))
+    return count
+
+
+def failover_concentration(layout: Mapping[str, ReplicaMap]) -> float:
+    led: dict[int, int] = {}
+    pairs: dict[tuple[int, int], int] = {}
+    for replica_map in layout.values():
+        for reps in replica_map:
+            if len(reps) > 1:
+                led[reps[0]] = led.get(reps[0], 0) + 1
+                pairs[(reps[0], reps[1])] = pairs.get((reps[0], reps[1]), 0) + 1
+    worst: dict[int, int] = {}
+    for (leader, _), count in pairs.items():
+        worst[leader] = max(worst.get(leader, 0), count)
+    return max((worst[s] / led[s] for s in led), default=0.0)
+
+
+def moves_between(before: Mapping[str, ReplicaMap],
+                  after: Mapping[str, ReplicaMap]) -> tuple[Move, ...]:
+    moves = []
+    for name in sorted(after):
+        for pid, (old, new) in enumerate(zip(before[name], after[name])):
+            if old != new:
+                added = tuple(s for s in new if s not in old)
+                removed = tuple(s for s in old if s not in new)
+                moves.append(Move(name, pid, old, new, added, removed, old[0] != new[0]))
+    return tuple(moves)
+
+
+def movement_metrics(moves: Sequence[Move], topics: Sequence[Topic],
+                     lower_bound: int) -> dict[str, object]:
+    moved = sum(len(m.added) for m in moves)
+    return {"replicas_moved": moved, "partitions_changed": len(moves),
+            "bytes_moved": bytes_moved(moves, topics),
+            "leader_changes": sum(m.leader_change for m in moves),
+            "lower_bound": lower_bound,
+            "moved_to_lower_bound": ratio(moved, lower_bound)}
+
+
+def ratio(moved: int, bound: int) -> float | None:
+    if bound == 0:
+        return 1.0 if moved == 0 else None
+    return moved / bound
+
+
+def bytes_moved(moves: Sequence[Move], topics: Sequence[Topic]) -> int | None:
+    sizes = {t.name: t.sizes for t in topics if t.sizes is not None}
+    if not sizes:
+        return None
+    return sum(len(m.added) * sizes[m.topic][m.partition]
+               for m in moves if m.topic in sizes)
+
+
+def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int) -> int:
+    """The movement lower bound of one topic (see the module text)."""
+    counts: dict[int, int] = {}
+    removed = 0
+    for reps in topic.replicas:
+        for spu in reps:
+            if spu in shares.shares:
+                counts[spu] = counts.get(spu, 0) + 1
+            else:
+                removed += 1
+    departures = removed + _group_departures(topic, shares, counts)
+    drop = topic.partitions * max(0, topic.replication - replication)
+    grow = topic.partitions * max(0, replication - topic.replication)
+    refill = max(0, departures - drop) + grow
+    floor_gap = sum(max(0, floor_share(q) - counts.get(s, 0)) for s, q in shares.shares.items())
+    return max(refill, floor_gap)
+
+
+def _group_departures(topic: Topic, shares: TopicShares, counts: Mapping[int, int]) -> int:
+    group_of = shares.group_of or {s: str(s) for s in shares.shares}
+    surplus: dict[str, int] = {}
+    for spu, count in counts.items():
+        extra = max(0, count - ceil_share(shares.shares[spu]))
+        surplus[group_of[spu]] = surplus.get(group_of[spu], 0) + extra
+    crowding: dict[str, int] = {}
+    if shares.group_of is not None:
+        for reps in topic.replicas:
+            seen: dict[str, int] = {}
+            for spu in reps:
+                if spu in group_of:
+                    seen[group_of[spu]] = seen.get(group_of[spu], 0) + 1
+            for group, n in seen.items():
+                crowding[group] = crowding.get(group, 0) + n - 1
+    groups = set(surplus) | set(crowding)
+    return sum(max(surplus.get(g, 0), crowding.get(g, 0)) for g in groups)

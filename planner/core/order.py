@@ -1,0 +1,61 @@
+"""Replica list order: leader first, then the next in line, then the rest.
+
+When a leader fails, the next replica in its list takes over. If one SPU is
+second in line for most partitions an SPU leads, that SPU inherits all of
+them at once; so, with order optimisation on, each partition's second
+replica is the follower that the leader has used least so far as its
+successor (cluster-wide, across topics). Followers otherwise keep their
+existing relative order, which keeps plans stable.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from planner.core.model import ReplicaMap, Replicas
+
+
+class SuccessorCounts:
+    """How often each SPU is next in line behind each leader."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple[int, int], int] = {}
+        self.seconds: dict[int, int] = {}
+
+    def pick(self, leader: int, followers: Sequence[int], previous: int | None) -> int:
+        return min(followers, key=lambda u: (self.pairs.get((leader, u), 0),
+                                             u != previous, self.seconds.get(u, 0), u))
+
+    def record(self, leader: int, second: int) -> None:
+        self.pairs[(leader, second)] = self.pairs.get((leader, second), 0) + 1
+        self.seconds[second] = self.seconds.get(second, 0) + 1
+
+
+def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
+                previous: Sequence[Replicas], optimise: bool,
+                counts: SuccessorCounts) -> ReplicaMap:
+    ordered = []
+    for reps, leader, before in zip(replicas, leaders, previous):
+        followers = [r for r in reps if r != leader]
+        if optimise and len(followers) > 1:
+            old_second = _old_second(before, leader)
+            second = counts.pick(leader, followers, old_second)
+            followers.remove(second)
+            followers.insert(0, second)
+        if followers:
+            counts.record(leader, followers[0])
+        ordered.append((leader, *followers))
+    return tuple(ordered)
+
+
+def _old_second(before: Replicas, leader: int) -> int | None:
+    rest = [r for r in before if r != leader]
+    return rest[0] if rest else None
+
+
+def order_all(topics: Iterable[str], replicas: Mapping[str, Sequence[Replicas]],
+              leaders: Mapping[str, Sequence[int]], previous: Mapping[str, ReplicaMap],
+              optimise: bool) -> dict[str, ReplicaMap]:
+    """Order every topic in the given order, sharing successor counts."""
+    counts = SuccessorCounts()
+    return {name: order_topic(replicas[name], leaders[name], previous[name], optimise, counts)
+            for name in topics}

@@ -1,0 +1,272 @@
+"""Per-topic replica placement: reach the SPU quotas moving the fewest replicas.
+
+Replicas stay where they are unless they must go: their SPU is removed, the
+partition holds two replicas in one rack under anti-affinity, the partition
+has more replicas than its new replication factor, or their SPU holds more
+than its quota. Freed slots are then filled from the SPUs below quota. With
+quotas that sum to the topic's replicas this moves exactly the count-level
+minimum, except where a placement conflict forces a detour.
+"""
+from __future__ import annotations
+
+from bisect import insort
+from collections import deque
+from dataclasses import dataclass
+from typing import Mapping
+
+from planner.core.model import ReplicaMap, Replicas
+
+
+@dataclass(frozen=True)
+class TopicTask:
+    topic: str
+    current: ReplicaMap
+    replication: int
+    # Eligible SPU -> replica quota; SPUs absent here are removed.
+    quota: Mapping[int, int]
+    # SPU -> anti-affinity group, or None when anti-affinity is not enforced.
+    group_of: Mapping[int, str] | None
+
+
+class _Work:
+    """Mutable state of one topic's placement."""
+
+    def __init__(self, task: TopicTask) -> None:
+        self.task = task
+        self.quota = task.quota
+        self.groups = task.group_of
+        self.kept = [[r for r in reps if r in task.quota] for reps in task.current]
+        self.have = {s: 0 for s in task.quota}
+        for reps in self.kept:
+            for spu in reps:
+                self.have[spu] += 1
+        self.original = [set(reps) for reps in task.current]
+        self.released: set[int] = set()
+
+    def excess(self, spu: int) -> int:
+        return self.have[spu] - self.quota[spu]
+
+    def group(self, spu: int) -> str | None:
+        return None if self.groups is None else self.groups[spu]
+
+    def drop(self, pid: int, spu: int) -> None:
+        self.kept[pid].remove(spu)
+        self.have[spu] -= 1
+
+    def fits(self, pid: int, spu: int, ignore_groups: bool = False) -> bool:
+        reps = self.kept[pid]
+        if spu in reps:
+            return False
+        if self.groups is None or ignore_groups:
+            return True
+        group = self.groups[spu]
+        return all(self.groups[r] != group for r in reps)
+
+    def add(self, pid: int, spu: int) -> None:
+        self.kept[pid].append(spu)
+        self.have[spu] += 1
+
+
+def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
+    """Replica sets per partition: survivors in their old order, newcomers after."""
+    work = _Work(task)
+    _release_over_replicated(work)
+    if work.groups is not None:
+        _drop_rack_duplicates(work)
+    _drop_surplus(work)
+    _refill(work)
+    return tuple(tuple(reps) for reps in work.kept)
+
+
+def _drop_rack_duplicates(work: _Work) -> None:
+    """Release every replica of a crowded rack; refill picks which one returns."""
+    for pid, reps in enumerate(work.kept):
+        by_group: dict[str | None, list[int]] = {}
+        for spu in reps:
+            by_group.setdefault(work.group(spu), []).append(spu)
+        for members in by_group.values():
+            if len(members) > 1:
+                for spu in members:
+                    work.drop(pid, spu)
+                work.released.add(pid)
+
+
+def _release_over_replicated(work: _Work) -> None:
+    """A partition above its new replication factor chooses its survivors
+    afresh during refill, where its own replicas cost nothing to keep."""
+    target = work.task.replication
+    for pid, reps in enumerate(work.kept):
+        if len(reps) > target:
+            for spu in list(reps):
+                work.drop(pid, spu)
+            work.released.add(pid)
+
+
+def _drop_surplus(work: _Work) -> None:
+    holders: dict[int, list[int]] = {}
+    for pid, reps in enumerate(work.kept):
+        for spu in reps:
+            holders.setdefault(spu, []).append(pid)
+    wanting = sorted((s for s in work.quota if work.excess(s) < 0),
+                     key=lambda s: (work.excess(s), s))
+    for spu in sorted(holders):
+        surplus = work.excess(spu)
+        if surplus <= 0:
+            continue
+        # Free slots where the SPUs missing most can go; keep leaders in place.
+        # A partition already missing a replica would need two compatible newcomers.
+        target = work.task.replication
+        pids = sorted(holders[spu], key=lambda p: (len(work.kept[p]) < target,
+                                                    -_refill_need(work, p, spu, wanting),
+                                                    work.kept[p][0] == spu, p))
+        for pid in pids[:surplus]:
+            work.drop(pid, spu)
+
+
+def _refill_need(work: _Work, pid: int, leaving: int, wanting: list[int]) -> int:
+    """How many replicas the neediest SPU that could take this slot misses."""
+    for spu in wanting:
+        if _fits_instead(work, pid, spu, leaving):
+            return -work.excess(spu)
+    return 0
+
+
+class _Deficits:
+    """SPUs below quota, most missing first, then by id."""
+
+    def __init__(self, missing: Mapping[int, int]) -> None:
+        self.missing = dict(missing)
+        self.levels: dict[int, list[int]] = {}
+        for spu in sorted(self.missing):
+            self.levels.setdefault(self.missing[spu], []).append(spu)
+
+    def __contains__(self, spu: int) -> bool:
+        return spu in self.missing
+
+    def __iter__(self):
+        for level in sorted(self.levels, reverse=True):
+            yield from self.levels[level]
+
+    def charge(self, spu: int) -> None:
+        level = self.missing.pop(spu)
+        self.levels[level].remove(spu)
+        if not self.levels[level]:
+            del self.levels[level]
+        if level > 1:
+            self.missing[spu] = level - 1
+            insort(self.levels.setdefault(level - 1, []), spu)
+
+
+def _refill(work: _Work) -> None:
+    target = work.task.replication
+    deficit = _Deficits({s: -work.excess(s) for s in work.quota if work.excess(s) < 0})
+    for pid, reps in enumerate(work.kept):
+        while len(reps) < target:
+            spu = _best_candidate(work, pid, deficit)
+            if spu is not None and spu not in work.original[pid] and pid in work.released \
+                    and _augment(work, pid, deficit, max_cost=0):
+                continue
+            if spu is not None:
+                deficit.charge(spu)
+                work.add(pid, spu)
+            elif not _augment(work, pid, deficit):
+                work.add(pid, _fallback(work, pid))
+
+
+def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
+    # A replica the partition held before costs no copy.
+    back = [s for s in work.original[pid] if s in deficit and work.fits(pid, s)]
+    if back:
+        return min(back, key=lambda s: (-deficit.missing[s], s))
+    return next((s for s in deficit if work.fits(pid, s)), None)
+
+
+def _augment(work: _Work, start: int, deficit: _Deficits,
+             max_cost: int | None = None, limit: int = 24) -> bool:
+    """Fill ``start`` through a chain: it takes SPU x from partition p1, p1
+    takes y from p2, ... until a partition takes an SPU below quota.
+
+    Label-correcting search on the number of new copies the chain adds, so a
+    chain that hands back a dropped replica is preferred over a new copy;
+    each search level is finished before the cheapest complete chain is used.
+    """
+    holders: dict[int, list[int]] = {}
+    for pid, reps in enumerate(work.kept):
+        for spu in reps:
+            holders.setdefault(spu, []).append(pid)
+    cost = {start: 0}
+    came: dict[int, tuple[int, int]] = {}  # partition -> (partition it gave to, SPU)
+    leaving: dict[int, int | None] = {start: None}
+    best = _finish(work, start, None, 0, deficit, None)
+    level = [start]
+    while level and limit > 0 and (best is None or best[0] > (max_cost or 0)):
+        following = []
+        for pid in level[:limit]:
+            limit -= 1
+            for spu in work.quota:
+                if spu in deficit or not _fits_instead(work, pid, spu, leaving[pid]):
+                    continue
+                step = cost[pid] + (spu not in work.original[pid])
+                for other in holders.get(spu, ()):
+                    total = step - (spu not in work.original[other])
+                    if other == start or _on_path(came, pid, other) \
+                            or total >= cost.get(other, total + 1):
+                        continue
+                    cost[other], came[other], leaving[other] = total, (pid, spu), spu
+                    following.append(other)
+                    best = _finish(work, other, spu, total, deficit, best)
+        level = following
+    if best is None or (max_cost is not None and best[0] > max_cost):
+        return False
+    _apply_chain(work, best[1], best[2], came, start)
+    deficit.charge(best[2])
+    return True
+
+
+def _finish(work: _Work, pid: int, leaving: int | None, cost: int, deficit: _Deficits,
+            best: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+    """The cheaper of ``best`` and ending the chain at ``pid`` with an SPU below quota."""
+    for spu in deficit:
+        if _fits_instead(work, pid, spu, leaving):
+            total = cost + (spu not in work.original[pid])
+            if best is None or total < best[0]:
+                best = (total, pid, spu)
+    return best
+
+
+def _on_path(came: Mapping[int, tuple[int, int]], pid: int, other: int) -> bool:
+    while pid in came:
+        if pid == other:
+            return True
+        pid = came[pid][0]
+    return pid == other
+
+
+def _apply_chain(work: _Work, last: int, spu: int,
+                 came: Mapping[int, tuple[int, int]], start: int) -> None:
+    work.have[spu] += 1
+    pid = last
+    while pid != start:
+        receiver, handed = came[pid]
+        slot = work.kept[pid].index(handed)
+        work.kept[pid][slot] = spu
+        pid, spu = receiver, handed
+    work.kept[start].append(spu)
+
+
+def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
+    others = [r for r in work.kept[pid] if r != leaving]
+    if spu in others:
+        return False
+    if work.groups is None:
+        return True
+    return all(work.groups[r] != work.groups[spu] for r in others)
+
+
+def _fallback(work: _Work, pid: int) -> int:
+    """No SPU below quota fits: take the least loaded one that does."""
+    for ignore_groups in (False, True):
+        fitting = [s for s in work.quota if work.fits(pid, s, ignore_groups)]
+        if fitting:
+            return min(fitting, key=lambda s: (work.excess(s), s))
+    raise AssertionError("replication exceeds eligible SPUs")  # checked by scenarios

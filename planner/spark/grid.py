@@ -1,0 +1,40 @@
+"""Evaluate a grid of what-if scenarios in parallel: one Spark task per
+scenario, each running the in-process planner on the broadcast cluster, so a
+row equals ``plan(cluster, scenario, options).metrics`` exactly."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+
+from planner.core.grid import COLUMNS, scenario_row
+from planner.core.model import Cluster, Options, Scenario
+
+
+def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Scenario],
+                  options: Options | None = None, slices: int | None = None) -> list[dict[str, Any]]:
+    """Rows in the order of ``scenarios``."""
+    options = options or Options()
+    context = spark.sparkContext
+    shared = context.broadcast(cluster)
+    indexed = list(enumerate(scenarios))
+    count = slices or min(len(indexed), 4 * context.defaultParallelism) or 1
+    rows = (context.parallelize(indexed, count)
+            .map(lambda item: (item[0], scenario_row(shared.value, item[1], options)))
+            .collect())
+    shared.unpersist()
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+
+
+def grid_dataframe(spark: SparkSession, rows: Sequence[dict[str, Any]]) -> DataFrame:
+    """The scenario x metrics table as a DataFrame (all numbers as doubles)."""
+    schema = ", ".join(f"{c} string" if c in ("scenario", "error") else f"{c} double"
+                       for c in COLUMNS)
+    data = [tuple(_cell(row[c], c) for c in COLUMNS) for row in rows]
+    return spark.createDataFrame(data, schema)
+
+
+def _cell(value: Any, column: str) -> Any:
+    if column in ("scenario", "error") or value is None:
+        return value
+    return float(value)

@@ -1,0 +1,112 @@
+"""Properties of every plan, on random clusters (hypothesis)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.core import Cluster, Options, Scenario, Spu, Topic, plan
+
+
+@st.composite
+def clusters(draw):
+    racks = draw(st.sampled_from([0, 2, 3, 4]))
+    count = draw(st.integers(max(3, racks), 9))
+    spus = tuple(Spu(i, f"r{i % racks}" if racks else None) for i in range(count))
+    topics = []
+    for k in range(draw(st.integers(1, 3))):
+        rf = draw(st.integers(1, 3))
+        partitions = draw(st.integers(1, 8))
+        replicas = tuple(tuple(draw(st.permutations(range(count)))[:rf]) for _ in range(partitions))
+        topics.append(Topic(f"t{k}", replicas))
+    return Cluster(spus, tuple(topics))
+
+
+@st.composite
+def planned(draw):
+    cluster = draw(clusters())
+    options = Options(anti_affinity=draw(st.booleans()), balance_leaders=draw(st.booleans()),
+                      optimise_order=draw(st.booleans()))
+    first = len(cluster.spus)
+    rack = cluster.spus[0].rack
+    scenario = draw(st.sampled_from([
+        Scenario("none"), Scenario("add", add_spus=(Spu(first, rack),)),
+        Scenario("remove", remove_spus=(first - 1,))]))
+    if scenario.remove_spus and first - 1 < max(t.replication for t in cluster.topics):
+        scenario = Scenario("none")
+    return cluster, scenario, options, plan(cluster, scenario, options)
+
+
+def eligible(cluster, scenario):
+    spus = [s for s in (*cluster.spus, *scenario.add_spus) if s.id not in scenario.remove_spus]
+    return spus
+
+
+@settings(max_examples=150, deadline=None)
+@given(planned())
+def test_every_partition_keeps_its_replication_factor_on_distinct_live_spus(case):
+    cluster, scenario, _, result = case
+    live = {s.id for s in eligible(cluster, scenario)}
+    for topic in cluster.topics:
+        target = result.target[topic.name]
+        assert len(target) == topic.partitions
+        for reps in target:
+            assert len(reps) == topic.replication == len(set(reps))
+            assert set(reps) <= live
+
+
+@settings(max_examples=150, deadline=None)
+@given(planned())
+def test_anti_affinity_holds_when_enabled_and_possible(case):
+    cluster, scenario, options, result = case
+    spus = eligible(cluster, scenario)
+    racks = {s.rack for s in spus}
+    if not options.anti_affinity or None in racks:
+        return
+    rack_of = {s.id: s.rack for s in spus}
+    for topic in cluster.topics:
+        if len(racks) >= topic.replication:
+            for reps in result.target[topic.name]:
+                assert len({rack_of[s] for s in reps}) == len(reps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(planned())
+def test_spreads_are_at_most_one_where_racks_are_even_or_ignored(case):
+    cluster, scenario, options, result = case
+    spus = eligible(cluster, scenario)
+    sizes = Counter(s.rack for s in spus)
+    even = len(set(sizes.values())) == 1 or not options.anti_affinity or None in sizes
+    if not even:
+        return
+    assert result.metrics["replica_spread"] <= 1
+    assert result.metrics["topic_replica_spread"] <= 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(planned())
+def test_each_spu_leads_its_replicas_over_replication_rounded(case):
+    """Leader share = sum over topics of replicas held / replication factor."""
+    cluster, scenario, options, result = case
+    if not options.balance_leaders:
+        return
+    share = Counter()
+    for topic in cluster.topics:
+        for reps in result.target[topic.name]:
+            for spu in reps:
+                share[spu] += 1 / topic.replication
+    leads = Counter(reps[0] for m in result.target.values() for reps in m)
+    for spu in eligible(cluster, scenario):
+        assert int(share[spu] + 1e-9) <= leads[spu] <= -int(-share[spu] + 1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(planned())
+def test_moves_are_never_below_the_lower_bound_and_match_the_target(case):
+    cluster, _, _, result = case
+    assert result.metrics["replicas_moved"] >= result.metrics["lower_bound"]
+    assert result.metrics["replicas_moved"] == sum(len(m.added) for m in result.moves)
+    for move in result.moves:
+        assert result.target[move.topic][move.partition] == move.after
+        assert cluster.topic(move.topic).replicas[move.partition] == move.before
