@@ -19,7 +19,6 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 """
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,8 @@ from typing import Any
 
 import msgpack
 import redis
+
+from webapp.perf import gc_paused
 from django.conf import settings
 
 from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Resolution,
@@ -60,17 +61,6 @@ def sets_key(topic: str) -> str:
 
 def values_key(topic: str) -> str:
     return f"{PREFIX}values:{topic}"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 STORE = PREFIX + "store"

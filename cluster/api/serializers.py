@@ -51,7 +51,9 @@ class ReplicaAssignmentField(serializers.JSONField):
 
 def _name_field(**kwargs: Any) -> serializers.RegexField:
     """Fluvio's naming rule, stated in the schema as the core enforces it."""
-    return serializers.RegexField(NAME_PATTERN, max_length=MAX_NAME_LENGTH, **kwargs)
+    return serializers.RegexField(NAME_PATTERN, max_length=MAX_NAME_LENGTH, error_messages={
+        "invalid": "may contain only lowercase letters, digits and '-', and must start "
+                   "and end with a letter or digit"}, **kwargs)
 
 
 class TopicCreateSerializer(serializers.Serializer):

@@ -26,6 +26,7 @@ from cluster.errors import DomainError
 from cluster.forms import read_assignment_upload
 from cluster.models import Event, Spu, SpuGroup, Topic
 from cluster.roles import is_operator
+from cluster.selectors import group_describe
 from cluster.selectors import (ClusterStats, SpuStats, cluster_health, cluster_stats,
                                events_filtered, partitions_by_ids, partitions_filtered,
                                topic_counts_by_resolution, topic_describe, topics_filtered)
@@ -74,9 +75,17 @@ class ApiView(JsonErrors, GenericAPIView):
         return self.get_paginated_response([to_dict(item) for item in page])
 
 
+def _first_problem(data: Any) -> str:
+    """``name: may contain only ...``: the first field problem, for people."""
+    if isinstance(data, dict) and data:
+        field, problems = next(iter(data.items()))
+        return f"{field}: {problems[0] if isinstance(problems, list) else problems}"
+    return str(data[0]) if isinstance(data, list) and data else ""
+
+
 def _error_body(exc: Exception, data: Any) -> dict[str, Any]:
     if isinstance(exc, ValidationError):
-        return {"error": "invalid input", "details": data}
+        return {"error": f"invalid input: {_first_problem(data)}", "details": data}
     if isinstance(exc, APIException) and isinstance(data, dict) and "detail" in data:
         return {"error": str(data["detail"]), "details": None}
     return {"error": "request refused", "details": data}
@@ -142,20 +151,13 @@ class SpuDetailView(ApiView):
 
 # --- SPU groups ---------------------------------------------------------------
 
-def _group_json(group: SpuGroup) -> dict[str, Any]:
-    return {"name": group.name, "replicas": group.replicas, "min_id": group.min_id,
-            "rack": group.rack or None, "storage_size": group.storage_size,
-            "resolution": group.resolution, "reason": group.reason,
-            "spus": sorted(group.spus.values_list("id", flat=True))}
-
-
 class SpuGroupListView(ApiView):
     serializer_class = s.SpuGroupSerializer
 
     @extend_schema(summary="List SPU groups",
                    responses={200: s.SpuGroupSerializer(many=True), **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        return self.page_of(SpuGroup.objects.order_by("name"), _group_json)
+        return self.page_of(SpuGroup.objects.order_by("name"), group_describe)
 
     @extend_schema(summary="Create an SPU group (provisions its managed SPUs)",
                    request=s.SpuGroupCreateSerializer,
@@ -163,7 +165,7 @@ class SpuGroupListView(ApiView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.SpuGroupCreateSerializer, request.data)
         group = spg_create(by=request.user, **data)
-        return Response(_group_json(group), status=status.HTTP_201_CREATED)
+        return Response(group_describe(group), status=status.HTTP_201_CREATED)
 
 
 class SpuGroupDetailView(ApiView):
@@ -172,13 +174,13 @@ class SpuGroupDetailView(ApiView):
     @extend_schema(summary="One SPU group", responses={200: s.SpuGroupSerializer,
                                                        **READ_ERRORS, 404: ERRORS[404]})
     def get(self, request: Request, name: str) -> Response:
-        return Response(_group_json(get_object_or_404(SpuGroup, name=name)))
+        return Response(group_describe(get_object_or_404(SpuGroup, name=name)))
 
     @extend_schema(summary="Scale an SPU group", request=s.SpuGroupScaleSerializer,
                    responses={200: s.SpuGroupSerializer, **ERRORS})
     def patch(self, request: Request, name: str) -> Response:
         data = self.validated(s.SpuGroupScaleSerializer, request.data)
-        return Response(_group_json(spg_scale(name=name, replicas=data["replicas"],
+        return Response(group_describe(spg_scale(name=name, replicas=data["replicas"],
                                               by=request.user)))
 
     @extend_schema(summary="Delete an SPU group and its SPUs",

@@ -7,10 +7,16 @@ against its quotas, and leaders (a cluster-wide matching) and the follower
 order (a single pass with cluster-wide counters) are chosen centrally from
 SPU ids alone. ``mapper`` runs the per-topic steps; the Spark job passes one
 that distributes them, so both produce the same plan.
+
+A grid plans many scenarios of one cluster, so what depends on the current
+layout alone (replica counts, its metrics) is computed once per cluster
+(``current_facts``), and a topic whose replicas already sit exactly on its
+quotas is not placed again: placement would keep every replica.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from planner.core.leaders import choose_leaders
@@ -57,11 +63,45 @@ def plan(cluster: Cluster, scenario: Scenario | None = None, options: Options | 
          mapper: Mapper = local_map) -> Plan:
     """The minimal-movement balanced plan for ``scenario`` applied to ``cluster``."""
     prep = prepare(cluster, scenario or Scenario(), options or Options())
-    topics = {t.name: t for t in cluster.topics}
-    counts = mapper(count_replicas, [topics[s.topic].replicas for s in prep.shares])
-    quotas = replica_quotas(prep, counts)
-    placed = mapper(assign_topic, topic_tasks(prep, quotas))
-    return finish(prep, quotas, {s.topic: p for s, p in zip(prep.shares, placed)})
+    facts = current_facts(cluster)
+    quotas = replica_quotas(prep, [facts.counts[s.topic] for s in prep.shares])
+    tasks = topic_tasks(prep, quotas)
+    moving = [t for t in tasks if not settled(t, facts)]
+    placed = {t.topic: t.current for t in tasks}
+    placed.update(zip((t.topic for t in moving), mapper(assign_topic, moving)))
+    return finish(prep, quotas, placed)
+
+
+@dataclass(frozen=True)
+class Current:
+    """What the current layout alone decides; shared by every scenario of a grid."""
+
+    counts: Mapping[str, Mapping[int, int]]
+    # Topics with two replicas of a partition in one rack.
+    crowded: frozenset[str]
+    before: Mapping[str, object]
+
+
+@lru_cache(maxsize=2)
+def current_facts(cluster: Cluster) -> Current:
+    group = {s.id: group_key(s) for s in cluster.spus}
+    crowded = frozenset(t.name for t in cluster.topics
+                        if any(len({group[r] for r in reps}) < len(reps) for reps in t.replicas))
+    layout = {t.name: t.replicas for t in cluster.topics}
+    return Current({t.name: count_replicas(t.replicas) for t in cluster.topics}, crowded,
+                   layout_metrics(layout, cluster.spus))
+
+
+def settled(task: TopicTask, facts: Current) -> bool:
+    """Placement would keep every replica where it is: nothing on a removed
+    SPU, no rack shared under anti-affinity, same replication, counts at quota."""
+    counts = facts.counts[task.topic]
+    if task.group_of is not None and task.topic in facts.crowded:
+        return False
+    if not task.current or len(task.current[0]) != task.replication:
+        return False
+    return all(task.quota.get(s) == n for s, n in counts.items()) and \
+        sum(task.quota.values()) == sum(counts.values())
 
 
 def count_replicas(replica_map: ReplicaMap) -> dict[int, int]:
@@ -105,8 +145,8 @@ def finish(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
     moves = moves_between(current, target)
     metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep)),
                **layout_metrics(target, prep.effective.spus)}
-    before = layout_metrics(current, prep.cluster.spus)
-    return Plan(prep.scenario, prep.options, target, moves, metrics, before)
+    before = current_facts(prep.cluster).before
+    return Plan(prep.scenario, prep.options, target, moves, metrics, dict(before))
 
 
 def lower_bound(prep: Prepared) -> int:
@@ -120,8 +160,8 @@ def lower_bound(prep: Prepared) -> int:
         for spu, q in s.shares.items():
             share[spu] = share.get(spu, 0.0) + q
     held: dict[int, int] = {}
-    for topic in prep.cluster.topics:
-        for spu, count in count_replicas(topic.replicas).items():
+    for counts in current_facts(prep.cluster).counts.values():
+        for spu, count in counts.items():
             held[spu] = held.get(spu, 0) + count
     cluster_gap = sum(max(0, floor_share(q) - held.get(spu, 0)) for spu, q in share.items())
     return max(per_topic, cluster_gap)

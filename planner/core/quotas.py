@@ -31,6 +31,23 @@ class Row:
     current: Mapping[int, int]
 
 
+class _Limits:
+    """Each share rounded down and up, and the SPUs whose two differ, once per
+    distinct shares mapping (topics of one shape share theirs)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Mapping, dict, dict, list]] = {}
+
+    def of(self, row: Row) -> tuple[dict[int, int], dict[int, int], list[int]]:
+        entry = self._seen.get(id(row.shares))
+        if entry is None or entry[0] is not row.shares:
+            low = {s: floor_share(q) for s, q in row.shares.items()}
+            high = {s: ceil_share(q) for s, q in row.shares.items()}
+            flexible = [s for s in row.shares if high[s] > low[s]]
+            entry = self._seen[id(row.shares)] = (row.shares, low, high, flexible)
+        return entry[1], entry[2], entry[3]
+
+
 @dataclass
 class _Bounds:
     base: dict
@@ -58,35 +75,36 @@ def bounds_of(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> tuple[di
 def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> dict[str, dict[int, int]]:
     """Integer quotas per row key and SPU (see the module text)."""
     spu_bounds, group_bounds = bounds_of(rows, cluster_group)
-    spus = _tracker(rows, spu_bounds, lambda s: s)
-    groups = _tracker(rows, group_bounds, lambda s: cluster_group[s])
+    limits = _Limits()
+    spus = _tracker(rows, spu_bounds, lambda s: s, limits)
+    groups = _tracker(rows, group_bounds, lambda s: cluster_group[s], limits)
     result = {}
     for row in rows:
-        result[row.key] = _round_row(row, spus, groups, cluster_group)
-    _repair(rows, result, spu_bounds, group_bounds, cluster_group)
+        result[row.key] = _round_row(row, spus, groups, cluster_group, limits)
+    _repair(rows, result, spu_bounds, group_bounds, cluster_group, limits)
     return result
 
 
-def _tracker(rows: Sequence[Row], bounds: Mapping, key_of) -> _Bounds:
+def _tracker(rows: Sequence[Row], bounds: Mapping, key_of, limits: _Limits) -> _Bounds:
     base: dict = {k: 0 for k in bounds}
     flex: dict = {k: 0 for k in bounds}
     free: dict = {k: 0 for k in bounds}
     for row in rows:
-        for spu, share in row.shares.items():
-            low = floor_share(share)
-            base[key_of(spu)] += low
-            if ceil_share(share) > low:
-                flex[key_of(spu)] += 1
-                free[key_of(spu)] += row.current.get(spu, 0) > low
+        low, _, flexible = limits.of(row)
+        for spu, floor in low.items():
+            base[key_of(spu)] += floor
+        for spu in flexible:
+            flex[key_of(spu)] += 1
+            free[key_of(spu)] += row.current.get(spu, 0) > low[spu]
     need = {k: bounds[k][0] - base[k] for k in bounds}
     room = {k: bounds[k][1] - base[k] for k in bounds}
     return _Bounds(base, need, room, flex, free)
 
 
 def _round_row(row: Row, spus: _Bounds, groups: _Bounds,
-               cluster_group: Mapping[int, str]) -> dict[int, int]:
-    quota = {s: floor_share(q) for s, q in row.shares.items()}
-    flexible = [s for s, q in row.shares.items() if ceil_share(q) > quota[s]]
+               cluster_group: Mapping[int, str], limits: _Limits) -> dict[int, int]:
+    low, _, flexible = limits.of(row)
+    quota = dict(low)
     extras = row.total - sum(quota.values())
     ranked = sorted(flexible, key=lambda s: _rank(s, row, quota, spus, groups, cluster_group))
     used: dict[str, int] = {}
@@ -105,8 +123,9 @@ def _round_row(row: Row, spus: _Bounds, groups: _Bounds,
         spus.room[spu] -= 1
         groups.need[cluster_group[spu]] -= 1
         groups.room[cluster_group[spu]] -= 1
+    chosen = set(picked)
     for spu in flexible:
-        is_free = row.current.get(spu, 0) > quota[spu] - (spu in picked)
+        is_free = row.current.get(spu, 0) > quota[spu] - (spu in chosen)
         spus.flex_left[spu] -= 1
         spus.free_left[spu] -= is_free
         groups.flex_left[cluster_group[spu]] -= 1
@@ -172,7 +191,7 @@ def _group_extra_bounds(row: Row, group_of: Mapping[int, str],
 
 def _repair(rows: Sequence[Row], result: dict[str, dict[int, int]],
             spu_bounds: Mapping[int, tuple[int, int]], group_bounds: Mapping[str, tuple[int, int]],
-            cluster_group: Mapping[int, str]) -> None:
+            cluster_group: Mapping[int, str], limits: _Limits) -> None:
     """Swap extras inside a row until every SPU and rack meets its cluster bounds."""
     totals = {s: 0 for s in spu_bounds}
     for quota in result.values():
@@ -180,7 +199,8 @@ def _repair(rows: Sequence[Row], result: dict[str, dict[int, int]],
             totals[spu] += q
     for _ in range(4 * len(spu_bounds) + 4):
         over, under, racks = _violations(totals, spu_bounds, group_bounds, cluster_group)
-        swap = _best_swap(rows, result, totals, spu_bounds, over, under, cluster_group, racks)
+        swap = _best_swap(rows, result, totals, spu_bounds, over, under, cluster_group, racks,
+                          limits)
         if swap is None:
             return
         key, giver, taker = swap
@@ -207,14 +227,14 @@ def _violations(totals, spu_bounds, group_bounds, cluster_group) -> tuple[set, s
     return over, under, True
 
 
-def _best_swap(rows, result, totals, spu_bounds, over, under, cluster_group, racks):
+def _best_swap(rows, result, totals, spu_bounds, over, under, cluster_group, racks, limits):
     if not over and not under:
         return None
     best = None
     for row in rows:
         quota = result[row.key]
         group_of = row.group_of or {}
-        for giver, taker in _swap_pairs(row, quota, over, under, totals, spu_bounds):
+        for giver, taker in _swap_pairs(row, quota, over, under, totals, spu_bounds, limits):
             same_rack = cluster_group[giver] == cluster_group[taker]
             if group_of.get(giver) != group_of.get(taker) or (same_rack and racks):
                 continue
@@ -224,10 +244,11 @@ def _best_swap(rows, result, totals, spu_bounds, over, under, cluster_group, rac
     return None if best is None else best[1:]
 
 
-def _swap_pairs(row, quota, over, under, totals, spu_bounds):
+def _swap_pairs(row, quota, over, under, totals, spu_bounds, limits):
     """(giver, taker) pairs in a row that fix one bound without breaking one."""
-    givers = [s for s in row.shares if quota[s] > floor_share(row.shares[s])]
-    takers = [s for s in row.shares if quota[s] < ceil_share(row.shares[s])]
+    low, high, flexible = limits.of(row)
+    givers = [s for s in flexible if quota[s] > low[s]]
+    takers = [s for s in flexible if quota[s] < high[s]]
     if over:
         givers = [s for s in givers if s in over]
         takers = [s for s in takers if totals[s] < spu_bounds[s][1]]

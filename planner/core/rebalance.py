@@ -10,7 +10,6 @@ minimum, except where a placement conflict forces a detour.
 from __future__ import annotations
 
 from bisect import insort
-from collections import deque
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -42,6 +41,13 @@ class _Work:
                 self.have[spu] += 1
         self.original = [set(reps) for reps in task.current]
         self.released: set[int] = set()
+        # What two replicas of a partition may not share: the SPU, or its group.
+        self.key = dict(task.group_of) if task.group_of is not None else {s: s for s in task.quota}
+
+    def blocked(self, pid: int, leaving: int | None) -> set:
+        """Keys a newcomer to ``pid`` may not have, once ``leaving`` has left."""
+        key = self.key
+        return {key[r] for r in self.kept[pid] if r != leaving}
 
     def excess(self, spu: int) -> int:
         return self.have[spu] - self.quota[spu]
@@ -194,27 +200,35 @@ def _augment(work: _Work, start: int, deficit: _Deficits,
     for pid, reps in enumerate(work.kept):
         for spu in reps:
             holders.setdefault(spu, []).append(pid)
-    cost = {start: 0}
+    # Constant during one search: every replica that can be handed over (SPUs
+    # in quota order, as ties go to the first found) and the SPUs below quota.
+    key, original = work.key, work.original
+    offers = [(key[spu], spu, other, spu not in original[other])
+              for spu in work.quota if spu not in deficit and spu in holders
+              for other in holders[spu]]
+    wanted = list(deficit)
+    # A list beats a dict here; ``start`` is never relabelled.
+    cost = [len(work.kept) * 2 + 2] * len(work.kept)
+    cost[start] = -cost[start]
     came: dict[int, tuple[int, int]] = {}  # partition -> (partition it gave to, SPU)
     leaving: dict[int, int | None] = {start: None}
-    best = _finish(work, start, None, 0, deficit, None)
+    best = _finish(work, start, None, 0, wanted, None)
     level = [start]
     while level and limit > 0 and (best is None or best[0] > (max_cost or 0)):
         following = []
         for pid in level[:limit]:
             limit -= 1
-            for spu in work.quota:
-                if spu in deficit or not _fits_instead(work, pid, spu, leaving[pid]):
+            blocked = work.blocked(pid, leaving[pid])
+            base, mine = (0 if pid == start else cost[pid]), original[pid]
+            for group, spu, other, fresh in offers:
+                if group in blocked:
                     continue
-                step = cost[pid] + (spu not in work.original[pid])
-                for other in holders.get(spu, ()):
-                    total = step - (spu not in work.original[other])
-                    if other == start or _on_path(came, pid, other) \
-                            or total >= cost.get(other, total + 1):
-                        continue
-                    cost[other], came[other], leaving[other] = total, (pid, spu), spu
-                    following.append(other)
-                    best = _finish(work, other, spu, total, deficit, best)
+                total = base + (spu not in mine) - fresh
+                if total >= cost[other] or _on_path(came, pid, other):
+                    continue
+                cost[other], came[other], leaving[other] = total, (pid, spu), spu
+                following.append(other)
+                best = _finish(work, other, spu, total, wanted, best)
         level = following
     if best is None or (max_cost is not None and best[0] > max_cost):
         return False
@@ -223,12 +237,14 @@ def _augment(work: _Work, start: int, deficit: _Deficits,
     return True
 
 
-def _finish(work: _Work, pid: int, leaving: int | None, cost: int, deficit: _Deficits,
+def _finish(work: _Work, pid: int, leaving: int | None, cost: int, wanted: list[int],
             best: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
     """The cheaper of ``best`` and ending the chain at ``pid`` with an SPU below quota."""
-    for spu in deficit:
-        if _fits_instead(work, pid, spu, leaving):
-            total = cost + (spu not in work.original[pid])
+    blocked = work.blocked(pid, leaving)
+    key, mine = work.key, work.original[pid]
+    for spu in wanted:
+        if key[spu] not in blocked:
+            total = cost + (spu not in mine)
             if best is None or total < best[0]:
                 best = (total, pid, spu)
     return best

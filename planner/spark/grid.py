@@ -17,8 +17,10 @@ def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Sce
     options = options or Options()
     context = spark.sparkContext
     shared = context.broadcast(cluster)
-    indexed = list(enumerate(scenarios))
-    count = slices or min(len(indexed), 4 * context.defaultParallelism) or 1
+    count = slices or min(len(scenarios), 4 * context.defaultParallelism) or 1
+    # Slices are contiguous runs and a grid lists scenarios by kind, whose
+    # costs differ: dealing them out in turn keeps the slices even.
+    indexed = sorted(enumerate(scenarios), key=lambda item: (item[0] % count, item[0]))
     rows = (context.parallelize(indexed, count)
             .map(lambda item: (item[0], scenario_row(shared.value, item[1], options)))
             .collect())

@@ -47,5 +47,17 @@ def test_run_serves_the_app_and_an_interrupt_stops_every_process(tmp_path, redis
         gone, alive = psutil.wait_procs(children, timeout=15)
         assert not alive, [p.cmdline() for p in alive]
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        _kill_tree(proc)
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Never leave the supervisor's children behind, even when the test fails."""
+    try:
+        family = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        family = []
+    for child in family:
+        child.kill()
+    if proc.poll() is None:
+        proc.kill()
+    psutil.wait_procs(family, timeout=10)

@@ -1,4 +1,4 @@
-"""Outage controls and the produce / records panel on the pages (no worker: services settle here)."""
+"""Outage controls and the produce / records panel on the pages (no worker: settled here)."""
 from __future__ import annotations
 
 import pytest

@@ -5,14 +5,8 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import SpuGroup
+from cluster.selectors import group_describe
 from cluster.services import spg_create, spg_delete, spg_scale
-
-
-def group_json(group: SpuGroup) -> dict[str, object]:
-    return {"name": group.name, "replicas": group.replicas, "min_id": group.min_id,
-            "rack": group.rack or None, "storage_size": group.storage_size,
-            "resolution": group.resolution, "reason": group.reason,
-            "spus": sorted(group.spus.values_list("id", flat=True))}
 
 
 class Command(SubcommandCommand):
@@ -39,7 +33,7 @@ class Command(SubcommandCommand):
         group = spg_create(name=name, replicas=replicas, min_id=min_id, rack=rack,
                            storage_size=storage_size, by="cli")
         text = f"SPU group {group.name} {group.resolution}"
-        self.emit(group_json(group), json,
+        self.emit(group_describe(group), json,
                   text + (f": {group.reason}" if group.reason else ""))
 
     def handle_scale(self, name: str, replicas: int, **_: Any) -> None:
@@ -51,7 +45,7 @@ class Command(SubcommandCommand):
         self.stdout.write(f"SPU group {name} deleted")
 
     def handle_list(self, json: bool, **_: Any) -> None:
-        groups = [group_json(g) for g in SpuGroup.objects.all()]
+        groups = [group_describe(g) for g in SpuGroup.objects.all()]
         rows = [[g["name"], g["replicas"], g["min_id"], g["rack"] or "-",
                  g["storage_size"], g["resolution"], g["reason"]] for g in groups]
         self.emit(groups, json, table(rows, ["NAME", "REPLICAS", "MIN ID", "RACK",

@@ -28,26 +28,36 @@ CASES = 300
 
 def test_the_planner_moves_no_more_than_the_exact_optimum_on_random_clusters():
     rng = random.Random(20240519)
-    equal = certified = 0
-    worst, planner_total, exact_total = 1.0, 0, 0
+    equal = certified = within = 0
+    worst, most_extra, planner_total, exact_total = 1.0, 0, 0, 0
     for _ in range(CASES):
         cluster, scenario, options = random_case(rng)
         moved = plan(cluster, scenario, options).metrics["replicas_moved"]
         bound, exact = exact_moves(cluster, scenario, options)
         certified += bound == exact
         equal += moved <= exact
+        within += moved <= 1.05 * exact
         assert moved >= bound
+        # The per-case 5 % does not hold on tiny clusters (see below);
+        # what holds: never more than one move above the optimum.
+        assert moved <= exact + 1
+        most_extra = max(most_extra, moved - exact)
         planner_total, exact_total = planner_total + moved, exact_total + exact
         if exact:
             worst = max(worst, moved / exact)
         else:
             assert moved == 0
     print(f"\nexact optimum over {CASES} clusters: planner at or below it on {equal} "
-          f"({100 * equal / CASES:.1f}%), optimum certified on {certified}, total moves "
-          f"{planner_total} vs {exact_total} (+{100 * (planner_total / exact_total - 1):.2f}%), "
-          f"worst single case x{worst:.3f}")
+          f"({100 * equal / CASES:.1f}%), within 5 % on {within} ({100 * within / CASES:.1f}%), "
+          f"optimum certified on {certified}, total moves {planner_total} vs {exact_total} "
+          f"(+{100 * (planner_total / exact_total - 1):.2f}%), worst single case x{worst:.3f} "
+          f"(+{most_extra} move)")
     assert equal >= 0.95 * CASES
-    # Per case, one extra move on a tiny cluster is far more than 5 %; overall it is not.
+    # Per case, one extra move on a tiny cluster is more than 5 %: the rounding
+    # of quotas is chosen topic by topic (greedy across the cross-topic SPU and
+    # rack bounds), and a count-optimal rounding may still not be placeable
+    # without a detour, so a few cases lose one move. Overall the loss is small.
+    assert within >= 0.95 * CASES
     assert planner_total <= 1.05 * exact_total
 
 
