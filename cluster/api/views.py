@@ -36,7 +36,8 @@ from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
 ERRORS = {code: OpenApiResponse(s.ErrorSerializer, description=text) for code, text in [
     (400, "bad input; nothing stored"), (403, "not logged in, or not an operator"),
     (404, "no such object"), (409, "conflicts with the store; nothing stored")]}
-READ_ERRORS = {403: ERRORS[403]}
+# A filter with a NUL byte is refused (webapp.middleware) before any read.
+READ_ERRORS = {400: ERRORS[400], 403: ERRORS[403]}
 
 
 class OperatorWrites(BasePermission):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from cluster.core.names import name_problem
+from cluster.core.spus import MAX_SPU_ID
 
 
 class GroupResolution(str, Enum):
@@ -36,6 +37,9 @@ def group_input_problems(name: str, replicas: int, min_id: int,
         problems.append(f"replicas must be between 1 and {MAX_GROUP_REPLICAS}")
     if min_id < 0:
         problems.append("min-id must be a non-negative integer")
+    elif min_id + max(replicas, 1) - 1 > MAX_SPU_ID:
+        problems.append(f"the group's SPU ids {min_id}..{min_id + replicas - 1} go past "
+                        f"the largest SPU id, {MAX_SPU_ID}")
     if not _SIZE.match(storage_size):
         problems.append(f"storage size {storage_size!r} must look like 1Gi, 512Mi or 2Ti")
     return problems

@@ -42,3 +42,11 @@ def test_topic_names_follow_fluvio_rules():
     assert "at most 63" in name_problem("a" * 64)
     for bad in ["Orders", "orders_x", "-orders", "orders-", "or ders", ""]:
         assert name_problem(bad), bad
+
+
+def test_a_group_may_not_run_past_the_largest_spu_id():
+    from cluster.core.spu_groups import group_input_problems
+    from cluster.core.spus import MAX_SPU_ID
+
+    assert group_input_problems("g", 2, MAX_SPU_ID - 1, "1Gi") == []
+    assert "go past the largest SPU id" in group_input_problems("g", 3, MAX_SPU_ID - 1, "1Gi")[0]
