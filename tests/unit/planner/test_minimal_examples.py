@@ -68,3 +68,16 @@ def test_a_lower_replication_factor_copies_nothing():
     result = plan(Cluster(spus, (topic,)), Scenario("rf", replication=(("t", 1),)))
     assert result.metrics["replicas_moved"] == 0
     assert set(counts(result.target["t"]).values()) == {2}
+
+
+def test_quotas_rounded_topic_by_topic_no_longer_leave_an_spu_empty():
+    """9 replicas on 8 SPUs: every SPU ends at 1 or 2, with the 4 forced moves."""
+    cluster = Cluster(tuple(Spu(i) for i in range(8)),
+                      (Topic("t0", ((0,), (4,))), Topic("t1", ((0,), (0,), (0,), (4,))),
+                       Topic("t2", ((0, 1, 2),))))
+    result = plan(cluster, Scenario(),
+                  Options(anti_affinity=True, balance_leaders=False, optimise_order=False))
+    held = counts([reps for m in result.target.values() for reps in m])
+    assert sorted(held[s] for s in range(8)) == [1] * 7 + [2]
+    assert result.metrics["replica_spread"] == 1
+    assert result.metrics["replicas_moved"] == result.metrics["lower_bound"] == 4

@@ -1,0 +1,154 @@
+"""A small min-cost flow with lower bounds, in plain Python (no dependencies).
+
+Edges carry ``[low, high]`` bounds and a non-negative integer cost. Lower
+bounds are turned into node supplies and demands served from an auxiliary
+source and sink (the usual circulation reduction); the flow is then found by
+the primal-dual method: a Dijkstra pass on reduced costs fixes potentials,
+then a blocking flow (Dinic) on the zero-reduced-cost edges pushes as much as
+the shortest paths carry. Costs here are small (0 or 1), so there are few
+phases however many units flow.
+
+Everything is deterministic: nodes and edges are visited in creation order.
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+INF = float("inf")
+
+
+class MinCostFlow:
+    def __init__(self) -> None:
+        self.adj: list[list[int]] = []
+        self.to: list[int] = []
+        self.cap: list[int] = []
+        self.cost: list[int] = []
+        self.low: list[int] = []
+        self.balance: list[int] = []
+
+    def node(self) -> int:
+        self.adj.append([])
+        self.balance.append(0)
+        return len(self.adj) - 1
+
+    def edge(self, u: int, v: int, low: int, high: int, cost: int = 0) -> int:
+        """Add u -> v with flow in [low, high]; returns the edge id."""
+        if high < low:
+            raise ValueError("edge bounds are empty")
+        e = len(self.to)
+        self.to += (v, u)
+        self.cap += (high - low, 0)
+        self.cost += (cost, -cost)
+        self.low.append(low)
+        self.adj[u].append(e)
+        self.adj[v].append(e + 1)
+        self.balance[v] += low
+        self.balance[u] -= low
+        return e
+
+    def flow(self, e: int) -> int:
+        return self.low[e >> 1] + self.cap[e ^ 1]
+
+    def solve(self) -> bool:
+        """Find a cheapest flow meeting every bound; False when none exists."""
+        source, sink = self.node(), self.node()
+        required = 0
+        for v in range(len(self.balance) - 2):
+            b = self.balance[v]
+            if b > 0:
+                self.edge(source, v, 0, b)
+                required += b
+            elif b < 0:
+                self.edge(v, sink, 0, -b)
+        return self._primal_dual(source, sink, required) == required
+
+    def _primal_dual(self, s: int, t: int, required: int) -> int:
+        n = len(self.adj)
+        adj, to, cap, cost = self.adj, self.to, self.cap, self.cost
+        pot = [0] * n
+        pushed = 0
+        while pushed < required:
+            # Dijkstra on reduced costs, stopped once the sink is settled.
+            dist = [INF] * n
+            done = [False] * n
+            dist[s] = 0
+            heap = [(0, s)]
+            reach = INF
+            while heap:
+                d, u = heappop(heap)
+                if done[u]:
+                    continue
+                done[u] = True
+                if u == t:
+                    reach = d
+                    break
+                pu = pot[u] + d
+                for e in adj[u]:
+                    if cap[e] > 0:
+                        v = to[e]
+                        if not done[v]:
+                            nd = cost[e] + pu - pot[v]
+                            if nd < dist[v]:
+                                dist[v] = nd
+                                heappush(heap, (nd, v))
+            if reach == INF:
+                break
+            for v in range(n):
+                pot[v] += dist[v] if done[v] else reach
+            pushed += self._blocking(s, t, pot)
+        return pushed
+
+    def _blocking(self, s: int, t: int, pot: list) -> int:
+        """Dinic on the edges of zero reduced cost."""
+        n = len(self.adj)
+        adj, to, cap, cost = self.adj, self.to, self.cap, self.cost
+        total = 0
+        while True:
+            level = [-1] * n
+            level[s] = 0
+            queue = [s]
+            for u in queue:
+                pu, lu = pot[u], level[u] + 1
+                for e in adj[u]:
+                    if cap[e] > 0:
+                        v = to[e]
+                        if level[v] < 0 and cost[e] + pu == pot[v]:
+                            level[v] = lu
+                            queue.append(v)
+            if level[t] < 0:
+                return total
+            it = [0] * n
+            stack: list[int] = []
+            u = s
+            while True:
+                if u == t:
+                    f = min(cap[e] for e in stack)
+                    for e in stack:
+                        cap[e] -= f
+                        cap[e ^ 1] += f
+                    total += f
+                    stack.clear()
+                    u = s
+                    continue
+                edges = adj[u]
+                i = it[u]
+                pu, lu = pot[u], level[u] + 1
+                while i < len(edges):
+                    e = edges[i]
+                    if cap[e] > 0:
+                        v = to[e]
+                        if level[v] == lu and cost[e] + pu == pot[v]:
+                            break
+                    i += 1
+                it[u] = i
+                if i < len(edges):
+                    e = edges[i]
+                    stack.append(e)
+                    u = to[e]
+                    continue
+                if u == s:
+                    break
+                level[u] = -1
+                e = stack.pop()
+                u = to[e ^ 1]
+                it[u] += 1
