@@ -17,6 +17,8 @@ DEFAULT_MASTER = "local[*]"
 
 
 def spark_session(master: str | None = None, app_name: str = "planner") -> SparkSession:
+    # Stay on loopback: otherwise Spark picks the host's first interface address.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     _export_pythonpath()
     builder = (SparkSession.builder.master(master or DEFAULT_MASTER).appName(app_name)
                .config("spark.sql.shuffle.partitions", "4")
