@@ -28,8 +28,13 @@ def read_assignment_upload(upload: UploadedFile) -> object:
 
 
 def add_domain_error(form: forms.Form, error: DomainError) -> None:
-    """Show a service's refusal next to the field it names."""
-    field = error.field if error.field in form.fields else None
+    """Show a service's refusal next to the field it names.
+
+    A form may rename service fields (``service_fields``): the upload form's
+    ``file`` is what the service calls ``replica_assignment``.
+    """
+    field = getattr(form, "service_fields", {}).get(error.field, error.field)
+    field = field if field in form.fields else None
     form.add_error(field, error.message)
 
 
@@ -70,6 +75,7 @@ class TopicCreateForm(forms.Form):
 
 
 class AssignmentUploadForm(forms.Form):
+    service_fields = {"replica_assignment": "file"}
     name = forms.CharField(label="Topic name", max_length=63)
     file = forms.FileField(label="Replica assignment file (JSON, at most 1 MiB)",
                            widget=forms.ClearableFileInput(

@@ -126,6 +126,15 @@ def test_every_error_names_the_partition_and_the_rule(operator_client, five_spus
     assert store_counts() == before
 
 
+@pytest.mark.parametrize("content", [[{"id": 0, "replicas": [0, 9]}],
+                                     [{"id": 0, "replicas": [1, 1]}], b"{not json"])
+def test_the_reason_stands_next_to_the_file_field(operator_client, five_spus, content):
+    html = _upload(operator_client, content, action="create").content.decode()
+    field = html[html.index('id="id_file"'):]
+    assert field.index('id="id_file-error"') < field.index("</div>")
+    assert "partition" in field[:field.index("</div>")] or "JSON" in field[:field.index("</div>")]
+
+
 def test_a_file_over_1_mib_is_refused_before_it_is_parsed(operator_client, five_spus):
     response = _upload(operator_client, b"[" + b" " * (1024 * 1024 + 1) + b"]")
     assert response.status_code == 400 and b"at most 1 MiB" in response.content
