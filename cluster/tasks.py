@@ -26,9 +26,12 @@ log = logging.getLogger(__name__)
 
 
 @shared_task
-def reconcile_topics() -> dict[str, list[str]]:
+def reconcile_topics() -> dict[str, object]:
     """Periodic reconciliation (beat): the same services commands use."""
-    return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid()}
+    from cluster.services.replication import replication_resync_store
+
+    return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid(),
+            "partition_rows_resynced": replication_resync_store()}
 
 
 @shared_task(ignore_result=True)

@@ -322,6 +322,32 @@ def _write_rows(rows: list[tuple[int, Key, Summary]]) -> None:
         cursor.executemany(sql, params)
 
 
+def replication_resync_store() -> int:
+    """Rewrite partition rows that drifted from the hot state; returns how many.
+
+    A process that dies between saving Redis and writing the store leaves rows
+    stale until their partition changes again; periodic reconciliation heals them.
+    """
+    with hot_state.locked():
+        hot_state.claim_for_store(store_id())
+        hot = hot_state.load()
+        stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
+            "id", "leader", "lrs", "resolution", "hw", "leo").iterator(chunk_size=5000)}
+        drifted = []
+        for key, rs in hot.state.replica_sets.items():
+            pk, new = hot.partition_pk(key), hot_state.summary(rs)
+            if pk in stored and stored[pk] != _stored_shape(new):
+                drifted.append((pk, key, new))
+        _write_rows(drifted)
+    return len(drifted)
+
+
+def _stored_shape(s: Summary) -> tuple[Any, ...]:
+    """A summary as the store's (leader, lrs, resolution, hw, leo) columns read back."""
+    leo = s[4] if s[4] is not None else max(r[1] for r in s[5])
+    return (s[0], list(s[1]), s[2].value, s[3], leo)
+
+
 def _json_ints(values: tuple[int, ...]) -> str:
     # Hand-built JSON: json.dumps twice per row was a tenth of a busy tick.
     return "[" + ", ".join(map(str, values)) + "]"

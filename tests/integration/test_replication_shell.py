@@ -117,3 +117,20 @@ def test_hot_state_left_by_another_database_is_discarded(redis_url):
     client.hset(hot_state.sets_key("orders"), "0", b"ours")
     ensure_hot_state_is_ours()
     assert client.hget(hot_state.sets_key("orders"), "0") == b"ours"
+
+
+def test_rows_that_drifted_from_the_hot_state_are_rewritten_by_reconciliation(spus):
+    """A crash between saving Redis and writing the store leaves stale rows."""
+    from cluster.services.replication import replication_resync_store
+    from cluster.tasks import reconcile_topics
+
+    topic_create(name="drift", partitions=3, replication=3)
+    call_command("produce", "drift", "--partition", "0", "--count", "5", "--acks", "all",
+                 stdout=StringIO())
+    truth = list(Partition.objects.order_by("index").values_list("leader", "lrs", "hw", "leo"))
+    assert replication_resync_store() == 0
+    Partition.objects.filter(index__in=[0, 2]).update(leader=None, lrs=[], hw=0, leo=0)
+    assert reconcile_topics.apply().get()["partition_rows_resynced"] == 2
+    assert list(Partition.objects.order_by("index").values_list(
+        "leader", "lrs", "hw", "leo")) == truth
+    assert truth[0][2] == 5
