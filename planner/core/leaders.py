@@ -1,37 +1,130 @@
 """Choosing each partition's leader among its (already placed) replicas.
 
 Leadership moves by reordering a replica list, never by moving data, so it
-runs after placement, over the whole cluster at once (it needs only SPU ids,
-so it is cheap even for very large clusters). An SPU's fair share of leaders
-is its replica quota divided by the replication factor, summed over topics;
-its leader quota is that share rounded down or up, rounding up first where
-the SPU already leads enough partitions (fewer leader changes). Within a
-topic an SPU leads at most its topic share rounded up, so topics stay
-balanced too. Existing leaders are kept where quotas allow; the remaining
-partitions are matched to SPUs, through shortest augmenting paths (hand a
-partition over from a full SPU to another of its replicas) when no replica
-has room.
+runs after placement, over the whole cluster at once (it needs only SPU ids).
+Targets are exact and cluster-wide: of the P partitions an SPU of weight w
+should lead P * w / W (W the summed weight; P / N with equal weights, so the
+leader spread is at most 1), rounded down or up; within a topic of P_t
+partitions likewise P_t * w / W. An SPU can only lead partitions it holds a
+replica of, so the bounds are met where the placement allows.
+
+The exact tool is a min-cost flow (``flow_leaders``): partition -> (topic,
+SPU) for each of its replicas -> SPU -> sink, with lexicographic costs: each
+unit an SPU leads beyond its rounded-down cluster share costs ``big``, beyond
+its rounded-up share more (soft bounds, so a flow always exists, and it meets
+them whenever placement allows); the same tiers per (topic, SPU) at a weight
+below any cluster difference; and 1 per partition whose leader changes.
+
+On large clusters the flow is slow in plain Python, so a greedy matching runs
+first (``LeaderMatching``: keep existing leaders within the rounded-up
+targets, match the rest, then augmenting hand-overs to push SPUs under their
+rounded-up and pull them over their rounded-down targets). When its result
+meets every bound the placement permits (each clipped to the replicas held)
+it is balance-optimal and kept; otherwise the flow decides.
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from itertools import islice
 from typing import Mapping, Sequence
 
+from planner.core.mincost import MinCostFlow
 from planner.core.model import Replicas
-from planner.core.targets import EPS, ceil_share
+from planner.core.targets import ceil_share, floor_share
 
 
-def leader_quotas(shares: Mapping[int, float], keepable: Mapping[int, int]) -> dict[int, int]:
-    """Round cluster-wide leader shares to integers with the exact total."""
-    quota = {s: math.floor(q + EPS) for s, q in shares.items()}
-    left = round(sum(shares.values())) - sum(quota.values())
-    order = sorted(shares, key=lambda s: (keepable.get(s, 0) <= quota[s],
-                                          -(shares[s] - quota[s]), s))
-    for spu in order[:max(0, left)]:
-        quota[spu] += 1
-    return quota
+def _bounds(total: int, weights: Mapping[int, float], whole: float,
+            equal: bool) -> dict[int, tuple[int, int]]:
+    if equal:
+        n = len(weights)
+        low, high = total // n, -(-total // n)
+        return {s: (low, high) for s in weights}
+    return {s: (floor_share(total * w / whole), ceil_share(total * w / whole))
+            for s, w in weights.items()}
+
+
+def _tiers(net: MinCostFlow, u: int, v: int, held: int, low: int, high: int,
+           step: int, over: int) -> None:
+    """u -> v carrying up to ``held`` units: free up to ``low``, ``step`` each up
+    to ``high``, ``over`` each beyond."""
+    low = min(low, held)
+    high = min(high, held)
+    if low > 0:
+        net.edge(u, v, 0, low, 0)
+    if high > low:
+        net.edge(u, v, 0, high - low, step)
+    if held > high:
+        net.edge(u, v, 0, 1, over)
+        if held > high + 1:
+            net.edge(u, v, 0, held - high - 1, 2 * over)
+
+
+def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
+                 old_leaders: Sequence[int | None], topic_sizes: Sequence[int],
+                 weights: Mapping[int, float]) -> list[int]:
+    """A leader for each partition (see the module text)."""
+    total = len(replicas)
+    if total == 0:
+        return []
+    weights = _with_hosts(weights, replicas)
+    whole = sum(weights.values())
+    equal = len(set(weights.values())) == 1
+    cluster = _bounds(total, weights, whole, equal)
+    per_topic: dict[int, dict[int, tuple[int, int]]] = {}
+    held: dict[int, int] = {}
+    topic_held: dict[tuple[int, int], int] = {}
+    for reps, topic in zip(replicas, topic_of):
+        for spu in reps:
+            held[spu] = held.get(spu, 0) + 1
+            topic_held[(topic, spu)] = topic_held.get((topic, spu), 0) + 1
+    change = 1
+    topic_step = total + 1                          # > every leader change together
+    topic_over = 2 * topic_step
+    cluster_step = total * (2 * topic_over + change) + 1   # > every topic cost together
+    cluster_over = 2 * cluster_step
+
+    net = MinCostFlow()
+    sink = net.node()
+    net.balance[sink] -= total
+    spu_node = {}
+    for spu in sorted(held):
+        spu_node[spu] = node = net.node()
+        low, high = cluster[spu]
+        _tiers(net, node, sink, held[spu], low, high, cluster_step, cluster_over)
+    # A (topic, SPU) whose units all cost the same needs no node of its own:
+    # its partitions' edges go straight to the SPU, that cost added.
+    pair_node: dict[tuple[int, int], tuple[int, int]] = {}
+    choices: list[list[tuple[int, int]]] = []
+    for reps, topic, old in zip(replicas, topic_of, old_leaders):
+        pid = net.node()
+        net.balance[pid] += 1
+        mine = []
+        for spu in reps:
+            key = (topic, spu)
+            target = pair_node.get(key)
+            if target is None:
+                bounds = per_topic.get(topic)
+                if bounds is None:
+                    bounds = per_topic[topic] = _bounds(topic_sizes[topic], weights, whole, equal)
+                low, high = bounds[spu]
+                count = topic_held[key]
+                if low >= count:
+                    target = (spu_node[spu], 0)
+                elif low == 0 and high >= count:
+                    target = (spu_node[spu], topic_step)
+                elif count == 1:
+                    target = (spu_node[spu], topic_over)
+                else:
+                    node = net.node()
+                    _tiers(net, node, spu_node[spu], count, low, high, topic_step, topic_over)
+                    target = (node, 0)
+                pair_node[key] = target
+            node, extra = target
+            mine.append((spu, net.edge(pid, node, 0, 1, extra + (0 if spu == old else change))))
+        choices.append(mine)
+    if not net.solve():
+        raise RuntimeError("leader flow found no assignment")  # cannot happen: all soft
+    return [next((s for s, e in mine if net.flow(e)), mine[0][0]) for mine in choices]
 
 
 class LeaderMatching:
@@ -100,6 +193,21 @@ class LeaderMatching:
         for spu in sorted(ceiling):
             while self.load.get(spu, 0) > ceiling[spu] and self._push(spu, ceiling):
                 pass
+
+    def unstick(self, ceiling: Mapping[int, int]) -> None:
+        """Hand partitions led beyond their topic cap to another replica with
+        topic room, that SPU passing one on if it is then above ``ceiling``."""
+        for pid, spu in enumerate(self.leader):
+            key = (self.topic_of[pid], spu)
+            if spu is None or self.topic_load.get(key, 0) <= self.cap.get(key, 0):
+                continue
+            for taker in self.reps[pid]:
+                if taker == spu or not self.room(pid, taker):
+                    continue
+                self.take(pid, taker)
+                if self.load.get(taker, 0) <= ceiling.get(taker, 0) or self._push(taker, ceiling):
+                    break
+                self.take(pid, spu)
 
     def _push(self, spu: int, ceiling: Mapping[int, int], limit: int = 200) -> bool:
         came_from: dict[int, tuple[int, int]] = {spu: (-1, -1)}
@@ -187,36 +295,79 @@ class LeaderMatching:
 
 def choose_leaders(placed: Sequence[Sequence[Replicas]], old_leaders: Sequence[Sequence[int | None]],
                    replica_quotas: Sequence[Mapping[int, int]], replication: Sequence[int],
-                   balance: bool) -> list[tuple[int, ...]]:
-    """Leaders for every topic (lists aligned by topic position)."""
+                   balance: bool, weights: Mapping[int, float] | None = None
+                   ) -> list[tuple[int, ...]]:
+    """Leaders for every topic (lists aligned by topic position). ``weights``
+    names every SPU that may lead (default: the SPUs of ``replica_quotas``,
+    weight 1)."""
     if not balance:
         return [tuple(old if old in reps else reps[0] for reps, old in zip(sets, olds))
                 for sets, olds in zip(placed, old_leaders)]
+    if weights is None:
+        weights = {s: 1.0 for quota in replica_quotas for s in quota}
     flat, topic_of, olds = [], [], []
-    shares: dict[int, float] = {}
-    caps: dict[tuple[int, int], int] = {}
-    for index, (sets, quota, rf) in enumerate(zip(placed, replica_quotas, replication)):
+    for index, sets in enumerate(placed):
         flat.extend(sets)
         topic_of.extend([index] * len(sets))
         olds.extend(old_leaders[index])
-        for spu, count in quota.items():
-            shares[spu] = shares.get(spu, 0.0) + count / rf
-            caps[(index, spu)] = ceil_share(count / rf)
+    sizes = [len(sets) for sets in placed]
+    leaders = greedy_leaders(flat, topic_of, olds, sizes, weights)
+    if leaders is None:
+        leaders = flow_leaders(flat, topic_of, olds, sizes, weights)
+    return _split(leaders, sizes)
+
+
+def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
+                   old_leaders: Sequence[int | None], topic_sizes: Sequence[int],
+                   weights: Mapping[int, float]) -> list[int] | None:
+    """The greedy matching's leaders, or None unless they meet every bound the
+    placement permits."""
+    total = len(replicas)
+    if total == 0:
+        return []
+    weights = _with_hosts(weights, replicas)
+    whole = sum(weights.values())
+    equal = len(set(weights.values())) == 1
+    cluster = _bounds(total, weights, whole, equal)
+    per_topic = [_bounds(size, weights, whole, equal) if size else {} for size in topic_sizes]
+    held: dict[int, int] = {}
+    topic_held: dict[tuple[int, int], int] = {}
+    caps: dict[tuple[int, int], int] = {}
+    for reps, topic in zip(replicas, topic_of):
+        for spu in reps:
+            held[spu] = held.get(spu, 0) + 1
+            key = (topic, spu)
+            topic_held[key] = topic_held.get(key, 0) + 1
+            caps[key] = per_topic[topic][spu][1]
     keepable: dict[int, int] = {}
-    for reps, old in zip(flat, olds):
+    for reps, old in zip(replicas, old_leaders):
         if old in reps:
             keepable[old] = keepable.get(old, 0) + 1
-    quotas = leader_quotas(shares, keepable)
-    needy = {s for s, q in quotas.items() if keepable.get(s, 0) < q}
-    # Rounded-up shares leave slack so greedy steps rarely get stuck; SPUs
-    # still below their rounded-down share then pull leaders in.
-    ceiling = {s: ceil_share(q) for s, q in shares.items()}
-    matching = LeaderMatching(flat, topic_of, ceiling, caps)
-    matching.keep(olds, needy)
+    floor = {s: lo for s, (lo, _) in cluster.items()}
+    ceiling = {s: hi for s, (_, hi) in cluster.items()}
+    needy = {s for s, lo in floor.items() if keepable.get(s, 0) < lo}
+    matching = LeaderMatching(replicas, topic_of, ceiling, caps)
+    matching.keep(old_leaders, needy)
     matching.place_rest()
     matching.push_down(ceiling)
-    matching.pull_up({s: math.floor(q + EPS) for s, q in shares.items()})
-    return _split(matching.leader, [len(sets) for sets in placed])
+    matching.unstick(ceiling)
+    matching.pull_up(floor)
+    for spu, (lo, hi) in cluster.items():
+        if not min(lo, held.get(spu, 0)) <= matching.load.get(spu, 0) <= hi:
+            return None
+    for (topic, spu), count in topic_held.items():
+        lo, hi = per_topic[topic][spu]
+        if not min(lo, count) <= matching.topic_load.get((topic, spu), 0) <= hi:
+            return None
+    return list(matching.leader)  # type: ignore[arg-type]
+
+
+def _with_hosts(weights: Mapping[int, float], replicas: Sequence[Replicas]) -> dict[int, float]:
+    weights = dict(weights)
+    for reps in replicas:
+        for spu in reps:
+            weights.setdefault(spu, 1.0)
+    return weights
 
 
 def _split(leaders: Sequence[int | None], sizes: Sequence[int]) -> list[tuple[int, ...]]:

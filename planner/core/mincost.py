@@ -108,6 +108,8 @@ class MinCostFlow:
             level[s] = 0
             queue = [s]
             for u in queue:
+                if level[t] >= 0 and level[u] >= level[t]:
+                    break  # deeper nodes lie on no shortest path to t
                 pu, lu = pot[u], level[u] + 1
                 for e in adj[u]:
                     if cap[e] > 0:

@@ -131,7 +131,8 @@ def leaders_for(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
                             [tuple(r[0] for r in topics[n].replicas) for n in names],
                             [quotas[n] for n in names],
                             [prep.effective.replication[n] for n in names],
-                            prep.options.balance_leaders)
+                            prep.options.balance_leaders,
+                            {s.id: s.weight for s in prep.effective.spus})
     return dict(zip(names, chosen))
 
 
