@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """One Chromium per session (Debian's, via Playwright); a fresh context per test.
 
-In CI (CI=true) a missing Chromium fails the run instead of skipping it.
+A missing Chromium fails the run (`make test` installs it); nothing is skipped.
 """
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import IN_CI
 
 # Playwright's sync API keeps an event loop running in this thread; the ORM
 # calls tests make between page actions are still plain synchronous code.
@@ -32,10 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is missing: run `bash scripts/ensure_chromium.sh`"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        pytest.fail(f"{CHROMIUM} is missing: run `bash scripts/ensure_chromium.sh`")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
