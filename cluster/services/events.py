@@ -1,8 +1,8 @@
 """The event log: every service records what it changed and who asked.
 
 Each logged event is also announced to open pages (cluster/live.py) once the
-transaction commits, coalesced per object, so a rolled-back change is never
-announced and a busy transaction sends one message per object, not per row.
+transaction commits, so a rolled-back change is never announced; pages throttle
+their refreshes themselves (static/js/live.js).
 """
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from cluster.models import Event
 
 Actor = Any  # a django User, a controller's name, or None for the system
 log = logging.getLogger(__name__)
-MAX_ANNOUNCEMENTS = 50
 
 
 def actor_name(by: Actor) -> str:
@@ -37,23 +36,16 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
 
 
 def _announce_after_commit(object_type: str, object_name: str, operation: str) -> None:
-    if not getattr(settings, "LIVE_UPDATES", True):
-        return
-    pending: dict | None = getattr(connection, "_live_pending", None)
-    if pending is None:
-        pending = connection._live_pending = {}
-        transaction.on_commit(_flush)
-    pending.setdefault((object_type, object_name), operation)
+    if getattr(settings, "LIVE_UPDATES", True):
+        # on_commit drops the callback on rollback, so only stored changes are announced.
+        transaction.on_commit(lambda: _announce(object_type, object_name, operation))
 
 
-def _flush() -> None:
-    pending = getattr(connection, "_live_pending", None) or {}
-    connection._live_pending = None
+def _announce(object_type: str, object_name: str, operation: str) -> None:
     try:
         from cluster.live import CLUSTER_GROUP, publish
 
-        for (object_type, object_name), operation in list(pending.items())[:MAX_ANNOUNCEMENTS]:
-            publish(CLUSTER_GROUP, {"type": "cluster.changed", "object_type": object_type,
-                                    "object_name": object_name, "operation": operation})
+        publish(CLUSTER_GROUP, {"type": "cluster.changed", "object_type": object_type,
+                                "object_name": object_name, "operation": operation})
     except Exception:  # noqa: BLE001  a page missing an update must never fail a write
         log.warning("live update not published", exc_info=True)
