@@ -38,11 +38,6 @@ class InvalidReplicaMap(ValueError):
         super().__init__("; ".join(str(p) for p in problems))
 
 
-def parse_assignment_text(text: str | bytes) -> ReplicaMap:
-    """Parse and shape-check a file; SPU existence is checked separately."""
-    return parse_assignment(decode_assignment_file(text))
-
-
 def decode_assignment_file(text: str | bytes) -> object:
     """The JSON value of a file, refusing oversized or non-JSON content."""
     if len(text) > MAX_FILE_BYTES:

@@ -14,7 +14,7 @@ from enum import Enum
 
 from cluster.core.assignment import (AssignmentError, ReplicaMap, SpuPlacement,
                                      assign)
-from cluster.core.manual_assignment import cluster_problems
+from cluster.core.manual_assignment import MapProblem, cluster_problems
 from cluster.core.names import name_problem
 
 
@@ -46,6 +46,8 @@ class TopicDecision:
     replica_map: ReplicaMap = field(default_factory=list)
     start_index: int | None = None
     """Where a computed map started; None for manual maps and failures."""
+    problems: tuple[MapProblem, ...] = ()
+    """For a refused manual map: each problem with its partition and rule."""
     transitions: tuple[tuple[TopicResolution, TopicResolution], ...] = ()
 
     @property
@@ -91,7 +93,7 @@ def _provision_manual(spec: TopicSpec, state: TopicResolution,
     problems = cluster_problems(spec.manual_map or [], [s.id for s in spus])
     if problems:
         return _decide(steps, state, TopicResolution.INVALID_CONFIG,
-                       reason="; ".join(str(p) for p in problems))
+                       reason="; ".join(str(p) for p in problems), problems=tuple(problems))
     return _decide(steps, state, TopicResolution.PROVISIONED,
                    replica_map=[list(r) for r in spec.manual_map or []])
 
@@ -122,7 +124,10 @@ def _decide(steps: list, state: TopicResolution, target: TopicResolution,
     return TopicDecision(target, transitions=tuple(steps), **fields)  # type: ignore[arg-type]
 
 
+WAITING_FOR_SPUS = frozenset({TopicResolution.PENDING, TopicResolution.INSUFFICIENT_RESOURCES})
+"""Resolutions that an added SPU may change (003, Topic Controller: Add SPU)."""
+
+
 def topics_to_revisit(resolutions: dict[str, TopicResolution]) -> list[str]:
     """Add SPU: the topics whose resolution may change with more SPUs."""
-    waiting = {TopicResolution.PENDING, TopicResolution.INSUFFICIENT_RESOURCES}
-    return sorted(name for name, res in resolutions.items() if res in waiting)
+    return sorted(name for name, res in resolutions.items() if res in WAITING_FOR_SPUS)

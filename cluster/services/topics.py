@@ -7,11 +7,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
-from cluster.core.manual_assignment import (InvalidReplicaMap, cluster_problems,
-                                            parse_assignment)
+from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
 from cluster.core.partitions import initial_partition_status
 from cluster.core.spus import SpuResolution
-from cluster.core.topic_controller import (TopicDecision, TopicResolution,
+from cluster.core.topic_controller import (WAITING_FOR_SPUS, TopicDecision, TopicResolution,
                                            TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
@@ -123,15 +122,13 @@ def _cursor(lock: bool) -> int:
 
 
 def _decide_or_refuse(spec: TopicSpec, cursor: int) -> TopicDecision:
-    placements = _placements()
-    decision = reconcile_topic(spec, TopicResolution.INIT, placements, cursor)
+    decision = reconcile_topic(spec, TopicResolution.INIT, _placements(), cursor)
     if decision.resolution is not TopicResolution.INVALID_CONFIG:
         return decision
     if spec.manual_map is not None:
-        problems = cluster_problems(spec.manual_map, [s.id for s in placements])
         raise InvalidInput(f"invalid replica assignment: {decision.reason}",
                            field="replica_assignment",
-                           details=[p.as_dict() for p in problems])
+                           details=[p.as_dict() for p in decision.problems])
     raise InvalidInput(decision.reason, field="ignore_rack_assignment",
                        details={"resolution": decision.resolution.value})
 
@@ -200,13 +197,13 @@ def _advance_cursor(used: int) -> None:
 @transaction.atomic
 def topics_reconcile_waiting(*, by: Actor = CONTROLLER) -> list[str]:
     """Add SPU: re-evaluate Pending and InsufficientResources topics (003)."""
-    waiting = Topic.objects.select_for_update().filter(resolution__in=[
-        TopicResolution.PENDING.value,
-        TopicResolution.INSUFFICIENT_RESOURCES.value]).order_by("created_at", "id")
-    changed = []
+    waiting = Topic.objects.select_for_update().filter(
+        resolution__in=[r.value for r in WAITING_FOR_SPUS]).order_by("created_at", "id")
+    placements, changed = _placements(), []
     for topic in waiting:
+        # The cursor is read again per topic: each provisioned topic moves it.
         decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
-                                   _placements(), _cursor(lock=True))
+                                   placements, _cursor(lock=True))
         if decision.transitions:
             _apply_decision(topic, decision)
             changed.append(topic.name)

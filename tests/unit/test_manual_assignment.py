@@ -4,7 +4,7 @@ import json
 import pytest
 
 from cluster.core.manual_assignment import (InvalidReplicaMap, cluster_problems,
-                                            parse_assignment, parse_assignment_text,
+                                            decode_assignment_file, parse_assignment,
                                             to_file)
 
 SEED_FILE = {"partitions": [{"id": 0, "replicas": [0, 1, 2]}, {"id": 1, "replicas": [1, 2, 0]}]}
@@ -55,12 +55,12 @@ def test_wrong_shapes_are_refused(data):
 
 def test_text_that_is_not_json_is_refused_with_the_reason():
     with pytest.raises(InvalidReplicaMap, match="not valid JSON"):
-        parse_assignment_text(b"{partitions: nope")
+        decode_assignment_file(b"{partitions: nope")
 
 
 def test_files_over_one_mebibyte_are_refused():
     with pytest.raises(InvalidReplicaMap, match="larger than 1 MiB"):
-        parse_assignment_text(b" " * (1024 * 1024 + 1))
+        decode_assignment_file(b" " * (1024 * 1024 + 1))
 
 
 def test_unknown_spus_are_named_per_partition():

@@ -50,6 +50,7 @@ def test_a_manual_map_naming_an_unknown_spu_is_invalid_config():
     decision = reconcile_topic(spec, R.INIT, FIVE, cursor=0)
     assert decision.resolution is R.INVALID_CONFIG
     assert "partition 0: SPU 9 is not registered" in decision.reason
+    assert [(p.partition, p.rule) for p in decision.problems] == [(0, "spu-exists")]
 
 
 def test_a_manual_map_is_stored_as_given_and_uses_no_index():
