@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from cluster.core.names import name_problem
-from cluster.core.spus import MAX_SPU_ID
+from cluster.core.spus import MAX_SPU_ID, rack_problem
 
 
 class GroupResolution(str, Enum):
@@ -30,7 +30,7 @@ class GroupPlan:
 
 
 def group_input_problems(name: str, replicas: int, min_id: int,
-                         storage_size: str) -> list[str]:
+                         storage_size: str, rack: str = "") -> list[str]:
     """Problems that make the request itself unusable (nothing is stored)."""
     problems = [p for p in [name_problem(name, "SPU group")] if p]
     if not 1 <= replicas <= MAX_GROUP_REPLICAS:
@@ -40,6 +40,8 @@ def group_input_problems(name: str, replicas: int, min_id: int,
     elif min_id + max(replicas, 1) - 1 > MAX_SPU_ID:
         problems.append(f"the group's SPU ids {min_id}..{min_id + replicas - 1} go past "
                         f"the largest SPU id, {MAX_SPU_ID}")
+    if rack and rack_problem(rack):
+        problems.append(rack_problem(rack))
     if not _SIZE.match(storage_size):
         problems.append(f"storage size {storage_size!r} must look like 1Gi, 512Mi or 2Ti")
     return problems

@@ -5,7 +5,7 @@ from django.db import transaction
 
 from cluster.core.spu_groups import (GroupResolution, default_min_id,
                                      group_input_problems, plan_group)
-from cluster.core.spus import SpuResolution, SpuType, rack_problem
+from cluster.core.spus import SpuResolution, SpuType
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu, SpuGroup
 from cluster.services.events import Actor, log_event
@@ -21,9 +21,7 @@ def spg_create(*, name: str, replicas: int, min_id: int | None = None,
     """Store the group; Reserved with its SPUs, or Invalid when ids collide."""
     if min_id is None:
         min_id = default_min_id(Spu.objects.values_list("id", flat=True))
-    problems = group_input_problems(name, replicas, min_id, storage_size)
-    if rack and rack_problem(rack):
-        problems.append(rack_problem(rack))
+    problems = group_input_problems(name, replicas, min_id, storage_size, rack)
     if problems:
         raise InvalidInput("; ".join(problems), details=problems)
     if SpuGroup.objects.filter(name=name).exists():

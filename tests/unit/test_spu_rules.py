@@ -50,3 +50,10 @@ def test_a_group_may_not_run_past_the_largest_spu_id():
 
     assert group_input_problems("g", 2, MAX_SPU_ID - 1, "1Gi") == []
     assert "go past the largest SPU id" in group_input_problems("g", 3, MAX_SPU_ID - 1, "1Gi")[0]
+
+
+def test_a_group_rack_follows_the_rack_rules():
+    from cluster.core.spu_groups import group_input_problems
+
+    assert group_input_problems("g", 1, 0, "1Gi", rack="rack-a") == []
+    assert "rack 'bad rack'" in group_input_problems("g", 1, 0, "1Gi", rack="bad rack")[0]
