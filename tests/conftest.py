@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 
-
 @pytest.fixture(autouse=True)
 def _no_live_updates_unless_redis(settings):
     """Tests that do not ask for Redis do not publish to whatever Redis runs here."""
