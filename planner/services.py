@@ -11,7 +11,7 @@ from django.db import transaction
 from cluster.errors import InvalidInput
 from cluster.models import Spu as SpuRow
 from cluster.models import Topic as TopicRow
-from cluster.services.events import Actor, log_event
+from cluster.services.events import Actor, actor_name, log_event
 from planner import core
 from planner.core.grid import scenario_row
 from planner.models import Plan
@@ -95,7 +95,7 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
     result = run_plan(cluster, scenario, options, engine)
     data = core.plan_to_dict(result)
     record = Plan.objects.create(
-        created_by=_actor(by), name=scenario.name, engine=engine,
+        created_by=actor_name(by), name=scenario.name, engine=engine,
         source=Plan.Source.KAFKA_JSON if kafka_json is not None else Plan.Source.STORE,
         scenario=data["scenario"], options=data["options"], metrics=result.metrics,
         before=dict(result.before), moves=data["moves"], target=data["target"],
@@ -138,9 +138,3 @@ def _checked(build):
         return build()
     except core.PlanError as exc:
         raise InvalidInput(str(exc), details={"planner": str(exc)}) from None
-
-
-def _actor(by: Actor) -> str:
-    from cluster.services.events import actor_name
-
-    return actor_name(by)

@@ -12,25 +12,29 @@ has one. Randomness comes from a seed, so a baseline is reproducible.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from planner.core.metrics import layout_metrics, moves_between, movement_metrics
 from planner.core.model import Cluster, Options, Plan, ReplicaMap, Scenario, Spu
-from planner.core.planner import lower_bound, prepare
+from planner.core.planner import current_facts, lower_bound, prepare
 
 
 def assign_rack_unaware(brokers: Sequence[int], partitions: int, replication: int,
                         rng: random.Random) -> ReplicaMap:
     n = len(brokers)
+    return tuple((brokers[first], *(brokers[_follower_index(first, shift, j, n)]
+                                    for j in range(replication - 1)))
+                 for first, shift in _walk(n, partitions, rng))
+
+
+def _walk(n: int, partitions: int, rng: random.Random) -> Iterator[tuple[int, int]]:
+    """(first broker index, follower shift) per partition: both start at random,
+    the shift growing by one after every n partitions."""
     start, shift = rng.randrange(n), rng.randrange(n)
-    result = []
     for pid in range(partitions):
         if pid > 0 and pid % n == 0:
             shift += 1
-        first = (pid + start) % n
-        followers = [brokers[_follower_index(first, shift, j, n)] for j in range(replication - 1)]
-        result.append((brokers[first], *followers))
-    return tuple(result)
+        yield (pid + start) % n, shift
 
 
 def _follower_index(first: int, shift: int, j: int, n: int) -> int:
@@ -52,15 +56,9 @@ def rack_alternated(spus: Sequence[Spu]) -> list[Spu]:
 def assign_rack_aware(spus: Sequence[Spu], partitions: int, replication: int,
                       rng: random.Random) -> ReplicaMap:
     arranged = rack_alternated(spus)
-    n, racks = len(arranged), len({s.rack for s in arranged})
-    start, shift = rng.randrange(n), rng.randrange(n)
-    result = []
-    for pid in range(partitions):
-        if pid > 0 and pid % n == 0:
-            shift += 1
-        first = (pid + start) % n
-        result.append(_rack_aware_partition(arranged, first, shift * racks, replication, racks))
-    return tuple(result)
+    racks = len({s.rack for s in arranged})
+    return tuple(_rack_aware_partition(arranged, first, shift * racks, replication, racks)
+                 for first, shift in _walk(len(arranged), partitions, rng))
 
 
 def _rack_aware_partition(arranged: Sequence[Spu], first: int, shift: int,
@@ -97,4 +95,4 @@ def generate_plan(cluster: Cluster, scenario: Scenario | None = None,
     metrics = {**movement_metrics(moves, cluster.topics, lower_bound(prep)),
                **layout_metrics(target, spus)}
     return Plan(prep.scenario, prep.options, target, moves, metrics,
-                layout_metrics(current, cluster.spus))
+                dict(current_facts(cluster).before))

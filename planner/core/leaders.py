@@ -33,14 +33,31 @@ from planner.core.model import Replicas
 from planner.core.targets import ceil_share, floor_share
 
 
-def _bounds(total: int, weights: Mapping[int, float], whole: float,
-            equal: bool) -> dict[int, tuple[int, int]]:
-    if equal:
-        n = len(weights)
-        low, high = total // n, -(-total // n)
-        return {s: (low, high) for s in weights}
-    return {s: (floor_share(total * w / whole), ceil_share(total * w / whole))
-            for s, w in weights.items()}
+class _Targets:
+    """What both leader choosers start from: every hosting SPU's weight, the
+    cluster-wide bounds, and the replicas held per SPU and per (topic, SPU)."""
+
+    def __init__(self, replicas: Sequence[Replicas], topic_of: Sequence[int],
+                 weights: Mapping[int, float]) -> None:
+        self.weights = _with_hosts(weights, replicas)
+        self.whole = sum(self.weights.values())
+        self.equal = len(set(self.weights.values())) == 1
+        self.cluster = self.bounds(len(replicas))
+        self.held: dict[int, int] = {}
+        self.topic_held: dict[tuple[int, int], int] = {}
+        for reps, topic in zip(replicas, topic_of):
+            for spu in reps:
+                self.held[spu] = self.held.get(spu, 0) + 1
+                self.topic_held[(topic, spu)] = self.topic_held.get((topic, spu), 0) + 1
+
+    def bounds(self, total: int) -> dict[int, tuple[int, int]]:
+        """Each SPU's share of ``total`` leaders by weight, rounded down and up."""
+        if self.equal:
+            n = len(self.weights)
+            low, high = total // n, -(-total // n)
+            return {s: (low, high) for s in self.weights}
+        return {s: (floor_share(total * w / self.whole), ceil_share(total * w / self.whole))
+                for s, w in self.weights.items()}
 
 
 def _tiers(net: MinCostFlow, u: int, v: int, held: int, low: int, high: int,
@@ -66,17 +83,9 @@ def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     total = len(replicas)
     if total == 0:
         return []
-    weights = _with_hosts(weights, replicas)
-    whole = sum(weights.values())
-    equal = len(set(weights.values())) == 1
-    cluster = _bounds(total, weights, whole, equal)
+    t = _Targets(replicas, topic_of, weights)
+    cluster, held, topic_held = t.cluster, t.held, t.topic_held
     per_topic: dict[int, dict[int, tuple[int, int]]] = {}
-    held: dict[int, int] = {}
-    topic_held: dict[tuple[int, int], int] = {}
-    for reps, topic in zip(replicas, topic_of):
-        for spu in reps:
-            held[spu] = held.get(spu, 0) + 1
-            topic_held[(topic, spu)] = topic_held.get((topic, spu), 0) + 1
     change = 1
     topic_step = total + 1                          # > every leader change together
     topic_over = 2 * topic_step
@@ -105,7 +114,7 @@ def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
             if target is None:
                 bounds = per_topic.get(topic)
                 if bounds is None:
-                    bounds = per_topic[topic] = _bounds(topic_sizes[topic], weights, whole, equal)
+                    bounds = per_topic[topic] = t.bounds(topic_sizes[topic])
                 low, high = bounds[spu]
                 count = topic_held[key]
                 if low >= count:
@@ -322,23 +331,12 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
                    weights: Mapping[int, float]) -> list[int] | None:
     """The greedy matching's leaders, or None unless they meet every bound the
     placement permits."""
-    total = len(replicas)
-    if total == 0:
+    if not replicas:
         return []
-    weights = _with_hosts(weights, replicas)
-    whole = sum(weights.values())
-    equal = len(set(weights.values())) == 1
-    cluster = _bounds(total, weights, whole, equal)
-    per_topic = [_bounds(size, weights, whole, equal) if size else {} for size in topic_sizes]
-    held: dict[int, int] = {}
-    topic_held: dict[tuple[int, int], int] = {}
-    caps: dict[tuple[int, int], int] = {}
-    for reps, topic in zip(replicas, topic_of):
-        for spu in reps:
-            held[spu] = held.get(spu, 0) + 1
-            key = (topic, spu)
-            topic_held[key] = topic_held.get(key, 0) + 1
-            caps[key] = per_topic[topic][spu][1]
+    t = _Targets(replicas, topic_of, weights)
+    cluster, held, topic_held = t.cluster, t.held, t.topic_held
+    per_topic = [t.bounds(size) if size else {} for size in topic_sizes]
+    caps = {(topic, spu): per_topic[topic][spu][1] for topic, spu in topic_held}
     keepable: dict[int, int] = {}
     for reps, old in zip(replicas, old_leaders):
         if old in reps:

@@ -93,9 +93,6 @@ class Scenario:
     # (topic, new replication factor) pairs.
     replication: tuple[tuple[str, int], ...] = ()
 
-    def replication_of(self) -> dict[str, int]:
-        return dict(self.replication)
-
 
 @dataclass(frozen=True)
 class Options:

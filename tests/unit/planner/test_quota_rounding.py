@@ -119,16 +119,3 @@ def test_rounding_is_deterministic():
     rows = random_rows(rng, spus, racks) or random_rows(rng, spus, racks)
     assert round_rows(rows, racks) == round_rows(rows, racks)
 
-
-def test_the_greedy_fallback_still_rounds_every_row_exactly():
-    from planner.core.quotas import _Limits, greedy_round
-    rng = random.Random(11)
-    spus = list(range(5))
-    racks = {s: f"r{s % 2}" for s in spus}
-    for _ in range(20):
-        rows = random_rows(rng, spus, racks)
-        spu_bounds, group_bounds = bounds_of(rows, racks)
-        quotas = greedy_round(rows, racks, spu_bounds, group_bounds, _Limits())
-        for row in rows:
-            assert sum(quotas[row.key].values()) == row.total
-            assert all(within(row.shares[s], quotas[row.key][s]) for s in spus)
