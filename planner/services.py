@@ -76,13 +76,12 @@ def _scenario_label(added: Sequence[core.Spu], removed: Sequence[int],
 
 def run_plan(cluster: core.Cluster, scenario: core.Scenario, options: core.Options,
              engine: str = "local") -> core.Plan:
+    _check_engine(engine)
     if engine == "spark":
         from planner.spark import plan_distributed, spark_session
 
         spark = spark_session(settings.SPARK_MASTER)
         return _checked(lambda: plan_distributed(spark, cluster, scenario, options))
-    if engine != "local":
-        raise InvalidInput(f"engine {engine!r} must be local or spark", field="engine")
     return _checked(lambda: core.plan(cluster, scenario, options))
 
 
@@ -110,6 +109,7 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
 def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core.Options,
               engine: str = "local", up_to: int = 3) -> list[dict[str, Any]]:
     """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth)."""
+    _check_engine(engine)
     cluster = cluster_from_store()
     grid = list(scenarios) if scenarios is not None else core.standard_grid(cluster, up_to)
     if engine == "spark":
@@ -118,6 +118,11 @@ def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core
         spark = spark_session(settings.SPARK_MASTER)
         return _checked(lambda: evaluate_grid(spark, cluster, grid, options))
     return [scenario_row(cluster, s, options) for s in grid]
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in Plan.Engine.values:
+        raise InvalidInput(f"engine {engine!r} must be local or spark", field="engine")
 
 
 def plan_document(record: Plan) -> dict[str, Any]:

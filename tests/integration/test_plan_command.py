@@ -135,3 +135,16 @@ def test_the_spark_engine_gives_the_local_plan_and_grid(racked_cluster):
     assert Plan.objects.filter(engine="spark").count() == 1
     grid = ["plan", "grid", "--up-to", "1", "--json"]
     assert json.loads(run(*grid, "--engine", "spark")) == json.loads(run(*grid))
+
+
+@pytest.mark.parametrize("service", ["plan_grid", "plan_create"])
+def test_an_unknown_engine_is_refused_by_every_planner_service(service, racked_cluster):
+    from cluster.errors import InvalidInput
+    from planner import core, services
+
+    kwargs = {"options": core.Options(), "engine": "hadoop"}
+    if service == "plan_create":
+        kwargs["scenario"] = core.Scenario()
+    with pytest.raises(InvalidInput, match="must be local or spark"):
+        getattr(services, service)(**kwargs)
+    assert not Plan.objects.exists()
