@@ -33,7 +33,7 @@ from django.conf import settings
 
 from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Resolution,
                                       cluster_from_dict, cluster_meta_to_dict, new_cluster)
-from cluster.core.replication.compaction import COMPACTED, compact, log_start
+from cluster.core.replication.compaction import COMPACTED, compact, log_start, reference_log
 
 PREFIX = "repl:"
 META = PREFIX + "meta"
@@ -41,6 +41,8 @@ LOCK = PREFIX + "lock"
 KILLED = PREFIX + "killed"
 HEARTBEATS = PREFIX + "heartbeats"
 WORKER = PREFIX + "worker"
+STORE = PREFIX + "store"
+TICKETS = PREFIX + "tickets"
 _RESOLUTIONS = {r.value: r for r in Resolution}
 _clients: dict[str, redis.Redis] = {}
 
@@ -61,9 +63,6 @@ def sets_key(topic: str) -> str:
 
 def values_key(topic: str) -> str:
     return f"{PREFIX}values:{topic}"
-
-
-STORE = PREFIX + "store"
 
 
 def claim_for_store(store_id: str) -> bool:
@@ -117,8 +116,7 @@ def _log_in(enc: Any, ref: list[int]) -> list[int]:
 
 
 def encode_set(rs: ReplicaSet) -> bytes:
-    ref = rs.replica[rs.leader].log if rs.leader is not None else max(
-        (r.log for r in rs.replica.values()), key=len)
+    ref = reference_log(rs)
     start = log_start(ref)
     leo = len(ref)
     # A caught-up follower's clock is reset at every fetch: storing it would make
@@ -292,9 +290,6 @@ def read_values(topic: str, ids: list[int]) -> dict[int, str]:
         return {}
     found = client().hmget(values_key(topic), [str(i) for i in ids])
     return {i: v.decode() for i, v in zip(ids, found) if v is not None}
-
-
-TICKETS = PREFIX + "tickets"
 
 
 def ticket_key(first_id: int) -> str:

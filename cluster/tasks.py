@@ -28,10 +28,8 @@ log = logging.getLogger(__name__)
 @shared_task
 def reconcile_topics() -> dict[str, object]:
     """Periodic reconciliation (beat): the same services commands use."""
-    from cluster.services.replication import replication_resync_store
-
     return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid(),
-            "partition_rows_resynced": replication_resync_store()}
+            "partition_rows_resynced": replication.replication_resync_store()}
 
 
 @shared_task(ignore_result=True)

@@ -1,6 +1,11 @@
 """Helpers for integration tests (importable as tests.helpers)."""
 from __future__ import annotations
 
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
 
 def register_spus(*ids: int, rack: str = "", online: bool = False) -> list:
     """Register SPUs through the service, as every shell would."""
@@ -20,3 +25,18 @@ def store_counts() -> dict[str, int]:
     return {"topics": Topic.objects.count(), "partitions": Partition.objects.count(),
             "spus": Spu.objects.count(), "groups": SpuGroup.objects.count(),
             "cursor": ClusterState.objects.get_or_create(pk=1)[0].assignment_cursor}
+
+
+def run(*args: str) -> str:
+    """A management command's stdout."""
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def refused(*args: str, code: int = 2) -> CommandError:
+    """The CommandError a command raised, after checking its exit code."""
+    with pytest.raises(CommandError) as error:
+        call_command(*args, stdout=StringIO())
+    assert error.value.returncode == code
+    return error.value

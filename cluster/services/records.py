@@ -12,16 +12,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cluster import hot_state
-from cluster.services.store_identity import ensure_hot_state_is_ours
 from cluster.core import replication as core
 from cluster.core.replication import Acks, Action, Isolation, ProduceRequest
 from cluster.core.replication.compaction import COMPACTED
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.hot_state import HotState
 from cluster.models import Partition, Topic
+from cluster.selectors import partition_rows
 from cluster.services.events import log_event
 from cluster.services.replication import Dispatch, run_locked
-from cluster.selectors import partition_rows
+from cluster.services.store_identity import ensure_hot_state_is_ours
 
 SIMULATED_ACKS = Acks.LEADER
 # A producer that was stopped (no worker) does not make up for lost time in one burst.
@@ -172,10 +172,9 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
     return topic
 
 
-def simulate_producers(hot: HotState, at: int) -> list[Action]:
+def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
     """Each topic with a producer rate appends what is due since its last run."""
     actions: list[Action] = []
-    stopped = hot_state.killed()
     for name, table in hot.topics.items():
         rate = table.get("rate") or 0.0
         last = table.get("last_ms") or at

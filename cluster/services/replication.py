@@ -31,12 +31,12 @@ from cluster.core.replication import (AckFailed, Acks, Action, Key, NotifyCandid
                                       ResolutionChanged, StartElectionTimer)
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
-from cluster.services.store_identity import store_id
 from cluster.errors import NotFound
 from cluster.hot_state import HotState, Summary
 from cluster.models import Event, Partition, Spu, Topic
 from cluster.services.events import log_event
 from cluster.services.spus import spu_set_resolution
+from cluster.services.store_identity import locked_for_this_store
 
 log = logging.getLogger(__name__)
 CONTROLLER = "partition-controller"
@@ -86,8 +86,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                dispatch: Dispatch | None = None, lock_timeout_s: float | None = None
                ) -> list[Action]:
     """Load (all, or the sets of ``keys``), apply ``step``, save, mirror, dispatch."""
-    with hot_state.locked(lock_timeout_s):
-        hot_state.claim_for_store(store_id())
+    with locked_for_this_store(lock_timeout_s):
         hot = hot_state.load(keys)
         actions = step(hot)
         changed = hot_state.save(hot)
@@ -106,11 +105,12 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
     report: dict[str, int] = {}
 
     def step(hot: HotState) -> list[Action]:
+        stopped = hot_state.killed()
         actions = sync_topology(hot)
-        actions += run_spu_loops(hot, at)
+        actions += run_spu_loops(hot, at, stopped)
         if settings.REPLICATION_SIMULATED_PRODUCERS:
             from cluster.services.records import simulate_producers
-            actions += simulate_producers(hot, at)
+            actions += simulate_producers(hot, at, stopped)
         # 001 only retries Offline sets when an SPU returns; the core's reconcile covers the rest.
         actions += core.handle(hot.state, core.ReconcileElections())
         report.update(sets=len(hot.state.replica_sets), actions=len(actions))
@@ -230,9 +230,9 @@ def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int) ->
 
 # ---- SPU loops and the connection manager --------------------------------------
 
-def run_spu_loops(hot: HotState, at: int) -> list[Action]:
+def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
     """Every live loop beats and fetches; then silent SPUs are dropped (003)."""
-    state, stopped = hot.state, hot_state.killed()
+    state = hot.state
     hot_state.beat([s for s, up in state.spus.items() if up and s not in stopped], at)
     actions = connection_manager(hot, at)
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
@@ -315,8 +315,7 @@ def _write_rows(rows: list[tuple[int, Key, Summary]]) -> None:
     table = Partition._meta.db_table
     sql = (f"UPDATE {table} SET leader = %s, lrs = %s, resolution = %s, hw = %s, "
            f"leo = %s, replica_status = %s WHERE id = %s")
-    params = [(s[0], _json_ints(s[1]), s[2].value, s[3],
-               s[4] if s[4] is not None else max(r[1] for r in s[5]),
+    params = [(s[0], _json_ints(s[1]), s[2].value, s[3], _stored_leo(s),
                _json_status(s[5]), pk) for pk, _, s in rows]
     with connection.cursor() as cursor:
         cursor.executemany(sql, params)
@@ -328,8 +327,7 @@ def replication_resync_store() -> int:
     A process that dies between saving Redis and writing the store leaves rows
     stale until their partition changes again; periodic reconciliation heals them.
     """
-    with hot_state.locked():
-        hot_state.claim_for_store(store_id())
+    with locked_for_this_store():
         hot = hot_state.load()
         stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
             "id", "leader", "lrs", "resolution", "hw", "leo").iterator(chunk_size=5000)}
@@ -344,8 +342,12 @@ def replication_resync_store() -> int:
 
 def _stored_shape(s: Summary) -> tuple[Any, ...]:
     """A summary as the store's (leader, lrs, resolution, hw, leo) columns read back."""
-    leo = s[4] if s[4] is not None else max(r[1] for r in s[5])
-    return (s[0], list(s[1]), s[2].value, s[3], leo)
+    return (s[0], list(s[1]), s[2].value, s[3], _stored_leo(s))
+
+
+def _stored_leo(s: Summary) -> int:
+    # Without a leader the row keeps the longest replica's LEO.
+    return s[4] if s[4] is not None else max(r[1] for r in s[5])
 
 
 def _json_ints(values: tuple[int, ...]) -> str:

@@ -2,21 +2,13 @@
 from __future__ import annotations
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from cluster.models import Event, Partition, Spu
-from tests.helpers import register_spus
+from tests.helpers import refused, register_spus, run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
 
 
 def partitions(topic: str = "t") -> list[dict]:
@@ -96,14 +88,11 @@ def test_a_killed_spu_answers_nothing_until_the_connection_manager_drops_it(clus
     settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 60
     run("spu", "kill", "0", "--no-wait")
     led = next(p["partition"] for p in partitions() if p["leader"] == 0)
-    with pytest.raises(CommandError, match="not responding"):
-        call_command("produce", "t", "--partition", str(led), "--count", "1",
-                     stdout=StringIO())
+    error = refused("produce", "t", "--partition", str(led), "--count", "1", code=1)
+    assert "not responding" in str(error)
     assert Spu.objects.get(pk=0).resolution == "Online"
 
 
 def test_unknown_spu_or_rack_exits_2(cluster):
     for args in (("spu", "offline", "99"), ("rack", "offline", "rack-z")):
-        with pytest.raises(CommandError) as error:
-            call_command(*args, stdout=StringIO())
-        assert error.value.returncode == 2
+        refused(*args)

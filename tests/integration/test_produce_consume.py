@@ -2,26 +2,12 @@
 from __future__ import annotations
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
 
-from tests.helpers import register_spus
+from tests.helpers import refused, register_spus, run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
-
-
-def failing(*args: str) -> CommandError:
-    with pytest.raises(CommandError) as error:
-        call_command(*args, stdout=StringIO())
-    return error.value
 
 
 def records(*args: str) -> list[dict]:
@@ -57,8 +43,7 @@ def test_acks_1_records_are_uncommitted_until_followers_fetch(topic):
 def test_acks_all_is_refused_with_the_reason_when_the_lrs_is_below_min_lrs(topic):
     run("spu", "offline", "1")
     run("spu", "offline", "2")
-    error = failing("produce", topic, "--count", "1", "--acks", "all")
-    assert error.returncode == 1
+    error = refused("produce", topic, "--count", "1", "--acks", "all", code=1)
     assert "NOT_ENOUGH_REPLICAS" in str(error) and "needs 2" in str(error)
     assert records(topic, "--uncommitted") == []
 
@@ -68,14 +53,14 @@ def test_a_write_to_a_partition_without_leader_is_refused(redis_url):
     run("topic", "create", "solo", "--partitions", "1", "--replication", "1")
     leader = json.loads(run("partition", "list", "--json"))[0]["leader"]
     run("spu", "offline", str(leader))
-    error = failing("produce", "solo", "--count", "1")
-    assert error.returncode == 1 and "NOT_LEADER" in str(error)
+    error = refused("produce", "solo", "--count", "1", code=1)
+    assert "NOT_LEADER" in str(error)
 
 
 def test_bad_input_exits_2(topic):
-    assert failing("produce", "nope", "--count", "1").returncode == 2
-    assert failing("produce", topic, "--partition", "9", "--count", "1").returncode == 2
-    assert failing("consume", topic, "--partition", "9").returncode == 2
+    refused("produce", "nope", "--count", "1")
+    refused("produce", topic, "--partition", "9", "--count", "1")
+    refused("consume", topic, "--partition", "9")
 
 
 def test_partition_list_json_has_each_replicas_leo_and_hw(topic):

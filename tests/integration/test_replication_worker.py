@@ -3,20 +3,12 @@ from __future__ import annotations
 
 import json
 import time
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
-from tests.helpers import register_spus
+from tests.helpers import register_spus, run
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
 
 
 def partition(topic: str = "t") -> dict:

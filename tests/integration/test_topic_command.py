@@ -3,31 +3,16 @@ import json
 import os
 import subprocess
 import sys
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from cluster.models import Topic
-from tests.helpers import register_spus, store_counts
+from tests.helpers import refused, register_spus, run, store_counts
 from tests.seeds import seed_table
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
-
-
-def refused(*args: str) -> CommandError:
-    with pytest.raises(CommandError) as error:
-        call_command(*args, stdout=StringIO())
-    assert error.value.returncode == 2
-    return error.value
 
 
 def test_topic_create_json_prints_the_file_format_plus_name_resolution_reason():

@@ -22,6 +22,13 @@ def log_start(log: Sequence[int]) -> int:
     return bisect_right(log, COMPACTED)
 
 
+def reference_log(rs: ReplicaSet) -> list[int]:
+    """The leader's log, or the longest one while there is no leader."""
+    if rs.leader is not None:
+        return rs.replica[rs.leader].log
+    return max((r.log for r in rs.replica.values()), key=len)
+
+
 def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
     """Compact offsets below ``HW - retain`` on every replica; return the log start.
 
@@ -30,9 +37,7 @@ def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
     """
     if retain < 0 or step < 1:
         raise ValueError("retain must be >= 0 and step >= 1")
-    ref = rs.replica[rs.leader].log if rs.leader is not None else max(
-        (r.log for r in rs.replica.values()), key=len)
-    start, target = log_start(ref), rs.hw - retain
+    start, target = log_start(reference_log(rs)), rs.hw - retain
     if target - start < step:
         return start
     for r in rs.replica.values():

@@ -24,8 +24,8 @@ from typing import Callable
 from .controller import handle
 from .election import spu_receive_notice
 from .events import (Event, FollowerFetch, NotifyCandidate, ProduceRequest,
-                     RecordsAcknowledged, ReconcileElections, ReplicationTick,
-                     SpuOffline, SpuOnline, StartElectionTimer, TimerFired)
+                     ReconcileElections, ReplicationTick, SpuOffline, SpuOnline,
+                     StartElectionTimer, TimerFired)
 from .invariants import InvariantChecker, InvariantViolation
 from .produce import consume
 from .state import Acks, ClusterState, Isolation, Resolution, new_cluster

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from cluster.core.replication import (
     Acks, FollowerFetch, LeaderChanged, LrsChanged, NotifyCandidate, ProduceRequest,
-    PromotionFailed, PromotionSucceeded, ReconcileElections, ReplicaTruncated,
+    PromotionFailed, ReconcileElections, ReplicaTruncated,
     Resolution, ResolutionChanged, SpuOffline, SpuOnline, StartElectionTimer,
     TimerFired, add_topic, consume, handle, new_cluster, produce, replication_step,
     spu_receive_notice)
