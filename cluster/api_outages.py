@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from cluster.api.views import ERRORS, ApiView
+from cluster.api.views import ERRORS, ApiView, as_api
 from cluster.services import outages
 from cluster.services.records import (produce_outcome_refresh, records_consume,
                                       records_produce)
@@ -117,16 +116,12 @@ def _int(query: Any, name: str, default: int) -> int:
         raise serializers.ValidationError({name: "must be an integer"}) from None
 
 
-def _api(view: type) -> Any:
-    return login_not_required(view.as_view())
-
-
 urlpatterns = [
-    path("spus/<int:spu_id>/offline/", _api(SpuOfflineView), name="spu-offline"),
-    path("spus/<int:spu_id>/online/", _api(SpuOnlineView), name="spu-online"),
-    path("spus/<int:spu_id>/kill/", _api(SpuKillView), name="spu-kill"),
-    path("racks/<str:rack>/offline/", _api(RackOfflineView), name="rack-offline"),
-    path("racks/<str:rack>/online/", _api(RackOnlineView), name="rack-online"),
-    path("topics/<str:name>/produce/", _api(ProduceView), name="topic-produce"),
-    path("topics/<str:name>/records/", _api(RecordsView), name="topic-records"),
+    path("spus/<int:spu_id>/offline/", as_api(SpuOfflineView), name="spu-offline"),
+    path("spus/<int:spu_id>/online/", as_api(SpuOnlineView), name="spu-online"),
+    path("spus/<int:spu_id>/kill/", as_api(SpuKillView), name="spu-kill"),
+    path("racks/<str:rack>/offline/", as_api(RackOfflineView), name="rack-offline"),
+    path("racks/<str:rack>/online/", as_api(RackOnlineView), name="rack-online"),
+    path("topics/<str:name>/produce/", as_api(ProduceView), name="topic-produce"),
+    path("topics/<str:name>/records/", as_api(RecordsView), name="topic-records"),
 ]

@@ -1,12 +1,19 @@
 """Page forms: they parse and check types; the services own the rules."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
 from cluster.core.manual_assignment import (MAX_FILE_BYTES, InvalidReplicaMap,
                                             decode_assignment_file)
 from cluster.errors import DomainError, InvalidInput
+
+MAX_PRODUCE_COUNT = 10_000
+ACKS_CHOICES = [("1", "1: the leader has it"), ("all", "all: the whole LRS has it"),
+                ("0", "0: fire and forget")]
 
 
 def read_assignment_upload(upload: UploadedFile) -> object:
@@ -81,3 +88,24 @@ class AssignmentUploadForm(forms.Form):
                            widget=forms.ClearableFileInput(
                                attrs={"accept": ".json,application/json"}))
 
+
+
+class ProduceForm(forms.Form):
+    partition = forms.IntegerField(min_value=0, initial=0)
+    count = forms.IntegerField(label="Records", min_value=1, max_value=MAX_PRODUCE_COUNT,
+                               initial=10)
+    acks = forms.ChoiceField(label="Acks", choices=ACKS_CHOICES, initial="1",
+                             help_text="acks=all is refused while fewer replicas than the "
+                                       "topic's min LRS are live.")
+
+    def __init__(self, *args: Any, partitions: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["partition"].widget.attrs.update(min=0, max=max(partitions - 1, 0))
+        self.fields["partition"].validators.append(_below(partitions))
+
+
+def _below(partitions: int) -> Callable[[int], None]:
+    def check(value: int) -> None:
+        if value >= partitions:
+            raise forms.ValidationError(f"this topic has partitions 0..{partitions - 1}")
+    return check

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import operator
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from itertools import chain, compress
@@ -15,13 +15,6 @@ from django.db.models.functions import Cast
 
 from cluster.models import Event, Partition, Spu, SpuGroup, Topic
 from webapp.perf import gc_paused
-
-
-def spus_by_rack() -> dict[str, list[Spu]]:
-    racks: dict[str, list[Spu]] = defaultdict(list)
-    for spu in Spu.objects.order_by("rack", "id"):
-        racks[spu.rack or "(no rack)"].append(spu)
-    return dict(sorted(racks.items()))
 
 
 def topic_describe(topic: Topic) -> dict[str, object]:
@@ -267,11 +260,16 @@ class HealthReason:
     severity: str = "bad"
 
 
-def cluster_health(stats: ClusterStats) -> list[HealthReason]:
-    """What needs attention, each naming the filtered list that shows it."""
+def cluster_health(stats: ClusterStats,
+                   topics_by_resolution: Mapping[str, int]) -> list[HealthReason]:
+    """What needs attention, each naming the filtered list that shows it.
+
+    ``topics_by_resolution`` is ``topic_counts_by_resolution()``, which the
+    callers show anyway.
+    """
     reasons: list[HealthReason] = []
     by_res = Counter(s.resolution for s in stats.spus.values())
-    not_provisioned = Topic.objects.exclude(resolution="Provisioned").count()
+    not_provisioned = sum(n for res, n in topics_by_resolution.items() if res != "Provisioned")
     checks = [
         (by_res.get("Offline", 0), "SPU{s} offline", "/spus/?resolution=Offline", "bad"),
         (by_res.get("Init", 0), "SPU{s} registered but never connected (Init)",

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.decorators import login_not_required
 from django.db.models import QuerySet
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
                                    extend_schema_view, inline_serializer)
@@ -26,9 +28,8 @@ from cluster.errors import DomainError
 from cluster.forms import read_assignment_upload
 from cluster.models import Event, Spu, SpuGroup, Topic
 from cluster.roles import is_operator
-from cluster.selectors import group_describe
-from cluster.selectors import (ClusterStats, SpuStats, cluster_health, cluster_stats,
-                               events_filtered, partitions_by_ids, partitions_filtered,
+from cluster.selectors import (SpuStats, cluster_health, cluster_stats, events_filtered,
+                               group_describe, partitions_by_ids, partitions_filtered,
                                topic_counts_by_resolution, topic_describe, topics_filtered)
 from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
                               spu_unregister, topic_create, topic_delete)
@@ -94,8 +95,7 @@ def _error_body(exc: Exception, data: Any) -> dict[str, Any]:
 
 # --- SPUs -------------------------------------------------------------------
 
-def _spu_json(spu: SpuStats, stats: ClusterStats, endpoints: dict[int, tuple[str, str]]
-              ) -> dict[str, Any]:
+def _spu_json(spu: SpuStats, endpoints: dict[int, tuple[str, str]]) -> dict[str, Any]:
     public, private = endpoints.get(spu.id, ("", ""))
     return {"id": spu.id, "type": spu.spu_type, "rack": spu.rack or None,
             "public": public, "private": private, "resolution": spu.resolution,
@@ -109,7 +109,7 @@ def _spus_json(ids: list[int] | None = None) -> list[dict[str, Any]]:
     query = Spu.objects.all() if ids is None else Spu.objects.filter(id__in=ids)
     endpoints = {i: (pub, priv) for i, pub, priv in
                  query.values_list("id", "public_endpoint", "private_endpoint")}
-    return [_spu_json(spu, stats, endpoints) for spu in stats.spus.values()
+    return [_spu_json(spu, endpoints) for spu in stats.spus.values()
             if spu.id in endpoints]
 
 
@@ -227,7 +227,8 @@ class TopicListView(ApiView):
             ignore_racks=data.get("ignore_rack_assignment", False),
             replica_assignment=data.get("replica_assignment"), min_lrs=data["min_lrs"],
             max_lag=data["max_lag"], dry_run=data["dry_run"], by=request.user)
-        return Response(outcome.as_json(), status=status.HTTP_201_CREATED if outcome.stored else status.HTTP_200_OK)
+        return Response(outcome.as_json(), status=status.HTTP_201_CREATED if outcome.stored
+                        else status.HTTP_200_OK)
 
 
 class TopicDetailView(ApiView):
@@ -308,13 +309,13 @@ class ClusterSnapshotView(ApiView):
     @extend_schema(summary="Totals and health reasons: what a reconnecting page resyncs from",
                    responses={200: s.ClusterSnapshotSerializer, **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        stats = cluster_stats()
+        stats, topics = cluster_stats(), topic_counts_by_resolution()
         return Response(s.ClusterSnapshotSerializer({
             "spus": len(stats.spus),
             "spus_online": sum(x.resolution == "Online" for x in stats.spus.values()),
-            "topics": topic_counts_by_resolution(), "partitions": stats.partitions,
+            "topics": topics, "partitions": stats.partitions,
             "leaderless": stats.leaderless, "under_replicated": stats.under_replicated,
-            "health": [vars(r) for r in cluster_health(stats)]}).data)
+            "health": [vars(r) for r in cluster_health(stats, topics)]}).data)
 
 
 @extend_schema_view(post=extend_schema(
@@ -325,9 +326,12 @@ class TokenView(JsonErrors, ObtainAuthToken):
     """DRF's token view, with the same error body as every other endpoint."""
 
 
+def as_api(view: type[GenericAPIView]) -> Any:
+    """login_not_required: DRF answers 401/403 JSON itself, no redirect to the login page."""
+    return login_not_required(view.as_view())
+
+
 def api_not_found(request: Any, path: str = "") -> Any:
     """Unknown API paths answer JSON like every other refusal, not an HTML page."""
-    from django.http import JsonResponse
-
     return JsonResponse({"error": f"no API endpoint at /api/{path}", "details": None},
                         status=404)

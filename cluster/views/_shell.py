@@ -7,6 +7,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from django import forms
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse
@@ -47,6 +48,16 @@ def call_service(form: forms.Form, service: Callable[..., Any], **kwargs: Any) -
     except DomainError as exc:
         add_domain_error(form, exc)
         return Outcome(error=exc, problems=problem_rows(exc))
+
+
+def call_action(request: HttpRequest, service: Callable[..., Any], done: str,
+                **kwargs: Any) -> str | None:
+    """A POST with no fields (delete, unregister): flash ``done``, or return the refusal."""
+    form = forms.Form(request.POST)
+    if call_service(form, service, by=request.user, **kwargs).ok:
+        messages.success(request, done)
+        return None
+    return " ".join(form.non_field_errors())
 
 
 def problem_rows(error: DomainError) -> list[dict[str, object]]:

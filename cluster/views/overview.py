@@ -10,14 +10,14 @@ from cluster.views.tables import spu_row
 
 
 def overview(request: HttpRequest) -> HttpResponse:
-    stats = cluster_stats()
+    stats, topics = cluster_stats(), topic_counts_by_resolution()
     spus = stats.spus.values()
     return render(request, "cluster/overview.html", {
         "racks": {rack: [spu_row(s) for s in members]
                   for rack, members in stats.racks().items()},
         "stats": stats,
         "online": sum(s.resolution == "Online" for s in spus),
-        "health": cluster_health(stats),
-        "resolutions": topic_counts_by_resolution(),
+        "health": cluster_health(stats, topics),
+        "resolutions": topics,
         "events": Event.objects.all()[:10],
     })

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +11,7 @@ from django.views.decorators.http import require_POST
 from cluster.forms import SpuGroupCreateForm, SpuGroupScaleForm, SpuRegisterForm
 from cluster.selectors import cluster_stats, spu_groups_with_spus
 from cluster.services import spg_create, spg_delete, spg_scale, spu_register, spu_unregister
-from cluster.views._shell import call_service, operator_required
+from cluster.views._shell import call_action, call_service, operator_required
 from cluster.views.tables import spu_row
 
 
@@ -50,11 +49,8 @@ def spu_register_view(request: HttpRequest) -> HttpResponse:
 @require_POST
 @operator_required
 def spu_unregister_view(request: HttpRequest, spu_id: int) -> HttpResponse:
-    form = forms.Form(request.POST)
-    if call_service(form, spu_unregister, spu_id=spu_id, by=request.user).ok:
-        messages.success(request, f"SPU {spu_id} unregistered.")
-        return redirect("cluster:spus")
-    return spu_list(request, action_error=form.non_field_errors()[0])
+    error = call_action(request, spu_unregister, f"SPU {spu_id} unregistered.", spu_id=spu_id)
+    return redirect("cluster:spus") if error is None else spu_list(request, action_error=error)
 
 
 @require_POST
@@ -72,23 +68,23 @@ def spg_create_view(request: HttpRequest) -> HttpResponse:
 @operator_required
 def spg_scale_view(request: HttpRequest, name: str) -> HttpResponse:
     form = SpuGroupScaleForm(request.POST)
-    outcome = call_service(form, spg_scale, name=name, by=request.user,
-                           replicas=form.cleaned_data["replicas"]) if form.is_valid() else None
-    if outcome is not None and outcome.ok:
-        messages.success(request, f"SPU group {name} scaled to "
-                                  f"{form.cleaned_data['replicas']} SPUs.")
-        return redirect("cluster:spus")
-    # A missing group has no row to show the error in; say it at the top.
-    missing = outcome is not None and outcome.error is not None and outcome.error.status == 404
-    return spu_list(request, scale_form=form, scale_group=name,
-                    action_error=outcome.error.message if missing else None)
+    action_error = None
+    if form.is_valid():
+        outcome = call_service(form, spg_scale, name=name, by=request.user,
+                               replicas=form.cleaned_data["replicas"])
+        if outcome.ok:
+            messages.success(request, f"SPU group {name} scaled to "
+                                      f"{form.cleaned_data['replicas']} SPUs.")
+            return redirect("cluster:spus")
+        # A missing group has no row to show the error in; say it at the top.
+        if outcome.error is not None and outcome.error.status == 404:
+            action_error = outcome.error.message
+    return spu_list(request, scale_form=form, scale_group=name, action_error=action_error)
 
 
 @require_POST
 @operator_required
 def spg_delete_view(request: HttpRequest, name: str) -> HttpResponse:
-    form = forms.Form(request.POST)
-    if call_service(form, spg_delete, name=name, by=request.user).ok:
-        messages.success(request, f"SPU group {name} deleted with its SPUs.")
-        return redirect("cluster:spus")
-    return spu_list(request, action_error=form.non_field_errors()[0])
+    error = call_action(request, spg_delete, f"SPU group {name} deleted with its SPUs.",
+                        name=name)
+    return redirect("cluster:spus") if error is None else spu_list(request, action_error=error)

@@ -5,7 +5,6 @@ import json
 from typing import Any
 
 import redis
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,14 +17,15 @@ from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS,
                                       NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import DomainError
-from cluster.forms import AssignmentUploadForm, TopicCreateForm, read_assignment_upload
+from cluster.forms import (AssignmentUploadForm, ProduceForm, TopicCreateForm,
+                           read_assignment_upload)
 from cluster.models import Spu, Topic
 from cluster.selectors import NOT_PROVISIONED, topic_stats_for, topics_filtered
 from cluster.services import TopicOutcome, topic_create, topic_delete
 from cluster.services.records import ProduceOutcome, records_consume, records_produce
 from cluster.services.settle import ensure_replicated, produce_and_settle
-from cluster.views._shell import (Outcome, call_service, operator_required, paginate,
-                                  problem_rows, query_without_page)
+from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
+                                  paginate, problem_rows, query_without_page)
 from cluster.views.tables import map_table, share_cell
 
 PAGE_SIZES = {"50": 50, "200": 200, "all": 5000}
@@ -34,34 +34,10 @@ RESOLUTIONS = [r.value for r in TopicResolution]
 DETAIL_ROWS = 200
 # The records panel shows the newest few; the API reads any range.
 RECORDS_SHOWN = 20
-MAX_PRODUCE_COUNT = 10_000
 # A page request waits this long for an acks=all write; the API answers the same way.
 PRODUCE_SETTLE_S = 10.0
-ACKS_CHOICES = [("1", "1: the leader has it"), ("all", "all: the whole LRS has it"),
-                ("0", "0: fire and forget")]
 # Refusals that are about the acks level go next to the acks field, the rest next to partition.
 ACKS_CODES = {NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND}
-
-
-class ProduceForm(forms.Form):
-    partition = forms.IntegerField(min_value=0, initial=0)
-    count = forms.IntegerField(label="Records", min_value=1, max_value=MAX_PRODUCE_COUNT,
-                               initial=10)
-    acks = forms.ChoiceField(label="Acks", choices=ACKS_CHOICES, initial="1",
-                             help_text="acks=all is refused while fewer replicas than the "
-                                       "topic's min LRS are live.")
-
-    def __init__(self, *args: Any, partitions: int = 1, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["partition"].widget.attrs.update(min=0, max=max(partitions - 1, 0))
-        self.fields["partition"].validators.append(_below(partitions))
-
-
-def _below(partitions: int) -> Any:
-    def check(value: int) -> None:
-        if value >= partitions:
-            raise forms.ValidationError(f"this topic has partitions 0..{partitions - 1}")
-    return check
 
 
 def topic_list(request: HttpRequest) -> HttpResponse:
@@ -172,11 +148,9 @@ def _produced_text(outcome: ProduceOutcome) -> str:
 @require_POST
 @operator_required
 def topic_delete_view(request: HttpRequest, name: str) -> HttpResponse:
-    form = forms.Form(request.POST)
-    if call_service(form, topic_delete, name=name, by=request.user).ok:
-        messages.success(request, f"Topic {name} deleted.")
-        return redirect("cluster:topics")
-    messages.error(request, " ".join(form.non_field_errors()))
+    error = call_action(request, topic_delete, f"Topic {name} deleted.", name=name)
+    if error is not None:
+        messages.error(request, error)
     return redirect("cluster:topics")
 
 
