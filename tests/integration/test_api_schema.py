@@ -18,13 +18,6 @@ from tests.helpers import register_spus
 
 
 @pytest.fixture
-def api(operator):
-    client = APIClient()
-    client.force_authenticate(operator)
-    return client
-
-
-@pytest.fixture
 def schema(api) -> dict:
     response = api.get("/api/schema/?format=json")
     assert response.status_code == 200

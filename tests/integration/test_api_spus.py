@@ -8,13 +8,6 @@ from cluster.models import Spu, SpuGroup
 from tests.helpers import register_spus
 
 
-@pytest.fixture
-def api(operator):
-    client = APIClient()
-    client.force_authenticate(operator)
-    return client
-
-
 def test_register_and_unregister_an_spu(api, db):
     response = api.post("/api/spus/", {"id": 3, "rack": "rack-a"}, format="json")
     assert response.status_code == 201

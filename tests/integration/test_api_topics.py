@@ -15,13 +15,6 @@ DESCRIBE_KEYS = {"name", "resolution", "reason", "partitions", "partition_count"
 
 
 @pytest.fixture
-def api(operator):
-    client = APIClient()
-    client.force_authenticate(operator)
-    return client
-
-
-@pytest.fixture
 def five_spus(db):
     register_spus(0, 1, 2, 3, 4)
 
