@@ -12,8 +12,9 @@ run: $(STAMP)
 test: $(STAMP) browser
 	$(PY) -m pytest -q -p no:randomly $(PYTEST_ARGS)
 
+# The fast loop: pure cores only, no Django, slow tests skipped (make test runs them).
 unit: $(STAMP)
-	$(PY) -m pytest -q tests/unit $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:django -W ignore::pytest.PytestConfigWarning -m "not slow" tests/unit $(PYTEST_ARGS)
 
 install: $(STAMP)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from cluster.selectors import ClusterStats, SpuStats
+from cluster.selectors.stats import ClusterStats, SpuStats
 
 # Light for zero, dark for many: read as "more load here" at a glance. Explicit
 # stops because plotly.js's named "Blues" runs dark-to-light.

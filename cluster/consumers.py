@@ -1,43 +1,71 @@
-"""WebSocket consumer: authenticate at connect, join the page's group, forward."""
+"""WebSocket consumer: authenticate at connect, join the page's groups, say hello, forward."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs
 
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from cluster.adapters.live_batches import current_seqs
 from cluster.core.names import name_problem
-from cluster.live import CLUSTER_GROUP, topic_group
+from cluster.live import BLOCK, CLUSTER_GROUP, FORMAT_VERSION, block_groups, topic_group
+from cluster.roles import can_read
 
 # Close code for "not logged in": pages stop retrying fast on it.
 POLICY_VIOLATION = 4401
+# Close code for a path or topic name no page uses.
+NOT_FOUND = 4404
+# Signed in, but in neither the viewers nor the operators group.
+FORBIDDEN = 4403
+
+
+def _int(query: dict[str, list[str]], name: str, default: int) -> int:
+    raw = query.get(name, [""])[0]
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else default
+
+
+def groups_for(topic: str | None, query_string: bytes) -> list[str] | None:
+    """``cluster``, or a topic's group plus the blocks of the partitions its page shows."""
+    if topic is None:
+        return [CLUSTER_GROUP]
+    if name_problem(topic):
+        return None
+    query = parse_qs(query_string.decode("latin-1"))
+    first, count = _int(query, "first", 0), _int(query, "count", BLOCK)
+    return [topic_group(topic), *block_groups(topic, first, count)]
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
-    """ws/cluster/ joins ``cluster``; ws/topics/<name>/ joins ``topic-<name>``."""
+    """ws/cluster/ joins ``cluster``; ws/topics/<name>/?first=&count= joins the topic's groups."""
 
-    group: str | None = None
+    groups_joined: list[str] = []
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=POLICY_VIOLATION)
             return
-        self.group = self._group_for(self.scope["url_route"]["kwargs"].get("name"))
-        if self.group is None:
-            await self.close()
+        # Reading needs the viewers or operators group, on a socket as on a page (issue 10).
+        if not await sync_to_async(can_read)(user):
+            await self.close(code=FORBIDDEN)
             return
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        name = self.scope["url_route"]["kwargs"].get("name")
+        groups = groups_for(name, self.scope.get("query_string", b""))
+        if groups is None:
+            await self.close(code=NOT_FOUND)
+            return
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined = groups
         await self.accept()
-
-    @staticmethod
-    def _group_for(topic: str | None) -> str | None:
-        if topic is None:
-            return CLUSTER_GROUP
-        return None if name_problem(topic) else topic_group(topic)
+        # Redis only: no need to queue behind the ORM on the one thread-sensitive executor.
+        seqs = await sync_to_async(current_seqs, thread_sensitive=False)(groups)
+        await self.send_json({"type": "live.hello", "v": FORMAT_VERSION, "groups": seqs})
 
     async def disconnect(self, code: int) -> None:
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for group in self.groups_joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """Pages only listen; anything they send is ignored."""
@@ -45,6 +73,17 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def forward(self, event: dict[str, Any]) -> None:
         await self.send_json(event)
 
+    async def live_update(self, event: dict[str, Any]) -> None:
+        """Batches arrive encoded once by their sender (cluster/adapters/live_batches.py)."""
+        await self.send(text_data=event["text"])
+
     cluster_changed = forward
     partition_changed = forward
-    topic_changed = forward
+    plan_progress = forward
+
+
+class UnknownPath(AsyncJsonWebsocketConsumer):
+    """Any other WebSocket path is closed politely instead of failing the handshake."""
+
+    async def connect(self) -> None:
+        await self.close(code=NOT_FOUND)

@@ -1,7 +1,8 @@
 """Domain errors: every shell turns these into its own refusal in one place.
 
 A page shows ``message`` next to ``field``; the API answers ``status`` with
-``{"error": message, "details": details}``; a command exits 2 with message.
+``{"error": message, "details": details}``; a command exits 2 with message,
+or 1 for ``Unavailable`` (the input was fine, the cluster cannot serve it now).
 """
 from __future__ import annotations
 
@@ -31,3 +32,7 @@ class NotFound(DomainError):
 
 class Conflict(DomainError):
     status = 409
+
+
+class Unavailable(Conflict):
+    """Good input the cluster cannot serve right now (no leader, not replicated yet)."""

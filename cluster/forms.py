@@ -5,13 +5,17 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.core.files.uploadedfile import UploadedFile
 
 from cluster.core.manual_assignment import (MAX_FILE_BYTES, InvalidReplicaMap,
                                             decode_assignment_file)
+from cluster.core.spu_groups import MAX_GROUP_REPLICAS
+from cluster.core.spus import MAX_ENDPOINT_LENGTH, MAX_SPU_ID
+from cluster.core.topic_controller import MAX_LAG, MAX_PARTITIONS, MAX_REPLICATION
 from cluster.errors import DomainError, InvalidInput
 
-MAX_PRODUCE_COUNT = 10_000
 ACKS_CHOICES = [("1", "1: the leader has it"), ("all", "all: the whole LRS has it"),
                 ("0", "0: fire and forget")]
 
@@ -46,39 +50,46 @@ def add_domain_error(form: forms.Form, error: DomainError) -> None:
 
 
 class SpuRegisterForm(forms.Form):
-    id = forms.IntegerField(label="SPU id", min_value=0)
+    id = forms.IntegerField(label="SPU id", min_value=0, max_value=MAX_SPU_ID)
     rack = forms.CharField(required=False, max_length=63,
                            help_text="Optional; rack-aware assignment needs one on every SPU.")
-    public = forms.CharField(label="Public endpoint", required=False, max_length=255,
+    public = forms.CharField(label="Public endpoint", required=False,
+                             max_length=MAX_ENDPOINT_LENGTH,
                              widget=forms.TextInput(attrs={"placeholder": "localhost:9005"}))
-    private = forms.CharField(label="Private endpoint", required=False, max_length=255,
+    private = forms.CharField(label="Private endpoint", required=False,
+                              max_length=MAX_ENDPOINT_LENGTH,
                               widget=forms.TextInput(attrs={"placeholder": "localhost:9006"}))
 
 
 class SpuGroupCreateForm(forms.Form):
     name = forms.CharField(max_length=63)
-    replicas = forms.IntegerField(min_value=1, help_text="Number of managed SPUs.")
+    replicas = forms.IntegerField(min_value=1, max_value=MAX_GROUP_REPLICAS,
+                                  help_text="Number of managed SPUs.")
     min_id = forms.IntegerField(label="Min id", required=False, min_value=0,
+                                max_value=MAX_SPU_ID,
                                 help_text="Id of the first SPU; empty: after the highest id.")
     rack = forms.CharField(required=False, max_length=63)
     storage_size = forms.CharField(label="Storage size", initial="1Gi", max_length=16)
 
 
 class SpuGroupScaleForm(forms.Form):
-    replicas = forms.IntegerField(min_value=1)
+    replicas = forms.IntegerField(min_value=1, max_value=MAX_GROUP_REPLICAS)
 
 
 class TopicCreateForm(forms.Form):
     name = forms.CharField(max_length=63)
-    partitions = forms.IntegerField(min_value=1, initial=6)
-    replication = forms.IntegerField(label="Replication factor", min_value=1, initial=3)
+    partitions = forms.IntegerField(min_value=1, max_value=MAX_PARTITIONS, initial=6)
+    replication = forms.IntegerField(label="Replication factor", min_value=1,
+                                     max_value=MAX_REPLICATION, initial=3)
     ignore_rack_assignment = forms.BooleanField(required=False)
-    min_lrs = forms.IntegerField(label="Min LRS", min_value=1, initial=1,
+    min_lrs = forms.IntegerField(label="Min LRS", min_value=1, max_value=MAX_REPLICATION,
+                                 initial=1,
                                  help_text="Smallest LRS that still accepts acks=all writes.")
-    max_lag = forms.IntegerField(label="Max lag", min_value=1, initial=1000,
+    max_lag = forms.IntegerField(label="Max lag", min_value=1, max_value=MAX_LAG, initial=1000,
                                  help_text="Records a follower may lag before leaving the LRS.")
     # The start index the preview used, to tell the operator if Create differs.
-    preview_start = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    preview_start = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1,
+                                       widget=forms.HiddenInput)
 
 
 class AssignmentUploadForm(forms.Form):
@@ -92,14 +103,18 @@ class AssignmentUploadForm(forms.Form):
 
 class ProduceForm(forms.Form):
     partition = forms.IntegerField(min_value=0, initial=0)
-    count = forms.IntegerField(label="Records", min_value=1, max_value=MAX_PRODUCE_COUNT,
-                               initial=10)
+    count = forms.IntegerField(label="Records", min_value=1, initial=10)
     acks = forms.ChoiceField(label="Acks", choices=ACKS_CHOICES, initial="1",
                              help_text="acks=all is refused while fewer replicas than the "
                                        "topic's min LRS are live.")
 
     def __init__(self, *args: Any, partitions: int = 1, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The limit is read per form so a changed setting applies at once, as in the API.
+        count = self.fields["count"]
+        count.max_value = settings.PRODUCE_MAX_RECORDS
+        count.validators.append(MaxValueValidator(settings.PRODUCE_MAX_RECORDS))
+        count.widget.attrs["max"] = settings.PRODUCE_MAX_RECORDS
         self.fields["partition"].widget.attrs.update(min=0, max=max(partitions - 1, 0))
         self.fields["partition"].validators.append(_below(partitions))
 

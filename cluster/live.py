@@ -1,57 +1,159 @@
-"""Live updates: the payloads pages receive and the one helper that publishes them.
+"""Live updates: the groups pages join and the messages they receive.
 
-Groups: ``cluster`` for cluster-wide changes, ``topic-<name>`` per topic.
-Services call ``publish`` after commit (``transaction.on_commit``), so a page
-never hears of a change that was rolled back. The ``type`` of each payload
-names the consumer handler that forwards it (``cluster.changed`` ->
-``cluster_changed``).
+They are sent by cluster/adapters/live_batches.py (coalesced, numbered).
+
+Format version 1 (``FORMAT_VERSION``). Every message a page receives is a JSON
+object with:
+
+* ``type``: ``live.update`` (the data message below); ``live.hello`` once per
+  connection, listing the groups joined and each group's current sequence;
+  older single-item payloads (``cluster.changed``, ``partition.changed``) are
+  still forwarded and carry the same stamp.
+* ``v``: the format version; a page that does not know it reloads.
+* ``group``: the group it was sent to, and ``seq``: that group's sequence
+  number, held in Redis (``INCR``) so every process numbers one sequence. A
+  page that sees ``seq`` jump by more than one, or reconnects, fetches
+  ``/api/live/snapshot/?group=<group>`` and continues from the snapshot's seq.
+* ``at``: when the message was sent (ms since the epoch); the page shows its age.
+* the data, each list holding the latest state of what changed since the
+  group's previous message (never a diff, so applying it twice is harmless):
+  ``partitions`` (PartitionRow), ``spus`` (SpuRow), ``topics`` (TopicRow),
+  ``events`` (EventRow, oldest first). On the cluster group, when leaders moved,
+  the next message carries every SPU's load (``spus``), ``totals`` and ``charts``
+  (the heatmaps' Plotly figures): they read the whole store, so the rows go first.
+
+Groups: ``cluster`` (SPUs, topics, events, leader/LRS/resolution moves of any
+partition, totals, charts), ``topic-<name>`` (that topic's resolution and
+events) and ``topic-<name>.<block>`` (every change, HW/LEO included, of
+partitions ``block * BLOCK`` to ``block * BLOCK + BLOCK - 1``), so a page
+showing 200 partitions of a 100,000-partition topic hears only about those.
+The snapshot endpoint answers the same shape (``type`` ``live.snapshot``).
 """
 from __future__ import annotations
 
-from typing import Literal, TypedDict, Union
+import time
+from typing import Any, Literal, TypedDict, Union
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+FORMAT_VERSION = 1
 CLUSTER_GROUP = "cluster"
+# Partitions per block group: one topic page (200 rows) listens to one block.
+BLOCK = 200
+# A page showing more partitions than this listens to the topic's first blocks only.
+MAX_BLOCKS = 50
 
 
-class ClusterChanged(TypedDict):
-    """Something cluster-wide changed: an SPU, a group, a topic's resolution."""
-    type: Literal["cluster.changed"]
-    object_type: str     # "spu", "spu-group", "topic"
-    object_name: str
-    operation: str       # as in the event log: "register", "resolution", ...
-
-
-class PartitionChanged(TypedDict):
-    """A partition's status moved (leader, LRS, HW, LEO, resolution)."""
-    type: Literal["partition.changed"]
+class PartitionRow(TypedDict):
     topic: str
     partition: int
     leader: int | None
     lrs: list[int]
     hw: int
     leo: int
+    resolution: str      # a replica set status: Online, Election, CandidateFound, Offline
+
+
+class SpuRow(TypedDict, total=False):
+    id: int              # always present; the rest as known to the sender
     resolution: str
+    rack: str
+    leaders: int
+    followers: int
+    replicas: int
 
 
-class TopicChanged(TypedDict):
-    type: Literal["topic.changed"]
-    topic: str
+class TopicRow(TypedDict):
+    name: str
     resolution: str
     reason: str
 
 
-Payload = Union[ClusterChanged, PartitionChanged, TopicChanged]
+class EventRow(TypedDict):
+    at: str              # ISO 8601
+    actor: str
+    object_type: str
+    object_name: str
+    operation: str
+    params: dict[str, Any]
+    result: str
+
+
+class Totals(TypedDict):
+    spus: int
+    spus_online: int
+    partitions: int
+    leaderless: int
+    under_replicated: int
+
+
+class Stamp(TypedDict):
+    v: int
+    group: str
+    seq: int
+    at: int
+
+
+class LiveData(TypedDict, total=False):
+    partitions: list[PartitionRow]
+    spus: list[SpuRow]
+    topics: list[TopicRow]
+    events: list[EventRow]
+    totals: Totals
+    charts: dict[str, Any]   # figure id -> Plotly figure (cluster.charts)
+
+
+class LiveUpdate(Stamp, LiveData):
+    type: Literal["live.update"]
+
+
+class ClusterChanged(TypedDict):
+    """Single-item form kept for callers of ``publish``: an object changed (see the event log)."""
+    type: Literal["cluster.changed"]
+    object_type: str
+    object_name: str
+    operation: str
+
+
+class PartitionChanged(PartitionRow):
+    """Single-item form kept for callers of ``publish``: one partition's status."""
+    type: Literal["partition.changed"]
+
+
+class PlanProgress(TypedDict):
+    """A plan being carried out moved on (planner/execution.py)."""
+    type: Literal["plan.progress"]
+    plan: int
+    state: str           # pending, running, paused, done, cancelled, failed
+    moves_total: int
+    moves_done: int
+    moves_in_flight: int
+
+
+Payload = Union[LiveUpdate, ClusterChanged, PartitionChanged, PlanProgress]
 
 
 def topic_group(name: str) -> str:
     return f"topic-{name}"
 
 
-def publish(group: str, payload: Payload) -> None:
-    """Send ``payload`` to every socket in ``group``; callable from sync code."""
+def block_group(topic: str, partition: int) -> str:
+    return f"topic-{topic}.{partition // BLOCK}"
+
+
+def block_groups(topic: str, first: int, count: int) -> list[str]:
+    """The block groups covering partitions ``first`` .. ``first + count - 1``."""
+    start, end = first // BLOCK, (first + max(count, 1) - 1) // BLOCK
+    return [f"topic-{topic}.{b}" for b in range(start, min(end, start + MAX_BLOCKS - 1) + 1)]
+
+
+def stamp(group: str, seq: int) -> Stamp:
+    return {"v": FORMAT_VERSION, "group": group, "seq": seq, "at": int(time.time() * 1000)}
+
+
+def send(group: str, message: dict[str, Any]) -> None:
+    """Hand an already stamped message to every socket in ``group``; callable from sync code."""
     layer = get_channel_layer()
     if layer is not None:
-        async_to_sync(layer.group_send)(group, dict(payload))
+        async_to_sync(layer.group_send)(group, message)

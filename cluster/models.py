@@ -8,6 +8,7 @@ import uuid
 
 from django.db import models
 
+from cluster.core.replication.state import Resolution as PartitionResolution
 from cluster.core.spu_groups import GroupResolution
 from cluster.core.spus import SpuResolution, SpuType
 from cluster.core.topic_controller import TopicResolution
@@ -71,6 +72,8 @@ class Topic(models.Model):
     manual_replica_map = models.JSONField(null=True, blank=True)
     min_lrs = models.PositiveIntegerField(default=1)
     max_lag = models.PositiveIntegerField(default=1000)
+    # Kafka's unclean.leader.election.enable: availability over committed records.
+    unclean_leader_election = models.BooleanField(default=False)
     # Records per second the simulated producer appends (0: none), spread over partitions.
     producer_rate = models.FloatField(default=0.0)
     # status
@@ -96,12 +99,6 @@ class Topic(models.Model):
 class Partition(models.Model):
     """One row of a topic's replica map; 003's Partition object."""
 
-    class Resolution(models.TextChoices):
-        ONLINE = "Online"
-        ELECTION = "Election"
-        CANDIDATE_FOUND = "CandidateFound"
-        OFFLINE = "Offline"
-
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="partition_set")
     index = models.PositiveIntegerField()
     # spec
@@ -110,8 +107,8 @@ class Partition(models.Model):
     # status (driven by the replication engine)
     leader = models.PositiveIntegerField(null=True, blank=True)
     lrs = models.JSONField(default=list, blank=True)
-    resolution = models.CharField(max_length=16, choices=Resolution.choices,
-                                  default=Resolution.OFFLINE)
+    resolution = models.CharField(max_length=16, choices=_choices(PartitionResolution),
+                                  default=PartitionResolution.OFFLINE.value)
     hw = models.BigIntegerField(default=0)
     leo = models.BigIntegerField(default=0)
     # [{"spu", "leo", "hw"}] per replica, as `fluvio partition list` shows them.

@@ -3,7 +3,7 @@
 Replication: beat runs ``replication_tick`` (every live SPU loop, the
 connection manager, simulated producers); candidate notices and election
 timers of a step travel as one task each (timers with a countdown). A running
-worker refreshes a Redis key so commands know to wait for it (services/settle.py).
+worker refreshes a Redis key so commands know to wait for it (adapters/settle.py).
 """
 from __future__ import annotations
 
@@ -15,12 +15,17 @@ from typing import Any
 import redis
 from celery import bootsteps, shared_task
 from celery.signals import worker_init, worker_shutdown
+from django import db
 from django.conf import settings
 
-from cluster import hot_state
+from cluster.adapters import hot_state
+from cluster.adapters.lease import LeaseLost
+from cluster.adapters.scheduler import Followups
+from cluster.core import replication as core
 from cluster.core.replication import message_from_dict
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
+from cluster.services.leaders import leader_rebalance
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,9 @@ def replication_tick() -> dict[str, int] | None:
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
         return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
+    except LeaseLost:
+        log.warning("replication tick refused: its lease expired while it worked (paused?)")
+        return None
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
         return None
@@ -50,6 +58,23 @@ def replication_notices(notices: list[dict[str, Any]]) -> None:
 @shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
 def replication_timers(timers: list[dict[str, Any]]) -> None:
     replication.replication_timers([message_from_dict(t) for t in timers])
+
+
+class CeleryScheduler:
+    """Installed at app ready (cluster/apps.py): follow-ups of a step become tasks."""
+
+    def dispatch(self, followups: Followups) -> None:
+        """One task answers every notice of a step; one countdown task per timeout."""
+        if followups.notices:
+            replication_notices.delay([core.message_to_dict(n) for n in followups.notices])
+        by_timeout: dict[int, list[dict[str, Any]]] = {}
+        for t in followups.timers:
+            by_timeout.setdefault(t.timeout_ms, []).append(core.message_to_dict(t))
+        for timeout_ms, timers in by_timeout.items():
+            replication_timers.apply_async(args=[timers], countdown=timeout_ms / 1000)
+
+    def kick(self) -> None:
+        replication_tick.delay()
 
 
 # ---- worker presence ----------------------------------------------------------------
@@ -72,14 +97,26 @@ def _presence_loop(url: str, name: str, worker: Any) -> None:
     # Its own client: the cached one must not be shared with forked pool children.
     client = redis.Redis.from_url(url)
     ttl = settings.REPLICATION_WORKER_TTL_S
+    worker_key = _worker_key()
     while not _presence_stop.is_set() and _running(worker):
         try:
-            client.set(hot_state.WORKER, name, ex=ttl)
+            client.set(worker_key, name, ex=ttl)
         except redis.exceptions.RedisError:
             log.warning("could not refresh the worker presence key")
         _presence_stop.wait(min(1.0, ttl / 3))
-    client.delete(hot_state.WORKER)
+    try:
+        client.delete(worker_key)
+    except redis.exceptions.RedisError:
+        pass  # Redis went first: the key expires by itself
     client.close()
+
+
+def _worker_key() -> str:
+    """The presence key of this worker's store (asked once; the thread's DB connection closed)."""
+    try:
+        return hot_state.WORKER
+    finally:
+        db.connection.close()
 
 
 def _running(worker: Any) -> bool:
@@ -94,3 +131,12 @@ def _withdraw_worker(**_: Any) -> None:
     while _presence:
         _presence.pop().join(2)
     hot_state.clear_worker()
+
+
+@shared_task(ignore_result=True)
+def leader_rebalance_check() -> None:
+    """Kafka's auto.leader.rebalance check (beat, every LEADER_IMBALANCE_CHECK_INTERVAL_S)."""
+    try:
+        leader_rebalance()
+    except TimeoutError:
+        log.info("leader rebalance skipped: the replication state is busy")

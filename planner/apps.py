@@ -5,3 +5,12 @@ class PlannerConfig(AppConfig):
     name = "planner"
     verbose_name = "Planner"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The plan executor runs inside every replication tick (cluster/adapters/tick_steps.py).
+        from cluster.adapters import tick_steps
+        from cluster.metrics.collector import register_moves_in_flight
+        from planner.execution import moves_in_flight, plan_executor_step
+
+        tick_steps.install(plan_executor_step)
+        register_moves_in_flight(moves_in_flight)

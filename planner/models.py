@@ -3,8 +3,22 @@ from __future__ import annotations
 
 from django.db import models
 
+from planner.core.jobs import GridState, PlanState
+from planner.core.execution import ExecutionState
 
-class Plan(models.Model):
+
+class Tracked(models.Model):
+    """A computation the workbench runs: its state, progress and why it stopped."""
+
+    progress = models.JSONField(default=dict, help_text="stage, fraction, eta_s")
+    reason = models.TextField(blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+class Plan(Tracked):
     class Source(models.TextChoices):
         STORE = "store", "cluster store"
         KAFKA_JSON = "kafka-json", "Kafka reassignment JSON"
@@ -26,9 +40,58 @@ class Plan(models.Model):
     target = models.JSONField(default=dict)
     current = models.JSONField(default=dict, help_text="the layout the plan started from")
     elapsed_ms = models.PositiveIntegerField(default=0)
+    # The computation's state (computing, pending, failed); once applied, the plan's
+    # PlanExecution holds the execution's state and counts.
+    state = models.CharField(max_length=16, default=PlanState.PENDING.value, db_index=True,
+                             choices=[(s.value, s.value) for s in PlanState])
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"plan {self.pk}: {self.name}"
+
+
+class PlanGrid(Tracked):
+    """A grid of scenarios: one row of metrics per scenario, with Kafka's baseline."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    created_by = models.CharField(max_length=150)
+    engine = models.CharField(max_length=8, choices=Plan.Engine.choices, default=Plan.Engine.LOCAL)
+    state = models.CharField(max_length=16, default=GridState.COMPUTING.value,
+                             choices=[(s.value, s.value) for s in GridState])
+    options = models.JSONField()
+    scenarios = models.JSONField(help_text="scenario dicts, in row order")
+    rows = models.JSONField(default=list)
+    elapsed_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"grid {self.pk}: {len(self.scenarios)} scenarios"
+
+
+class PlanExecution(models.Model):
+    """A plan being carried out (planner/execution.py); at most one per plan."""
+
+    plan = models.OneToOneField(Plan, on_delete=models.CASCADE, related_name="execution")
+    state = models.CharField(max_length=16, choices=[(s.value, s.value) for s in ExecutionState],
+                             default=ExecutionState.PENDING.value)
+    max_moves_per_spu = models.PositiveIntegerField(default=5)
+    max_moves = models.PositiveIntegerField(default=50)
+    moves_total = models.PositiveIntegerField(default=0)
+    moves_done = models.PositiveIntegerField(default=0)
+    moves_failed = models.PositiveIntegerField(default=0)
+    bytes_moved = models.BigIntegerField(default=0)
+    # Indexes into plan.moves: every move handed to the replication core, and those not ended.
+    started = models.JSONField(default=list)
+    in_flight = models.JSONField(default=list)
+    cancel_sent = models.BooleanField(default=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True, default="")
+    created_by = models.CharField(max_length=150, blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"execution of plan {self.plan_id}: {self.state}"

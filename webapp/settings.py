@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-from webapp.env import env_bool, env_float, env_int, env_str, env_url
+from webapp.env import env_bool, env_choice, env_float, env_int, env_str, env_url
+from webapp.logconfig import FORMATS, logging_config
+from webapp.redis_server import private_redis_url
 from webapp.secret import load_or_create_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -30,11 +33,14 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "cluster",
     "planner",
 ]
 
 MIDDLEWARE = [
+    # The web process's own request metrics (first and last: they time the whole stack).
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "webapp.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -42,8 +48,12 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "webapp.middleware.RequireReaderRole",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # Last, as django-axes asks: it turns a lockout into the answer of webapp/signin.py.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -76,6 +86,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Sign-in throttling (django-axes, docs/security.md): LOGIN_FAILURE_LIMIT wrong passwords
+# for one username from one address lock that pair out for LOGIN_LOCKOUT_MINUTES,
+# on /login/, /admin/ and /api/token/ alike.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "webapp.signin.lockout_response"
+AXES_VERBOSE = False
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -92,8 +113,15 @@ STATIC_ROOT = VAR_DIR / "static"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-REDIS_URL = env_url("REDIS_URL", "redis://127.0.0.1:6379/0", ("redis", "rediss", "unix"))
+# Unset REDIS_URL: the private Redis `make run` started (its URL is under var/ while it runs).
+REDIS_URL = env_url("REDIS_URL", private_redis_url(VAR_DIR) or "redis://127.0.0.1:6379/0",
+                    ("redis", "rediss", "unix"))
 SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
+# The workbench's "auto" engine plans on Spark past this many partitions (x scenarios for a grid).
+PLANNER_SPARK_PARTITIONS = env_int("PLANNER_SPARK_PARTITIONS", 200_000, minimum=1)
+# Plans made from the store size a partition as retained records times this
+# (the store counts records, not bytes); 1 KiB is Kafka's usual average record.
+PLANNER_BYTES_PER_RECORD = env_int("PLANNER_BYTES_PER_RECORD", 1024, minimum=1)
 
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
@@ -108,11 +136,33 @@ REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 300
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
 REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
 REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+# How long a use case waits for the hot-state lease; the lease itself is short and renewed
+# while its holder works, so a crashed holder stalls the engine for one lease at most.
 REPLICATION_LOCK_TIMEOUT_S = env_float("REPLICATION_LOCK_TIMEOUT_S", 60.0)
+REPLICATION_LOCK_LEASE_S = env_float("REPLICATION_LOCK_LEASE_S", 3.0)
 REPLICATION_SETTLE_TIMEOUT_S = env_float("REPLICATION_SETTLE_TIMEOUT_S", 30.0)
+# How long a produce with acks=all waits for the LRS, whichever shell asked (page, API, CLI).
+PRODUCE_WAIT_S = env_float("PRODUCE_WAIT_S", 10.0)
+# One request's records, whichever shell asked: a billion-record produce once took 22 GB.
+PRODUCE_MAX_RECORDS = env_int("PRODUCE_MAX_RECORDS", 100_000, minimum=1)
+CONSUME_MAX_RECORDS = env_int("CONSUME_MAX_RECORDS", 100_000, minimum=1)
 REPLICATION_WORKER_TTL_S = env_int("REPLICATION_WORKER_TTL_S", 5, minimum=2)
 REPLICATION_SIMULATED_PRODUCERS = env_bool("REPLICATION_SIMULATED_PRODUCERS", True)
+# Kafka's auto.leader.rebalance.enable and its check: preferred leaders come back by themselves.
+AUTO_LEADER_REBALANCE = env_bool("AUTO_LEADER_REBALANCE", True)
+# Kafka checks every 300 s; a demo cluster is watched by people, so 30 s.
+LEADER_IMBALANCE_CHECK_INTERVAL_S = env_float("LEADER_IMBALANCE_CHECK_INTERVAL_S", 30.0)
+LEADER_IMBALANCE_PER_SPU_PERCENTAGE = env_int("LEADER_IMBALANCE_PER_SPU_PERCENTAGE", 10,
+                                              minimum=0)
+# Plan execution: Cruise Control's caps, and the simulated size of one record for bytes_moved.
+PLAN_MAX_MOVES_PER_SPU = env_int("PLAN_MAX_MOVES_PER_SPU", 5, minimum=1)
+PLAN_MAX_MOVES = env_int("PLAN_MAX_MOVES", 50, minimum=1)
+PLAN_MOVE_TIMEOUT_MS = env_int("PLAN_MOVE_TIMEOUT_MS", 60_000, minimum=1)
+REPLICATION_RECORD_BYTES = env_int("REPLICATION_RECORD_BYTES", 1024, minimum=1)
 CELERY_BEAT_SCHEDULE = {
+    "leader-rebalance": {"task": "cluster.tasks.leader_rebalance_check",
+                         "schedule": LEADER_IMBALANCE_CHECK_INTERVAL_S,
+                         "options": {"expires": LEADER_IMBALANCE_CHECK_INTERVAL_S}},
     "reconcile-topics": {"task": "cluster.tasks.reconcile_topics",
                          "schedule": RECONCILE_INTERVAL_S},
     # Ticks expire after one interval: a backlog (no worker for a while) is dropped, not replayed.
@@ -123,9 +173,15 @@ CELERY_BEAT_SCHEDULE = {
 
 # Announce store changes to open pages over Channels (cluster/live.py).
 LIVE_UPDATES = env_bool("LIVE_UPDATES", True)
+# redis-py's asyncio pool refuses the 101st concurrent connection; a burst of sockets
+# connecting at once needs more than that, each only for a moment (docs/live.md).
+CHANNEL_LAYER_MAX_CONNECTIONS = env_int("CHANNEL_LAYER_MAX_CONNECTIONS", 2000, minimum=10)
+# redis-py's default 5 s read timeout equals channels_redis's 5 s BZPOPMIN, so a busy
+# process lost its sockets to "Timeout reading"; the read must outlast the block.
+CHANNEL_LAYER_HOST = {"max_connections": CHANNEL_LAYER_MAX_CONNECTIONS, "socket_timeout": 30}
 CHANNEL_LAYERS = {"default": {
     "BACKEND": "channels_redis.core.RedisChannelLayer",
-    "CONFIG": {"hosts": [REDIS_URL]},
+    "CONFIG": {"hosts": [{"address": REDIS_URL, **CHANNEL_LAYER_HOST}]},
 }}
 
 REST_FRAMEWORK = {
@@ -134,6 +190,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["cluster.api.parsers.JSONParser",
+                               "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "webapp.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -144,11 +203,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"PlanStateEnum": "planner.api.serializers.PLAN_STATES",
+                            "GridStateEnum": "planner.api.serializers.GRID_STATES"},
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-}
+# Operators' integrations (cluster/metrics/): /metrics needs this bearer token; empty = loopback only.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", FORMATS)
+LOG_DIR = VAR_DIR / "logs"
+LOG_DIR.mkdir(parents=True, exist_ok=True)
+LOGGING = logging_config(LOG_FORMAT, LOG_DIR, env_str("LOG_LEVEL", "WARNING"))

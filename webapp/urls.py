@@ -10,8 +10,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/", include("cluster.api.urls")),
-    path("api/", include("cluster.api_outages")),
+    path("api/", include("webapp.api_urls")),
     re_path(r"^api/(?P<path>.*)$", csrf_exempt(login_not_required(api_not_found))),
+    path("planner/", include("planner.urls")),
+    path("", include("cluster.metrics.urls")),
     path("", include("cluster.urls")),
 ]

@@ -3,14 +3,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from cluster.core.names import MAX_NAME_LENGTH, NAME_PATTERN
-from cluster.core.spu_groups import MAX_GROUP_REPLICAS, SIZE_PATTERN
-from cluster.core.spus import MAX_SPU_ID
-from cluster.core.topic_controller import MAX_PARTITIONS, MAX_REPLICATION
+from cluster.core.replication.state import Resolution as PartitionResolution
+from cluster.core.spu_groups import MAX_GROUP_REPLICAS, SIZE_PATTERN, GroupResolution
+from cluster.core.spus import MAX_ENDPOINT_LENGTH, MAX_SPU_ID, SpuResolution
+from cluster.core.topic_controller import (MAX_LAG, MAX_PARTITIONS, MAX_REPLICATION,
+                                           TopicResolution)
+from cluster.services.records import MAX_OFFSET
+
+
+def _values(enum: type) -> list[str]:
+    """The core's enum as the schema's choices: the one list of resolutions."""
+    return [member.value for member in enum]  # type: ignore[attr-defined]
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -27,8 +35,7 @@ class PartitionMapEntrySerializer(serializers.Serializer):
 class TopicSerializer(serializers.Serializer):
     """``topic describe --json`` plus the topic's settings."""
     name = serializers.CharField()
-    resolution = serializers.ChoiceField(choices=["Init", "Pending", "InsufficientResources",
-                                                  "InvalidConfig", "Provisioned"])
+    resolution = serializers.ChoiceField(choices=_values(TopicResolution))
     reason = serializers.CharField(allow_blank=True)
     partitions = PartitionMapEntrySerializer(many=True)
     partition_count = serializers.IntegerField()
@@ -36,7 +43,23 @@ class TopicSerializer(serializers.Serializer):
     ignore_rack_assignment = serializers.BooleanField()
     min_lrs = serializers.IntegerField()
     max_lag = serializers.IntegerField()
+    unclean_leader_election = serializers.BooleanField(
+        help_text="Kafka's unclean.leader.election.enable for this topic")
     manual = serializers.BooleanField()
+
+
+class UnderReplicatedStartSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offline_spus = serializers.ListField(child=serializers.IntegerField())
+    live_replicas = serializers.IntegerField()
+    reason = serializers.CharField(help_text="why: its SPUs are registered but not online")
+
+
+class TopicPreviewSerializer(TopicSerializer):
+    """What a dry run answers: the topic it would store, and which partitions would start short."""
+    warning = serializers.CharField(allow_blank=True,
+                                    help_text="one sentence; empty when every replica is live")
+    under_replicated = UnderReplicatedStartSerializer(many=True)
 
 
 @extend_schema_field({"oneOf": [
@@ -65,7 +88,8 @@ class TopicCreateSerializer(serializers.Serializer):
     ignore_rack_assignment = serializers.BooleanField(default=False)
     replica_assignment = ReplicaAssignmentField(required=False, allow_null=True)
     min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
-    max_lag = serializers.IntegerField(default=1000, min_value=1)
+    max_lag = serializers.IntegerField(default=1000, min_value=1, max_value=MAX_LAG)
+    unclean_leader_election = serializers.BooleanField(default=False)
     dry_run = serializers.BooleanField(default=False)
 
 
@@ -74,7 +98,8 @@ class TopicUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="Replica assignment file: JSON, at most 1 MiB.")
     dry_run = serializers.BooleanField(default=False)
     min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
-    max_lag = serializers.IntegerField(default=1000, min_value=1)
+    max_lag = serializers.IntegerField(default=1000, min_value=1, max_value=MAX_LAG)
+    unclean_leader_election = serializers.BooleanField(default=False)
 
 
 class SpuSerializer(serializers.Serializer):
@@ -83,7 +108,7 @@ class SpuSerializer(serializers.Serializer):
     rack = serializers.CharField(allow_null=True)
     public = serializers.CharField()
     private = serializers.CharField()
-    resolution = serializers.ChoiceField(choices=["Init", "Online", "Offline"])
+    resolution = serializers.ChoiceField(choices=_values(SpuResolution))
     group = serializers.CharField(allow_null=True)
     leaders = serializers.IntegerField(help_text="partitions it leads now")
     followers = serializers.IntegerField(help_text="replicas it hosts without leading")
@@ -96,9 +121,18 @@ class SpuSerializer(serializers.Serializer):
 
 class SpuRegisterSerializer(serializers.Serializer):
     id = serializers.IntegerField(min_value=0, max_value=MAX_SPU_ID)
-    rack = serializers.CharField(required=False, allow_blank=True, default="")
-    public = serializers.CharField(required=False, allow_blank=True, default="")
-    private = serializers.CharField(required=False, allow_blank=True, default="")
+    rack = serializers.CharField(required=False, allow_blank=True, default="", max_length=63)
+    public = serializers.CharField(required=False, allow_blank=True, default="",
+                                   max_length=MAX_ENDPOINT_LENGTH)
+    private = serializers.CharField(required=False, allow_blank=True, default="",
+                                    max_length=MAX_ENDPOINT_LENGTH)
+
+
+class SpuUpdateSerializer(serializers.Serializer):
+    """003's Modify SPU: fields left out stay as they are; rack "" removes the rack."""
+    rack = serializers.CharField(required=False, allow_blank=True)
+    public = serializers.CharField(required=False, allow_blank=False, help_text="HOST:PORT")
+    private = serializers.CharField(required=False, allow_blank=False, help_text="HOST:PORT")
 
 
 class SpuGroupSerializer(serializers.Serializer):
@@ -107,7 +141,7 @@ class SpuGroupSerializer(serializers.Serializer):
     min_id = serializers.IntegerField()
     rack = serializers.CharField(allow_null=True)
     storage_size = serializers.CharField()
-    resolution = serializers.ChoiceField(choices=["Init", "Invalid", "Reserved"])
+    resolution = serializers.ChoiceField(choices=_values(GroupResolution))
     reason = serializers.CharField(allow_blank=True)
     spus = serializers.ListField(child=serializers.IntegerField())
 
@@ -123,6 +157,14 @@ class SpuGroupCreateSerializer(serializers.Serializer):
 
 class SpuGroupScaleSerializer(serializers.Serializer):
     replicas = serializers.IntegerField(min_value=1, max_value=MAX_GROUP_REPLICAS)
+    force = serializers.BooleanField(
+        default=False, help_text="scale down even though the SPUs it ends hold replicas")
+
+
+class ReplicaStatusSerializer(serializers.Serializer):
+    spu = serializers.IntegerField()
+    leo = serializers.IntegerField()
+    hw = serializers.IntegerField()
 
 
 class PartitionSerializer(serializers.Serializer):
@@ -132,9 +174,13 @@ class PartitionSerializer(serializers.Serializer):
     preferred_leader = serializers.IntegerField(help_text="the first replica")
     replicas = serializers.ListField(child=serializers.IntegerField())
     lrs = serializers.ListField(child=serializers.IntegerField())
-    resolution = serializers.ChoiceField(choices=["Online", "Election", "CandidateFound", "Offline"])
+    resolution = serializers.ChoiceField(choices=_values(PartitionResolution))
     hw = serializers.IntegerField()
     leo = serializers.IntegerField()
+    replica_status = ReplicaStatusSerializer(many=True, help_text="each replica's LEO and HW")
+    waiting_for = serializers.ListField(child=serializers.IntegerField(),
+                                        help_text="Offline: the last LRS members it waits for")
+    reason = serializers.CharField(allow_blank=True, help_text="why an Offline partition waits")
 
 
 class EventSerializer(serializers.Serializer):
@@ -163,3 +209,38 @@ class ClusterSnapshotSerializer(serializers.Serializer):
     leaderless = serializers.IntegerField()
     under_replicated = serializers.IntegerField()
     health = HealthSerializer(many=True)
+
+
+# --- Outages and records ---------------------------------------------------------
+
+class OutageSerializer(serializers.Serializer):
+    spus = serializers.ListField(child=serializers.IntegerField())
+    resolution = serializers.CharField()
+    settled = serializers.BooleanField(allow_null=True)
+
+
+class ProduceSerializer(serializers.Serializer):
+    partition = serializers.IntegerField(min_value=0, default=0)
+    count = serializers.IntegerField(min_value=1, max_value=settings.PRODUCE_MAX_RECORDS,
+                                     required=False, help_text="at most PRODUCE_MAX_RECORDS")
+    values = serializers.ListField(child=serializers.CharField(max_length=65536),
+                                   required=False, min_length=1, max_length=10000)
+    acks = serializers.ChoiceField(choices=["0", "1", "all"], default="1")
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("count" in data) == ("values" in data):
+            raise serializers.ValidationError("give exactly one of count and values")
+        return data
+
+
+class RecordsQuerySerializer(serializers.Serializer):
+    partition = serializers.IntegerField(min_value=0, max_value=MAX_PARTITIONS - 1, default=0)
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, default=0)
+    max = serializers.IntegerField(min_value=1, max_value=settings.CONSUME_MAX_RECORDS,
+                                   default=1000, help_text="at most CONSUME_MAX_RECORDS")
+    uncommitted = serializers.BooleanField(default=False)
+
+
+class RecordSerializer(serializers.Serializer):
+    offset = serializers.IntegerField()
+    value = serializers.CharField()

@@ -8,7 +8,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from cluster.api import views
+from cluster.api import leaders, live, outages, views
 
 
 class SchemaView(views.JsonErrors, SpectacularAPIView):
@@ -29,7 +29,18 @@ urlpatterns = [
     path("partitions/", api(views.PartitionListView), name="partitions"),
     path("events/", api(views.EventListView), name="events"),
     path("cluster/", api(views.ClusterSnapshotView), name="cluster"),
+    path("live/snapshot/", api(live.LiveSnapshotView), name="live-snapshot"),
+    path("spus/<int:spu_id>/offline/", api(outages.SpuOfflineView), name="spu-offline"),
+    path("spus/<int:spu_id>/online/", api(outages.SpuOnlineView), name="spu-online"),
+    path("spus/<int:spu_id>/kill/", api(outages.SpuKillView), name="spu-kill"),
+    path("racks/<str:rack>/offline/", api(outages.RackOfflineView), name="rack-offline"),
+    path("racks/<str:rack>/online/", api(outages.RackOnlineView), name="rack-online"),
+    path("topics/<str:name>/produce/", api(outages.ProduceView), name="topic-produce"),
+    path("produce/<int:outcome_id>/", api(outages.ProduceOutcomeView), name="produce-outcome"),
+    path("topics/<str:name>/records/", api(outages.RecordsView), name="topic-records"),
+    path("leaders/elect/", api(leaders.LeaderElectView), name="leaders-elect"),
     path("token/", api(views.TokenView), name="token"),
+    path("tokens/<str:username>/", api(views.UserTokenView), name="user-token"),
     path("schema/", api(SchemaView), name="schema"),
     # A page for people: login_required because DRF marks its views login-exempt.
     path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),

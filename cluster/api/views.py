@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import SuspiciousOperation
 from django.db.models import QuerySet
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -16,23 +17,27 @@ from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_sch
 from rest_framework import serializers as drf_serializers
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cluster.api import serializers as s
+from cluster.api.parsers import JSONParser
 from cluster.errors import DomainError
 from cluster.forms import read_assignment_upload
 from cluster.models import Event, Spu, SpuGroup, Topic
-from cluster.roles import is_operator
-from cluster.selectors import (SpuStats, cluster_health, cluster_stats, events_filtered,
-                               group_describe, partitions_by_ids, partitions_filtered,
-                               topic_counts_by_resolution, topic_describe, topics_filtered)
+from cluster.roles import NO_ROLE, can_read, is_operator
+from cluster.selectors.filters import (events_filtered, partitions_by_ids, partitions_filtered,
+                                       topics_filtered)
+from cluster.selectors.health import cluster_health, topic_counts_by_resolution
+from cluster.selectors.shapes import group_describe, partition_row, topic_describe
+from cluster.selectors.stats import SpuStats, cluster_stats
 from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
-                              spu_unregister, topic_create, topic_delete)
+                              spu_unregister, spu_update, topic_create, topic_delete)
+from cluster.services.tokens import tokens_revoke
 
 ERRORS = {code: OpenApiResponse(s.ErrorSerializer, description=text) for code, text in [
     (400, "bad input; nothing stored"), (403, "not logged in, or not an operator"),
@@ -42,13 +47,17 @@ READ_ERRORS = {400: ERRORS[400], 403: ERRORS[403]}
 
 
 class OperatorWrites(BasePermission):
-    """Viewers read; writes need the operator role (cluster/roles.py)."""
+    """Viewers read; writes need the operator role; a user in no group gets nothing."""
     message = "This needs the operator role."
 
     def has_permission(self, request: Request, view: Any) -> bool:
         if not (request.user and request.user.is_authenticated):
             return False
-        return request.method in SAFE_METHODS or is_operator(request.user)
+        if request.method in SAFE_METHODS:
+            self.message = NO_ROLE
+            return can_read(request.user)
+        self.message = "This needs the operator role."
+        return is_operator(request.user)
 
 
 class JsonErrors:
@@ -57,6 +66,13 @@ class JsonErrors:
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, DomainError):
             return Response(exc.as_json(), status=exc.status)
+        if isinstance(exc, SuspiciousOperation):
+            # Django would answer its HTML "Bad Request (400)"; an API client reads JSON.
+            return Response({"error": f"request refused: {exc}", "details": None},
+                            status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, TimeoutError):  # the hot-state lease stayed busy, or was lost: retry
+            return Response({"error": str(exc), "details": {"retry": True}},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
         response = super().handle_exception(exc)  # type: ignore[misc]
         response.data = _error_body(exc, response.data)
         return response
@@ -77,12 +93,14 @@ class ApiView(JsonErrors, GenericAPIView):
         return self.get_paginated_response([to_dict(item) for item in page])
 
 
-def _first_problem(data: Any) -> str:
-    """``name: may contain only ...``: the first field problem, for people."""
+def _first_problem(data: Any, path: str = "") -> str:
+    """``values.0: Ensure ...``: the first field problem in words, for people."""
     if isinstance(data, dict) and data:
-        field, problems = next(iter(data.items()))
-        return f"{field}: {problems[0] if isinstance(problems, list) else problems}"
-    return str(data[0]) if isinstance(data, list) and data else ""
+        key, inner = next(iter(data.items()))
+        return _first_problem(inner, f"{path}.{key}" if path else str(key))
+    if isinstance(data, list) and data:
+        return _first_problem(next((d for d in data if d), data[0]), path)
+    return f"{path}: {data}" if path else str(data)
 
 
 def _error_body(exc: Exception, data: Any) -> dict[str, Any]:
@@ -104,12 +122,13 @@ def _spu_json(spu: SpuStats, endpoints: dict[int, tuple[str, str]]) -> dict[str,
             "replica_skew": spu.replica_skew, "preferred_leader_share": spu.preferred_share}
 
 
-def _spus_json(ids: list[int] | None = None) -> list[dict[str, Any]]:
+def _spus_json(ids: list[int] | None = None, *, resolution: str = "",
+               rack: str = "") -> list[dict[str, Any]]:
     stats = cluster_stats()
     query = Spu.objects.all() if ids is None else Spu.objects.filter(id__in=ids)
     endpoints = {i: (pub, priv) for i, pub, priv in
                  query.values_list("id", "public_endpoint", "private_endpoint")}
-    return [_spu_json(spu, endpoints) for spu in stats.spus.values()
+    return [_spu_json(spu, endpoints) for spu in stats.spus_where(resolution=resolution, rack=rack)
             if spu.id in endpoints]
 
 
@@ -120,9 +139,8 @@ class SpuListView(ApiView):
                    parameters=[OpenApiParameter("resolution", str), OpenApiParameter("rack", str)],
                    responses={200: s.SpuSerializer(many=True), **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        rows = [r for r in _spus_json()
-                if request.query_params.get("resolution", r["resolution"]) == r["resolution"]
-                and request.query_params.get("rack", r["rack"] or "") == (r["rack"] or "")]
+        rows = _spus_json(resolution=request.query_params.get("resolution", ""),
+                          rack=request.query_params.get("rack", ""))
         return self.page_of(rows, lambda r: r)
 
     @extend_schema(summary="Register a custom SPU", request=s.SpuRegisterSerializer,
@@ -143,10 +161,21 @@ class SpuDetailView(ApiView):
         rows = _spus_json([get_object_or_404(Spu, pk=spu_id).id])
         return Response(rows[0])
 
+    @extend_schema(summary="Change an SPU's rack or endpoints (003's Modify SPU)",
+                   request=s.SpuUpdateSerializer,
+                   responses={200: s.SpuSerializer, **ERRORS})
+    def patch(self, request: Request, spu_id: int) -> Response:
+        data = self.validated(s.SpuUpdateSerializer, request.data)
+        spu_update(spu_id=spu_id, by=request.user, **data)
+        return Response(_spus_json([spu_id])[0])
+
     @extend_schema(summary="Unregister a custom SPU",
+                   description="409 naming the topics while the SPU holds replicas, "
+                               "unless force=true.",
+                   parameters=[OpenApiParameter("force", bool)],
                    responses={204: None, **ERRORS})
     def delete(self, request: Request, spu_id: int) -> Response:
-        spu_unregister(spu_id=spu_id, by=request.user)
+        spu_unregister(spu_id=spu_id, force=_flag(request, "force"), by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -182,7 +211,7 @@ class SpuGroupDetailView(ApiView):
     def patch(self, request: Request, name: str) -> Response:
         data = self.validated(s.SpuGroupScaleSerializer, request.data)
         return Response(group_describe(spg_scale(name=name, replicas=data["replicas"],
-                                              by=request.user)))
+                                              force=data["force"], by=request.user)))
 
     @extend_schema(summary="Delete an SPU group and its SPUs",
                    responses={204: None, **ERRORS})
@@ -214,7 +243,10 @@ class TopicListView(ApiView):
                     "factor is stored as InsufficientResources with the reason.",
         request={"application/json": s.TopicCreateSerializer,
                  "multipart/form-data": s.TopicUploadSerializer},
-        responses={201: s.TopicSerializer, 200: s.TopicSerializer, **ERRORS})
+        responses={201: OpenApiResponse(s.TopicSerializer, description=(
+                       "the stored topic (describe shape); a Warning header says which "
+                       "partitions start under-replicated, and why")),
+                   200: s.TopicPreviewSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         if request.content_type.startswith("multipart/"):
             data = self.validated(s.TopicUploadSerializer, request.data)
@@ -226,9 +258,14 @@ class TopicListView(ApiView):
             replication=data.get("replication"),
             ignore_racks=data.get("ignore_rack_assignment", False),
             replica_assignment=data.get("replica_assignment"), min_lrs=data["min_lrs"],
-            max_lag=data["max_lag"], dry_run=data["dry_run"], by=request.user)
-        return Response(outcome.as_json(), status=status.HTTP_201_CREATED if outcome.stored
-                        else status.HTTP_200_OK)
+            max_lag=data["max_lag"],
+            unclean_leader_election=data.get("unclean_leader_election", False),
+            dry_run=data["dry_run"], by=request.user)
+        if not outcome.stored:
+            return Response(outcome.as_json_with_warning())
+        # The 201 body stays the describe shape (GET answers the same); the warning rides along.
+        headers = {"Warning": f'199 - "{outcome.warning}"'} if outcome.warning else None
+        return Response(outcome.as_json(), status=status.HTTP_201_CREATED, headers=headers)
 
 
 class TopicDetailView(ApiView):
@@ -246,13 +283,6 @@ class TopicDetailView(ApiView):
 
 
 # --- Partitions, events, cluster ---------------------------------------------------
-
-def _partition_json(partition: Any) -> dict[str, Any]:
-    return {"topic": partition.topic.name, "partition": partition.index,
-            "leader": partition.leader, "preferred_leader": partition.initial_leader,
-            "replicas": partition.replicas, "lrs": partition.lrs,
-            "resolution": partition.resolution, "hw": partition.hw, "leo": partition.leo}
-
 
 def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name, "") in {"1", "true", "on"}
@@ -279,7 +309,7 @@ class PartitionListView(ApiView):
                                   under_replicated=_flag(request, "under_replicated"),
                                   resolution=request.query_params.get("resolution", ""))
         page = self.paginate_queryset(ids)
-        return self.get_paginated_response([_partition_json(p) for p in partitions_by_ids(page)])
+        return self.get_paginated_response([partition_row(p) for p in partitions_by_ids(page)])
 
 
 def _event_json(event: Event) -> dict[str, Any]:
@@ -312,18 +342,52 @@ class ClusterSnapshotView(ApiView):
         stats, topics = cluster_stats(), topic_counts_by_resolution()
         return Response(s.ClusterSnapshotSerializer({
             "spus": len(stats.spus),
-            "spus_online": sum(x.resolution == "Online" for x in stats.spus.values()),
+            "spus_online": stats.spus_online,
             "topics": topics, "partitions": stats.partitions,
             "leaderless": stats.leaderless, "under_replicated": stats.under_replicated,
             "health": [vars(r) for r in cluster_health(stats, topics)]}).data)
 
 
-@extend_schema_view(post=extend_schema(
-    summary="Exchange a username and password for an API token",
-    responses={200: inline_serializer("Token", {"token": drf_serializers.CharField()}),
-               400: ERRORS[400]}))
+@extend_schema_view(
+    post=extend_schema(
+        summary="Exchange a username and password for an API token",
+        description="The token lives until revoked (DELETE here, or `manage.py token "
+                    "revoke`); signing out of the browser does not end it. Repeated wrong "
+                    "passwords lock the username out from that address (429).",
+        responses={200: inline_serializer("Token", {"token": drf_serializers.CharField()}),
+                   400: ERRORS[400],
+                   429: OpenApiResponse(s.ErrorSerializer, description="locked out")}),
+    delete=extend_schema(summary="Revoke the caller's own API token",
+                         responses={204: None, 403: ERRORS[403]}))
 class TokenView(JsonErrors, ObtainAuthToken):
-    """DRF's token view, with the same error body as every other endpoint."""
+    """DRF's token view, with the same error body and JSON parser as every other endpoint."""
+    parser_classes = (FormParser, MultiPartParser, JSONParser)
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        try:
+            return super().post(request, *args, **kwargs)
+        finally:
+            # django-axes marks the request it was given, DRF's wrapper; its middleware,
+            # which answers a lockout, reads Django's.
+            for flag in ("axes_locked_out", "axes_credentials"):
+                if hasattr(request, flag):
+                    setattr(request._request, flag, getattr(request, flag))
+
+    def delete(self, request: Request) -> Response:
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        tokens_revoke(username=request.user.get_username(), by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class UserTokenView(ApiView):
+    """Operators revoke anyone's token (GET is not offered: tokens are secrets)."""
+
+    @extend_schema(summary="Revoke a user's API token (operators)",
+                   responses={204: None, **ERRORS})
+    def delete(self, request: Request, username: str) -> Response:
+        tokens_revoke(username=username, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def as_api(view: type[GenericAPIView]) -> Any:

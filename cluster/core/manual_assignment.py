@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cluster.core.assignment import ReplicaMap
 
 MAX_FILE_BYTES = 1024 * 1024
+TOO_DEEP = "not a replica assignment: JSON nested too deeply to read"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ def decode_assignment_file(text: str | bytes) -> object:
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidReplicaMap([MapProblem(None, "json",
                                             f"not valid JSON ({exc})")]) from exc
+    except RecursionError:
+        raise InvalidReplicaMap([MapProblem(None, "json", TOO_DEEP)]) from None
     return data
 
 
@@ -56,8 +59,9 @@ def parse_assignment(data: object) -> ReplicaMap:
     entries = _entries(data)
     problems: list[MapProblem] = []
     replica_map: ReplicaMap = []
+    first_seen: dict[int, int] = {}
     for position, entry in enumerate(entries):
-        replicas = _check_entry(position, entry, problems)
+        replicas = _check_entry(position, entry, problems, first_seen)
         replica_map.append(replicas)
     problems += _cross_entry_problems(replica_map)
     if problems:
@@ -81,31 +85,71 @@ def _entries(data: object) -> list[object]:
     return data
 
 
-def _check_entry(position: int, entry: object,
-                 problems: list[MapProblem]) -> list[int]:
+ENTRY_KEYS = ("id", "replicas")
+
+
+def _check_entry(position: int, entry: object, problems: list[MapProblem],
+                 first_seen: dict[int, int]) -> list[int]:
     if not isinstance(entry, dict) or "id" not in entry or "replicas" not in entry:
         problems.append(MapProblem(position, "shape",
                                    'each entry needs "id" and "replicas"'))
         return []
-    pid, replicas = entry["id"], entry["replicas"]
-    if not _is_int(pid) or pid != position:
+    problems += _unknown_keys(position, entry)
+    _check_id(position, entry["id"], problems, first_seen)
+    return _check_replicas(position, entry["replicas"], problems)
+
+
+def _unknown_keys(position: int, entry: dict) -> list[MapProblem]:
+    return [MapProblem(position, "unknown-key",
+                       f'unknown key "{key}": an entry has only "id" and "replicas"')
+            for key in entry if key not in ENTRY_KEYS]
+
+
+def _check_id(position: int, pid: object, problems: list[MapProblem],
+              first_seen: dict[int, int]) -> None:
+    if _is_int(pid) and pid in first_seen:
+        problems.append(MapProblem(position, "duplicate-id",
+                                   f"id {pid} is a duplicate: entry {first_seen[pid]} "
+                                   f"has it too (entry {position})"))
+    elif not _is_int(pid) or pid != position:
         problems.append(MapProblem(
             position, "id-sequence",
             f"ids must start with 0 and be in sequence without gaps "
-            f"(expected id {position}, found {pid!r})"))
+            f"(expected id {position}, found {describe_value(pid)})"))
+    if _is_int(pid):
+        first_seen.setdefault(pid, position)
+
+
+def _check_replicas(position: int, replicas: object, problems: list[MapProblem]) -> list[int]:
     if not isinstance(replicas, list) or not replicas:
         problems.append(MapProblem(position, "at-least-one",
-                                   "replicas must have at least one element"))
+                                   "replicas must be a list with at least one SPU id"))
         return []
-    if not all(_is_int(r) and r >= 0 for r in replicas):
-        problems.append(MapProblem(
-            position, "non-negative-integers",
-            f"replicas must be non-negative integers, found {replicas!r}"))
+    bad = [(i, r) for i, r in enumerate(replicas) if not (_is_int(r) and r >= 0)]
+    if bad:
+        problems += [MapProblem(position, "non-negative-integers",
+                                f"replica {i} is {describe_value(r)}, expected an SPU id "
+                                f"(a non-negative integer)") for i, r in bad]
         return []
     if len(set(replicas)) != len(replicas):
+        twice = sorted({r for r in replicas if replicas.count(r) > 1})
         problems.append(MapProblem(
-            position, "unique", f"replicas must be unique, found {replicas}"))
+            position, "unique", f"replicas must be unique; SPU "
+                                f"{', '.join(map(str, twice))} appears more than once"))
     return list(replicas)
+
+
+def describe_value(value: object) -> str:
+    """A JSON value in words, for messages people read (never a Python repr)."""
+    if isinstance(value, bool):
+        return "true/false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f'the text "{value[:40]}"'
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _is_int(value: object) -> bool:

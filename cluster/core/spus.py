@@ -6,6 +6,7 @@ from collections.abc import Collection
 from enum import Enum
 
 MAX_SPU_ID = 2**31 - 1
+MAX_ENDPOINT_LENGTH = 255
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9.\-]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})$")
 _RACK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,62}$")
 
@@ -22,6 +23,9 @@ class SpuType(str, Enum):
 
 
 def endpoint_problem(value: str, label: str) -> str | None:
+    if len(value) > MAX_ENDPOINT_LENGTH:
+        return (f"{label} endpoint is {len(value):,} characters long; "
+                f"at most {MAX_ENDPOINT_LENGTH} are accepted")
     match = _HOST_PORT.match(value)
     if not match or not 1 <= int(match["port"]) <= 65535:
         return f"{label} endpoint {value!r} must be HOST:PORT with a port 1-65535"

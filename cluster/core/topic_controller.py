@@ -28,6 +28,8 @@ class TopicResolution(str, Enum):
 
 MAX_PARTITIONS = 100_000
 MAX_REPLICATION = 64
+# A topic's lag limit is a 32-bit count, like Kafka's integer topic configs.
+MAX_LAG = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,12 @@ def _decide(steps: list, state: TopicResolution, target: TopicResolution,
 
 WAITING_FOR_SPUS = frozenset({TopicResolution.PENDING, TopicResolution.INSUFFICIENT_RESOURCES})
 """Resolutions that an added SPU may change (003, Topic Controller: Add SPU)."""
+
+
+REVISITED_ON_CLUSTER_CHANGE = WAITING_FOR_SPUS | {TopicResolution.INVALID_CONFIG}
+"""003's Add SPU set, plus InvalidConfig: a map refused for the cluster (SPUs that
+mix racked and unracked, or a manual map naming a missing SPU) may fit a changed
+cluster. A spec problem stays InvalidConfig when revisited."""
 
 
 def topics_to_revisit(resolutions: dict[str, TopicResolution]) -> list[str]:

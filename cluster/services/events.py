@@ -1,20 +1,28 @@
 """The event log: every service records what it changed and who asked.
 
 Each logged event is also announced to open pages (cluster/live.py) once the
-transaction commits, so a rolled-back change is never announced; pages throttle
-their refreshes themselves (static/js/live.js).
+transaction commits, with the changed SPU or topic as stored then, so a
+rolled-back change is never announced; the live batches coalesce them.
 """
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
 
 from django.conf import settings
 from django.db import transaction
 
-from cluster.models import Event
+from cluster.adapters.live_batches import stage
+from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
+from cluster.metrics.logs import log_events
+from cluster.models import Event, Spu, Topic
 
-Actor = Any  # a django User, a controller's name, or None for the system
+# Who asked: a signed-in user, a controller's or a command's name, or None for the system.
+Actor: TypeAlias = "AbstractBaseUser | AnonymousUser | str | None"
 log = logging.getLogger(__name__)
 
 
@@ -31,21 +39,41 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
     event = Event.objects.create(actor=actor_name(by), object_type=object_type,
                                  object_name=str(object_name), operation=operation,
                                  params=params or {}, result=result)
-    _announce_after_commit(object_type, str(object_name), operation)
+    _announce_after_commit(event)
+    log_events([event])
     return event
 
 
-def _announce_after_commit(object_type: str, object_name: str, operation: str) -> None:
+def _announce_after_commit(event: Event) -> None:
     if getattr(settings, "LIVE_UPDATES", True):
         # on_commit drops the callback on rollback, so only stored changes are announced.
-        transaction.on_commit(lambda: _announce(object_type, object_name, operation))
+        transaction.on_commit(lambda: _announce(event))
 
 
-def _announce(object_type: str, object_name: str, operation: str) -> None:
+def _announce(event: Event) -> None:
     try:
-        from cluster.live import CLUSTER_GROUP, publish
-
-        publish(CLUSTER_GROUP, {"type": "cluster.changed", "object_type": object_type,
-                                "object_name": object_name, "operation": operation})
+        row = event_row(event)
+        stage(CLUSTER_GROUP, {"events": [row], **_object_rows(event)},
+              load=event.object_type in {"spu", "topic", "spu-group"})
+        if event.object_type == "topic":
+            stage(topic_group(event.object_name), {"events": [row], **_object_rows(event)})
     except Exception:  # noqa: BLE001  a page missing an update must never fail a write
         log.warning("live update not published", exc_info=True)
+
+
+def event_row(event: Event) -> EventRow:
+    return {"at": event.at.isoformat(), "actor": event.actor,
+            "object_type": event.object_type, "object_name": event.object_name,
+            "operation": event.operation, "params": event.params, "result": event.result}
+
+
+def _object_rows(event: Event) -> LiveData:
+    """The changed object's state as stored now, so a page needs no fetch to show it."""
+    if event.object_type == "topic":
+        rows = Topic.objects.filter(name=event.object_name).values("name", "resolution", "reason")
+        return {"topics": [TopicRow(**r) for r in rows]}
+    if event.object_type == "spu" and event.object_name.isdigit():
+        rows = Spu.objects.filter(pk=int(event.object_name)).values("id", "resolution", "rack")
+        return {"spus": [SpuRow(id=r["id"], resolution=r["resolution"], rack=r["rack"] or "")
+                         for r in rows]}
+    return {}

@@ -8,6 +8,7 @@ from cluster.core.spu_groups import (GroupResolution, default_min_id,
 from cluster.core.spus import SpuResolution, SpuType
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu, SpuGroup
+from cluster.selectors.filters import topics_on_spus
 from cluster.services.events import Actor, log_event
 from cluster.services.topics import topics_reconcile_waiting
 
@@ -36,8 +37,12 @@ def spg_create(*, name: str, replicas: int, min_id: int | None = None,
 
 
 @transaction.atomic
-def spg_scale(*, name: str, replicas: int, by: Actor = None) -> SpuGroup:
-    """Scale up provisions new ids; down terminates the highest ids (003)."""
+def spg_scale(*, name: str, replicas: int, force: bool = False,
+              by: Actor = None) -> SpuGroup:
+    """Scale up provisions new ids; down terminates the highest ids (003).
+
+    Down is refused while an SPU it would terminate holds replicas, unless ``force``.
+    """
     group = _get(name)
     problems = group_input_problems(name, replicas, group.min_id, group.storage_size)
     if problems:
@@ -45,6 +50,13 @@ def spg_scale(*, name: str, replicas: int, by: Actor = None) -> SpuGroup:
     plan = plan_group(group.min_id, replicas, _owned(group), _others(group))
     if plan.resolution is GroupResolution.INVALID:
         raise Conflict(plan.reason, field="replicas")
+    hosting = {} if force else topics_on_spus(sorted(plan.remove))
+    if hosting:
+        spus = ", ".join(f"SPU {s} ({', '.join(t[:3])}{', ...' if len(t) > 3 else ''})"
+                         for s, t in sorted(hosting.items()))
+        raise Conflict(f"scaling {name} to {replicas} would terminate SPUs that hold replicas: "
+                       f"{spus}; drain them first or scale with --force", field="replicas",
+                       details={"spus": {str(s): t for s, t in hosting.items()}})
     log_event(by, "spu-group", name, "scale",
               {"from": group.replicas, "to": replicas})
     group.replicas = replicas

@@ -9,25 +9,81 @@ with no worker, runs) the elections the change caused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from cluster import hot_state
+from cluster.adapters import hot_state
+from cluster.core.replication import Resolution
 from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
-from cluster.models import Spu
+from cluster.models import Partition, Spu
 from cluster.services.events import Actor, log_event
-from cluster.services.settle import kick, settle_elections, worker_running
+from cluster.adapters.settle import kick, settle_elections, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
 
 @dataclass(frozen=True)
+class Elections:
+    """What happened to the partitions an outage touched (read from the store).
+
+    Going down, "touched" are the partitions the SPUs led; coming up, the
+    leaderless partitions that had a replica on them.
+    """
+    touched: int
+    elected: int
+    offline: int
+
+    @property
+    def pending(self) -> int:
+        return self.touched - self.elected - self.offline
+
+    def as_json(self) -> dict[str, int]:
+        return {"touched": self.touched, "elected": self.elected, "offline": self.offline,
+                "pending": self.pending}
+
+
+@dataclass(frozen=True)
 class OutageResult:
+    """An outage's change; ``settle_outage`` fills in ``settled`` and ``elections``."""
     spus: list[int]
     resolution: str
     settled: bool | None = None
+    going_down: bool = True
+    touched: tuple[int, ...] = ()
+    elections: Elections | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"spus": self.spus, "resolution": self.resolution, "settled": self.settled}
+        return {"spus": self.spus, "resolution": self.resolution, "settled": self.settled,
+                "elections": self.elections.as_json() if self.elections else None}
+
+
+def _down(ids: list[int], resolution: str) -> OutageResult:
+    """Snapshot, before the change, the partitions the SPUs lead."""
+    led = Partition.objects.filter(leader__in=ids).values_list("pk", flat=True)
+    return OutageResult(ids, resolution, going_down=True, touched=tuple(led))
+
+
+def _up(ids: list[int], resolution: str) -> OutageResult:
+    """Snapshot, before the change, the leaderless partitions with a replica on the SPUs."""
+    # replicas is a JSON list: filter in Python, the leaderless rows are few.
+    rows = Partition.objects.filter(leader__isnull=True).values_list("pk", "replicas")
+    wanted = set(ids)
+    return OutageResult(ids, resolution, going_down=False,
+                        touched=tuple(pk for pk, replicas in rows if wanted & set(replicas)))
+
+
+def elections_after(result: OutageResult) -> Elections:
+    """How the touched partitions stand now."""
+    rows = list(Partition.objects.filter(pk__in=result.touched)
+                .values_list("leader", "resolution"))
+    if result.going_down:
+        gone = set(result.spus)
+        elected = sum(leader is not None and leader not in gone for leader, _ in rows)
+        offline = sum(leader is None and res == Resolution.OFFLINE.value for leader, res in rows)
+    else:
+        elected = sum(leader is not None for leader, _ in rows)
+        offline = len(rows) - elected
+    return Elections(len(rows), elected, offline)
 
 
 def _existing(spu_id: int) -> Spu:
@@ -46,42 +102,55 @@ def _rack_spus(rack: str) -> list[int]:
 
 def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
     _existing(spu_id)
+    result = _down([spu_id], SpuResolution.OFFLINE.value)
     spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE, by=by)
-    return OutageResult([spu_id], SpuResolution.OFFLINE.value)
+    return result
 
 
 def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Restart the SPU's loop (if killed) and let it reconnect (003 connection setup)."""
     _existing(spu_id)
+    result = _up([spu_id], SpuResolution.ONLINE.value)
+    _start(spu_id, by)
+    return result
+
+
+def _start(spu_id: int, by: Actor) -> None:
     hot_state.revive(spu_id)
     hot_state.forget_heartbeat(spu_id)
     log_event(by, "spu", spu_id, "start")
     spu_connect(spu_id=spu_id)
-    return OutageResult([spu_id], SpuResolution.ONLINE.value)
 
 
 def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Stop the SPU's loop silently; the store still says Online until the heartbeat lapses."""
     spu = _existing(spu_id)
+    result = _down([spu_id], spu.resolution)
     hot_state.kill(spu_id)
     log_event(by, "spu", spu_id, "kill")
-    return OutageResult([spu_id], spu.resolution)
+    return result
 
 
 def rack_offline(*, rack: str, by: Actor = None) -> OutageResult:
     ids = _rack_spus(rack)
-    log_event(by, "rack", rack, "offline", {"spus": ids})
-    for spu_id in ids:
-        spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE, by=by)
-    return OutageResult(ids, SpuResolution.OFFLINE.value)
+    return _rack_change(rack, _down(ids, SpuResolution.OFFLINE.value), by, lambda spu_id:
+                        spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE,
+                                           by=by))
 
 
 def rack_online(*, rack: str, by: Actor = None) -> OutageResult:
     ids = _rack_spus(rack)
-    log_event(by, "rack", rack, "online", {"spus": ids})
-    for spu_id in ids:
-        spu_online(spu_id=spu_id, by=by)
-    return OutageResult(ids, SpuResolution.ONLINE.value)
+    return _rack_change(rack, _up(ids, SpuResolution.ONLINE.value), by,
+                        lambda spu_id: _start(spu_id, by))
+
+
+def _rack_change(rack: str, result: OutageResult, by: Actor,
+                 change: Callable[[int], object]) -> OutageResult:
+    operation = "offline" if result.going_down else "online"
+    log_event(by, "rack", rack, operation, {"spus": result.spus})
+    for spu_id in result.spus:
+        change(spu_id)
+    return result
 
 
 def settle_outage(result: OutageResult, *, wait: bool = True, killed: bool = False,
@@ -92,9 +161,10 @@ def settle_outage(result: OutageResult, *, wait: bool = True, killed: bool = Fal
     """
     if not wait and worker_running():
         kick()
-        return result
+        return replace(result, elections=elections_after(result))
     done = settle_elections(result.spus, wait_offline=killed, timeout_s=timeout_s)
-    return OutageResult(result.spus, _resolution(result.spus), done)
+    return replace(result, resolution=_resolution(result.spus), settled=done,
+                   elections=elections_after(result))
 
 
 def _resolution(ids: list[int]) -> str:

@@ -11,21 +11,26 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from cluster import hot_state
-from cluster.core import replication as core
-from cluster.core.replication import Acks, Action, Isolation, ProduceRequest
-from cluster.core.replication.compaction import COMPACTED
-from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.hot_state import HotState
-from cluster.models import Partition, Topic
-from cluster.selectors import partition_rows
-from cluster.services.events import log_event
-from cluster.services.replication import Dispatch, run_locked
-from cluster.services.store_identity import ensure_hot_state_is_ours
+from django.conf import settings
 
-SIMULATED_ACKS = Acks.LEADER
-# A producer that was stopped (no worker) does not make up for lost time in one burst.
-MAX_CATCH_UP_MS = 5000
+from cluster.adapters import hot_state
+from cluster.core import replication as core
+from cluster.core.replication import Acks, Action, Isolation, ProduceRequest, Resolution
+from cluster.core.replication.produce import readable_end
+from cluster.core.replication.compaction import COMPACTED
+from cluster.errors import InvalidInput, NotFound, Unavailable
+from cluster.adapters.hot_state import HotState
+from cluster.metrics.hooks import count_produce
+from cluster.models import Topic
+from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
+from cluster.services.events import log_event
+from cluster.adapters.scheduler import Dispatch
+from cluster.adapters.settle import ensure_replicated, settle
+from cluster.services.replication import run_locked
+from cluster.adapters.store_identity import ensure_hot_state_is_ours
+
+# Kafka's offsets are signed 64-bit: anything past this is not an offset.
+MAX_OFFSET = 2**63 - 1
 
 
 @dataclass
@@ -73,12 +78,15 @@ def check_partition(topic: str, partition: int) -> Topic:
 def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
                     count: int | None = None, values: list[str] | None = None,
                     dispatch: Dispatch | None = None) -> ProduceOutcome:
-    """Append on the leader; acks=all is only settled later (see settle.produce_and_settle)."""
+    """Append on the leader; acks=all is settled later (``produce_and_settle``)."""
     level = parse_acks(acks)
     check_partition(topic, partition)
     n = len(values) if values is not None else count
     if not n or n < 1:
         raise InvalidInput("give --count N (N >= 1) or at least one --value", field="count")
+    if n > settings.PRODUCE_MAX_RECORDS:
+        raise InvalidInput(f"at most {settings.PRODUCE_MAX_RECORDS:,} records a request "
+                           f"(PRODUCE_MAX_RECORDS), not {n:,}", field="count")
     outcome = ProduceOutcome(topic, partition, acks_label(level), "refused", n)
 
     def step(hot: HotState) -> list[Action]:
@@ -91,6 +99,7 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
         return list(result.actions)
 
     run_locked(step, keys=[(topic, partition)], dispatch=dispatch)
+    count_produce(outcome.state, outcome.acks, outcome.code, outcome.count)
     return outcome
 
 
@@ -114,8 +123,10 @@ def _record(outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
         hot_state.store_values(outcome.topic, dict(zip(result.record_ids, values)))
     outcome.state = {Acks.NONE: "appended", Acks.LEADER: "acknowledged"}.get(level, "pending")
     if level is Acks.ALL:
-        hot_state.write_ticket(outcome.first_id, {"count": outcome.count, "state": "pending"},
-                               still_open=True)
+        hot_state.write_ticket(outcome.first_id, {
+            "count": outcome.count, "state": "pending", "topic": outcome.topic,
+            "partition": outcome.partition, "base_offset": outcome.base_offset},
+            still_open=True)
 
 
 def produce_outcome_refresh(outcome: ProduceOutcome) -> ProduceOutcome:
@@ -123,32 +134,109 @@ def produce_outcome_refresh(outcome: ProduceOutcome) -> ProduceOutcome:
     if outcome.state != "pending" or outcome.first_id is None:
         return outcome
     ticket = hot_state.read_ticket(outcome.first_id) or {}
+    if ticket.get("state") == "pending" and _committed(outcome.first_id, ticket):
+        ticket["state"] = "acknowledged"
     if ticket.get("state") in ("acknowledged", "failed"):
         outcome.state = ticket["state"]
         outcome.code, outcome.reason = ticket.get("code"), ticket.get("reason")
     return outcome
 
 
+def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1,
+                             count: int | None = None, values: list[str] | None = None,
+                             wait_s: float | None = None) -> ProduceOutcome:
+    """The produce use case every shell calls (page, API, ``produce`` command).
+
+    acks=0 and acks=1 answer once the leader appended. acks=all waits up to
+    ``wait_s`` (default ``PRODUCE_WAIT_S``) until the whole LRS has the
+    records or the write failed: with a worker running it polls the hot state
+    the worker's ticks advance, with none it steps the replication here. If
+    the time runs out first, the outcome stays "pending" with a reason.
+    """
+    ensure_replicated(topic)
+    outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
+                              values=values)
+    return produce_and_settle(outcome, timeout_s=wait_s)
+
+
+def produce_and_settle(outcome: ProduceOutcome, *, timeout_s: float | None = None
+                       ) -> ProduceOutcome:
+    """Wait until an acks=all write is acknowledged or failed (the HW passed it, or not)."""
+    if outcome.state == "pending":
+        settle(lambda: produce_outcome_refresh(outcome).state != "pending",
+               timeout_s=timeout_s if timeout_s is not None else settings.PRODUCE_WAIT_S)
+    if outcome.state == "pending":
+        outcome.reason = "timed out waiting for the LRS to replicate the write"
+    return outcome
+
+
+def records_produce_outcome(*, outcome_id: int) -> dict[str, Any]:
+    """What became of the acks=all write whose handle (its first record id) is ``outcome_id``."""
+    ticket = hot_state.read_ticket(outcome_id)
+    if ticket is None:
+        raise NotFound(f"no write {outcome_id} (unknown, or older than an hour)", field="id")
+    if ticket["state"] == "pending" and _committed(outcome_id, ticket):
+        ticket.update(state="acknowledged", acked=ticket["count"])
+    return {"id": outcome_id, "state": ticket["state"], "count": ticket["count"],
+            "acked": ticket.get("acked", 0), "code": ticket.get("code"),
+            "reason": ticket.get("reason")}
+
+
+def _committed(first_id: int, ticket: hot_state.Ticket) -> bool:
+    """The HW passed the write's last record and it is still in place: acknowledged, even if
+    whoever settled it died before updating the ticket (a Redis or worker crash)."""
+    if "topic" not in ticket:
+        return False
+    key = (ticket["topic"], ticket["partition"])
+    rs = hot_state.load([key]).state.replica_sets.get(key)
+    last = ticket["base_offset"] + ticket["count"] - 1
+    if rs is None or rs.leader is None or rs.hw <= last:
+        return False
+    log = rs.replica[rs.leader].log
+    return last < len(log) and log[last] == first_id + ticket["count"] - 1
+
+
 def records_consume(*, topic: str, partition: int = 0, offset: int = 0,
                     uncommitted: bool = False, max_records: int | None = None
                     ) -> list[dict[str, Any]]:
-    """Read from the leader: committed records only unless ``uncommitted``."""
+    """Read from the leader: committed records only unless ``uncommitted``.
+
+    Reads the leader's retained log only, so a read costs the same at any offset.
+    """
     check_partition(topic, partition)
-    if offset < 0:
-        raise InvalidInput("offset must be >= 0", field="offset")
+    max_records = _checked_read(offset, max_records)
     ensure_hot_state_is_ours()
-    hot = hot_state.load([(topic, partition)])
-    if (topic, partition) not in hot.state.replica_sets:
-        raise Conflict(f"{topic}/{partition} is not replicated yet", field="topic")
-    if hot.state.replica_sets[(topic, partition)].leader in hot_state.killed():
-        raise Conflict(f"{topic}/{partition}: the leader is not responding", field="partition")
+    log = _readable_leader_log(topic, partition)
     isolation = Isolation.UNCOMMITTED if uncommitted else Isolation.COMMITTED
-    try:
-        result = core.consume(hot.state, topic, partition, offset, isolation=isolation,
-                              max_records=max_records)
-    except core.NoLeader as exc:
-        raise Conflict(str(exc), field="partition") from None
-    return _with_values(topic, offset, list(result.records))
+    end = readable_end(log.hw, log.leo, offset, isolation, max_records)
+    first = max(offset, log.log_start)
+    return _with_values(topic, first, log.records(offset, end))
+
+
+def _readable_leader_log(topic: str, partition: int) -> hot_state.LeaderLog:
+    log = hot_state.read_leader_log((topic, partition))
+    if log is None:
+        raise Unavailable(f"{topic}/{partition} is not replicated yet", field="topic")
+    if log.leader is not None and log.leader in hot_state.killed():
+        raise Unavailable(f"{topic}/{partition}: the leader is not responding",
+                          field="partition")
+    if log.leader is None or log.resolution is not Resolution.ONLINE:
+        raise Unavailable(f"{topic}/{partition} is {log.resolution.value}: no leader",
+                          field="partition")
+    return log
+
+
+def _checked_read(offset: int, max_records: int | None) -> int:
+    """The number of records to read; refuses offsets and counts out of range."""
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET:,}", field="offset")
+    limit = settings.CONSUME_MAX_RECORDS
+    if max_records is None:
+        return limit
+    if not 1 <= max_records <= limit:
+        raise InvalidInput(f"max must be between 1 and {limit:,} records (CONSUME_MAX_RECORDS), "
+                           f"not {max_records:,}", field="max")
+    return max_records
 
 
 def _with_values(topic: str, offset: int, ids: list[int]) -> list[dict[str, Any]]:
@@ -172,51 +260,14 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
     return topic
 
 
-def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
-    """Each topic with a producer rate appends what is due since its last run."""
-    actions: list[Action] = []
-    for name, table in hot.topics.items():
-        rate = table.get("rate") or 0.0
-        last = table.get("last_ms") or at
-        due = table.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
-        table["last_ms"], table["carry"] = (at, due - int(due)) if rate else (None, 0.0)
-        if int(due):
-            actions += _spread(hot, name, table, int(due), stopped)
-    return actions
-
-
-def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,
-            stopped: set[int]) -> list[Action]:
-    """Round robin over partitions; a write to a leaderless partition is refused and lost."""
-    parts = len(table["partitions"])
-    start = table.get("next", 0)
-    counts = [n // parts + (1 if (i - start) % parts < n % parts else 0) for i in range(parts)]
-    table["next"] = (start + n) % parts
-    actions: list[Action] = []
-    for p, count in enumerate(counts):
-        rs = hot.state.replica_sets.get((name, p))
-        if count and rs is not None and rs.leader not in stopped:
-            result = core.produce(hot.state, ProduceRequest(name, p, SIMULATED_ACKS, count))
-            actions += [a for a in result.actions if not isinstance(a, core.ProduceAccepted)]
-    return actions
-
-
-def replication_partition_list(topic: str | None = None) -> list[dict[str, Any]]:
+def replication_partition_list(topic: str | None = None) -> list[PartitionRow]:
     """`fluvio partition list` rows from the hot state; store rows for the rest."""
     ensure_hot_state_is_ours()
     hot = hot_state.load() if hot_state.client().exists(hot_state.META) else None
-    live = core.partition_list(hot.state, topic) if hot else []
-    seen = {(r["topic"], r["partition"]) for r in live}
-    rows: list[dict[str, Any]] = [dict(r) for r in live]
-    stored = [r for r in partition_rows(topic) if (r["topic"], r["partition"]) not in seen]
-    if stored:
-        status = _stored_status(topic)
-        rows += [{**r, "replica_status": status.get((r["topic"], r["partition"])) or
-                  [{"spu": s, "leo": 0, "hw": 0} for s in r["replicas"]]} for r in stored]
+    state = hot.state if hot else core.new_cluster([])
+    rows = [live_partition_row(core.partition_summary(rs), core.waiting_for(rs, state.spus))
+            for key, rs in sorted(state.replica_sets.items())
+            if topic is None or key[0] == topic]
+    seen = {(r["topic"], r["partition"]) for r in rows}
+    rows += [r for r in partition_rows(topic) if (r["topic"], r["partition"]) not in seen]
     return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
-
-
-def _stored_status(topic: str | None) -> dict[tuple[str, int], list[dict[str, int]]]:
-    query = Partition.objects.all() if topic is None else Partition.objects.filter(
-        topic__name=topic)
-    return {(t, i): s for t, i, s in query.values_list("topic__name", "index", "replica_status")}

@@ -1,12 +1,14 @@
 """Replication shell: drive the pure core (cluster/core/replication) from tasks and commands.
 
-Every use case is one load-modify-save of the hot state (cluster/hot_state.py)
-under its Redis lock: load, feed the core events, save the replica sets whose
-encoding changed, mirror leader / LRS / resolution / HW / LEO changes into the
+Every use case is one load-modify-save of the hot state (cluster/adapters/
+hot_state.py) under the store's fenced lease (cluster/adapters/lease.py: a
+holder that lost it has its save refused, and nothing after the save runs):
+load, feed the core events, save the replica sets whose encoding changed,
+mirror leader / LRS / resolution / HW / LEO changes into the
 store (one executemany, and one event per partition whose leader, LRS or
 resolution moved), then hand the follow-ups (candidate notices, election
 timers) to a dispatcher: Celery tasks in the worker, or a local queue when a
-command steps the services itself (cluster/services/settle.py).
+command steps the services itself (cluster/adapters/settle.py).
 
 A tick runs every live SPU loop at once: they share replica sets and the lock,
 so one load per tick beats one per SPU. A stopped ("killed") loop neither
@@ -18,13 +20,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from cluster import hot_state
+from cluster.adapters import hot_state, tick_steps
 from cluster.core import replication as core
 from cluster.core.replication import (AckFailed, Acks, Action, Key, NotifyCandidate,
                                       RecordsAcknowledged, ReplicaTruncated, Resolution,
@@ -32,11 +33,18 @@ from cluster.core.replication import (AckFailed, Acks, Action, Key, NotifyCandid
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import NotFound
-from cluster.hot_state import HotState, Summary
+from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary, Ticket
+from cluster.metrics.counters import timed_tick
+from cluster.metrics.hooks import count_step, log_events
 from cluster.models import Event, Partition, Spu, Topic
 from cluster.services.events import log_event
+from cluster.services.replica_maps import mirror_replica_maps, move_events
 from cluster.services.spus import spu_set_resolution
-from cluster.services.store_identity import locked_for_this_store
+from cluster.adapters.live_batches import publish_partitions
+from cluster.adapters.scheduler import Dispatch, Followups, scheduler
+from cluster.adapters.store_identity import locked_for_this_store
+from cluster.services.recovery import hot_state_check_against_store
+from cluster.services.simulated_producers import simulate_producers
 
 log = logging.getLogger(__name__)
 CONTROLLER = "partition-controller"
@@ -48,40 +56,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# ---- follow-ups: who answers candidate notices and fires election timers ------
-
-@dataclass
-class Followups:
-    notices: list[NotifyCandidate] = field(default_factory=list)
-    timers: list[StartElectionTimer] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, actions: Iterable[Action]) -> Followups:
-        out = cls()
-        for a in actions:
-            if isinstance(a, NotifyCandidate):
-                out.notices.append(a)
-            elif isinstance(a, StartElectionTimer):
-                out.timers.append(a)
-        return out
-
-
-Dispatch = Callable[[Followups], None]
-
-
-def celery_dispatch(followups: Followups) -> None:
-    """One task answers every notice of a step; one countdown task per timeout."""
-    from cluster import tasks
-
-    if followups.notices:
-        tasks.replication_notices.delay([core.message_to_dict(n) for n in followups.notices])
-    by_timeout: dict[int, list[dict[str, Any]]] = {}
-    for t in followups.timers:
-        by_timeout.setdefault(t.timeout_ms, []).append(core.message_to_dict(t))
-    for timeout_ms, timers in by_timeout.items():
-        tasks.replication_timers.apply_async(args=[timers], countdown=timeout_ms / 1000)
-
-
 def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                dispatch: Dispatch | None = None, lock_timeout_s: float | None = None
                ) -> list[Action]:
@@ -91,7 +65,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
         actions = step(hot)
         changed = hot_state.save(hot)
         mirror_to_store(hot, actions, changed)
-    (dispatch or celery_dispatch)(Followups.of(actions))
+    (dispatch or scheduler().dispatch)(Followups.of(actions))
     return actions
 
 
@@ -107,16 +81,19 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
     def step(hot: HotState) -> list[Action]:
         stopped = hot_state.killed()
         actions = sync_topology(hot)
+        hot_state_check_against_store(hot)
         actions += run_spu_loops(hot, at, stopped)
         if settings.REPLICATION_SIMULATED_PRODUCERS:
-            from cluster.services.records import simulate_producers
             actions += simulate_producers(hot, at, stopped)
+        for extra in tick_steps.installed():
+            actions += extra(hot, at)
         # 001 only retries Offline sets when an SPU returns; the core's reconcile covers the rest.
         actions += core.handle(hot.state, core.ReconcileElections())
         report.update(sets=len(hot.state.replica_sets), actions=len(actions))
         return actions
 
-    run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
+    with timed_tick():
+        run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
     return report
 
 
@@ -189,17 +166,21 @@ def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
 
 
 def _sync_topics(hot: HotState) -> list[Action]:
-    rows = {name: (pk, min_lrs, max_lag, rate) for pk, name, min_lrs, max_lag, rate in
+    rows = {name: (pk, min_lrs, max_lag, rate, unclean)
+            for pk, name, min_lrs, max_lag, rate, unclean in
             Topic.objects.filter(resolution=TopicResolution.PROVISIONED.value)
-            .values_list("id", "name", "min_lrs", "max_lag", "producer_rate")}
+            .values_list("id", "name", "min_lrs", "max_lag", "producer_rate",
+                         "unclean_leader_election")}
     for name in [n for n, t in hot.topics.items() if rows.get(n, (None,))[0] != t["pk"]]:
         _drop_topic(hot, name)
     actions: list[Action] = []
-    for name, (pk, min_lrs, max_lag, rate) in rows.items():
+    for name, (pk, min_lrs, max_lag, rate, unclean) in rows.items():
         if name not in hot.topics:
             actions += _add_topic(hot, name, pk, min_lrs, max_lag)
-        cfg = hot.state.topics[name]
-        cfg.min_lrs, cfg.max_lag = min_lrs, max_lag
+        cfg = hot.state.topics.get(name)
+        if cfg is None:
+            continue  # deleted while this tick read the store
+        cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
         hot.topics[name]["rate"] = rate
     return actions
 
@@ -218,6 +199,8 @@ def _drop_topic(hot: HotState, name: str) -> None:
 def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int) -> list[Action]:
     rows = list(Partition.objects.filter(topic_id=pk).order_by("index")
                 .values_list("id", "replicas"))
+    if not rows:
+        return []  # deleted since this tick read the topic list: the next tick drops it
     for spu in {s for _, replicas in rows for s in replicas} - hot.state.spus.keys():
         core.register_spu(hot.state, spu, online=False)
     lag_time = settings.REPLICATION_LAG_TIME_MAX_MS or None
@@ -236,6 +219,8 @@ def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
     hot_state.beat([s for s, up in state.spus.items() if up and s not in stopped], at)
     actions = connection_manager(hot, at)
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
+    # Moves decide before the fetches, on the state the previous step left (core.reassign).
+    actions += core.advance_moves(state, at)
     return actions + core.replication_step(state, at, max_records,
                                            stopped={s for s in stopped if state.spus.get(s)})
 
@@ -268,7 +253,7 @@ def _mark_offline(spu: int, silent_ms: int) -> None:
 def mirror_to_store(hot: HotState, actions: list[Action], changed: list[Key]) -> None:
     """Write rows whose status moved; log leader/LRS/resolution moves; publish; settle acks."""
     reasons = {(a.topic, a.partition): a.reason for a in actions if isinstance(a, ResolutionChanged)}
-    rows, events = [], []
+    rows, events, moved = [], [], []
     for key in changed:
         rs = hot.state.replica_sets.get(key)
         pk = hot.partition_pk(key)
@@ -276,22 +261,26 @@ def mirror_to_store(hot: HotState, actions: list[Action], changed: list[Key]) ->
         if rs is None or pk is None or new == old:
             continue
         rows.append((pk, key, new))
-        if old is not None and old[:3] != new[:3]:
+        if old is not None and old.status() != new.status():
             events.append(_status_event(key, old, new, reasons.get(key, "")))
+            moved.append(key)
         hot.before[key] = new
     events += [_truncation_event(a) for a in actions if isinstance(a, ReplicaTruncated)]
+    events += move_events(actions)
+    count_step(actions, events)
     with transaction.atomic():
+        events += mirror_replica_maps(hot, actions)
         _write_rows(rows)
         Event.objects.bulk_create(events, batch_size=1000)
+    log_events(events)
     _settle_tickets(actions)
-    from cluster.services.live_batches import publish_partitions
-    publish_partitions([(key, new) for _, key, new in rows], events=len(events))
+    publish_partitions([(key, new) for _, key, new in rows], moved=moved)
 
 
 def _status_event(key: Key, old: Summary, new: Summary, reason: str) -> Event:
     names = ("leader", "lrs", "resolution")
     params = {n: {"from": _plain(a), "to": _plain(b)}
-              for n, a, b in zip(names, old[:3], new[:3]) if a != b}
+              for n, a, b in zip(names, old.status(), new.status()) if a != b}
     return Event(actor=CONTROLLER, object_type="partition", object_name=f"{key[0]}/{key[1]}",
                  operation="status", params=params, result=reason)
 
@@ -313,10 +302,12 @@ def _write_rows(rows: list[tuple[int, Key, Summary]]) -> None:
     if not rows:
         return
     table = Partition._meta.db_table
-    sql = (f"UPDATE {table} SET leader = %s, lrs = %s, resolution = %s, hw = %s, "
+    # HW only advances: a holder paused between its save and this write must not pull it back.
+    sql = (f"UPDATE {table} SET leader = %s, lrs = %s, resolution = %s, "
+           f"hw = CASE WHEN hw > %s THEN hw ELSE %s END, "
            f"leo = %s, replica_status = %s WHERE id = %s")
-    params = [(s[0], _json_ints(s[1]), s[2].value, s[3], _stored_leo(s),
-               _json_status(s[5]), pk) for pk, _, s in rows]
+    params = [(s.leader, _json_ints(s.lrs), s.resolution.value, s.hw, s.hw, s.stored_leo(),
+               _json_status(s.replicas), pk) for pk, _, s in rows]
     with connection.cursor() as cursor:
         cursor.executemany(sql, params)
 
@@ -342,12 +333,7 @@ def replication_resync_store() -> int:
 
 def _stored_shape(s: Summary) -> tuple[Any, ...]:
     """A summary as the store's (leader, lrs, resolution, hw, leo) columns read back."""
-    return (s[0], list(s[1]), s[2].value, s[3], _stored_leo(s))
-
-
-def _stored_leo(s: Summary) -> int:
-    # Without a leader the row keeps the longest replica's LEO.
-    return s[4] if s[4] is not None else max(r[1] for r in s[5])
+    return (s.leader, list(s.lrs), s.resolution.value, s.hw, s.stored_leo())
 
 
 def _json_ints(values: tuple[int, ...]) -> str:
@@ -355,7 +341,7 @@ def _json_ints(values: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
-def _json_status(status: tuple[tuple[int, int, int], ...]) -> str:
+def _json_status(status: tuple[ReplicaStatus, ...]) -> str:
     return "[" + ", ".join(f'{{"spu": {s}, "leo": {leo}, "hw": {hw}}}'
                            for s, leo, hw in status) + "]"
 
@@ -371,7 +357,7 @@ def _settle_tickets(actions: list[Action]) -> None:
             hot_state.write_ticket(first, ticket, still_open=not done)
 
 
-def _apply_acks(first: int, ticket: dict[str, Any], acks: list[Action]) -> bool:
+def _apply_acks(first: int, ticket: Ticket, acks: list[Action]) -> bool:
     ids = range(first, first + ticket["count"])
     moved = False
     for a in acks:

@@ -8,6 +8,7 @@ from cluster.core.spus import (SpuResolution, SpuType, admit_connection,
                                endpoint_problem, rack_problem, spu_id_problem)
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu
+from cluster.selectors.filters import topics_on_spus
 from cluster.services.events import Actor, log_event
 from cluster.services.topics import topics_reconcile_waiting
 
@@ -44,15 +45,52 @@ def spu_register(*, spu_id: int, rack: str = "", public: str = "",
 
 
 @transaction.atomic
-def spu_unregister(*, spu_id: int, by: Actor = None) -> None:
+def spu_unregister(*, spu_id: int, force: bool = False, by: Actor = None) -> None:
+    """Refused while the SPU holds replicas (drain it first) unless ``force``."""
     spu = Spu.objects.filter(pk=spu_id).select_related("group").first()
     if spu is None:
         raise NotFound(f"SPU {spu_id} is not registered", field="id")
     if spu.spu_type == SpuType.MANAGED.value:
         raise Conflict(f"SPU {spu_id} is managed by SPU group {spu.group.name!r}; "
                        f"scale or delete the group instead", field="id")
+    hosted = [] if force else topics_on_spus([spu_id]).get(spu_id, [])
+    if hosted:
+        raise Conflict(f"SPU {spu_id} still holds replicas of {_topic_list(hosted)}: drain it "
+                       f"first (spu drain {spu_id}) or unregister with --force",
+                       field="id", details={"topics": hosted})
     spu.delete()
-    log_event(by, "spu", spu_id, "unregister")
+    log_event(by, "spu", spu_id, "unregister", {"forced": force} if force else None)
+    topics_reconcile_waiting()
+
+
+def _topic_list(names: list[str], shown: int = 5) -> str:
+    more = len(names) - shown
+    text = ", ".join(names[:shown])
+    return f"topic{'s' if len(names) > 1 else ''} {text}" + (f" and {more} more" if more > 0 else "")
+
+
+@transaction.atomic
+def spu_update(*, spu_id: int, rack: str | None = None, public: str | None = None,
+               private: str | None = None, by: Actor = None) -> Spu:
+    """003's Modify SPU: a new rack or endpoints; None leaves a field as it is."""
+    spu = Spu.objects.select_for_update().filter(pk=spu_id).first()
+    if spu is None:
+        raise NotFound(f"SPU {spu_id} is not registered", field="id")
+    wanted = {"rack": spu.rack if rack is None else rack,
+              "public_endpoint": public or spu.public_endpoint,
+              "private_endpoint": private or spu.private_endpoint}
+    problem = _input_problem(spu_id, wanted["rack"], wanted["public_endpoint"],
+                             wanted["private_endpoint"])
+    if problem:
+        raise InvalidInput(problem[1], field=problem[0])
+    changed = {k: {"from": getattr(spu, k), "to": v} for k, v in wanted.items()
+               if getattr(spu, k) != v}
+    if changed:
+        Spu.objects.filter(pk=spu_id).update(**{k: c["to"] for k, c in changed.items()})
+        spu.refresh_from_db()
+        log_event(by, "spu", spu_id, "update", changed)
+        topics_reconcile_waiting()
+    return spu
 
 
 def spu_connect(*, spu_id: int) -> Spu:

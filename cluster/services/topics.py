@@ -8,10 +8,11 @@ from django.db.models import F
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
 from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
-from cluster.core.partitions import initial_partition_status
+from cluster.core.partitions import (UnderReplicatedStart, initial_partition_status,
+                                     under_replicated_starts, under_replicated_summary)
 from cluster.core.spus import SpuResolution
-from cluster.core.topic_controller import (WAITING_FOR_SPUS, TopicDecision, TopicResolution,
-                                           TopicSpec, reconcile_topic,
+from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE, TopicDecision,
+                                           TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import ClusterState, Partition, Spu, Topic
@@ -30,20 +31,34 @@ class TopicOutcome:
     stored: bool
     start_index: int | None = None
     settings: dict[str, object] = field(default_factory=dict)
+    under_replicated: tuple[UnderReplicatedStart, ...] = ()
+
+    @property
+    def warning(self) -> str:
+        return under_replicated_summary(self.under_replicated, len(self.replica_map))
 
     def as_json(self) -> dict[str, object]:
+        """The ``topic describe --json`` shape."""
         return {"name": self.name, "resolution": self.resolution,
                 "reason": self.reason,
                 "partitions": [{"id": i, "replicas": r}
                                for i, r in enumerate(self.replica_map)],
                 **self.settings}
 
+    def as_json_with_warning(self) -> dict[str, object]:
+        """The describe shape plus which partitions start under-replicated, and why."""
+        return {**self.as_json(), "warning": self.warning,
+                "under_replicated": [{"partition": u.partition,
+                                      "offline_spus": list(u.offline_spus),
+                                      "live_replicas": u.live_replicas, "reason": u.reason}
+                                     for u in self.under_replicated]}
+
 
 def topic_create(*, name: str, partitions: int | None = None,
                  replication: int | None = None, ignore_racks: bool = False,
                  replica_assignment: object = None, min_lrs: int = 1,
-                 max_lag: int = 1000, dry_run: bool = False,
-                 by: Actor = None) -> TopicOutcome:
+                 max_lag: int = 1000, unclean_leader_election: bool = False,
+                 dry_run: bool = False, by: Actor = None) -> TopicOutcome:
     """Create a topic; bad input or an invalid map raises and stores nothing.
 
     ``replica_assignment`` is a parsed file of either shape (DESIGN.md);
@@ -56,6 +71,7 @@ def topic_create(*, name: str, partitions: int | None = None,
                 "replication": spec.replication,
                 "ignore_rack_assignment": spec.ignore_racks,
                 "min_lrs": min_lrs, "max_lag": max_lag,
+                "unclean_leader_election": unclean_leader_election,
                 "manual": spec.manual_map is not None}
     if dry_run:
         return _preview(spec, settings)
@@ -106,8 +122,9 @@ def _check_settings(spec: TopicSpec, min_lrs: int, max_lag: int) -> None:
     if not 1 <= min_lrs <= spec.replication:
         raise InvalidInput(f"min LRS must be between 1 and the replication "
                            f"factor ({spec.replication})", field="min_lrs")
-    if max_lag < 1:
-        raise InvalidInput("max lag must be at least 1 record", field="max_lag")
+    if not 1 <= max_lag <= MAX_LAG:
+        raise InvalidInput(f"max lag must be between 1 and {MAX_LAG:,} records",
+                           field="max_lag")
 
 
 def _placements() -> list[SpuPlacement]:
@@ -139,7 +156,17 @@ def _preview(spec: TopicSpec, settings: dict[str, object]) -> TopicOutcome:
     decision = _decide_or_refuse(spec, _cursor(lock=False))
     return TopicOutcome(spec.name, decision.resolution.value, decision.reason,
                         decision.replica_map, stored=False,
-                        start_index=decision.start_index, settings=settings)
+                        start_index=decision.start_index, settings=settings,
+                        under_replicated=_short_starts(decision.replica_map))
+
+
+def _online_spus() -> set[int]:
+    return set(Spu.objects.filter(resolution=SpuResolution.ONLINE.value)
+               .values_list("id", flat=True))
+
+
+def _short_starts(replica_map: ReplicaMap) -> tuple[UnderReplicatedStart, ...]:
+    return tuple(under_replicated_starts(replica_map, _online_spus())) if replica_map else ()
 
 
 @transaction.atomic
@@ -152,12 +179,14 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
         name=spec.name, partitions=spec.partitions,
         replication_factor=spec.replication,
         ignore_rack_assignment=spec.ignore_racks,
-        manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag)
+        manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag,
+        unclean_leader_election=bool(settings["unclean_leader_election"]))
     log_event(by, "topic", topic.name, "create", settings)
     _apply_decision(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,
                         topic.replica_map, stored=True,
-                        start_index=topic.assignment_start, settings=settings)
+                        start_index=topic.assignment_start, settings=settings,
+                        under_replicated=_short_starts(topic.replica_map))
 
 
 def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
@@ -177,8 +206,7 @@ def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
 
 
 def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
-    online = set(Spu.objects.filter(resolution=SpuResolution.ONLINE.value)
-                 .values_list("id", flat=True))
+    online = _online_spus()
     rows = []
     for index, replicas in enumerate(replica_map):
         status = initial_partition_status(replicas, online)
@@ -196,9 +224,10 @@ def _advance_cursor(used: int) -> None:
 
 @transaction.atomic
 def topics_reconcile_waiting(*, by: Actor = CONTROLLER) -> list[str]:
-    """Add SPU: re-evaluate Pending and InsufficientResources topics (003)."""
+    """A cluster change: re-evaluate Pending and InsufficientResources topics (003's Add
+    SPU) and InvalidConfig ones, which a changed cluster may cure (a rack mix)."""
     waiting = Topic.objects.select_for_update().filter(
-        resolution__in=[r.value for r in WAITING_FOR_SPUS]).order_by("created_at", "id")
+        resolution__in=[r.value for r in REVISITED_ON_CLUSTER_CHANGE]).order_by("created_at", "id")
     placements, changed = _placements(), []
     for topic in waiting:
         # The cursor is read again per topic: each provisioned topic moves it.

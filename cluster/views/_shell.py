@@ -11,6 +11,9 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from cluster.errors import DomainError
 from cluster.forms import add_domain_error
@@ -77,3 +80,12 @@ def query_without_page(request: HttpRequest) -> str:
     params = request.GET.copy()
     params.pop("page", None)
     return params.urlencode()
+
+
+def back(request: HttpRequest) -> HttpResponse:
+    """To the page the action came from (its ``next``), or the SPU page; never off-site."""
+    target = request.POST.get("next", "") or request.GET.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = reverse("cluster:spus")
+    return redirect(target)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from cluster.selectors import event_facets, events_filtered
+from cluster.selectors.filters import event_facets, events_filtered
 from cluster.views._shell import paginate, query_without_page
 
 PER_PAGE = 50

@@ -6,7 +6,8 @@ from django.shortcuts import render
 
 from cluster import charts
 from cluster.models import Topic
-from cluster.selectors import cluster_stats, partition_columns, replica_counts_by_topic
+from cluster.selectors.stats import cluster_stats, partition_columns, replica_counts_by_topic
+from cluster.core.topic_controller import TopicResolution
 
 # A taller chart stops being readable; the largest topics matter most for balance.
 MAX_TOPICS = 60
@@ -16,7 +17,7 @@ def heatmaps(request: HttpRequest) -> HttpResponse:
     cols = partition_columns()
     stats = cluster_stats(with_failover=True, cols=cols)
     racks = stats.racks()
-    topics = list(Topic.objects.filter(partitions__gt=0, resolution="Provisioned")
+    topics = list(Topic.objects.filter(partitions__gt=0, resolution=TopicResolution.PROVISIONED.value)
                   .order_by("-partitions", "name").values_list("id", "name")[:MAX_TOPICS + 1])
     shown = topics[:MAX_TOPICS]
     return render(request, "cluster/heatmaps.html", {

@@ -5,18 +5,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from cluster.models import Event
-from cluster.selectors import cluster_health, cluster_stats, topic_counts_by_resolution
-from cluster.views.tables import spu_row
+from cluster.selectors.health import cluster_health, topic_counts_by_resolution
+from cluster.selectors.stats import cluster_stats
+from cluster.views.tables import share_cell, spu_row
 
 
 def overview(request: HttpRequest) -> HttpResponse:
     stats, topics = cluster_stats(), topic_counts_by_resolution()
-    spus = stats.spus.values()
     return render(request, "cluster/overview.html", {
         "racks": {rack: [spu_row(s) for s in members]
                   for rack, members in stats.racks().items()},
         "stats": stats,
-        "online": sum(s.resolution == "Online" for s in spus),
+        "online": stats.spus_online,
+        "preferred": share_cell(stats.preferred_share),
         "health": cluster_health(stats, topics),
         "resolutions": topics,
         "events": Event.objects.all()[:10],

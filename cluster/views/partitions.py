@@ -4,8 +4,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from cluster.selectors import partitions_by_ids, partitions_filtered
+from cluster.selectors.filters import partitions_by_ids, partitions_filtered
 from cluster.views._shell import paginate, query_without_page
+from cluster.core.replication.state import Resolution as PartitionResolution
 
 PER_PAGE = 100
 
@@ -29,4 +30,4 @@ def partition_list(request: HttpRequest) -> HttpResponse:
         "page": page, "partitions": partitions_by_ids(list(page.object_list)),
         "filters": filters, "filtered": any(filters.values()),
         "query": query_without_page(request),
-        "resolutions": ["Online", "Election", "CandidateFound", "Offline"]})
+        "resolutions": [r.value for r in PartitionResolution]})

@@ -9,7 +9,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from cluster.forms import SpuGroupCreateForm, SpuGroupScaleForm, SpuRegisterForm
-from cluster.selectors import cluster_stats, spu_groups_with_spus
+from cluster.selectors.filters import spu_groups_with_spus
+from cluster.selectors.stats import cluster_stats
 from cluster.services import spg_create, spg_delete, spg_scale, spu_register, spu_unregister
 from cluster.views._shell import call_action, call_service, operator_required
 from cluster.views.tables import spu_row
@@ -19,8 +20,7 @@ def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
     stats = cluster_stats()
     spus = list(stats.spus.values())
     resolution, rack = request.GET.get("resolution", ""), request.GET.get("rack", "")
-    shown = [s for s in spus if (not resolution or s.resolution == resolution)
-             and (not rack or (s.rack or "") == rack)]
+    shown = stats.spus_where(resolution=resolution, rack=rack)
     context: dict[str, Any] = {
         "rows": [spu_row(s) for s in shown], "total": len(spus),
         "resolution": resolution, "rack": rack,

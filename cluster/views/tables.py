@@ -1,11 +1,12 @@
 """Rows for the seed-shaped tables and the skew cells pages show."""
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from dataclasses import dataclass
 
-from cluster.core.assignment import leader_follower_counts
-from cluster.selectors import NO_RACK, SpuStats
+from cluster.selectors.stats import NO_RACK, SpuStats
 
 UNREGISTERED = "(unregistered)"
 SKEW_WARN, SKEW_BAD = 0.10, 0.20
@@ -52,17 +53,37 @@ class MapTable:
 def map_table(replica_map: Sequence[Sequence[int]], rack_of: Mapping[int, str],
               max_rows: int | None = None) -> MapTable:
     """Totals always cover the whole map; ``max_rows`` only shortens the listing."""
-    racks = _rack_order(replica_map, rack_of)
+    counts = _spu_counts(replica_map)
+    racks = _rack_order(counts, rack_of)
+    totals = {rack: [0, 0] for rack in racks}
+    for spu, (leaders, followers) in counts.items():
+        totals[_rack(spu, rack_of)][0] += leaders
+        totals[_rack(spu, rack_of)][1] += followers
+    shown = replica_map if max_rows is None else replica_map[:max_rows]
+    return MapTable(racks, _running_rows(shown, racks, rack_of),
+                    [totals[r][0] for r in racks], [totals[r][1] for r in racks],
+                    [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
+                      "followers": followers}
+                     for spu, (leaders, followers) in sorted(counts.items())])
+
+
+def _spu_counts(replica_map: Sequence[Sequence[int]]) -> dict[int, tuple[int, int]]:
+    """(leaders, followers) per SPU; Counters run in C, a per-replica loop took 0.6 s at 100,000."""
+    leaders = Counter(replicas[0] for replicas in replica_map if replicas)
+    hosted = Counter(chain.from_iterable(replica_map))
+    return {spu: (leaders[spu], hosted[spu] - leaders[spu]) for spu in hosted}
+
+
+def _running_rows(shown: Sequence[Sequence[int]], racks: list[str],
+                  rack_of: Mapping[int, str]) -> list[dict[str, object]]:
     running = {rack: [0, 0] for rack in racks}
     rows = []
-    for pid, replicas in enumerate(replica_map):
+    for pid, replicas in enumerate(shown):
         for position, spu in enumerate(replicas):
             running[_rack(spu, rack_of)][0 if position == 0 else 1] += 1
-        if max_rows is None or pid < max_rows:
-            rows.append({"id": pid, "replicas": list(replicas),
-                         "racks": [tuple(running[r]) for r in racks]})
-    return MapTable(racks, rows, [running[r][0] for r in racks],
-                    [running[r][1] for r in racks], _spu_rows(replica_map, rack_of))
+        rows.append({"id": pid, "replicas": list(replicas),
+                     "racks": [tuple(running[r]) for r in racks]})
+    return rows
 
 
 def _rack(spu: int, rack_of: Mapping[int, str]) -> str:
@@ -71,18 +92,10 @@ def _rack(spu: int, rack_of: Mapping[int, str]) -> str:
     return rack_of[spu] or NO_RACK
 
 
-def _rack_order(replica_map: Sequence[Sequence[int]], rack_of: Mapping[int, str]) -> list[str]:
+def _rack_order(counts: Mapping[int, object], rack_of: Mapping[int, str]) -> list[str]:
     # The seed lists racks largest first (Stage 1 order), ties by name.
     sizes: dict[str, int] = {}
     for spu in rack_of:
         sizes[_rack(spu, rack_of)] = sizes.get(_rack(spu, rack_of), 0) + 1
-    used = {_rack(s, rack_of) for replicas in replica_map for s in replicas}
+    used = {_rack(spu, rack_of) for spu in counts}
     return sorted(used, key=lambda r: (-sizes.get(r, 0), r))
-
-
-def _spu_rows(replica_map: Sequence[Sequence[int]],
-              rack_of: Mapping[int, str]) -> list[dict[str, object]]:
-    counts = leader_follower_counts([list(r) for r in replica_map])
-    return [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
-             "followers": followers}
-            for spu, (leaders, followers) in sorted(counts.items())]  # type: ignore[arg-type]

@@ -20,10 +20,10 @@ from cluster.errors import DomainError
 from cluster.forms import (AssignmentUploadForm, ProduceForm, TopicCreateForm,
                            read_assignment_upload)
 from cluster.models import Spu, Topic
-from cluster.selectors import NOT_PROVISIONED, topic_stats_for, topics_filtered
+from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
+from cluster.selectors.stats import topic_stats_for
 from cluster.services import TopicOutcome, topic_create, topic_delete
-from cluster.services.records import ProduceOutcome, records_consume, records_produce
-from cluster.services.settle import ensure_replicated, produce_and_settle
+from cluster.services.records import ProduceOutcome, records_consume, records_produce_and_wait
 from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
                                   paginate, problem_rows, query_without_page)
 from cluster.views.tables import map_table, share_cell
@@ -32,10 +32,12 @@ PAGE_SIZES = {"50": 50, "200": 200, "all": 5000}
 RESOLUTIONS = [r.value for r in TopicResolution]
 # Rows listed before "show all": a 1,000-partition topic stays quick to open.
 DETAIL_ROWS = 200
+# Rows of a previewed map rendered as HTML; the page shows the rest a page at a time.
+PREVIEW_ROWS = 200
+# Problems of an uploaded file listed one by one; the rest are counted by rule.
+PROBLEMS_SHOWN = 200
 # The records panel shows the newest few; the API reads any range.
 RECORDS_SHOWN = 20
-# A page request waits this long for an acks=all write; the API answers the same way.
-PRODUCE_SETTLE_S = 10.0
 # Refusals that are about the acks level go next to the acks field, the rest next to partition.
 ACKS_CODES = {NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND}
 
@@ -67,9 +69,16 @@ def topic_detail(request: HttpRequest, name: str,
         "truncated": limit is not None and topic.partitions > limit, "limit": limit,
         "preferred": share_cell(stats.preferred_share if stats else None),
         "table": map_table(topic.replica_map, _racks(), max_rows=limit),
-        "map_file": _file_text(topic.replica_map), "produce_form": form,
-        "records": _records_panel(request, topic) if topic.partitions else None},
+        "map_file": _file_text(topic.replica_map) if topic.partitions <= DETAIL_ROWS else None,
+        "produce_form": form,
+        "records": _records_panel(request, topic) if topic.partitions else None,
+        "outage_spus": _hosting_spus(topic)},
         status=400 if produce_form is not None else 200)
+
+
+def _hosting_spus(topic: Topic) -> list[dict[str, Any]]:
+    ids = {spu for replicas in topic.replica_map or [] for spu in replicas}
+    return list(Spu.objects.filter(id__in=ids).order_by("id").values("id", "resolution"))
 
 
 def _records_partition(request: HttpRequest, topic: Topic) -> int:
@@ -108,7 +117,8 @@ def topic_produce_view(request: HttpRequest, name: str) -> HttpResponse:
     topic = get_object_or_404(Topic, name=name)
     form = ProduceForm(request.POST, partitions=topic.partitions)
     if form.is_valid():
-        outcome = call_service(form, _produce, topic=name, **form.cleaned_data)
+        outcome = call_service(form, records_produce_and_wait, topic=name,
+                               **form.cleaned_data)
         if outcome.ok and outcome.value.ok:
             messages.success(request, _produced_text(outcome.value))
             url = reverse("cluster:topic", kwargs={"name": name})
@@ -116,13 +126,6 @@ def topic_produce_view(request: HttpRequest, name: str) -> HttpResponse:
         if outcome.ok:
             _refused(form, outcome.value)
     return topic_detail(request, name, produce_form=form)
-
-
-def _produce(*, topic: str, partition: int, count: int, acks: str) -> ProduceOutcome:
-    """As the API does: replicate a fresh topic first, and settle acks=all before answering."""
-    ensure_replicated(topic)
-    outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count)
-    return produce_and_settle(outcome, timeout_s=PRODUCE_SETTLE_S)
 
 
 def _refused(form: ProduceForm, outcome: ProduceOutcome) -> None:
@@ -183,6 +186,8 @@ def _create_args(data: dict[str, Any]) -> dict[str, Any]:
 def _created(request: HttpRequest, outcome: TopicOutcome,
              preview_start: int | None) -> HttpResponse:
     messages.success(request, f"Topic {outcome.name} created: {outcome.resolution}.")
+    if outcome.warning:
+        messages.warning(request, f"{outcome.warning}.")
     if preview_start is not None and outcome.start_index not in (None, preview_start):
         # Another topic was created between preview and Create: the chain moved.
         messages.warning(request, "Another topic was created after your preview, so the "
@@ -191,7 +196,15 @@ def _created(request: HttpRequest, outcome: TopicOutcome,
 
 
 def _preview_context(outcome: TopicOutcome) -> dict[str, Any]:
-    return {"preview": outcome, "table": map_table(outcome.replica_map, _racks())}
+    """The first rows as HTML; a longer map goes once as compact JSON that the page pages
+    through and offers as a file (a 100,000-row table was 26 MB of HTML)."""
+    rack_of = _racks()
+    replica_map = outcome.replica_map or []
+    paged = len(replica_map) > PREVIEW_ROWS
+    return {"preview": outcome, "table": map_table(replica_map, rack_of, max_rows=PREVIEW_ROWS),
+            "map_pages": {"rows": PREVIEW_ROWS, "map": replica_map, "name": outcome.name,
+                          "rack_of": {str(s): r or "" for s, r in rack_of.items()}}
+            if paged else None}
 
 
 @operator_required
@@ -203,12 +216,24 @@ def topic_upload_view(request: HttpRequest) -> HttpResponse:
         outcome = _upload(form, dry_run, request)
         if outcome.ok and not dry_run:
             messages.success(request, f"Topic {outcome.value.name} created from the file.")
+            if outcome.value.warning:
+                messages.warning(request, f"{outcome.value.warning}.")
             return redirect("cluster:topic", name=outcome.value.name)
-        context["problems"] = outcome.problems
+        context.update(_problem_context(outcome.problems))
         if outcome.ok:
             context.update(_preview_context(outcome.value))
     status = 400 if form.errors else 200
     return render(request, "cluster/topic_upload.html", context, status=status)
+
+
+def _problem_context(problems: list[dict[str, Any]] | None) -> dict[str, Any]:
+    problems = problems or []
+    by_rule: dict[str, int] = {}
+    for p in problems:
+        by_rule[p["rule"]] = by_rule.get(p["rule"], 0) + 1
+    return {"problems": problems[:PROBLEMS_SHOWN], "problem_count": len(problems),
+            "problem_rules": sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])),
+            "problems_hidden": max(0, len(problems) - PROBLEMS_SHOWN)}
 
 
 def _upload(form: AssignmentUploadForm, dry_run: bool, request: HttpRequest) -> Outcome:
@@ -235,6 +260,14 @@ def _cluster_problems(data: object) -> list[dict[str, object]]:
 
 def _racks() -> dict[int, str]:
     return dict(Spu.objects.values_list("id", "rack"))
+
+
+def topic_assignment_file(request: HttpRequest, name: str) -> HttpResponse:
+    """The topic's replica map as a file to save, for maps too long to show inline."""
+    topic = get_object_or_404(Topic, name=name)
+    response = HttpResponse(_file_text(topic.replica_map), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}-assignment.json"'
+    return response
 
 
 def _file_text(replica_map: list[list[int]]) -> str:

@@ -12,7 +12,8 @@ Movement (the plan against the current layout):
   departures are the replicas on removed SPUs plus, per anti-affinity group
   (a rack; each SPU alone when anti-affinity is off), the larger of the
   replicas above the SPUs' rounded-up targets and the replicas that must
-  leave the rack so that no partition holds two replicas there. Departures
+  leave the rack so that no partition holds more than its cap there (one;
+  ``ceil(RF / racks)`` with fewer racks than replicas). Departures
   beyond what a lower replication factor drops must be copied elsewhere,
   and a higher replication factor adds copies; SPUs below their rounded-down
   target must receive at least the difference. The bound is the larger of
@@ -27,16 +28,20 @@ SPUs that may hold replicas:
 * ``topic_replica_spread`` / ``topic_leader_spread``: the same within each
   topic; the worst topic.
 * ``rack_violations``: partitions with two replicas on SPUs of one rack (SPUs
-  without a rack never count).
+  without a rack never count); with fewer racks than replicas, partitions
+  that do not span every rack or hold more than ``ceil(RF / racks)`` in one.
 * ``failover_concentration``: for each SPU, the largest share of the
   partitions it leads whose next replica in line is one same SPU; the worst
   SPU. 0.0 when no partition has a follower.
 """
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
 from typing import Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
+from planner.core.spread import topic_spread
 from planner.core.targets import TopicShares, ceil_share, floor_share
 
 LAYOUT_KEYS = ("replica_spread", "leader_spread", "topic_replica_spread",
@@ -45,41 +50,49 @@ MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_
                  "lower_bound", "moved_to_lower_bound")
 
 
-def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu]) -> dict[str, object]:
-    ids = [s.id for s in spus]
+def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
+                   leaders: Mapping[str, Sequence[int]] | None = None) -> dict[str, object]:
+    """Layout figures; ``leaders`` gives who leads each partition where that
+    is not its first replica (the actual leaders of a running cluster)."""
+    ids = frozenset(s.id for s in spus)
     rack_of = {s.id: s.rack for s in spus}
-    total_r, total_l = dict.fromkeys(ids, 0), dict.fromkeys(ids, 0)
+    total_r: Counter[int] = Counter()
+    total_l: Counter[int] = Counter()
     topic_r, topic_l = 0, 0
-    for replica_map in layout.values():
-        per_r, per_l = dict.fromkeys(ids, 0), dict.fromkeys(ids, 0)
-        for reps in replica_map:
-            per_l[reps[0]] = per_l.get(reps[0], 0) + 1
-            for spu in reps:
-                per_r[spu] = per_r.get(spu, 0) + 1
-        topic_r, topic_l = max(topic_r, _spread(per_r)), max(topic_l, _spread(per_l))
-        _accumulate(total_r, per_r)
-        _accumulate(total_l, per_l)
-    return {"replica_spread": _spread(total_r), "leader_spread": _spread(total_l),
+    for name, replica_map in layout.items():
+        led = leaders.get(name) if leaders is not None else None
+        per_r = Counter(chain.from_iterable(replica_map))
+        per_l = Counter(led if led is not None else [reps[0] for reps in replica_map])
+        topic_r, topic_l = max(topic_r, _spread(per_r, ids)), max(topic_l, _spread(per_l, ids))
+        total_r.update(per_r)
+        total_l.update(per_l)
+    return {"replica_spread": _spread(total_r, ids), "leader_spread": _spread(total_l, ids),
             "topic_replica_spread": topic_r, "topic_leader_spread": topic_l,
             "rack_violations": rack_violations(layout, rack_of),
             "failover_concentration": failover_concentration(layout)}
 
 
-def _spread(counts: Mapping[int, int]) -> int:
-    return max(counts.values()) - min(counts.values()) if counts else 0
-
-
-def _accumulate(total: dict[int, int], part: Mapping[int, int]) -> None:
-    for spu, count in part.items():
-        total[spu] = total.get(spu, 0) + count
+def _spread(counts: Mapping[int, int], ids: Sequence[int] | frozenset[int]) -> int:
+    """max - min over ``ids`` (an id never counted holds 0) and any other SPU counted."""
+    id_set = ids if isinstance(ids, frozenset) else frozenset(ids)
+    if not counts:
+        return 0
+    inside = sum(1 for spu in counts if spu in id_set)
+    low = 0 if inside < len(id_set) else min(counts.values())
+    return max(counts.values()) - low
 
 
 def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None]) -> int:
+    """Partitions whose racked replicas spread worse than the racks allow."""
+    # A rackless SPU is a group alone, as in the planner's targets.
+    groups = len({r for r in rack_of.values() if r is not None}) + \
+        sum(r is None for r in rack_of.values())
     count = 0
     for replica_map in layout.values():
         for reps in replica_map:
-            racks = [rack_of.get(s) for s in reps if rack_of.get(s) is not None]
-            count += len(racks) != len(set(racks))
+            keys = [rack_of.get(s) or f"~{s}" for s in reps]
+            if len(keys) != len(set(keys)):
+                count += not topic_spread([keys]).fine(len(reps), groups)
     return count
 
 
@@ -97,15 +110,19 @@ def failover_concentration(layout: Mapping[str, ReplicaMap]) -> float:
     return max((worst[s] / led[s] for s in led), default=0.0)
 
 
-def moves_between(before: Mapping[str, ReplicaMap],
-                  after: Mapping[str, ReplicaMap]) -> tuple[Move, ...]:
+def moves_between(before: Mapping[str, ReplicaMap], after: Mapping[str, ReplicaMap],
+                  leaders: Mapping[str, Sequence[int]] | None = None) -> tuple[Move, ...]:
+    """Changed partitions; a leader change is against ``leaders`` (the actual
+    leaders) where given, else against the first replica."""
     moves = []
     for name in sorted(after):
+        led = leaders.get(name) if leaders is not None else None
         for pid, (old, new) in enumerate(zip(before[name], after[name])):
-            if old != new:
+            lead = old[0] if led is None else led[pid]
+            if old != new or lead != new[0]:
                 added = tuple(s for s in new if s not in old)
                 removed = tuple(s for s in old if s not in new)
-                moves.append(Move(name, pid, old, new, added, removed, old[0] != new[0]))
+                moves.append(Move(name, pid, old, new, added, removed, lead != new[0]))
     return tuple(moves)
 
 
@@ -133,17 +150,15 @@ def bytes_moved(moves: Sequence[Move], topics: Sequence[Topic]) -> int | None:
                for m in moves if m.topic in sizes)
 
 
-def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int) -> int:
-    """The movement lower bound of one topic (see the module text)."""
-    counts: dict[int, int] = {}
-    removed = 0
-    for reps in topic.replicas:
-        for spu in reps:
-            if spu in shares.shares:
-                counts[spu] = counts.get(spu, 0) + 1
-            else:
-                removed += 1
-    departures = removed + _group_departures(topic, shares, counts)
+def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int,
+                      held: Mapping[int, int] | None = None, crowded: bool = True) -> int:
+    """The movement lower bound of one topic (see the module text). ``held``:
+    the topic's replicas per SPU when already counted; ``crowded``: whether
+    any partition may break the rack rule (False skips that scan)."""
+    held = held if held is not None else Counter(chain.from_iterable(topic.replicas))
+    counts = {spu: n for spu, n in held.items() if spu in shares.shares}
+    removed = sum(n for spu, n in held.items() if spu not in shares.shares)
+    departures = removed + _group_departures(topic, shares, counts, crowded)
     drop = topic.partitions * max(0, topic.replication - replication)
     grow = topic.partitions * max(0, replication - topic.replication)
     refill = max(0, departures - drop) + grow
@@ -151,20 +166,21 @@ def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int) -> in
     return max(refill, floor_gap)
 
 
-def _group_departures(topic: Topic, shares: TopicShares, counts: Mapping[int, int]) -> int:
+def _group_departures(topic: Topic, shares: TopicShares, counts: Mapping[int, int],
+                      crowded: bool = True) -> int:
     group_of = shares.group_of or {s: str(s) for s in shares.shares}
     surplus: dict[str, int] = {}
     for spu, count in counts.items():
         extra = max(0, count - ceil_share(shares.shares[spu]))
         surplus[group_of[spu]] = surplus.get(group_of[spu], 0) + extra
     crowding: dict[str, int] = {}
-    if shares.group_of is not None:
+    if shares.group_of is not None and crowded:
         for reps in topic.replicas:
             seen: dict[str, int] = {}
             for spu in reps:
                 if spu in group_of:
                     seen[group_of[spu]] = seen.get(group_of[spu], 0) + 1
             for group, n in seen.items():
-                crowding[group] = crowding.get(group, 0) + n - 1
+                crowding[group] = crowding.get(group, 0) + max(0, n - shares.group_cap)
     groups = set(surplus) | set(crowding)
     return sum(max(surplus.get(g, 0), crowding.get(g, 0)) for g in groups)

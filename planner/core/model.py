@@ -34,6 +34,9 @@ class Topic:
     replicas: ReplicaMap
     # Bytes per partition, index = partition id; None when unknown.
     sizes: tuple[int, ...] | None = None
+    # Actual leader per partition (None where unknown); None means the
+    # preferred leaders (each first replica) lead.
+    leaders: tuple[int | None, ...] | None = None
 
     @property
     def partitions(self) -> int:
@@ -42,6 +45,15 @@ class Topic:
     @property
     def replication(self) -> int:
         return len(self.replicas[0]) if self.replicas else 0
+
+    @property
+    def current_leaders(self) -> tuple[int, ...]:
+        """Who leads each partition now: the actual leader where it is known
+        and one of the replicas, else the preferred one."""
+        if self.leaders is None:
+            return tuple(reps[0] for reps in self.replicas)
+        return tuple(lead if lead in reps else reps[0]
+                     for reps, lead in zip(self.replicas, self.leaders))
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,8 @@ def _check_topic(topic: Topic, known: set[int]) -> None:
             raise PlanError(f"topic {topic.name} partition {pid}: unknown SPU {unknown[0]}")
     if topic.sizes is not None and len(topic.sizes) != topic.partitions:
         raise PlanError(f"topic {topic.name}: one size per partition expected")
+    if topic.leaders is not None and len(topic.leaders) != topic.partitions:
+        raise PlanError(f"topic {topic.name}: one leader per partition expected")
 
 
 @dataclass(frozen=True)

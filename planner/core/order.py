@@ -22,8 +22,13 @@ class SuccessorCounts:
         self.seconds: dict[int, int] = {}
 
     def pick(self, leader: int, followers: Sequence[int], previous: int | None) -> int:
-        return min(followers, key=lambda u: (self.pairs.get((leader, u), 0),
-                                             u != previous, self.seconds.get(u, 0), u))
+        pairs, seconds = self.pairs, self.seconds
+        best, best_key = -1, None
+        for u in followers:
+            key = (pairs.get((leader, u), 0), u != previous, seconds.get(u, 0), u)
+            if best_key is None or key < best_key:
+                best, best_key = u, key
+        return best
 
     def record(self, leader: int, second: int) -> None:
         self.pairs[(leader, second)] = self.pairs.get((leader, second), 0) + 1
@@ -34,6 +39,7 @@ def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
                 previous: Sequence[Replicas], optimise: bool,
                 counts: SuccessorCounts) -> ReplicaMap:
     ordered = []
+    pairs, seconds = counts.pairs, counts.seconds
     for reps, leader, before in zip(replicas, leaders, previous):
         followers = [r for r in reps if r != leader]
         if optimise and len(followers) > 1:
@@ -42,7 +48,10 @@ def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
             followers.remove(second)
             followers.insert(0, second)
         if followers:
-            counts.record(leader, followers[0])
+            # SuccessorCounts.record, inlined: this loop runs once per partition.
+            pair = (leader, followers[0])
+            pairs[pair] = pairs.get(pair, 0) + 1
+            seconds[pair[1]] = seconds.get(pair[1], 0) + 1
         ordered.append((leader, *followers))
     return tuple(ordered)
 

@@ -15,8 +15,10 @@ quotas is not placed again: placement would keep every replica.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from planner.core.leaders import choose_leaders
@@ -27,6 +29,7 @@ from planner.core.order import order_all
 from planner.core.quotas import Row, round_rows
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import Effective, apply_scenario
+from planner.core.spread import Spread, secure_counts, topic_spread
 from planner.core.targets import TopicShares, all_topic_shares, floor_share, group_key
 
 T = TypeVar("T")
@@ -64,7 +67,7 @@ def plan(cluster: Cluster, scenario: Scenario | None = None, options: Options | 
     """The minimal-movement balanced plan for ``scenario`` applied to ``cluster``."""
     prep = prepare(cluster, scenario or Scenario(), options or Options())
     facts = current_facts(cluster)
-    quotas = replica_quotas(prep, [facts.counts[s.topic] for s in prep.shares])
+    quotas = replica_quotas(prep, [facts.counts[s.topic] for s in prep.shares], facts)
     tasks = topic_tasks(prep, quotas)
     moving = [t for t in tasks if not settled(t, facts)]
     placed = {t.topic: t.current for t in tasks}
@@ -77,26 +80,31 @@ class Current:
     """What the current layout alone decides; shared by every scenario of a grid."""
 
     counts: Mapping[str, Mapping[int, int]]
-    # Topics with two replicas of a partition in one rack.
-    crowded: frozenset[str]
+    # Per topic, how its worst partitions spread over racks.
+    spread: Mapping[str, Spread]
     before: Mapping[str, object]
 
 
 @lru_cache(maxsize=2)
 def current_facts(cluster: Cluster) -> Current:
     group = {s.id: group_key(s) for s in cluster.spus}
-    crowded = frozenset(t.name for t in cluster.topics
-                        if any(len({group[r] for r in reps}) < len(reps) for reps in t.replicas))
+    spread = {t.name: topic_spread([group[r] for r in reps] for reps in t.replicas)
+              for t in cluster.topics}
     layout = {t.name: t.replicas for t in cluster.topics}
-    return Current({t.name: count_replicas(t.replicas) for t in cluster.topics}, crowded,
-                   layout_metrics(layout, cluster.spus))
+    return Current({t.name: count_replicas(t.replicas) for t in cluster.topics}, spread,
+                   layout_metrics(layout, cluster.spus, actual_leaders(cluster)))
+
+
+def actual_leaders(cluster: Cluster) -> dict[str, tuple[int, ...]]:
+    return {t.name: t.current_leaders for t in cluster.topics}
 
 
 def settled(task: TopicTask, facts: Current) -> bool:
     """Placement would keep every replica where it is: nothing on a removed
     SPU, no rack shared under anti-affinity, same replication, counts at quota."""
     counts = facts.counts[task.topic]
-    if task.group_of is not None and task.topic in facts.crowded:
+    if task.group_of is not None and \
+            not facts.spread[task.topic].fine(task.replication, task.group_count):
         return False
     if not task.current or len(task.current[0]) != task.replication:
         return False
@@ -105,22 +113,32 @@ def settled(task: TopicTask, facts: Current) -> bool:
 
 
 def count_replicas(replica_map: ReplicaMap) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for reps in replica_map:
-        for spu in reps:
-            counts[spu] = counts.get(spu, 0) + 1
-    return counts
+    return dict(Counter(chain.from_iterable(replica_map)))
 
 
-def replica_quotas(prep: Prepared, counts: Sequence[Mapping[int, int]]) -> dict[str, dict[int, int]]:
-    rows = [Row(s.topic, s.total, s.shares, s.group_of, c) for s, c in zip(prep.shares, counts)]
+def replica_quotas(prep: Prepared, counts: Sequence[Mapping[int, int]],
+                   facts: Current | None = None) -> dict[str, dict[int, int]]:
+    rows = [Row(s.topic, s.total, s.shares, s.group_of, c, _secure(prep, s, facts))
+            for s, c in zip(prep.shares, counts)]
     return round_rows(rows, prep.cluster_group)
+
+
+def _secure(prep: Prepared, shares: TopicShares, facts: Current | None) -> dict[int, int] | None:
+    """Replica counts that survive the rack spread, for a topic that breaks it."""
+    if facts is None or shares.group_of is None:
+        return None
+    rf, groups = prep.effective.replication[shares.topic], len(set(shares.group_of.values()))
+    if facts.spread[shares.topic].fine(rf, groups):
+        return None
+    return secure_counts(prep.cluster.topic(shares.topic).replicas, shares.group_of, rf, groups)
 
 
 def topic_tasks(prep: Prepared, quotas: Mapping[str, Mapping[int, int]]) -> list[TopicTask]:
     topics = {t.name: t for t in prep.cluster.topics}
+    groups = len({group_key(s) for s in prep.effective.spus})
     return [TopicTask(s.topic, topics[s.topic].replicas, prep.effective.replication[s.topic],
-                      quotas[s.topic], s.group_of) for s in prep.shares]
+                      quotas[s.topic], s.group_of, topics[s.topic].sizes,
+                      group_cap=s.group_cap, group_count=groups) for s in prep.shares]
 
 
 def leaders_for(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
@@ -128,7 +146,7 @@ def leaders_for(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
     topics = {t.name: t for t in prep.cluster.topics}
     names = [s.topic for s in prep.shares]
     chosen = choose_leaders([placed[n] for n in names],
-                            [tuple(r[0] for r in topics[n].replicas) for n in names],
+                            [topics[n].current_leaders for n in names],
                             [quotas[n] for n in names],
                             [prep.effective.replication[n] for n in names],
                             prep.options.balance_leaders,
@@ -143,7 +161,7 @@ def finish(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
     current = {t.name: t.replicas for t in prep.cluster.topics}
     leaders = leaders_for(prep, quotas, placed)
     target = order_all(names, placed, leaders, current, prep.options.optimise_order)
-    moves = moves_between(current, target)
+    moves = moves_between(current, target, actual_leaders(prep.cluster))
     metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep)),
                **layout_metrics(target, prep.effective.spus)}
     before = current_facts(prep.cluster).before
@@ -154,7 +172,11 @@ def lower_bound(prep: Prepared) -> int:
     """Movement lower bound (defined in ``metrics``): per topic, and at least
     what SPUs below their cluster-wide rounded-down share must receive."""
     topics = {t.name: t for t in prep.cluster.topics}
-    per_topic = sum(topic_lower_bound(topics[s.topic], s, prep.effective.replication[s.topic])
+    facts = current_facts(prep.cluster)
+    groups = len({group_key(s) for s in prep.effective.spus})
+    rf = prep.effective.replication
+    per_topic = sum(topic_lower_bound(topics[s.topic], s, rf[s.topic], facts.counts[s.topic],
+                                      not facts.spread[s.topic].fine(rf[s.topic], groups))
                     for s in prep.shares)
     share: dict[int, float] = {}
     for s in prep.shares:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from planner.core.mincost import MinCostFlow
+from planner.core.quick_quotas import group_extra_bounds, quick_round
 from planner.core.targets import ONE_GROUP, ceil_share, floor_share
 
 
@@ -32,6 +33,9 @@ class Row:
     shares: Mapping[int, float]
     group_of: Mapping[int, str] | None
     current: Mapping[int, int]
+    # Replicas that can stay where the rack spread is concerned (None: all);
+    # see ``flow_round``.
+    secure: Mapping[int, int] | None = None
 
 
 class _Limits:
@@ -65,10 +69,22 @@ def bounds_of(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> tuple[di
     return spu_bounds, group_bounds
 
 
-def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> dict[str, dict[int, int]]:
-    """Integer quotas per row key and SPU (see the module text)."""
+# Below this many (topic, SPU) cells the flow is quick enough to run alone.
+QUICK_CELLS = 200_000
+
+
+def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str],
+               quick_cells: int = QUICK_CELLS) -> dict[str, dict[int, int]]:
+    """Integer quotas per row key and SPU (see the module text); on large
+    clusters the certified shortcut of ``quick_quotas`` first."""
     spu_bounds, group_bounds = bounds_of(rows, cluster_group)
-    exact = flow_round(rows, cluster_group, spu_bounds, group_bounds, _Limits())
+    limits = _Limits()
+    if sum(len(limits.of(row)[1]) for row in rows) >= quick_cells:
+        quick = quick_round(rows, cluster_group, spu_bounds, group_bounds, limits,
+                            floor_share, ceil_share)
+        if quick is not None:
+            return quick
+    exact = flow_round(rows, cluster_group, spu_bounds, group_bounds, limits)
     if exact is None:
         raise RuntimeError("quota flow found no rounding")  # cannot happen: see the module text
     return exact
@@ -81,6 +97,11 @@ def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
     """The cheapest rounding within every bound, or None if the flow finds none."""
     net = MinCostFlow()
     source, sink = net.node(), net.node()
+    # Among equally cheap roundings, prefer extras that do not rest on a
+    # replica the rack spread will move anyway: one unit per such extra, all
+    # of them together worth less than one arriving replica.
+    risky = any(row.secure is not None for row in rows)
+    arrival = 1 + sum(len(row.shares) for row in rows) if risky else 1
     base = {s: 0 for s in spu_bounds}
     result: dict[str, dict[int, int]] = {}
     for row in rows:
@@ -126,8 +147,9 @@ def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
             for spu in sorted(members[g]):
                 if room[spu] <= 0:
                     continue
-                paid = 0 if row.current.get(spu, 0) > low[spu] else 1
-                cells.append((row.key, spu, net.edge(group_node, spu_node[spu], 0, 1, paid)))
+                cost = arrival if row.current.get(spu, 0) <= low[spu] else \
+                    int(row.secure is not None and row.secure.get(spu, 0) <= low[spu])
+                cells.append((row.key, spu, net.edge(group_node, spu_node[spu], 0, 1, cost)))
         for g in group_lo:
             if g not in members and group_lo[g] > 0:
                 return None
@@ -142,12 +164,4 @@ def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
 
 def _group_extra_bounds(row: Row, group_of: Mapping[int, str],
                         quota: Mapping[int, int]) -> tuple[dict, dict]:
-    share: dict[str, float] = {}
-    base: dict[str, int] = {}
-    for spu, q in row.shares.items():
-        group = group_of[spu]
-        share[group] = share.get(group, 0.0) + q
-        base[group] = base.get(group, 0) + quota[spu]
-    low = {g: floor_share(v) - base[g] for g, v in share.items()}
-    high = {g: ceil_share(v) - base[g] for g, v in share.items()}
-    return low, high
+    return group_extra_bounds(row.shares, group_of, quota, floor_share, ceil_share)

@@ -1,7 +1,8 @@
 """Per-topic replica placement: reach the SPU quotas moving the fewest replicas.
 
 Replicas stay where they are unless they must go: their SPU is removed, the
-partition holds two replicas in one rack under anti-affinity, the partition
+partition holds two replicas in one rack under anti-affinity (with fewer racks
+than replicas: more than its share in one rack, see ``spread``), the partition
 has more replicas than its new replication factor, or their SPU holds more
 than its quota. Freed slots are then filled from the SPUs below quota. With
 quotas that sum to the topic's replicas this moves exactly the count-level
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from planner.core.model import ReplicaMap, Replicas
+from planner.core.spread import full_groups, misplaced
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,13 @@ class TopicTask:
     quota: Mapping[int, int]
     # SPU -> anti-affinity group, or None when anti-affinity is not enforced.
     group_of: Mapping[int, str] | None
+    # Bytes per partition where known: among equally good replicas to move,
+    # the smaller partition's goes.
+    sizes: tuple[int, ...] | None = None
+    # Most replicas of one partition in one group, and how many groups there
+    # are (0: count them from ``group_of``); see ``spread``.
+    group_cap: int = 1
+    group_count: int = 0
 
 
 class _Work:
@@ -43,11 +52,17 @@ class _Work:
         self.released: set[int] = set()
         # What two replicas of a partition may not share: the SPU, or its group.
         self.key = dict(task.group_of) if task.group_of is not None else {s: s for s in task.quota}
+        self.cap = task.group_cap
+        self.group_count = task.group_count or len({self.key[s] for s in task.quota})
 
     def blocked(self, pid: int, leaving: int | None) -> set:
-        """Keys a newcomer to ``pid`` may not have, once ``leaving`` has left."""
+        """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
         key = self.key
-        return {key[r] for r in self.kept[pid] if r != leaving}
+        if self.cap == 1:
+            return {key[r] for r in self.kept[pid] if r != leaving}
+        staying = [r for r in self.kept[pid] if r != leaving]
+        return full_groups([key[r] for r in staying], self.task.replication,
+                           self.group_count) | set(staying)
 
     def excess(self, spu: int) -> int:
         return self.have[spu] - self.quota[spu]
@@ -65,6 +80,8 @@ class _Work:
             return False
         if self.groups is None or ignore_groups:
             return True
+        if self.cap > 1:
+            return self.groups[spu] not in self.blocked(pid, None)
         group = self.groups[spu]
         return all(self.groups[r] != group for r in reps)
 
@@ -85,8 +102,15 @@ def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
-    """Release every replica of a crowded rack; refill picks which one returns."""
+    """Release every replica of a crowded rack; refill picks which one returns.
+    With fewer racks than replicas see ``_spread_out``."""
+    if work.cap > 1:
+        _spread_out(work)
+        return
+    key = work.key
     for pid, reps in enumerate(work.kept):
+        if len({key[s] for s in reps}) == len(reps):
+            continue
         by_group: dict[str | None, list[int]] = {}
         for spu in reps:
             by_group.setdefault(work.group(spu), []).append(spu)
@@ -95,6 +119,20 @@ def _drop_rack_duplicates(work: _Work) -> None:
                 for spu in members:
                     work.drop(pid, spu)
                 work.released.add(pid)
+
+
+def _spread_out(work: _Work) -> None:
+    """A partition that cannot reach its rack spread by adding replicas drops,
+    one at a time, a replica of a repeated rack: the one whose SPU is furthest
+    above quota (a follower before the leader), until it can."""
+    replication, groups, key = work.task.replication, work.group_count, work.key
+    for pid, reps in enumerate(work.kept):
+        while misplaced([key[s] for s in reps], replication, groups):
+            keys = [key[s] for s in reps]
+            repeated = [s for s in reps if keys.count(key[s]) > 1]
+            spu = max(repeated, key=lambda s: (work.excess(s), s != reps[0], s))
+            work.drop(pid, spu)
+            work.released.add(pid)
 
 
 def _release_over_replicated(work: _Work) -> None:
@@ -122,9 +160,11 @@ def _drop_surplus(work: _Work) -> None:
         # Free slots where the SPUs missing most can go; keep leaders in place.
         # A partition already missing a replica would need two compatible newcomers.
         target = work.task.replication
+        sizes = work.task.sizes
         pids = sorted(holders[spu], key=lambda p: (len(work.kept[p]) < target,
                                                     -_refill_need(work, p, spu, wanting),
-                                                    work.kept[p][0] == spu, p))
+                                                    work.kept[p][0] == spu,
+                                                    sizes[p] if sizes else 0, p))
         for pid in pids[:surplus]:
             work.drop(pid, spu)
 
@@ -221,7 +261,7 @@ def _augment(work: _Work, start: int, deficit: _Deficits,
             blocked = work.blocked(pid, leaving[pid])
             base, mine = (0 if pid == start else cost[pid]), original[pid]
             for group, spu, other, fresh in offers:
-                if group in blocked:
+                if group in blocked or spu in blocked:
                     continue
                 total = base + (spu not in mine) - fresh
                 if total >= cost[other] or _on_path(came, pid, other):
@@ -231,6 +271,8 @@ def _augment(work: _Work, start: int, deficit: _Deficits,
                 best = _finish(work, other, spu, total, wanted, best)
         level = following
     if best is None or (max_cost is not None and best[0] > max_cost):
+        return False
+    if not _chain_holds(work, best[1], best[2], came, start):
         return False
     _apply_chain(work, best[1], best[2], came, start)
     deficit.charge(best[2])
@@ -243,7 +285,7 @@ def _finish(work: _Work, pid: int, leaving: int | None, cost: int, wanted: list[
     blocked = work.blocked(pid, leaving)
     key, mine = work.key, work.original[pid]
     for spu in wanted:
-        if key[spu] not in blocked:
+        if key[spu] not in blocked and spu not in blocked:
             total = cost + (spu not in mine)
             if best is None or total < best[0]:
                 best = (total, pid, spu)
@@ -256,6 +298,21 @@ def _on_path(came: Mapping[int, tuple[int, int]], pid: int, other: int) -> bool:
             return True
         pid = came[pid][0]
     return pid == other
+
+
+def _chain_holds(work: _Work, last: int, spu: int,
+                 came: Mapping[int, tuple[int, int]], start: int) -> bool:
+    """Every hand-over of the chain is still allowed: a partition relabelled
+    after its search step may hand over another SPU than that step assumed."""
+    pid = last
+    while pid != start:
+        receiver, handed = came[pid]
+        blocked = work.blocked(pid, handed)
+        if spu in blocked or work.key[spu] in blocked:
+            return False
+        pid, spu = receiver, handed
+    blocked = work.blocked(start, None)
+    return spu not in blocked and work.key[spu] not in blocked
 
 
 def _apply_chain(work: _Work, last: int, spu: int,
@@ -276,6 +333,8 @@ def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
         return False
     if work.groups is None:
         return True
+    if work.cap > 1:
+        return work.groups[spu] not in work.blocked(pid, leaving)
     return all(work.groups[r] != work.groups[spu] for r in others)
 
 

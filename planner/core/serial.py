@@ -4,7 +4,8 @@ Shapes:
 
 * SPU: ``{"id": 1, "rack": "a" | null, "weight": 1.0}``
 * cluster: ``{"spus": [SPU...], "topics": [{"name": "t", "partitions":
-  [{"id": 0, "replicas": [1, 2]}], "sizes": [bytes...] | null}]}``
+  [{"id": 0, "replicas": [1, 2]}], "sizes": [bytes...] | null,
+  "leaders": [actual leader | null...] | null}]}``
 * scenario: ``{"name": "...", "add_spus": [SPU...], "remove_spus": [ids],
   "lose_racks": [names], "replication": {"topic": rf}}``
 * options: ``{"anti_affinity": true, "balance_leaders": true, "optimise_order": true}``
@@ -45,7 +46,8 @@ def replica_map_from_list(rows: list[Mapping[str, Any]]) -> ReplicaMap:
 def cluster_to_dict(cluster: Cluster) -> dict[str, Any]:
     return {"spus": [spu_to_dict(s) for s in cluster.spus],
             "topics": [{"name": t.name, "partitions": replica_map_to_list(t.replicas),
-                        "sizes": None if t.sizes is None else list(t.sizes)}
+                        "sizes": None if t.sizes is None else list(t.sizes),
+                        "leaders": None if t.leaders is None else list(t.leaders)}
                        for t in cluster.topics]}
 
 
@@ -53,9 +55,11 @@ def cluster_from_dict(data: Mapping[str, Any]) -> Cluster:
     spus = tuple(spu_from_dict(s) for s in data.get("spus", ()))
     topics = []
     for row in data.get("topics", ()):
-        sizes = row.get("sizes")
+        sizes, leaders = row.get("sizes"), row.get("leaders")
         topics.append(Topic(str(row["name"]), replica_map_from_list(row["partitions"]),
-                            None if sizes is None else tuple(int(b) for b in sizes)))
+                            None if sizes is None else tuple(int(b) for b in sizes),
+                            None if leaders is None else tuple(
+                                None if lead is None else int(lead) for lead in leaders)))
     return Cluster(spus, tuple(topics))
 
 

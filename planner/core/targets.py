@@ -15,8 +15,10 @@ Integer targets are these shares rounded up or down (see ``quotas``), which
 is how "weighted remainders" and "nodes in a rack differ by at most one"
 come about; which side each share rounds to is chosen to move the fewest
 replicas. SPUs without a rack form a group of their own each, so they never
-count against anti-affinity. Anti-affinity is enforced for a topic only when
-it is possible: there are at least as many groups as the replication factor.
+count against anti-affinity. With fewer groups than the replication factor
+(but two or more) a partition may hold ``ceil(RF / groups)`` replicas in one
+group and must span every group (``spread``), so a group's share lies between
+``partitions * floor(RF / groups)`` and ``partitions * ceil(RF / groups)``.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
 
 from planner.core.model import Spu
+from planner.core.spread import group_cap
 
 EPS = 1e-9
 ONE_GROUP = "*"
@@ -37,6 +40,8 @@ class TopicShares:
     shares: Mapping[int, float]
     # SPU -> anti-affinity group; None when anti-affinity is not enforced.
     group_of: Mapping[int, str] | None
+    # Most replicas of one partition in one group (see ``spread``).
+    group_cap: int = 1
 
 
 def floor_share(x: float) -> int:
@@ -52,27 +57,32 @@ def group_key(spu: Spu) -> str:
     return spu.rack if spu.rack is not None else f"~{spu.id}"
 
 
-def waterfill(total: float, weights: Mapping[Hashable, float],
-              cap: float) -> dict[Hashable, float]:
-    """Split ``total`` by weight, no part above ``cap``; excess is shared again."""
+def waterfill(total: float, weights: Mapping[Hashable, float], cap: float,
+              floor: float = 0.0) -> dict[Hashable, float]:
+    """Split ``total`` by weight, no part above ``cap`` nor below ``floor``;
+    what a clamped part gives up or takes is shared again by weight."""
     shares: dict[Hashable, float] = {}
     active = dict(weights)
     left = total
     while active:
         weight = sum(active.values())
         over = [k for k, w in active.items() if left * w / weight >= cap - EPS]
-        if not over:
+        under = [] if over else [k for k, w in active.items() if left * w / weight < floor - EPS]
+        if not over and not under:
             shares.update({k: left * w / weight for k, w in active.items()})
             break
-        for key in over:
-            shares[key] = cap
-            left -= cap
+        for key in over or under:
+            shares[key] = cap if over else floor
+            left -= shares[key]
             del active[key]
     return shares
 
 
 def enforce_anti_affinity(spus: Sequence[Spu], replication: int, enabled: bool) -> bool:
-    return enabled and len({group_key(s) for s in spus}) >= replication
+    """Racks are honoured when enabled and there are two groups or more; with
+    fewer groups than replicas they are spread over (see ``spread``)."""
+    groups = len({group_key(s) for s in spus})
+    return enabled and (groups >= replication or groups >= 2)
 
 
 def topic_shares(name: str, partitions: int, replication: int,
@@ -85,12 +95,14 @@ def topic_shares(name: str, partitions: int, replication: int,
     group_weights: dict[Hashable, float] = {}
     for spu in spus:
         group_weights[group_of[spu.id]] = group_weights.get(group_of[spu.id], 0.0) + spu.weight
-    per_group = waterfill(total, group_weights, partitions)
+    cap = group_cap(replication, len(group_weights))
+    least = replication // len(group_weights)
+    per_group = waterfill(total, group_weights, partitions * cap, partitions * least)
     shares: dict[int, float] = {}
     for group, share in per_group.items():
         members = {s.id: s.weight for s in spus if group_of[s.id] == group}
         shares.update(waterfill(share, members, partitions))
-    return TopicShares(name, total, shares, group_of)
+    return TopicShares(name, total, shares, group_of, cap)
 
 
 def all_topic_shares(topics: Iterable[tuple[str, int, int]], spus: Sequence[Spu],
@@ -103,5 +115,6 @@ def all_topic_shares(topics: Iterable[tuple[str, int, int]], spus: Sequence[Spu]
         if key not in cache:
             cache[key] = topic_shares(name, partitions, replication, spus, anti_affinity)
         cached = cache[key]
-        result.append(TopicShares(name, cached.total, cached.shares, cached.group_of))
+        result.append(TopicShares(name, cached.total, cached.shares, cached.group_of,
+                                  cached.group_cap))
     return result

@@ -1,41 +1,218 @@
-// Live updates: listen on the page's WebSocket group and refresh its [data-live-fragment]
-// parts from a fresh copy of the page, at most ~10 times a second, reconnecting with backoff.
+// Live pages: patch the page in place from the data each WebSocket message carries
+// (format in cluster/live.py); never refetch the page. A gap in a group's sequence, or a
+// reconnect, fetches that group's JSON snapshot and continues from it.
 (function () {
   "use strict";
   const path = document.body.dataset.liveWs;
   if (!path || !("WebSocket" in window)) return;
-  const MIN_GAP_MS = 100;   // at most ~10 refreshes a second, however fast messages come
-  let lastRefresh = 0, pending = null, backoff = 1000, socket = null, everConnected = false;
+  const VERSION = 1;
+  const STALE_AFTER_MS = 5000;      // reconnecting this long: the data may be out of date
+  const seqs = {};                  // group -> last sequence applied
+  const resyncing = {};             // group -> messages held while its snapshot is fetched
+  const live = {socket: null, open: false, ever: false, backoff: 1000, dataAt: Date.now(),
+                closedAt: null, applied: 0, snapshots: 0};
+  window.liveState = live;          // read by the browser tests and the indicator
+  const status = document.getElementById("live-status");
 
-  async function refresh() {
-    pending = null;
-    lastRefresh = Date.now();
-    const response = await fetch(window.location.href, {headers: {"X-Requested-With": "live"}, credentials: "same-origin"});
-    if (!response.ok) return;
-    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
-    document.querySelectorAll("[data-live-fragment]").forEach((old) => {
-      const next = fresh.getElementById(old.id);
-      if (next) old.replaceWith(next);
+  // ---- the connection indicator ------------------------------------------------
+  function age(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    return s < 60 ? s + " s" : Math.round(s / 60) + " min";
+  }
+  function showStatus() {
+    if (!status) return;
+    const now = Date.now();
+    let state = "live", text = "live";
+    if (!live.open) {
+      const stale = live.closedAt !== null && now - live.closedAt > STALE_AFTER_MS;
+      state = stale ? "stale" : "reconnecting";
+      text = stale ? "stale: data " + age(now - live.dataAt) + " old" : "reconnecting…";
+    }
+    status.hidden = false;
+    status.dataset.state = state;
+    status.textContent = text;
+    status.title = "last update " + age(now - live.dataAt) + " ago";
+  }
+  setInterval(showStatus, 1000);
+
+  // ---- patching ------------------------------------------------------------------
+  function setText(el, value) {
+    const text = String(value);
+    if (el && el.textContent !== text) el.textContent = text;
+  }
+  function setBadge(el, value) {
+    if (!el) return;
+    setText(el, value);
+    el.className = "badge " + String(value).toLowerCase();
+  }
+  function leaderCell(cell, leader, replicas, wide) {
+    cell.textContent = "";
+    if (leader === null || leader === undefined) {
+      cell.insertAdjacentHTML("beforeend", '<span class="bad">none</span>');
+      return;
+    }
+    cell.append("SPU " + leader + " ");
+    if (replicas.length && leader === replicas[0]) {
+      cell.insertAdjacentHTML("beforeend", '<span class="pref" title="preferred leader">★</span>');
+    } else {
+      const note = document.createElement("small");
+      note.className = "warn";
+      note.textContent = wide ? "not preferred (SPU " + replicas[0] + ")" : "not preferred";
+      cell.append(note);
+    }
+  }
+  function patchPartition(row) {
+    const tr = document.querySelector('tr[data-row="' + CSS.escape(row.topic + "/" + row.partition) + '"]');
+    if (!tr) return;
+    const replicas = (tr.dataset.replicas || "").split(",").filter(Boolean).map(Number);
+    const cell = tr.querySelector("td.leader");
+    if (cell && cell.dataset.leader !== String(row.leader)) {
+      leaderCell(cell, row.leader, replicas, tr.hasAttribute("data-partition"));
+      cell.dataset.leader = String(row.leader);
+      tr.querySelectorAll("td.replicas .replica").forEach((span) => {
+        span.classList.toggle("leader", Number(span.textContent) === row.leader);
+      });
+    }
+    const lrs = tr.querySelector("td.lrs");
+    if (lrs) {
+      setText(lrs, "[" + row.lrs.join(", ") + "]");
+      lrs.classList.toggle("warn", row.lrs.length < replicas.length);
+    }
+    setText(tr.querySelector("td.hw"), row.hw);
+    setText(tr.querySelector("td.leo"), row.leo);
+    setBadge(tr.querySelector("td.res .badge"), row.resolution);
+  }
+  function patchSpu(spu) {
+    document.querySelectorAll('[data-spu="' + spu.id + '"]').forEach((el) => {
+      if (spu.resolution) {
+        setBadge(el.querySelector(".badge"), spu.resolution);
+        if (el.hasAttribute("data-state")) {
+          el.classList.remove("online", "offline");
+          el.classList.add(spu.resolution.toLowerCase());
+        }
+      }
+      const counts = el.querySelector('[data-field="counts"]');
+      if (counts && spu.leaders !== undefined && counts.firstElementChild) {
+        setText(counts.firstElementChild, "L " + spu.leaders);
+        counts.lastChild.textContent = " · F " + spu.followers;
+      }
+      ["leaders", "followers", "replicas"].forEach((field) => {
+        if (spu[field] !== undefined) {
+          el.querySelectorAll('[data-field="' + field + '"]').forEach((c) => setText(c, spu[field]));
+        }
+      });
     });
-    if (window.drawCharts) window.drawCharts();
-    document.dispatchEvent(new CustomEvent("live:refreshed"));
+  }
+  function patchTopic(topic) {
+    document.querySelectorAll('[data-topic="' + CSS.escape(topic.name) + '"]').forEach((el) => {
+      setBadge(el.querySelector(".badge"), topic.resolution);
+      const reason = el.querySelector('[data-field="reason"]');
+      if (reason) setText(reason, topic.reason);
+    });
+  }
+  function patchTotals(totals) {
+    Object.entries(totals).forEach(([name, value]) => {
+      document.querySelectorAll('[data-total="' + name + '"]').forEach((el) => setText(el, value));
+    });
+  }
+  function eventRow(e, withParams) {
+    const tr = document.createElement("tr");
+    const cells = [e.at.replace("T", " ").slice(0, 19), e.actor, e.object_type + " " + e.object_name,
+                   e.operation];
+    if (withParams) {
+      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + JSON.stringify(v)).join(" ") || "–");
+    }
+    cells.push(e.result || (withParams ? "ok" : ""));
+    cells.forEach((text) => { const td = document.createElement("td"); td.textContent = text; tr.append(td); });
+    return tr;
+  }
+  function addEvents(events) {
+    document.querySelectorAll("tbody[data-live-events]").forEach((body) => {
+      const keep = Number(body.dataset.liveEvents) || 10;
+      events.forEach((e) => body.prepend(eventRow(e, body.hasAttribute("data-live-params"))));
+      while (body.rows.length > keep) body.deleteRow(body.rows.length - 1);
+    });
+  }
+  function drawCharts(charts) {
+    if (!window.Plotly) return;
+    const node = document.getElementById("plotly-config");
+    const config = node ? JSON.parse(node.textContent) : {displaylogo: false, responsive: true};
+    Object.entries(charts).forEach(([id, figure]) => {
+      const el = document.getElementById(id);
+      if (el) window.Plotly.react(el, figure.data, figure.layout, config);
+    });
+  }
+  function apply(data) {
+    if (data.type === "partition.changed") patchPartition(data);
+    (data.partitions || []).forEach(patchPartition);
+    (data.spus || []).forEach(patchSpu);
+    (data.topics || []).forEach(patchTopic);
+    if (data.totals) patchTotals(data.totals);
+    if (data.events && data.events.length && data.type !== "live.snapshot") addEvents(data.events);
+    if (data.charts) drawCharts(data.charts);
+    if (data.at) live.dataAt = data.at;
+    live.applied += 1;
+    document.dispatchEvent(new CustomEvent("live:applied", {detail: data}));
   }
 
-  function schedule() {
-    if (pending) return;
-    const wait = Math.max(0, lastRefresh + MIN_GAP_MS - Date.now());
-    pending = setTimeout(refresh, wait);
+  // ---- sequences and resync ------------------------------------------------------
+  async function resync(group) {
+    if (resyncing[group]) return;
+    resyncing[group] = [];
+    try {
+      const response = await fetch("/api/live/snapshot/?group=" + encodeURIComponent(group),
+                                   {credentials: "same-origin", headers: {Accept: "application/json"}});
+      if (!response.ok) throw new Error("snapshot " + response.status);
+      const snapshot = await response.json();
+      if (snapshot.v !== VERSION) { window.location.reload(); return; }
+      live.snapshots += 1;
+      apply(snapshot);
+      seqs[group] = Math.max(seqs[group] || 0, snapshot.seq);
+    } catch (error) {
+      delete seqs[group];  // the next message is taken as it comes
+    } finally {
+      const held = resyncing[group] || [];
+      delete resyncing[group];
+      held.forEach(receive);
+    }
+  }
+  function receive(message) {
+    const group = message.group;
+    if (resyncing[group]) { resyncing[group].push(message); return; }
+    const last = seqs[group];
+    if (last !== undefined && message.seq <= last) return;  // the snapshot already holds it
+    apply(message);
+    seqs[group] = message.seq;
+    if (last !== undefined && message.seq > last + 1) resync(group);
+  }
+  function hello(message) {
+    Object.entries(message.groups).forEach(([group, seq]) => {
+      if (live.ever) resync(group);  // away for a while: messages may have been missed
+      else seqs[group] = seq;
+    });
+    live.ever = true;
   }
 
+  // ---- the socket ----------------------------------------------------------------
   function connect() {
     const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + window.location.host + path);
-    socket.onopen = () => {
-      if (everConnected) schedule();  // resync: messages may have been missed while away
-      everConnected = true; backoff = 1000;
+    const socket = new WebSocket(scheme + window.location.host + path);
+    live.socket = socket;
+    socket.onopen = () => { live.open = true; live.closedAt = null; live.backoff = 1000; showStatus(); };
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (message.v !== VERSION) { window.location.reload(); return; }
+      if (message.type === "live.hello") hello(message);
+      else receive(message);
     };
-    socket.onmessage = schedule;
-    socket.onclose = () => { setTimeout(connect, backoff); backoff = Math.min(backoff * 2, 30000); };
+    socket.onclose = (event) => {
+      live.open = false;
+      if (live.closedAt === null) live.closedAt = Date.now();
+      showStatus();
+      if (event.code === 4401 || event.code === 4404) return;  // not logged in, or no such page
+      setTimeout(connect, live.backoff);
+      live.backoff = Math.min(live.backoff * 2, 30000);
+    };
   }
   connect();
 })();

@@ -1,10 +1,13 @@
 """Page speed on big clusters: server time through Django's test client.
 
-Run: .venv/bin/python tests/bench/bench_pages.py
+Run: .venv/bin/python tests/bench/bench_pages.py [huge]
 Builds a throwaway SQLite store under a temp dir (never touches var/), fills
 it through the services, then times each page a few times and prints the
 median and worst. Targets: topics list (1,000 topics) and heatmaps (200 SPUs,
-50,000 partitions) under 300 ms. Figures, not assertions (DESIGN.md).
+50,000 partitions) under 300 ms; a /metrics scrape at 100,000 partitions
+under 200 ms; a page of 100 partitions (API and page) under 100 ms with one
+100,000-partition topic (``huge`` runs only that case). Figures, not
+assertions (DESIGN.md).
 """
 from __future__ import annotations
 
@@ -50,12 +53,46 @@ def build_big_cluster() -> None:
         topic_create(name=f"big-{t:02d}", partitions=1000, replication=3, by="bench")
 
 
+def build_huge_topic() -> None:
+    """One topic of 100,000 partitions (the most a topic may have), RF 3."""
+    from cluster.models import Spu
+    from cluster.services import spu_register, topic_create
+
+    for spu_id in range(Spu.objects.count(), 200):
+        spu_register(spu_id=spu_id, rack=RACKS[spu_id % len(RACKS)], by="bench")
+    topic_create(name="huge", partitions=100_000, replication=3, by="bench")
+
+
+def measure_huge(c: Client) -> None:
+    t0 = time.perf_counter()
+    build_huge_topic()
+    print(f"built one topic of 100,000 partitions in {time.perf_counter() - t0:.1f} s")
+    measure(c, "API partitions, topic of 100,000, first 100", "/api/partitions/?topic=huge")
+    measure(c, "API partitions, topic of 100,000, last 100",
+            "/api/partitions/?topic=huge&offset=99900")
+    measure(c, "API partitions, all topics, first 100", "/api/partitions/")
+    measure(c, "API partitions, topic of 100,000, limit 1000",
+            "/api/partitions/?topic=huge&limit=1000")
+    measure(c, "partitions page, topic of 100,000, first 100", "/partitions/?topic=huge")
+    measure(c, "partitions page, topic of 100,000, last 100",
+            "/partitions/?topic=huge&page=1000")
+    measure(c, "partitions page, all topics, first 100", "/partitions/")
+
+
 def build_many_topics() -> None:
     """1,000 more topics of 3 partitions each (the topic list benchmark)."""
     from cluster.services import topic_create
 
     for t in range(1000):
         topic_create(name=f"t-{t:04d}", partitions=3, replication=3, by="bench")
+
+
+def build_more_partitions() -> None:
+    """50 more topics x 1,000 partitions: 100,000 in the big topics for the scrape."""
+    from cluster.services import topic_create
+
+    for t in range(50, 100):
+        topic_create(name=f"big-{t:02d}", partitions=1000, replication=3, by="bench")
 
 
 def client() -> Client:
@@ -87,6 +124,9 @@ def measure(c: Client, label: str, url: str) -> None:
 
 def main() -> None:
     call_command("migrate", "--noinput", verbosity=0)
+    if sys.argv[1:] == ["huge"]:
+        measure_huge(client())
+        return
     t0 = time.perf_counter()
     build_big_cluster()
     print(f"built 200 SPUs, 50 topics, 50,000 partitions in {time.perf_counter() - t0:.1f} s")
@@ -107,6 +147,12 @@ def main() -> None:
     measure(c, "topics list, first page", "/topics/")
     measure(c, "topics list, search 't-09'", "/topics/?q=t-09")
     measure(c, "API topics (limit 100)", "/api/topics/")
+    t0 = time.perf_counter()
+    build_more_partitions()
+    print(f"built 50 more topics (103,000 partitions in all) in {time.perf_counter() - t0:.1f} s")
+    # Redis at REDIS_URL (if any) adds the counters; without one the store figures are all.
+    measure(c, "/metrics scrape (200 SPUs, 103,000 partitions)", "/metrics")
+    measure_huge(c)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
 """Benchmark of the pure replication core: 50 SPUs, 10,000 partitions, replication 3.
 
 Prints figures; asserts nothing about time. Run:
-    .venv/bin/python tests/bench/bench_replication_core.py [--spus 50] [--partitions 10000]
+    .venv/bin/python tests/bench/bench_replication_core.py [--spus 50] [--partitions 10000] \
+        [--moves 1000] [--records 40]
+
+The reassignment part builds a fresh cluster with --records committed records
+per partition, starts --moves moves (each swaps one follower for an SPU outside
+the list) and times whole core steps (``handle(ReplicationTick)``: moves
+advanced, then one fetch round) with followers throttled to 5 records a fetch,
+until every move has completed.
 """
 from __future__ import annotations
 
@@ -15,9 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cluster.core.replication import (  # noqa: E402
-    Acks, NotifyCandidate, ProduceRequest, PromotionSucceeded, Resolution,
-    SpuOffline, cluster_from_dict, cluster_to_dict, handle, new_cluster,
-    add_topic, connection_counts, produce, replication_step, spu_receive_notice)
+    Acks, MoveCompleted, NotifyCandidate, ProduceRequest, PromotionSucceeded,
+    ReassignPartition, ReplicationTick, Resolution, SpuOffline, advance_moves,
+    cluster_from_dict, cluster_to_dict, handle, new_cluster, add_topic,
+    connection_counts, produce, replication_step, spu_receive_notice)
 
 
 def replica_map(spus: int, partitions: int) -> list[list[int]]:
@@ -99,10 +107,49 @@ def bench_serial(state) -> None:
           f"load: {1000*(t2-t1):.0f} ms")
 
 
+def _move_targets(state, spus: int, moves: int) -> list[tuple[int, tuple[int, ...]]]:
+    step = max(1, len(state.replica_sets) // moves)
+    out = []
+    for p in range(0, step * moves, step):
+        replicas = state.replica_sets[("bench", p)].replicas
+        new = next(s for s in range(replicas[-1] + 1, replicas[-1] + spus)
+                   if s % spus not in replicas) % spus
+        out.append((p, (*replicas[:-1], new)))
+    return out
+
+
+def bench_moves(spus: int, partitions: int, moves: int, records: int) -> None:
+    state = build(spus, partitions)
+    for p in range(partitions):
+        produce(state, ProduceRequest("bench", p, Acks.LEADER, records))
+    replication_step(state)
+    idle = timed(lambda: handle(state, ReplicationTick(max_records=5)), 5)
+    t = time.perf_counter()
+    for p, target in _move_targets(state, spus, moves):
+        handle(state, ReassignPartition("bench", p, target))
+    started = 1000 * (time.perf_counter() - t)
+    decide = timed(lambda: advance_moves(state), 3)
+    steps, done = [], 0
+    while done < moves and len(steps) < 100:
+        t = time.perf_counter()
+        actions = handle(state, ReplicationTick(max_records=5))
+        steps.append(1000 * (time.perf_counter() - t))
+        done += sum(isinstance(a, MoveCompleted) for a in actions)
+    print(f"reassignment: {moves} moves, {records} records each, followers fetch 5 records a step")
+    print(f"  start {moves} moves:                      {started:7.1f} ms")
+    print(f"  core step, no move in flight:         median {statistics.median(idle):7.1f} ms")
+    print(f"  core step, {moves} moves in flight:    median {statistics.median(steps):7.1f} ms"
+          f"  (min {min(steps):.1f}, max {max(steps):.1f}, {len(steps)} steps)")
+    print(f"  advance_moves alone, nothing ready:   median {statistics.median(decide):7.1f} ms")
+    print(f"  {done}/{moves} moves completed after {len(steps)} steps")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--partitions", type=int, default=10_000)
+    ap.add_argument("--moves", type=int, default=1000)
+    ap.add_argument("--records", type=int, default=40)
     args = ap.parse_args(argv)
     t = time.perf_counter()
     state = build(args.spus, args.partitions)
@@ -114,6 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     replication_step(state)
     print(f"replication step after failover: {1000*(time.perf_counter()-t):.1f} ms")
     bench_serial(state)
+    bench_moves(args.spus, args.partitions, args.moves, args.records)
 
 
 if __name__ == "__main__":

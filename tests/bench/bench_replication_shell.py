@@ -29,7 +29,7 @@ def setup_redis(workdir: Path) -> object:
 
     proc, url = ensure_redis(settings.REDIS_URL, workdir / "redis")
     settings.REDIS_URL = url.rsplit("/", 1)[0] + "/13"
-    from cluster import hot_state
+    from cluster.adapters import hot_state
 
     hot_state.client().flushdb()
     return proc
@@ -55,7 +55,7 @@ def figures(label: str, times: list[float]) -> None:
 def bench_ticks(partitions: int, steps: int) -> int:
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.adapters.settle import LocalQueue
 
     now = int(time.time() * 1000)
     ms, _ = timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))
@@ -77,11 +77,11 @@ def bench_ticks(partitions: int, steps: int) -> int:
 
 
 def bench_failover(now: int, spu: int = 0) -> None:
-    from cluster import hot_state
+    from cluster.adapters import hot_state
     from cluster.core.replication import Resolution
     from cluster.services.outages import spu_offline
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.adapters.settle import LocalQueue
 
     led = [k for k, rs in hot_state.load().state.replica_sets.items() if rs.leader == spu]
     queue = LocalQueue()
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         now = bench_ticks(args.partitions, args.steps)
         bench_failover(now)
     finally:
-        from cluster import hot_state
+        from cluster.adapters import hot_state
 
         hot_state.client().flushdb()
         if proc is not None:

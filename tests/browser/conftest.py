@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.django_fixtures import *  # noqa: F401,F403
+
 # Playwright's sync API keeps an event loop running in this thread; the ORM
 # calls tests make between page actions are still plain synchronous code.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -11,7 +11,7 @@ from cluster.models import Event, Topic
 from tests.helpers import register_spus, store_counts
 
 DESCRIBE_KEYS = {"name", "resolution", "reason", "partitions", "partition_count", "replication",
-                 "ignore_rack_assignment", "min_lrs", "max_lag", "manual"}
+                 "ignore_rack_assignment", "min_lrs", "max_lag", "unclean_leader_election", "manual"}
 
 
 @pytest.fixture

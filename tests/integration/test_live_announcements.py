@@ -9,7 +9,10 @@ from cluster.services.events import log_event
 def announced(monkeypatch, settings):
     settings.LIVE_UPDATES = True
     sent: list[tuple[str, dict]] = []
-    monkeypatch.setattr("cluster.live.publish", lambda group, payload: sent.append((group, payload)))
+    # Each announcement stages the logged event for the cluster group's next message
+    # (a topic's event also goes to the topic's own group, not counted here).
+    monkeypatch.setattr("cluster.services.events.stage", lambda group, data, **_: (
+        sent.append((group, data["events"][0])) if group == "cluster" else None))
     return sent
 
 

@@ -41,13 +41,16 @@ def test_a_published_message_reaches_a_connected_operator(application, transacti
                                                           operator):
     from asgiref.sync import sync_to_async
 
-    from cluster.live import ClusterChanged, PartitionChanged, publish, topic_group
+    from cluster.adapters.live_batches import publish
+    from cluster.live import ClusterChanged, PartitionChanged, topic_group
     cookie = _session_cookie(operator)
 
     async def scenario() -> tuple[dict, dict]:
         cluster = WebsocketCommunicator(application, "/ws/cluster/", headers=_headers(cookie))
         topic = WebsocketCommunicator(application, "/ws/topics/orders/", headers=_headers(cookie))
         assert (await cluster.connect())[0] and (await topic.connect())[0]
+        for socket in (cluster, topic):
+            assert (await socket.receive_json_from(timeout=5))["type"] == "live.hello"
         await sync_to_async(publish)("cluster", ClusterChanged(
             type="cluster.changed", object_type="spu", object_name="4", operation="resolution"))
         await sync_to_async(publish)(topic_group("orders"), PartitionChanged(
@@ -72,3 +75,17 @@ def test_an_anonymous_socket_is_refused(application, transactional_db):
 
     connected, code = run_in_fresh_loop(scenario)
     assert connected is False and code == 4401
+
+
+def test_a_signed_in_user_in_no_group_gets_no_socket(application, transactional_db,
+                                                     django_user_model):
+    nobody = django_user_model.objects.create_user("nobody", password="nobody-pass-123")
+    cookie = _session_cookie(nobody)
+
+    async def scenario() -> tuple[bool, object]:
+        socket = WebsocketCommunicator(application, "/ws/cluster/", headers=_headers(cookie))
+        connected, code = await socket.connect()
+        return connected, code
+
+    connected, code = run_in_fresh_loop(scenario)
+    assert connected is False and code == 4403

@@ -3,20 +3,14 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
-from django.urls import include, path
 
-from cluster.models import Spu
+from cluster.models import Partition, Spu
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
-# The lead includes cluster.api_outages under api/; this test mounts it the same way.
-urlpatterns = [path("api/", include("cluster.api_outages")), path("", include("webapp.urls"))]
-
-
 @pytest.fixture(autouse=True)
-def mounted(settings, redis_url):
-    settings.ROOT_URLCONF = "tests.integration.test_outage_api"
+def mounted(redis_url):
     for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3))):
         register_spus(*ids, rack=rack, online=True)
     from cluster.services import topic_create
@@ -25,9 +19,12 @@ def mounted(settings, redis_url):
 
 
 def test_an_operator_takes_an_spu_offline_and_the_elections_finish(operator_client):
+    led = Partition.objects.filter(leader=0).count()
     response = operator_client.post("/api/spus/0/offline/")
     assert response.status_code == 200
-    assert response.json() == {"spus": [0], "resolution": "Offline", "settled": True}
+    assert response.json() == {"spus": [0], "resolution": "Offline", "settled": True,
+                               "elections": {"touched": led, "elected": led, "offline": 0,
+                                             "pending": 0}}
     assert Spu.objects.get(pk=0).resolution == "Offline"
     assert operator_client.post("/api/spus/0/online/").json()["resolution"] == "Online"
 

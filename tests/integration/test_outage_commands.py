@@ -79,6 +79,8 @@ def test_killing_an_spu_loop_is_noticed_through_its_heartbeat(cluster, settings)
     led = [p["partition"] for p in partitions() if p["leader"] == 0]
     out = json.loads(run("spu", "kill", "0", "--json"))
     assert out["resolution"] == "Offline" and out["settled"] is True
+    assert out["elections"] == {"touched": len(led), "elected": len(led), "offline": 0,
+                                "pending": 0}
     assert Event.objects.filter(actor="connection-manager", operation="heartbeat-lost",
                                 object_name="0").exists()
     assert all(partitions()[i]["leader"] != 0 for i in led)

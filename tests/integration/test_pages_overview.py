@@ -87,7 +87,7 @@ def test_the_failover_matrix_follows_the_replica_order_within_the_lrs(operator_c
 def test_chart_builders_make_valid_plotly_figures(racked):
     import plotly.graph_objects as go
     from cluster import charts
-    from cluster.selectors import cluster_stats, partition_columns, replica_counts_by_topic
+    from cluster.selectors.stats import cluster_stats, partition_columns, replica_counts_by_topic
     stats = cluster_stats(with_failover=True)
     figures = [charts.rack_spu_heatmap(stats.racks(), "leaders"),
                charts.rack_spu_heatmap(stats.racks(), "followers"),

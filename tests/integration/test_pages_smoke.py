@@ -5,7 +5,7 @@ import pytest
 
 from tests.helpers import register_spus
 
-PAGES = ["/", "/spus/", "/topics/", "/partitions/", "/heatmaps/", "/events/"]
+PAGES = ["/", "/spus/", "/topics/", "/partitions/", "/heatmaps/", "/events/", "/planner/"]
 
 
 @pytest.mark.parametrize("url", PAGES + ["/new-topic/", "/new-topic/upload/", "/api/docs/"])

@@ -7,11 +7,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from cluster import hot_state
+from cluster.adapters import hot_state
 from cluster.models import Partition, Topic
 from cluster.services import spu_connect, spu_register, topic_create, topic_delete
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.adapters.settle import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -97,26 +97,6 @@ def test_a_tick_waits_for_the_lock_and_gives_up_without_touching_the_state(spus)
         with pytest.raises(TimeoutError):
             replication_tick(lock_timeout_s=0.2)
     assert "locked" not in hot_state.replicated_topics()
-
-
-@pytest.mark.django_db
-def test_hot_state_left_by_another_database_is_discarded(redis_url):
-    """A database made anew reuses topic names and row ids; it must not
-    inherit the old store's leaders and logs from Redis."""
-    from cluster import hot_state
-    from cluster.models import ClusterState
-    from cluster.services.store_identity import ensure_hot_state_is_ours, store_id
-
-    client = hot_state.client()
-    client.set(hot_state.STORE, "some-other-database")
-    client.hset(hot_state.sets_key("orders"), "0", b"stale")
-    ensure_hot_state_is_ours()
-    assert not client.exists(hot_state.sets_key("orders"))
-    assert client.get(hot_state.STORE).decode() == store_id() == \
-        str(ClusterState.objects.get().store_id)
-    client.hset(hot_state.sets_key("orders"), "0", b"ours")
-    ensure_hot_state_is_ours()
-    assert client.hget(hot_state.sets_key("orders"), "0") == b"ours"
 
 
 def test_rows_that_drifted_from_the_hot_state_are_rewritten_by_reconciliation(spus):

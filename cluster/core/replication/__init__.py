@@ -18,6 +18,32 @@ How a shell drives it (load state, call, persist state, then act on actions):
 * ``ResolutionChanged`` / ``LeaderChanged`` / ``LrsChanged`` /
   ``ReplicaTruncated`` / ack actions: persist and publish; ``partition_list``
   gives the `fluvio partition list` rows.
+
+Reassignment (``reassign``; Kafka's kafka-reassign-partitions):
+* a plan executor picks the moves to start with ``moves_to_start`` (Cruise
+  Control's caps: 5 per SPU, a total), feeds ``ReassignPartition(topic,
+  partition, target)`` for each and ``CancelReassignment`` to stop one (plan
+  order and rack rules are the planner's: the core moves one partition as asked);
+  bad input raises ``ReplicationError`` before anything changes;
+* moves advance inside ``ReplicationTick`` / ``FollowerFetch`` (pass ``now_ms``
+  so a new replica offline past the move's timeout rolls the move back);
+* ``ReplicasChanged``: write the partition's replica map (and its in-flight
+  adding / removing lists); ``MoveStarted`` / ``MoveProgressed`` /
+  ``MoveCompleted`` / ``MoveRolledBack``: update the plan's progress and the
+  event log. A move is done when its set has ``move is None`` again;
+  ``move_progress`` / ``moves_in_flight`` give records copied per move for pages.
+
+Leadership (``leadership``): ``ElectPreferredLeaders(topic)`` for the
+`leader elect --preferred` command (or ``elect_preferred_leaders`` /
+``plan_preferred`` for the moved / not-moved lists with reasons);
+``RebalanceLeaders(threshold)`` from the periodic auto-rebalance check;
+``leader_imbalance`` for pages.
+
+Unclean election (``unclean``): topics created with
+``unclean_leader_election=True`` elect a live non-LRS replica by themselves;
+``ElectUncleanLeader(topic, partition, spu)`` is the operator's override. Both
+emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
+``waiting_for(rs, spus)`` names the SPUs a leaderless partition waits for.
 """
 from __future__ import annotations
 
@@ -26,6 +52,10 @@ from .controller import handle
 from .election import (choose_candidate, promotion_failed, promotion_succeeded,
                        reconcile_elections, spu_offline, spu_online,
                        spu_receive_notice, timer_fired)
+from .events import (CancelReassignment, ElectPreferredLeaders,
+                     ElectUncleanLeader, MoveCompleted, MoveProgressed,
+                     MoveRolledBack, MoveStarted, ReassignPartition,
+                     RebalanceLeaders, ReplicasChanged, UncleanLeaderElected)
 from .events import (INVALID_REQUEST, LEADER_LOST, NOT_ENOUGH_REPLICAS,
                      NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER,
                      UNKNOWN_TOPIC_OR_PARTITION, AckFailed, Action, Event,
@@ -36,16 +66,26 @@ from .events import (INVALID_REQUEST, LEADER_LOST, NOT_ENOUGH_REPLICAS,
                      ResolutionChanged, SpuOffline, SpuOnline,
                      StartElectionTimer, TimerFired)
 from .invariants import InvariantChecker, InvariantViolation
+from .leadership import (DEFAULT_IMBALANCE_THRESHOLD, LeaderImbalance,
+                         LeaderMove, NotMoved, NotMovedReason,
+                         PreferredElection, elect_preferred_leaders,
+                         imbalanced_spus, leader_imbalance, plan_preferred,
+                         rebalance_leaders, transfer_leadership)
 from .produce import ConsumeResult, ProduceResult, consume, produce
 from .serial import (cluster_from_dict, cluster_meta_to_dict, cluster_to_dict,
                      message_from_dict, message_to_dict, replica_set_from_dict,
                      replica_set_to_dict)
-from .state import (Acks, ClusterState, Isolation, Key, NoLeader, Replica,
-                    ReplicaSet, ReplicationError, Resolution, TopicConfig,
-                    UnknownPartition, new_cluster, register_spu)
+from .reassign import (MoveProgress, advance_move, advance_moves, cancel_move,
+                       move_progress, moves_in_flight, start_move)
+from .state import (Acks, ClusterState, Isolation, Key, MovePhase, NoLeader,
+                    Reassignment, Replica, ReplicaSet, ReplicationError,
+                    Resolution, TopicConfig, UnknownPartition, new_cluster,
+                    register_spu)
 from .summary import PartitionSummary, partition_list, partition_summary
 from .sync import follower_fetch, leader_update, replication_step
+from .throttle import PlannedMove, moves_to_start, spu_load
 from .topology import add_topic
+from .unclean import waiting_for
 
 __all__ = [
     "AckFailed", "Acks", "Action", "ClusterState", "ConsumeResult", "Event",
@@ -66,4 +106,13 @@ __all__ = [
     "reconcile_elections", "register_spu", "replica_set_from_dict",
     "replica_set_to_dict", "replication_step", "spu_offline", "spu_online",
     "spu_receive_notice", "timer_fired",
+    "CancelReassignment", "DEFAULT_IMBALANCE_THRESHOLD", "ElectPreferredLeaders",
+    "ElectUncleanLeader", "LeaderImbalance", "LeaderMove", "MoveCompleted",
+    "MovePhase", "MoveProgress", "MoveProgressed", "MoveRolledBack", "MoveStarted",
+    "NotMoved", "NotMovedReason", "PreferredElection", "ReassignPartition",
+    "Reassignment", "RebalanceLeaders", "ReplicasChanged", "UncleanLeaderElected",
+    "advance_move", "advance_moves", "cancel_move", "elect_preferred_leaders",
+    "imbalanced_spus", "leader_imbalance", "move_progress", "moves_in_flight",
+    "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
+    "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
 ]

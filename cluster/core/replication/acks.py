@@ -17,7 +17,7 @@ def settle_acks(rs: ReplicaSet, min_lrs: int) -> list[Action]:
     done = tuple(pending[:n])
     del pending[:n]
     if len(rs.lrs) >= min_lrs:
-        return [RecordsAcknowledged(rs.topic, rs.partition, Acks.ALL, done)]
+        return [RecordsAcknowledged(rs.topic, rs.partition, Acks.ALL, done, tuple(rs.lrs))]
     # Kafka's NotEnoughReplicasAfterAppend: committed, but by fewer replicas than promised.
     reason = (f"committed while the LRS had {len(rs.lrs)} replicas, "
               f"below the topic's min_lrs {min_lrs}")

@@ -19,7 +19,9 @@ takes the safe reading and says so:
   while a live LRS member still has them. So the SC accepts a report only from
   a candidate that is still a live LRS member (``is_eligible``).
 * Only LRS members are ever candidates, also when an Offline set is retried
-  after an SPU returns (001 says "follower membership list" there). Electing a
+  after an SPU returns (001 says "follower membership list" there), except
+  while the set has no committed record (HW 0) and no live LRS member: then
+  nothing can be lost. Electing a
   replica outside the LRS loses committed records: LRS {A, B}, C lagging;
   record r committed on A and B; A and B go down, C returns -> C would lead
   without r, and A and B would cut r when they follow C. 004 promises nothing
@@ -45,6 +47,12 @@ takes the safe reading and says so:
   they had promoted themselves under an older attempt, and an SPU ignores
   notices older than the newest it saw. Otherwise a slow candidate whose timer
   fired and the next candidate could both act as leader.
+* Unclean election (``unclean``) is the one way past the clean rule: when the
+  topic allows it or an operator forces it, and no LRS member is live, the
+  live replica with the longest log leads and the offsets it lacks are given up.
+  Like preferred-leader moves (``leadership``), it is an SC decision installed
+  directly, as Kafka's controller writes LeaderAndIsr; only failover elections
+  use 001's notice / timer protocol.
 * 001 only retries Offline sets when an SPU returns; a set whose candidates all
   failed while alive would stay Offline for ever, so ReconcileElections (the
   shell's periodic beat) retries Offline sets that have a live LRS member.
@@ -54,10 +62,12 @@ from __future__ import annotations
 from .acks import fail_pending
 from .events import (LEADER_LOST, Action, LeaderChanged, LrsChanged,
                      NotifyCandidate, PromotionFailed, PromotionSucceeded,
-                     ResolutionChanged, StartElectionTimer, TimerFired)
+                     ResolutionChanged, StartElectionTimer, TimerFired,
+                     UncleanLeaderElected)
 from .connections import drop_connections
 from .state import (ClusterState, ReplicaSet, ReplicationError, Resolution)
 from .sync import align_with_leader, leader_update, truncate
+from .unclean import give_up_records, unclean_candidate
 
 ONLINE, ELECTION = Resolution.ONLINE, Resolution.ELECTION
 CANDIDATE_FOUND, OFFLINE = Resolution.CANDIDATE_FOUND, Resolution.OFFLINE
@@ -76,8 +86,15 @@ def _lrs_changed(rs: ReplicaSet) -> LrsChanged:
 
 
 def is_eligible(rs: ReplicaSet, spu: int, spus: dict[int, bool]) -> bool:
-    """Only a live LRS member may lead: it is known to hold every committed record."""
-    return bool(spus.get(spu)) and spu in rs.lrs
+    """Only a live LRS member may lead: it is known to hold every committed record.
+
+    While nothing is committed (HW 0) and no LRS member is live, any live
+    replica holds all of it: a partition created while its first replica was
+    down may start on any other.
+    """
+    if not spus.get(spu):
+        return False
+    return spu in rs.lrs or (rs.hw == 0 and not any(spus.get(s) for s in rs.lrs))
 
 
 def choose_candidate(rs: ReplicaSet, spus: dict[int, bool]) -> int | None:
@@ -100,8 +117,48 @@ def _propose_next(state: ClusterState, rs: ReplicaSet) -> list[Action]:
     candidate = choose_candidate(rs, state.spus)
     if candidate is None:
         rs.candidate = None
+        if _unclean_allowed(state, rs):
+            return elect_unclean(state, rs, unclean_candidate(rs, state.spus), forced=False)
         return _set_resolution(rs, OFFLINE, "no eligible leader candidate in the LRS")
     return _propose(state, rs, candidate)
+
+
+def _unclean_allowed(state: ClusterState, rs: ReplicaSet) -> bool:
+    return (state.topics[rs.topic].unclean_leader_election
+            and not any(state.spus.get(s) for s in rs.lrs)
+            and unclean_candidate(rs, state.spus) is not None)
+
+
+def elect_unclean(state: ClusterState, rs: ReplicaSet, spu: int, *,
+                  forced: bool) -> list[Action]:
+    """Install a live replica outside the LRS as leader, giving up what it lacks."""
+    old_hw = rs.hw
+    actions = fail_pending(rs, LEADER_LOST, f"unclean election of SPU {spu}")
+    new_hw = give_up_records(rs, spu)
+    # A new attempt makes every notice and timer of the clean election stale.
+    rs.attempt += 1
+    actions.append(UncleanLeaderElected(rs.topic, rs.partition, spu, old_hw, new_hw,
+                                        old_hw - new_hw, forced))
+    return actions + install_leader(state, rs, spu)
+
+
+def force_unclean(state: ClusterState, topic: str, partition: int,
+                  spu: int | None = None) -> list[Action]:
+    """Operator override for one leaderless partition, whatever the topic's setting."""
+    rs = state.replica_set(topic, partition)
+    if rs.resolution is ONLINE:
+        raise ReplicationError(f"{topic}/{partition} already has leader SPU {rs.leader}")
+    live_lrs = [s for s in rs.lrs if state.spus.get(s)]
+    if live_lrs:
+        raise ReplicationError(f"{topic}/{partition}: LRS member SPU {live_lrs[0]} is live, "
+                               "a clean election can run")
+    if spu is None:
+        spu = unclean_candidate(rs, state.spus)
+        if spu is None:
+            raise ReplicationError(f"{topic}/{partition}: no replica is live")
+    elif spu not in rs.replica or not state.spus.get(spu):
+        raise ReplicationError(f"SPU {spu} is not a live replica of {topic}/{partition}")
+    return elect_unclean(state, rs, spu, forced=True)
 
 
 def _propose(state: ClusterState, rs: ReplicaSet, candidate: int) -> list[Action]:
@@ -220,7 +277,8 @@ def promotion_succeeded(state: ClusterState, ev: PromotionSucceeded) -> list[Act
     return install_leader(state, rs, ev.spu)
 
 
-def install_leader(state: ClusterState, rs: ReplicaSet, spu: int) -> list[Action]:
+def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
+                   old: int | None = None) -> list[Action]:
     """SC side of a successful promotion: Online, new LRS, followers told."""
     rs.leader, rs.candidate, rs.tried = spu, None, []
     rs.epoch += 1
@@ -229,7 +287,7 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int) -> list[Action
         r.seen_attempt = rs.attempt
         r.caught_up_ms = None
     rs.replica[spu].hw = rs.hw
-    actions: list[Action] = [LeaderChanged(rs.topic, rs.partition, None, spu, rs.epoch)]
+    actions: list[Action] = [LeaderChanged(rs.topic, rs.partition, old, spu, rs.epoch)]
     actions += _set_resolution(rs, ONLINE, f"SPU {spu} promoted to leader")
     for s in rs.replicas:
         if s != spu and state.spus[s]:
@@ -243,8 +301,12 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int) -> list[Action
 def reconcile_elections(state: ClusterState) -> list[Action]:
     actions: list[Action] = []
     for rs in state.replica_sets.values():
-        if rs.resolution is OFFLINE and any(is_eligible(rs, s, state.spus) for s in rs.replicas):
+        if rs.resolution is not OFFLINE:
+            continue
+        if any(is_eligible(rs, s, state.spus) for s in rs.replicas):
             actions += start_election(state, rs, "reconcile: an LRS member is live")
+        elif _unclean_allowed(state, rs):
+            actions += start_election(state, rs, "reconcile: unclean election allowed")
     return actions
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from .state import Acks, Resolution
+from .state import DEFAULT_MOVE_TIMEOUT_MS, Acks, MovePhase, Resolution
 
 Records = tuple[tuple[int, int], ...]  # (offset, record_id) pairs
 
@@ -84,8 +84,56 @@ class ReconcileElections:
     """Periodic retry of Offline replica sets that have a live LRS member again."""
 
 
+@dataclass(frozen=True, slots=True)
+class ReassignPartition:
+    """Start moving the replica list to ``target`` (Kafka's reassign --execute, one partition).
+
+    ``elect_preferred`` moves leadership to target[0] at the end even when the
+    current leader stays; ``timeout_ms`` (None: wait for ever) is how long a new
+    replica's SPU may stay offline before the move rolls back.
+    """
+
+    topic: str
+    partition: int
+    target: tuple[int, ...]
+    elect_preferred: bool = False
+    timeout_ms: int | None = DEFAULT_MOVE_TIMEOUT_MS
+    now_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReassignment:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class ElectPreferredLeaders:
+    """Kafka's kafka-leader-election --election-type PREFERRED, for one topic or all."""
+
+    topic: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceLeaders:
+    """Kafka's auto.leader.rebalance check: preferred elections for SPUs over the threshold."""
+
+    threshold: float = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class ElectUncleanLeader:
+    """Operator override: let a live replica outside the LRS lead, giving up records."""
+
+    topic: str
+    partition: int
+    spu: int | None = None
+
+
 Event = Union[ProduceRequest, FollowerFetch, ReplicationTick, SpuOffline, SpuOnline,
-              PromotionSucceeded, PromotionFailed, TimerFired, ReconcileElections]
+              PromotionSucceeded, PromotionFailed, TimerFired, ReconcileElections,
+              ReassignPartition, CancelReassignment, ElectPreferredLeaders,
+              RebalanceLeaders, ElectUncleanLeader]
 
 
 # ---- actions --------------------------------------------------------------
@@ -113,6 +161,10 @@ class RecordsAcknowledged:
     partition: int
     acks: Acks
     records: Records
+    # acks=all: the LRS that committed them. The same step may shrink the LRS after
+    # the commit (a later fetch round judges a follower), so the set's LRS after the
+    # step does not tell.
+    lrs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +237,74 @@ class ReplicaTruncated:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class MoveStarted:
+    topic: str
+    partition: int
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicasChanged:
+    """The partition's replica list is now ``replicas``: the store's replica map follows.
+
+    ``adding`` / ``removing`` name the replicas of a move still in flight
+    (Kafka's AddingReplicas / RemovingReplicas); both are empty once it ends.
+    """
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveProgressed:
+    """A move changed phase or a new replica joined the LRS (see ``reassign.move_progress``)."""
+
+    topic: str
+    partition: int
+    phase: MovePhase
+    caught_up: tuple[int, ...]
+    records_copied: int
+    records_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCompleted:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    leader: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRolledBack:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UncleanLeaderElected:
+    """A replica outside the LRS leads: committed offsets [new_hw, old_hw) are given up."""
+
+    topic: str
+    partition: int
+    spu: int
+    old_hw: int
+    new_hw: int
+    offsets_lost: int
+    forced: bool
+
+
 Action = Union[ProduceAccepted, ProduceRefused, RecordsAcknowledged, AckFailed,
                ResolutionChanged, LeaderChanged, LrsChanged, NotifyCandidate,
-               StartElectionTimer, ReplicaTruncated]
+               StartElectionTimer, ReplicaTruncated, MoveStarted, ReplicasChanged,
+               MoveProgressed, MoveCompleted, MoveRolledBack, UncleanLeaderElected]
 
 # Error codes carried by ProduceRefused / AckFailed.
 UNKNOWN_TOPIC_OR_PARTITION = "UNKNOWN_TOPIC_OR_PARTITION"

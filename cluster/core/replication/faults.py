@@ -6,9 +6,14 @@ produces (acks 0/1/all), single follower fetches (some throttled: slow
 followers), whole-cluster ticks, SPU crashes and restarts, candidate notices
 delivered, failed or lost, promotion reports delivered late or lost, election
 timers firing before or after the report (stale ones included), committed and
-uncommitted reads, and clock advances. The InvariantChecker runs after every
-step. A final heal phase brings every SPU back and checks that every replica
-set comes back Online with all replicas identical (liveness).
+uncommitted reads, and clock advances; and reassignments to random targets
+(growing, shrinking or reordering the replica list, some asking for the
+preferred leader, some with a short timeout), cancellations, crashes of a
+moving set's SPUs, and operator unclean elections on leaderless sets (some
+topics also allow unclean election by setting). The InvariantChecker runs
+after every step. A final heal phase brings every SPU back and checks that every replica
+set comes back Online with all replicas identical and no move left in flight
+(liveness).
 
 A failure raises InvariantViolation naming the seed; ``replay(seed)`` replays
 it printing every event and the actions it produced.
@@ -23,9 +28,11 @@ from typing import Callable
 
 from .controller import handle
 from .election import spu_receive_notice
-from .events import (Event, FollowerFetch, NotifyCandidate, ProduceRequest,
+from .events import (Action, CancelReassignment, ElectUncleanLeader, Event,
+                     FollowerFetch, MoveCompleted, MoveRolledBack,
+                     NotifyCandidate, ProduceRequest, ReassignPartition,
                      ReconcileElections, ReplicationTick, SpuOffline, SpuOnline,
-                     StartElectionTimer, TimerFired)
+                     StartElectionTimer, TimerFired, UncleanLeaderElected)
 from .invariants import InvariantChecker, InvariantViolation
 from .produce import consume
 from .state import Acks, ClusterState, Isolation, Resolution, new_cluster
@@ -42,6 +49,10 @@ class ScheduleReport:
     acked_all: int = 0
     elections: int = 0
     crashes: int = 0
+    moves: int = 0
+    moves_completed: int = 0
+    rollbacks: int = 0
+    unclean: int = 0
 
 
 @dataclass
@@ -52,15 +63,17 @@ class FaultTotals:
     acked_all: int = 0
     elections: int = 0
     crashes: int = 0
+    moves: int = 0
+    moves_completed: int = 0
+    rollbacks: int = 0
+    unclean: int = 0
     seconds: float = 0.0
 
     def add(self, r: ScheduleReport) -> None:
         self.schedules += 1
-        self.steps += r.steps
-        self.produced += r.produced
-        self.acked_all += r.acked_all
-        self.elections += r.elections
-        self.crashes += r.crashes
+        for name in ("steps", "produced", "acked_all", "elections", "crashes", "moves",
+                     "moves_completed", "rollbacks", "unclean"):
+            setattr(self, name, getattr(self, name) + getattr(r, name))
 
 
 def random_cluster(rng: Random) -> ClusterState:
@@ -71,7 +84,8 @@ def random_cluster(rng: Random) -> ClusterState:
         r = rf if t == 0 else rng.randint(1, min(5, n))
         parts = [rng.sample(range(n), r) for _ in range(rng.randint(1, 2))]
         add_topic(state, f"t{t}", parts, max_lag=rng.choice((1, 2, 4, 1000)),
-                  min_lrs=rng.randint(1, r), lag_time_max_ms=rng.choice((None, None, 50)))
+                  min_lrs=rng.randint(1, r), lag_time_max_ms=rng.choice((None, None, 50)),
+                  unclean_leader_election=rng.random() < 0.2)
     return state
 
 
@@ -102,8 +116,16 @@ class _Run:
                 self.report.elections += 1
             elif isinstance(a, StartElectionTimer):
                 self.timers.append(TimerFired(a.topic, a.partition, a.candidate, a.attempt))
-        self.checker.check(self.state)
+            else:
+                self._count(a)
+        self.checker.check(self.state, actions)
         self.report.acked_all += self.checker.observe(self.state, actions)
+
+    def _count(self, a: Action) -> None:
+        r = self.report
+        r.moves_completed += isinstance(a, MoveCompleted)
+        r.rollbacks += isinstance(a, MoveRolledBack)
+        r.unclean += isinstance(a, UncleanLeaderElected)
 
     def deliver_notice(self, succeed: bool) -> None:
         notice = self.notices.pop(self.rng.randrange(len(self.notices)))
@@ -121,7 +143,9 @@ class _Run:
     def step(self) -> None:
         rng, x = self.rng, self.rng.random()
         key = self.keys[rng.randrange(len(self.keys))]
-        if x < 0.30:
+        if rng.random() < 0.08:
+            self._move_event(key)
+        elif x < 0.30:
             count = rng.choice((1, 1, 1, 2, 3))
             self.report.produced += count
             self.apply(ProduceRequest(*key, rng.choice(_ACKS), count))
@@ -144,6 +168,38 @@ class _Run:
         if up:
             self.report.crashes += 1
             self.apply(SpuOffline(self.rng.choice(up)))
+
+    def _move_event(self, key: tuple[str, int]) -> None:
+        x, rs = self.rng.random(), self.state.replica_sets[key]
+        if x < 0.55 and rs.move is None:
+            self._reassign(key)
+        elif x < 0.75 and rs.move is not None:
+            self.apply(CancelReassignment(*key))
+        elif x < 0.9 and rs.move is not None:
+            up = [s for s in rs.replicas if self.state.spus[s]]
+            if up:
+                self.report.crashes += 1
+                self.apply(SpuOffline(self.rng.choice(up)))
+        else:
+            self._force_unclean(key)
+
+    def _reassign(self, key: tuple[str, int]) -> None:
+        rng, rs = self.rng, self.state.replica_sets[key]
+        low = self.state.topics[key[0]].min_lrs
+        target = rng.sample(self.spus, rng.randint(low, min(5, len(self.spus))))
+        if target == rs.replicas:
+            return
+        self.report.moves += 1
+        self.apply(ReassignPartition(*key, tuple(target), rng.random() < 0.3,
+                                     rng.choice((None, 50, 200)), self.now))
+
+    def _force_unclean(self, key: tuple[str, int]) -> None:
+        rs, spus = self.state.replica_sets[key], self.state.spus
+        live = [s for s in rs.replicas if spus[s]]
+        if rs.resolution is Resolution.ONLINE or not live or any(spus[s] for s in rs.lrs):
+            return
+        self.checker.allow_unclean(key)
+        self.apply(ElectUncleanLeader(*key, self.rng.choice(live + [None])))
 
     def _deliveries(self, x: float, key: tuple[str, int]) -> None:
         rng = self.rng
@@ -188,14 +244,18 @@ class _Run:
             self.apply(ReconcileElections())
             if not (self.notices or self.responses):
                 break
-        self.apply(ReplicationTick())
-        self.apply(ReplicationTick())
+        for i in range(8):
+            self.apply(ReplicationTick(self.now))
+            if i and not any(rs.move for rs in self.state.replica_sets.values()):
+                break
         self._check_converged()
 
     def _check_converged(self) -> None:
         for rs in self.state.replica_sets.values():
             if rs.resolution is not Resolution.ONLINE:
                 raise InvariantViolation(f"{rs.key} still {rs.resolution.value} after heal")
+            if rs.move is not None:
+                raise InvariantViolation(f"{rs.key} move {rs.move} still in flight after heal")
             log = rs.replica[rs.leader].log
             if rs.hw != len(log) or any(r.log != log for r in rs.replica.values()):
                 raise InvariantViolation(f"{rs.key} replicas did not converge after heal")

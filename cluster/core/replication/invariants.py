@@ -11,7 +11,16 @@ Checked per replica set:
 * a leader never truncates its own log;
 * an acks=all acknowledgement only comes once the record is committed with at
   least min_lrs LRS members, and the record is in every later leader's log;
-* a COMMITTED read never goes past HW and only returns committed records.
+* a COMMITTED read never goes past HW and only returns committed records;
+* the replica set is valid at every step: unique non-empty replicas, one state
+  per replica, LRS a non-empty subset, leader a replica, the SPU index in step,
+  and during a move the replicas are exactly original + target;
+* a move takes the LRS below min_lrs never: when replicas that were in the LRS
+  are dropped, at least min_lrs of the LRS the step started from remain;
+* an unclean election (``UncleanLeaderElected``) is accepted only where it was
+  allowed -- the topic's setting, or an override announced with
+  ``allow_unclean`` -- and only for exactly the offsets it reports as lost;
+  the committed log is then cut there and every other rule applies as before.
 
 This is stronger than 004's guarantee ("not lost while one in-sync replica
 survives"): logs are durable across SPU restarts here and elections never leave
@@ -23,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .events import Action, RecordsAcknowledged
+from .events import Action, RecordsAcknowledged, UncleanLeaderElected
 from .produce import ConsumeResult
 from .state import Acks, ClusterState, Key, ReplicaSet, Resolution
 
@@ -39,6 +48,8 @@ class _Track:
     last_hw: int = 0
     epoch: int = -1
     leader_leo: int = 0
+    replicas: list[int] = field(default_factory=list)
+    lrs: list[int] = field(default_factory=list)
 
 
 def _fail(rs: ReplicaSet, msg: str) -> None:
@@ -48,17 +59,76 @@ def _fail(rs: ReplicaSet, msg: str) -> None:
 class InvariantChecker:
     def __init__(self) -> None:
         self.tracks: dict[Key, _Track] = {}
+        self.unclean_allowed: set[Key] = set()
 
-    def check(self, state: ClusterState) -> None:
-        for rs in state.replica_sets.values():
-            t = self.tracks.get(rs.key)
+    def allow_unclean(self, key: Key) -> None:
+        """An operator override for this partition is about to be applied."""
+        self.unclean_allowed.add(key)
+
+    def check(self, state: ClusterState, actions: Iterable[Action] = ()) -> None:
+        """Check every set; ``actions`` are the step's, for the unclean elections in it."""
+        self._note_unclean(state, actions)
+        for key, rs in state.replica_sets.items():
+            t = self.tracks.get(key)
             if t is None:
-                t = self.tracks[rs.key] = _Track()
+                t = self.tracks[key] = _Track()
+            if rs.replicas != t.replicas:
+                # The list only changes when a move starts or ends: check it then.
+                self._valid_replicas(state, rs)
+                self._valid_lrs(rs)
+                self._moves(state, rs, t)
+            if rs.lrs != t.lrs:
+                self._valid_lrs(rs)
+                t.lrs = list(rs.lrs)
             self._leaders(state, rs)
             self._hw(rs, t)
             self._logs(state, rs, t)
             if rs.resolution is Resolution.ONLINE:
                 self._leader_log(rs, t)
+
+    def _note_unclean(self, state: ClusterState, actions: Iterable[Action]) -> None:
+        for a in actions:
+            if isinstance(a, UncleanLeaderElected):
+                self._unclean(state, a)
+        self.unclean_allowed.clear()
+
+    def _unclean(self, state: ClusterState, a: UncleanLeaderElected) -> None:
+        rs = state.replica_sets[(a.topic, a.partition)]
+        t = self.tracks[rs.key]
+        if not (state.topics[a.topic].unclean_leader_election or rs.key in self.unclean_allowed):
+            _fail(rs, f"unclean election of SPU {a.spu} that nothing allowed")
+        if a.old_hw != t.last_hw or a.new_hw > a.old_hw or a.offsets_lost != a.old_hw - a.new_hw:
+            _fail(rs, f"unclean election reports HW {a.old_hw} -> {a.new_hw}, "
+                      f"{a.offsets_lost} lost, but the HW was {t.last_hw}")
+        del t.committed[a.new_hw:]
+        t.acked = {o: rid for o, rid in t.acked.items() if o < a.new_hw}
+        t.last_hw, t.epoch = a.new_hw, -1
+
+    def _valid_replicas(self, state: ClusterState, rs: ReplicaSet) -> None:
+        reps = rs.replicas
+        if not reps or len(set(reps)) != len(reps) or set(rs.replica) != set(reps):
+            _fail(rs, f"invalid replica list {reps} (states for {sorted(rs.replica)})")
+        indexed = [s for s in state.spus if rs.key in state.keys_of(s)]
+        if sorted(indexed) != sorted(reps):
+            _fail(rs, f"SPU index lists the set on {sorted(indexed)}, replicas are {reps}")
+        m = rs.move
+        if m is not None and (set(reps) != set(m.original) | set(m.target)
+                              or len(m.target) < state.topics[rs.topic].min_lrs):
+            _fail(rs, f"replicas {reps} during a move {m.original} -> {m.target}")
+
+    def _valid_lrs(self, rs: ReplicaSet) -> None:
+        lrs, states = rs.lrs, rs.replica
+        if not lrs or len(set(lrs)) != len(lrs) or any(s not in states for s in lrs):
+            _fail(rs, f"LRS {lrs} is not a non-empty subset of the replicas {rs.replicas}")
+
+    def _moves(self, state: ClusterState, rs: ReplicaSet, t: _Track) -> None:
+        dropped = [s for s in t.replicas if s not in rs.replicas]
+        dropped_lrs = [s for s in dropped if s in t.lrs]
+        kept = len(t.lrs) - len(dropped_lrs)
+        if dropped_lrs and kept < state.topics[rs.topic].min_lrs:
+            _fail(rs, f"replicas {dropped} dropped from LRS {t.lrs}: {kept} left, "
+                      f"below min_lrs {state.topics[rs.topic].min_lrs}")
+        t.replicas = list(rs.replicas)
 
     def _leaders(self, state: ClusterState, rs: ReplicaSet) -> None:
         claims = [s for s in rs.replicas if state.spus[s] and rs.replica[s].claims_leadership]
@@ -124,8 +194,9 @@ class InvariantChecker:
 
     def _acked(self, state: ClusterState, rs: ReplicaSet, a: RecordsAcknowledged) -> None:
         t = self.tracks[rs.key]
-        if len(rs.lrs) < state.topics[rs.topic].min_lrs:
-            _fail(rs, f"acks=all acknowledged with LRS {rs.lrs} below min_lrs")
+        lrs = a.lrs or tuple(rs.lrs)
+        if len(lrs) < state.topics[rs.topic].min_lrs:
+            _fail(rs, f"acks=all acknowledged with LRS {list(lrs)} below min_lrs")
         for o, rid in a.records:
             if o >= len(t.committed) or t.committed[o] != rid:
                 _fail(rs, f"record {rid} at offset {o} acknowledged before it was committed")

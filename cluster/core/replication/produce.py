@@ -80,7 +80,7 @@ def produce(state: ClusterState, req: ProduceRequest) -> ProduceResult:
         actions.append(RecordsAcknowledged(rs.topic, rs.partition, acks, records))
     elif acks is Acks.ALL:
         rs.pending.extend(records)
-    # Appending can push a follower's lag over max_lag, and with a sole LRS member commits at once.
+    # No lag is judged here (the followers have not fetched yet); a sole LRS member commits at once.
     actions += leader_update(state, rs)
     return ProduceResult(True, base_offset=base, record_ids=ids, actions=tuple(actions))
 
@@ -91,13 +91,18 @@ def consume(state: ClusterState, topic: str, partition: int, offset: int = 0, *,
     """Read from the leader; COMMITTED stops at HW so nothing read can be lost later."""
     rs = state.replica_set(topic, partition)
     leader = _leader_replica(rs)
-    if offset < 0:
-        raise ValueError("offset must be >= 0")
-    end = rs.hw if Isolation(isolation) is Isolation.COMMITTED else len(leader.log)
-    if max_records is not None:
-        end = min(end, offset + max_records)
+    end = readable_end(rs.hw, len(leader.log), offset, isolation, max_records)
     records = tuple(leader.log[offset:end]) if offset < end else ()
     return ConsumeResult(offset, records, rs.hw, len(leader.log))
+
+
+def readable_end(hw: int, leo: int, offset: int, isolation: Isolation = Isolation.COMMITTED,
+                 max_records: int | None = None) -> int:
+    """Where a read from ``offset`` stops: HW for COMMITTED, the leader's LEO otherwise."""
+    if offset < 0:
+        raise ValueError("offset must be >= 0")
+    end = hw if Isolation(isolation) is Isolation.COMMITTED else leo
+    return end if max_records is None else min(end, offset + max_records)
 
 
 def _leader_replica(rs: ReplicaSet):

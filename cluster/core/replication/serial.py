@@ -10,8 +10,8 @@ import dataclasses
 from typing import Any
 
 from . import events as ev
-from .state import (Acks, ClusterState, Replica, ReplicaSet, Resolution,
-                    TopicConfig)
+from .state import (Acks, ClusterState, MovePhase, Reassignment, Replica,
+                    ReplicaSet, Resolution, TopicConfig)
 
 FORMAT_VERSION = 1
 
@@ -33,16 +33,33 @@ def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
             "hw": rs.hw, "epoch": rs.epoch, "candidate": rs.candidate,
             "attempt": rs.attempt, "tried": list(rs.tried),
             "pending": [list(p) for p in rs.pending],
-            "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas]}
+            "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas],
+            "move": None if rs.move is None else move_to_dict(rs.move)}
+
+
+def move_to_dict(m: Reassignment) -> dict[str, Any]:
+    d = dataclasses.asdict(m)
+    d["phase"] = m.phase.value
+    return d
+
+
+def move_from_dict(d: dict[str, Any]) -> Reassignment:
+    return Reassignment(
+        [int(s) for s in d["original"]], [int(s) for s in d["target"]],
+        bool(d["elect_preferred"]), d["timeout_ms"], d["started_ms"], d["stalled_ms"],
+        bool(d["rolling_back"]), str(d["reason"]), MovePhase(d["phase"]),
+        [int(s) for s in d["caught_up"]])
 
 
 def replica_set_from_dict(d: dict[str, Any]) -> ReplicaSet:
     replicas = {r.spu: r for r in map(replica_from_dict, d["replica_state"])}
+    move = d.get("move")
     return ReplicaSet(
         d["topic"], int(d["partition"]), [int(s) for s in d["replicas"]], replicas,
         d["leader"], [int(s) for s in d["lrs"]], Resolution(d["resolution"]),
         int(d["hw"]), int(d["epoch"]), d["candidate"], int(d["attempt"]),
-        [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]])
+        [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]],
+        None if move is None else move_from_dict(move))
 
 
 def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
@@ -86,13 +103,16 @@ _MESSAGES = {cls.__name__: cls for cls in (
     ev.PromotionSucceeded, ev.PromotionFailed, ev.TimerFired, ev.ReconcileElections,
     ev.ProduceAccepted, ev.ProduceRefused, ev.RecordsAcknowledged, ev.AckFailed,
     ev.ResolutionChanged, ev.LeaderChanged, ev.LrsChanged, ev.NotifyCandidate,
-    ev.StartElectionTimer, ev.ReplicaTruncated)}
+    ev.StartElectionTimer, ev.ReplicaTruncated, ev.ReassignPartition,
+    ev.CancelReassignment, ev.ElectPreferredLeaders, ev.RebalanceLeaders,
+    ev.ElectUncleanLeader, ev.MoveStarted, ev.ReplicasChanged, ev.MoveProgressed,
+    ev.MoveCompleted, ev.MoveRolledBack, ev.UncleanLeaderElected)}
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Acks):
         return "all" if value is Acks.ALL else int(value)
-    if isinstance(value, Resolution):
+    if isinstance(value, (Resolution, MovePhase)):
         return value.value
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
@@ -111,6 +131,8 @@ def _typed(cls: type, name: str, value: Any) -> Any:
         return Acks.parse(value)
     if cls is ev.ResolutionChanged and name in ("old", "new"):
         return Resolution(value)
+    if name == "phase":
+        return MovePhase(value)
     if isinstance(value, list):
         return tuple(tuple(v) if isinstance(v, list) else v for v in value)
     return value

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Iterable
+from typing import Collection, Iterable
 
 Key = tuple[str, int]
 
 DEFAULT_MAX_LAG = 1000
 DEFAULT_MIN_LRS = 1
 DEFAULT_ELECTION_TIMEOUT_MS = 3000
+DEFAULT_MOVE_TIMEOUT_MS = 60_000
 
 
 class ReplicationError(Exception):
@@ -76,6 +77,50 @@ class TopicConfig:
     max_lag: int = DEFAULT_MAX_LAG
     min_lrs: int = DEFAULT_MIN_LRS
     lag_time_max_ms: int | None = None
+    # Kafka's unclean.leader.election.enable: availability over committed records.
+    unclean_leader_election: bool = False
+
+
+class MovePhase(str, Enum):
+    CATCHING_UP = "CatchingUp"
+    STALLED = "Stalled"
+    ELECTING = "Electing"
+    ROLLING_BACK = "RollingBack"
+
+
+@dataclass(slots=True)
+class Reassignment:
+    """A move of one partition's replica list in flight (see ``reassign``).
+
+    While it runs the set's replicas are ``original`` followed by the target
+    replicas it adds; nothing is removed before the move completes or rolls back.
+    """
+
+    original: list[int]
+    target: list[int]
+    elect_preferred: bool = False
+    timeout_ms: int | None = DEFAULT_MOVE_TIMEOUT_MS
+    started_ms: int | None = None
+    # When a new replica's SPU was first seen offline; the timeout counts from here.
+    stalled_ms: int | None = None
+    rolling_back: bool = False
+    reason: str = ""
+    # Last phase and caught-up replicas reported, so MoveProgressed is sent on change only.
+    phase: MovePhase = MovePhase.CATCHING_UP
+    caught_up: list[int] = field(default_factory=list)
+
+    @property
+    def adding(self) -> list[int]:
+        return [s for s in self.target if s not in self.original]
+
+    @property
+    def removing(self) -> list[int]:
+        return [s for s in self.original if s not in self.target]
+
+    @property
+    def destination(self) -> list[int]:
+        """The list the set ends with: the target, or the original when rolling back."""
+        return self.original if self.rolling_back else self.target
 
 
 @dataclass(slots=True)
@@ -112,6 +157,7 @@ class ReplicaSet:
     tried: list[int] = field(default_factory=list)
     # (offset, record_id) of acks=all records not yet committed, offset order.
     pending: list[tuple[int, int]] = field(default_factory=list)
+    move: Reassignment | None = None
 
     @property
     def key(self) -> Key:
@@ -134,7 +180,8 @@ class ClusterState:
     election_timeout_ms: int = DEFAULT_ELECTION_TIMEOUT_MS
     # Directed (follower SPU, leader SPU) links; one per direction per pair.
     connections: set[tuple[int, int]] = field(default_factory=set)
-    _members: dict[int, list[Key]] = field(default_factory=dict, repr=False, compare=False)
+    # SPU -> keys of the sets with a replica on it, as an insertion-ordered set.
+    _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_online(self, spu: int) -> bool:
         return self.spus.get(spu, False)
@@ -147,15 +194,29 @@ class ClusterState:
 
     def sets_of(self, spu: int) -> list[ReplicaSet]:
         """Replica sets that have a replica on this SPU (index kept lazily)."""
+        return [self.replica_sets[k] for k in self.keys_of(spu)]
+
+    def keys_of(self, spu: int) -> Collection[Key]:
+        self._ensure_index()
+        return self._members.get(spu, {})
+
+    def index_add(self, key: Key, spu: int) -> None:
+        self._ensure_index()
+        self._members.setdefault(spu, {})[key] = None
+
+    def index_remove(self, key: Key, spu: int) -> None:
+        self._ensure_index()
+        self._members.get(spu, {}).pop(key, None)
+
+    def _ensure_index(self) -> None:
         if not self._members and self.replica_sets:
             self.reindex()
-        return [self.replica_sets[k] for k in self._members.get(spu, ())]
 
     def reindex(self) -> None:
         self._members = {}
         for key, rs in self.replica_sets.items():
             for spu in rs.replicas:
-                self._members.setdefault(spu, []).append(key)
+                self._members.setdefault(spu, {})[key] = None
 
 
 def new_cluster(spus: Iterable[int], *, offline: Iterable[int] = (),

@@ -6,11 +6,17 @@ reports again, and the leader recomputes the LRS and HW = min LEO over the LRS
 and hands the new HW back. HW only advances: rs.hw is the committed HW of the
 replica set and survives leader changes (every LRS member holds it).
 
-Lag is leader LEO minus follower LEO (Glossary). A follower leaves the LRS when
-its lag exceeds the topic's max_lag, or (when the topic sets lag_time_max_ms and
-a clock is passed in) when it has been behind for longer than that. It keeps
-receiving records and rejoins once LEO >= HW and it is within both limits;
-that is Kafka's "caught up", and it can never pull HW back.
+Lag is judged at a fetch round (001: a follower whose fetching falls behind):
+the leader's LEO as of that round minus what the follower holds after it, so a
+follower that skipped the round counts everything it missed while one that
+fetched counts only what its fetch could not bring. An append alone judges no
+lag: a burst the followers have not had a chance to fetch is not lag (Kafka
+dropped its message-count rule because bursts made the ISR flap). A follower
+leaves the LRS when that lag exceeds the topic's max_lag, or (when the topic
+sets lag_time_max_ms and a clock is passed in) when it has been behind for
+longer than that. It keeps receiving records and rejoins once LEO >= HW and it
+is within both limits; that is Kafka's "caught up", and it can never pull HW
+back.
 """
 from __future__ import annotations
 
@@ -68,9 +74,9 @@ def _pull(r: Replica, llog: list[int], leo: int,
     return cut
 
 
-def _in_sync(r: Replica, was_in: bool, leo: int, hw: int, cfg: TopicConfig,
+def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfig,
              now_ms: int | None) -> bool:
-    lag = leo - len(r.log)
+    lag = 0 if leo is None else leo - len(r.log)
     if now_ms is not None and (lag == 0 or r.caught_up_ms is None):
         r.caught_up_ms = now_ms
     if lag > cfg.max_lag:
@@ -81,7 +87,7 @@ def _in_sync(r: Replica, was_in: bool, leo: int, hw: int, cfg: TopicConfig,
     return was_in or len(r.log) >= hw
 
 
-def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int,
+def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int | None,
               now_ms: int | None) -> list[int]:
     spus, leader, lrs = state.spus, rs.leader, rs.lrs
     out = []
@@ -93,11 +99,16 @@ def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int,
     return out
 
 
-def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None) -> list[Action]:
-    """Leader side of 001: refresh the LRS, then HW = min LEO over the LRS."""
+def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None, *,
+                  fetched_leo: int | None = None) -> list[Action]:
+    """Leader side of 001: refresh the LRS, then HW = min LEO over the LRS.
+
+    ``fetched_leo`` is the leader's LEO as of the fetch round being judged;
+    without one (an append, an election) nobody's lag is judged.
+    """
     cfg = state.topics[rs.topic]
     leader = rs.replica[rs.leader]
-    lrs = _next_lrs(state, rs, cfg, len(leader.log), now_ms)
+    lrs = _next_lrs(state, rs, cfg, fetched_leo, now_ms)
     changed = lrs != rs.lrs
     rs.lrs = lrs
     actions: list[Action] = []
@@ -130,7 +141,7 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
     connect(state, spu, rs.leader)
     r = rs.replica[spu]
     actions = _cut_report(rs, r, _pull(r, leader.log, len(leader.log), max_records))
-    actions += leader_update(state, rs, now_ms)
+    actions += leader_update(state, rs, now_ms, fetched_leo=len(leader.log))
     r.hw = min(rs.hw, len(r.log))
     return actions
 
@@ -160,7 +171,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
                 cut = _pull(r, llog, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
-        out = leader_update(state, rs, now_ms)
+        out = leader_update(state, rs, now_ms, fetched_leo=leo)
         if out:
             actions += out
         hw = rs.hw

@@ -29,19 +29,21 @@ def _validated(state: ClusterState, name: str, replica_map: ReplicaMap) -> dict[
 
 def add_topic(state: ClusterState, name: str, replica_map: ReplicaMap, *,
               max_lag: int = DEFAULT_MAX_LAG, min_lrs: int = DEFAULT_MIN_LRS,
-              lag_time_max_ms: int | None = None) -> list[Action]:
+              lag_time_max_ms: int | None = None,
+              unclean_leader_election: bool = False) -> list[Action]:
     """Create one replica set per partition; the first live-able replica leads."""
     parts = _validated(state, name, replica_map)
     if max_lag < 0 or min_lrs < 1:
         raise ReplicationError("max_lag must be >= 0 and min_lrs >= 1")
-    state.topics[name] = TopicConfig(name, max_lag, min_lrs, lag_time_max_ms)
+    state.topics[name] = TopicConfig(name, max_lag, min_lrs, lag_time_max_ms,
+                                     unclean_leader_election)
     actions: list[Action] = []
     for p in sorted(parts):
         rs = ReplicaSet(name, p, parts[p], {s: Replica(s) for s in parts[p]},
                         resolution=Resolution.OFFLINE)
         state.replica_sets[rs.key] = rs
         for s in rs.replicas:
-            state._members.setdefault(s, []).append(rs.key)
+            state.index_add(rs.key, s)
         actions += _bootstrap(state, rs)
     return actions
 

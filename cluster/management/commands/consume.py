@@ -5,11 +5,12 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_consume
-from cluster.services.settle import ensure_replicated
+from cluster.adapters.settle import ensure_replicated
 
 
 class Command(SubcommandCommand):
     help = "Print a partition's records: committed ones unless --uncommitted."
+    redis_actions = frozenset({"consume"})
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("topic")

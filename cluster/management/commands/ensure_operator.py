@@ -8,6 +8,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from cluster.roles import make_operator
+
 
 class Command(BaseCommand):
     help = "Create the 'operator' account if missing; its password goes to var/."
@@ -23,7 +25,6 @@ class Command(BaseCommand):
         user.is_staff = user.is_superuser = True
         user.set_password(password)
         user.save()
-        from cluster.roles import make_operator
         make_operator(user)
         path.write_text(password + "\n")
         path.chmod(0o600)

@@ -13,6 +13,7 @@ from cluster.services.records import replication_partition_list
 
 class Command(SubcommandCommand):
     help = "List partitions with their leader, replicas, LRS and status."
+    redis_actions = frozenset({"list"})
 
     def add_actions(self, actions: Any) -> None:
         listing = actions.add_parser("list", help="list partitions")
@@ -22,7 +23,7 @@ class Command(SubcommandCommand):
     def handle_list(self, topic: str | None, json: bool, **_: Any) -> None:
         rows = replication_partition_list(topic)
         text_rows = [[r["topic"], r["partition"], r["leader"], r["replicas"], r["lrs"],
-                      r["resolution"], r["hw"], r["leo"], _replica_cells(r)] for r in rows]
+                      _status_cell(r), r["hw"], r["leo"], _replica_cells(r)] for r in rows]
         self.emit(rows, json, table(text_rows, ["TOPIC", "PARTITION", "LEADER", "REPLICAS",
                                                 "LRS", "RESOLUTION", "HW", "LEO",
                                                 "REPLICAS LEO/HW"]))
@@ -30,3 +31,9 @@ class Command(SubcommandCommand):
 
 def _replica_cells(row: dict[str, Any]) -> str:
     return " ".join(f"{r['spu']}:{r['leo']}/{r['hw']}" for r in row["replica_status"])
+
+
+def _status_cell(row: dict[str, Any]) -> str:
+    waiting = row.get("waiting_for")
+    return f"{row['resolution']} (waits for SPU {', '.join(map(str, waiting))})" if waiting \
+        else row["resolution"]

@@ -10,14 +10,14 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from cluster.management.commands._cli import SubcommandCommand
-from cluster.services.records import records_produce
-from cluster.services.settle import ensure_replicated, produce_and_settle
+from cluster.services.records import records_produce_and_wait
 
 REFUSED = 1
 
 
 class Command(SubcommandCommand):
     help = "Append records to a partition (generated values record-<offset> with --count)."
+    redis_actions = frozenset({"produce"})
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("topic")
@@ -27,6 +27,8 @@ class Command(SubcommandCommand):
         what.add_argument("--value", action="append", dest="values",
                           help="a record value (repeat for several)")
         parser.add_argument("--acks", default="1", choices=["0", "1", "all", "-1"])
+        parser.add_argument("--wait-s", type=float, default=None, dest="wait_s",
+                            help="how long acks=all waits for the LRS (default PRODUCE_WAIT_S)")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -34,10 +36,10 @@ class Command(SubcommandCommand):
         super().handle(*args, **options)
 
     def handle_produce(self, topic: str, partition: int, count: int | None,
-                       values: list[str] | None, acks: str, json: bool, **_: Any) -> None:
-        ensure_replicated(topic)
-        outcome = produce_and_settle(records_produce(
-            topic=topic, partition=partition, acks=acks, count=count, values=values))
+                       values: list[str] | None, acks: str, wait_s: float | None, json: bool,
+                       **_: Any) -> None:
+        outcome = records_produce_and_wait(topic=topic, partition=partition, acks=acks,
+                                           count=count, values=values, wait_s=wait_s)
         if not outcome.ok:
             raise CommandError(f"{topic}/{partition}: write {outcome.state}: "
                                f"{outcome.reason} ({outcome.code})", returncode=REFUSED)

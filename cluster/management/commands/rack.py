@@ -9,6 +9,7 @@ from cluster.services.outages import rack_offline, rack_online, settle_outage
 
 class Command(SubcommandCommand):
     help = "Take every SPU of a rack offline, or bring them back."
+    redis_actions = frozenset({"offline", "online"})
 
     def add_actions(self, actions: Any) -> None:
         for name, text in (("offline", "take every SPU of the rack offline"),

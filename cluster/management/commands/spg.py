@@ -5,7 +5,7 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import SpuGroup
-from cluster.selectors import group_describe
+from cluster.selectors.shapes import group_describe
 from cluster.services import spg_create, spg_delete, spg_scale
 
 
@@ -23,6 +23,8 @@ class Command(SubcommandCommand):
         scale = actions.add_parser("scale", help="change the number of SPUs")
         scale.add_argument("name")
         scale.add_argument("--replicas", type=int, required=True)
+        scale.add_argument("--force", action="store_true",
+                           help="scale down even though the SPUs it ends hold replicas")
         delete = actions.add_parser("delete", help="delete a group and its SPUs")
         delete.add_argument("name")
         listing = actions.add_parser("list", help="list SPU groups")
@@ -36,8 +38,8 @@ class Command(SubcommandCommand):
         self.emit(group_describe(group), json,
                   text + (f": {group.reason}" if group.reason else ""))
 
-    def handle_scale(self, name: str, replicas: int, **_: Any) -> None:
-        group = spg_scale(name=name, replicas=replicas, by="cli")
+    def handle_scale(self, name: str, replicas: int, force: bool, **_: Any) -> None:
+        group = spg_scale(name=name, replicas=replicas, force=force, by="cli")
         self.stdout.write(f"SPU group {group.name} scaled to {group.replicas}")
 
     def handle_delete(self, name: str, **_: Any) -> None:

@@ -1,4 +1,7 @@
-"""``spu register|unregister|list|offline|online|kill``: like ``fluvio cluster spu``.
+"""``spu register|unregister|update|list|offline|online|kill|drain``: like ``fluvio cluster spu``.
+
+``drain`` plans the SPU's decommission (planner) and applies it; with ``--wait``
+it returns when every replica has left the SPU (docs/execution.md).
 
 ``offline`` / ``online`` / ``kill`` return once the elections they caused are
 finished (stepped here when no Celery worker runs); ``kill`` also waits for
@@ -8,16 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.management.base import CommandError
+
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import Spu
-from cluster.selectors import spu_describe
-from cluster.services import spu_register, spu_unregister
+from cluster.selectors.shapes import spu_describe
+from cluster.services import spu_register, spu_unregister, spu_update
 from cluster.services.outages import (OutageResult, settle_outage, spu_kill, spu_offline,
                                       spu_online)
+from planner.execution import plan_status, plan_wait, spu_drain
+from planner.management.commands._plan_execution import DEFAULT_WAIT_S, NOT_ENDED, status_text
 
 
 class Command(SubcommandCommand):
     help = "Register, unregister and list SPUs."
+    redis_actions = frozenset({"offline", "online", "kill"})
 
     def add_actions(self, actions: Any) -> None:
         register = actions.add_parser("register", help="register a custom SPU")
@@ -25,8 +33,23 @@ class Command(SubcommandCommand):
         register.add_argument("--rack", default="")
         register.add_argument("--public", default="", help="HOST:PORT")
         register.add_argument("--private", default="", help="HOST:PORT")
-        unregister = actions.add_parser("unregister", help="unregister a custom SPU")
-        unregister.add_argument("--id", type=int, required=True, dest="spu_id")
+        unregister = actions.add_parser(
+            "unregister", help="unregister a custom SPU (refused while it holds replicas)")
+        _spu_id_argument(unregister)
+        unregister.add_argument("--force", action="store_true",
+                                help="unregister even though it holds replicas")
+        update = actions.add_parser("update", help="change an SPU's rack or endpoints (003)")
+        _spu_id_argument(update)
+        update.add_argument("--rack", default=None, help="a rack name, or '' for none")
+        update.add_argument("--public", default=None, help="HOST:PORT")
+        update.add_argument("--private", default=None, help="HOST:PORT")
+        update.add_argument("--json", action="store_true")
+        drain = actions.add_parser("drain", help="move every replica off the SPU (a plan, "
+                                                 "applied), so it can be unregistered")
+        drain.add_argument("spu_id", type=int, metavar="ID")
+        drain.add_argument("--wait", action="store_true", help="return when the plan has ended")
+        drain.add_argument("--timeout-s", type=float, default=DEFAULT_WAIT_S)
+        drain.add_argument("--json", action="store_true")
         listing = actions.add_parser("list", help="list SPUs")
         listing.add_argument("--json", action="store_true")
         for name, text in (("offline", "take an SPU offline (the SC drops it)"),
@@ -44,9 +67,34 @@ class Command(SubcommandCommand):
                            by="cli")
         self.stdout.write(f"SPU {spu.id} registered")
 
-    def handle_unregister(self, spu_id: int, **_: Any) -> None:
-        spu_unregister(spu_id=spu_id, by="cli")
+    def handle_unregister(self, force: bool, **options: Any) -> None:
+        spu_id = self.spu_id(options)
+        spu_unregister(spu_id=spu_id, force=force, by="cli")
         self.stdout.write(f"SPU {spu_id} unregistered")
+
+    def handle_update(self, rack: str | None, public: str | None, private: str | None,
+                      json: bool, **options: Any) -> None:
+        spu = spu_update(spu_id=self.spu_id(options), rack=rack, public=public,
+                         private=private, by="cli")
+        self.emit(spu_describe(spu), json, f"SPU {spu.id}: rack {spu.rack or '(none)'}, "
+                                           f"public {spu.public_endpoint}, "
+                                           f"private {spu.private_endpoint}")
+
+    def handle_drain(self, spu_id: int, wait: bool, timeout_s: float, json: bool,
+                     **_: Any) -> None:
+        execution = spu_drain(spu_id=spu_id, by="cli")
+        if wait and not plan_wait(plan_id=execution.plan_id, timeout_s=timeout_s):
+            raise CommandError(f"the drain of SPU {spu_id} (plan {execution.plan_id}) has not "
+                               f"ended after {timeout_s:g} s", returncode=NOT_ENDED)
+        status = plan_status(plan_id=execution.plan_id)
+        self.emit(status, json, f"drain of SPU {spu_id}: " + status_text(status))
+
+    def spu_id(self, options: dict[str, Any]) -> int:
+        """``spu unregister 3`` and ``spu unregister --id 3`` both work (fluvio uses --id)."""
+        given = {v for v in (options.get("spu_id"), options.get("spu_id_pos")) if v is not None}
+        if len(given) != 1:
+            self.fail("give the SPU id once: spu ACTION ID (or --id ID)")
+        return given.pop()
 
     def handle_list(self, json: bool, **_: Any) -> None:
         spus = [spu_describe(s) for s in Spu.objects.select_related("group")]
@@ -73,3 +121,8 @@ class Command(SubcommandCommand):
         text = (f"SPU {', '.join(map(str, result.spus))}: {result.resolution}"
                 + ("" if result.settled else " (elections still running)"))
         self.emit(result.as_json(), as_json, text)
+
+
+def _spu_id_argument(parser: Any) -> None:
+    parser.add_argument("spu_id_pos", nargs="?", type=int, metavar="ID")
+    parser.add_argument("--id", type=int, dest="spu_id")

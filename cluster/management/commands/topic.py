@@ -8,7 +8,7 @@ from cluster.core.manual_assignment import InvalidReplicaMap, decode_assignment_
 from cluster.errors import NotFound
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import Topic
-from cluster.selectors import topic_describe
+from cluster.selectors.shapes import topic_describe
 from cluster.services import topic_create, topic_delete
 
 
@@ -25,6 +25,9 @@ class Command(SubcommandCommand):
                             metavar="FILE")
         create.add_argument("--min-lrs", type=int, default=1)
         create.add_argument("--max-lag", type=int, default=1000)
+        create.add_argument("--unclean-leader-election", action="store_true",
+                            help="when the last LRS member is gone, let another live replica "
+                                 "lead (its missing committed records are lost)")
         create.add_argument("--dry-run", action="store_true",
                             help="compute and print; store nothing (validate-only for a file)")
         create.add_argument("--json", action="store_true")
@@ -39,19 +42,21 @@ class Command(SubcommandCommand):
     def handle_create(self, name: str, partitions: int | None, replication: int | None,
                       ignore_rack_assignment: bool, replica_assignment: Path | None,
                       min_lrs: int, max_lag: int, dry_run: bool, json: bool,
-                      **_: Any) -> None:
+                      unclean_leader_election: bool = False, **_: Any) -> None:
         assignment = self._read_file(replica_assignment) if replica_assignment else None
         if partitions is None and replication is None and assignment is None:
             self.fail("give --partitions and --replication, or --replica-assignment FILE")
         outcome = topic_create(name=name, partitions=partitions, replication=replication,
                                ignore_racks=ignore_rack_assignment,
                                replica_assignment=assignment, min_lrs=min_lrs,
-                               max_lag=max_lag, dry_run=dry_run, by="cli")
+                               max_lag=max_lag, unclean_leader_election=unclean_leader_election,
+                               dry_run=dry_run, by="cli")
         verb = "would be" if dry_run else "is"
         text = [f"topic \"{name}\" {verb} {outcome.resolution}"
                 + (f": {outcome.reason}" if outcome.reason else "")]
+        text += [f"warning: {outcome.warning}"] if outcome.warning else []
         text += _map_lines(outcome.replica_map)
-        self.emit(outcome.as_json(), json, "\n".join(text))
+        self.emit(outcome.as_json_with_warning(), json, "\n".join(text))
 
     def _read_file(self, path: Path) -> object:
         try:
@@ -76,7 +81,8 @@ class Command(SubcommandCommand):
         text = [f"Name: {topic.name}", f"Resolution: {topic.resolution}",
                 f"Reason: {topic.reason or '-'}",
                 f"Partitions: {topic.partitions}  Replication: {topic.replication_factor}"
-                f"  Ignore racks: {topic.ignore_rack_assignment}"]
+                f"  Ignore racks: {topic.ignore_rack_assignment}"
+                f"  Unclean leader election: {topic.unclean_leader_election}"]
         self.emit(data, json, "\n".join(text + _map_lines(topic.replica_map)))
 
     def handle_delete(self, name: str, **_: Any) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
+from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
@@ -15,7 +16,7 @@ GRID_COLUMNS = ["replicas_moved", "lower_bound", "leader_changes", "replica_spre
                 "leader_spread", "rack_violations", "failover_concentration"]
 
 
-class Command(SubcommandCommand):
+class Command(ExecutionActions, SubcommandCommand):
     help = "Plan minimal-movement rebalancing for what-if scenarios."
 
     def add_actions(self, actions: Any) -> None:
@@ -38,6 +39,7 @@ class Command(SubcommandCommand):
         export.add_argument("plan_id", type=int)
         export.add_argument("--kafka", type=Path, default=None, metavar="FILE")
         export.add_argument("--fluvio", type=Path, default=None, metavar="DIR")
+        self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
         scenario = scenario_from_input(add_spus=opts["add_spu"], remove_spus=opts["remove_spu"],

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _no_live_updates_unless_redis():
-    """Shadows the Django-bound fixture of tests/conftest.py (Spark needs no Django)."""
+    """Shadows the Django-bound fixture of tests/django_fixtures.py (Spark needs no Django)."""
 
 
 @pytest.fixture(scope="session")

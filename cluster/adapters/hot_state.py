@@ -1,0 +1,484 @@
+"""Hot replication state in Redis: replica sets, SPU loops, record values, acks.
+
+Every key carries the store's identity (``repl:{<store id>}:<name>``, the
+braces a Redis Cluster hash tag), so two installations sharing a Redis
+database never see, let alone delete, each other's state:
+* ``meta``: JSON of the core's cluster meta plus the shell's topic table
+  (topic and partition primary keys, producer rates) and the Redis run id
+  that last checked the hot state against the store;
+* ``sets:<topic>``: one hash per topic, field = partition index, value = the
+  replica set in msgpack: a format version, then the fields. Logs are stored
+  once: every replica whose log is a prefix of the leader's is stored as its
+  length, and compacted offsets as a count (``core.replication.compaction``);
+* ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
+  its fencing tokens come from (cluster/adapters/lease.py);
+* ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
+  the last time each live one ran), read by the connection manager;
+* ``worker``: refreshed by a running Celery worker, so commands know whether
+  to wait for it or step the services themselves;
+* ``values:<topic>`` (hash record id -> value, trimmed with compaction),
+  ``ticket:<id>``: produce outcomes; ``store``: the store id, for people reading Redis.
+
+Writes of replica sets, meta and values go through ``lease.fenced_write``:
+they land only while the writer still holds the lease.
+
+Everything that builds many objects runs with the cyclic GC paused: decoding
+10,000 replica sets otherwise spends most of its time in collections.
+"""
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypedDict
+
+import msgpack
+import redis
+
+from webapp.perf import gc_paused
+from django.conf import settings
+
+from cluster.adapters import lease
+from cluster.adapters.lease import WriteOp
+from cluster.adapters import redis_keys
+from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.core.replication import (ClusterState, Key, MovePhase, Reassignment, Replica,
+                                      ReplicaSet, Resolution, cluster_from_dict,
+                                      cluster_meta_to_dict, new_cluster)
+from cluster.core.replication.compaction import COMPACTED, compact, log_start, reference_log
+
+PREFIX = redis_keys.PREFIX  # live batching builds its own keys from it
+_NAMES = {"META": "meta", "LOCK": "lock", "FENCE": "fence", "KILLED": "killed",
+          "HEARTBEATS": "heartbeats", "WORKER": "worker", "STORE": "store",
+          "TICKETS": "tickets"}
+# How long a produce outcome can be polled for (GET /api/produce/<id>/).
+TICKET_TTL_S = 3600
+_RESOLUTIONS = {r.value: r for r in Resolution}
+# The set encoding's version; a later one may add fields, an older one still decodes.
+SET_FORMAT = 2
+# Optional ReplicaSet fields, kept in the encoding's trailing dict only when not default;
+# each names its (encode, decode) pair (OPTIONAL_SET_FIELDS, after the codecs below), so
+# a field added to the core later needs one entry there, not a new format.
+
+
+def __getattr__(name: str) -> str:
+    """``hot_state.META`` and friends: the key of that name in the current store's namespace."""
+    if name in _NAMES:
+        return key(_NAMES[name])
+    raise AttributeError(name)
+
+
+
+# (spu, leo, hw) of one replica. A plain tuple, always unpacked by name: as a
+# NamedTuple its 30,000 constructions a tick doubled the cost of summary().
+ReplicaStatus = tuple[int, int, int]
+
+
+class Summary(NamedTuple):
+    """What the store mirrors of a replica set (its partition row's status columns)."""
+    leader: int | None
+    lrs: tuple[int, ...]
+    resolution: Resolution
+    hw: int
+    leo: int | None  # the leader's LEO; None without a leader
+    replicas: tuple[ReplicaStatus, ...]
+
+    def status(self) -> tuple[int | None, tuple[int, ...], Resolution]:
+        """The part whose change is an event: leader, LRS, resolution."""
+        return self.leader, self.lrs, self.resolution
+
+    def stored_leo(self) -> int:
+        # Without a leader the row keeps the longest replica's LEO.
+        return self.leo if self.leo is not None else max(leo for _, leo, _ in self.replicas)
+
+
+class TopicTable(TypedDict, total=False):
+    """The shell's row for a replicated topic, kept in the meta key beside the core's."""
+    pk: int                # Topic primary key: a topic re-created under the same name differs
+    partitions: list[int]  # Partition primary keys by index
+    rate: float            # simulated producer, records per second
+    last_ms: int | None    # when the simulated producer last ran
+    carry: float           # the fraction of a record it still owes
+    next: int              # the partition its round robin continues with
+
+
+class Ticket(TypedDict, total=False):
+    """An acks=all write someone waits for; the ack actions fill in its outcome."""
+    count: int
+    state: str             # pending, acknowledged or failed
+    acked: int
+    code: str | None
+    reason: str | None
+    topic: str             # where the write went, so its outcome can be read from the
+    partition: int         # hot state if the ticket's update was lost in a crash
+    base_offset: int
+
+
+def sets_key(topic: str) -> str:
+    return key(f"sets:{topic}")
+
+
+def values_key(topic: str) -> str:
+    return key(f"values:{topic}")
+
+
+def claim_for_store(store_id: str) -> bool:
+    """Mark the namespace as this store's; True the first time.
+
+    Keys carry the store id, so a database made anew starts from an empty
+    namespace and nothing of another store is read or deleted.
+    """
+    return bool(client().set(key("store", store_id), store_id, nx=True))
+
+
+@contextmanager
+def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
+    """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""
+    with bound_to_store(), lease.held(timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S) as held:
+        yield held
+
+
+# ---- encoding ---------------------------------------------------------------
+
+def _log_out(log: list[int], ref: list[int]) -> Any:
+    n = len(log)
+    if n <= len(ref) and (n == 0 or log[n - 1] == ref[n - 1]) and log == ref[:n]:
+        return n
+    start = log_start(log)
+    return [start, log[start:]]
+
+
+def _log_in(enc: Any, ref: list[int]) -> list[int]:
+    if isinstance(enc, int):
+        return ref[:enc]
+    start, tail = enc
+    return [COMPACTED] * start + tail if start else tail
+
+
+def encode_set(rs: ReplicaSet) -> bytes:
+    ref = reference_log(rs)
+    start = log_start(ref)
+    leo = len(ref)
+    # A caught-up follower's clock is reset at every fetch: storing it would make
+    # every set "changed" at every tick. Lag time then counts from the first
+    # step that sees it behind (at most one tick later than the core would).
+    replicas = [(_log_out(r.log, ref), r.hw, r.claims_leadership, r.seen_attempt,
+                 r.caught_up_ms if len(r.log) < leo else None)
+                for r in (rs.replica[s] for s in rs.replicas)]
+    return msgpack.packb((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
+                          rs.resolution.value, rs.hw, rs.epoch, rs.candidate, rs.attempt,
+                          rs.tried, rs.pending, start, ref[start:], replicas, _extras(rs)))
+
+
+def _extras(rs: ReplicaSet) -> dict[str, Any]:
+    defaults = ReplicaSet.__dataclass_fields__
+    return {name: encode(getattr(rs, name)) for name, (encode, _) in OPTIONAL_SET_FIELDS.items()
+            if getattr(rs, name) != _default(defaults[name])}
+
+
+def _default(f: Any) -> Any:
+    return f.default_factory() if callable(f.default_factory) else f.default
+
+
+def _set_fields(data: bytes) -> list[Any]:
+    fields = msgpack.unpackb(data)
+    # Format 1 had no version and no extras: it starts with the topic name.
+    return [1, *fields, {}] if isinstance(fields[0], str) else fields
+
+
+def decode_set(data: bytes) -> ReplicaSet:
+    fields = _set_fields(data)
+    (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
+     tried, pending, start, tail, states, extras) = fields[:17]
+    ref = [COMPACTED] * start + tail if start else tail
+    replica = {s: Replica(s, _log_in(log, ref), rhw, claims, seen, caught)
+               for s, (log, rhw, claims, seen, caught) in zip(replicas, states)}
+    return ReplicaSet(topic, partition, replicas, replica, leader, lrs,
+                      _RESOLUTIONS[resolution], hw, epoch, candidate, attempt, tried,
+                      [(o, i) for o, i in pending],
+                      **{k: OPTIONAL_SET_FIELDS[k][1](v) for k, v in extras.items()
+                         if k in OPTIONAL_SET_FIELDS})
+
+
+class LeaderLog(NamedTuple):
+    """The leader's side of one replica set, without building its compacted prefix."""
+    leader: int | None
+    resolution: Resolution
+    hw: int
+    leo: int
+    log_start: int
+    tail: list[int]
+
+    def records(self, offset: int, end: int) -> list[int]:
+        """Record ids at offsets [offset, end), compacted ones left out: cost follows end - offset."""
+        first = max(offset, self.log_start)
+        return self.tail[first - self.log_start:end - self.log_start] if first < end else []
+
+
+def read_leader_log(key: Key) -> LeaderLog | None:
+    """For readers: a set's leader log from its stored encoding (None if not replicated).
+
+    A full decode spells out every compacted offset, so a read at offset
+    10,000,000 would build lists of ten million ids; this reads the retained tail.
+    """
+    data = client().hget(sets_key(key[0]), str(key[1]))
+    if data is None:
+        return None
+    (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail,
+     *_) = _set_fields(data)
+    return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
+
+
+def encode_move(move: Reassignment | None) -> tuple[Any, ...] | None:
+    """A move in flight as the set encoding's optional ``move`` field (None: no move)."""
+    if move is None:
+        return None
+    return (move.original, move.target, move.elect_preferred, move.timeout_ms,
+            move.started_ms, move.stalled_ms, move.rolling_back, move.reason,
+            move.phase.value, move.caught_up)
+
+
+def decode_move(enc: Any) -> Reassignment | None:
+    # Values written before moves existed have no move field: no move in flight.
+    if enc is None:
+        return None
+    (original, target, elect_preferred, timeout_ms, started_ms, stalled_ms, rolling_back,
+     reason, phase, caught_up) = enc
+    return Reassignment(list(original), list(target), elect_preferred, timeout_ms, started_ms,
+                        stalled_ms, rolling_back, reason, MovePhase(phase), list(caught_up))
+
+
+OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "move": (encode_move, decode_move),
+}
+
+
+_new_summary = tuple.__new__
+
+
+def summary(rs: ReplicaSet) -> Summary:
+    """Runs twice per set and step: one comprehension, no properties."""
+    rep = rs.replica
+    leader = rs.leader
+    # tuple.__new__ skips the NamedTuple's Python-level __new__: a quarter of this function.
+    return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
+                                  None if leader is None else len(rep[leader].log),
+                                  tuple([(s, len(rep[s].log), rep[s].hw) for s in rs.replicas])))
+
+
+# ---- load and save ------------------------------------------------------------
+
+@dataclass
+class HotState:
+    """A loaded (part of the) replication state and what the store already mirrors."""
+    state: ClusterState
+    topics: dict[str, TopicTable]
+    raw: dict[Key, bytes] = field(default_factory=dict)
+    before: dict[Key, Summary] = field(default_factory=dict)
+    full: bool = True
+    dropped: set[str] = field(default_factory=set)
+    checked: str | None = None
+
+    def partition_pk(self, key: Key) -> int | None:
+        table = self.topics.get(key[0])
+        pks = table["partitions"] if table else []
+        return pks[key[1]] if key[1] < len(pks) else None
+
+
+class _Meta(NamedTuple):
+    state: ClusterState
+    topics: dict[str, TopicTable]
+    checked: str | None  # the Redis run id under which the state was last checked
+
+
+def _meta() -> _Meta:
+    raw = client().get(key("meta"))
+    if raw is None:
+        fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
+        return _Meta(fresh, {}, None)
+    meta = json.loads(raw)
+    return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"))
+
+
+def replicated_topics() -> set[str]:
+    raw = client().get(key("meta"))
+    return set(json.loads(raw)["topics"]) if raw is not None else set()
+
+
+def redis_run_id() -> str:
+    """Changes whenever the Redis server restarts (its state came back from disk, or not)."""
+    return str(client().info("server")["run_id"])
+
+
+def load(keys: Iterable[Key] | None = None) -> HotState:
+    """The whole state (``keys`` None) or only the named replica sets."""
+    with bound_to_store():
+        state, topics, checked = _meta()
+        hot = HotState(state, topics, full=keys is None, checked=checked)
+        fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
+    with gc_paused():
+        for set_key, data in fetched:
+            rs = decode_set(data)
+            state.replica_sets[set_key] = rs
+            hot.raw[set_key] = data
+            hot.before[set_key] = summary(rs)
+    state.reindex()
+    return hot
+
+
+def _fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
+    names = list(topics)
+    pipe = client().pipeline(transaction=True)
+    for name in names:
+        pipe.hgetall(sets_key(name))
+    return [((name, int(p)), data) for name, found in zip(names, pipe.execute())
+            for p, data in found.items()]
+
+
+def _fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in keys:
+        if topic in topics:
+            by_topic.setdefault(topic, []).append(partition)
+    pipe = client().pipeline(transaction=True)
+    for name, parts in by_topic.items():
+        pipe.hmget(sets_key(name), [str(p) for p in parts])
+    out = []
+    for (name, parts), found in zip(by_topic.items(), pipe.execute()):
+        out += [((name, p), data) for p, data in zip(parts, found) if data is not None]
+    return out
+
+
+def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
+    """Write the replica sets whose encoding changed, the meta, and drop the values
+    compaction released, in one fenced write; return the keys of the changed sets."""
+    retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
+    changed: dict[str, dict[str, bytes]] = {}
+    released: dict[str, list[int]] = {}
+    with gc_paused():
+        for set_key, rs in hot.state.replica_sets.items():
+            gone = _compact(rs, retain)
+            if gone:
+                released.setdefault(set_key[0], []).extend(gone)
+            data = encode_set(rs)
+            if hot.raw.get(set_key) != data:
+                changed.setdefault(set_key[0], {})[str(set_key[1])] = data
+                hot.raw[set_key] = data
+    ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
+            if name in hot.topics]
+    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
+    ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
+    lease.fenced_write(ops)
+    return [(name, int(p)) for name, fields in changed.items() for p in fields]
+
+
+def _compact(rs: ReplicaSet, retain: int) -> list[int]:
+    """Compact like the core; return the record ids it released (their values go too)."""
+    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
+    step = max(1, retain // 10)
+    ref = reference_log(rs)
+    start = log_start(ref)
+    # The core's own condition, checked here to copy the released ids before they vanish.
+    if rs.hw - retain - start < step:
+        return []
+    released = ref[start:rs.hw - retain]
+    compact(rs, retain, step=step)
+    return released
+
+
+def restore_at(rs: ReplicaSet, hw: int) -> int:
+    """Bring a set whose hot state is missing or older than the store up to the store's HW.
+
+    The records themselves are gone: every replica gets a compacted log of ``hw``
+    offsets, so offsets, HW and LEO go on from the store's figures instead of 0.
+    Returns how many committed records the hot state had lost.
+    """
+    missing = hw - rs.hw
+    for replica in rs.replica.values():
+        replica.log = [COMPACTED] * hw
+        replica.hw = hw
+    rs.hw, rs.pending = hw, []
+    return missing
+
+
+def highest_value_id(topics: Iterable[str]) -> int:
+    """The largest record id holding a value (-1 if none): record ids must stay above it."""
+    pipe = client().pipeline(transaction=False)
+    for name in topics:
+        pipe.hkeys(values_key(name))
+    return max((int(i) for found in pipe.execute() for i in found), default=-1)
+
+
+# ---- SPU loops, the worker, record values, produce tickets --------------------
+
+def killed() -> set[int]:
+    return {int(s) for s in client().smembers(key("killed"))}
+
+
+def kill(spu: int) -> None:
+    client().sadd(key("killed"), spu)
+
+
+def revive(spu: int) -> None:
+    client().srem(key("killed"), spu)
+
+
+def beat(spus: Iterable[int], now_ms: int) -> None:
+    mapping = {str(s): now_ms for s in spus}
+    if mapping:
+        client().hset(key("heartbeats"), mapping=mapping)
+
+
+def heartbeats() -> dict[int, int]:
+    return {int(s): int(ms) for s, ms in client().hgetall(key("heartbeats")).items()}
+
+
+def forget_heartbeat(spu: int) -> None:
+    client().hdel(key("heartbeats"), spu)
+
+
+def clear_worker() -> None:
+    client().delete(key("worker"))
+
+
+def worker_alive() -> bool:
+    try:
+        return bool(client().exists(key("worker")))
+    except redis.exceptions.ConnectionError:
+        return False
+
+
+def store_values(topic: str, values: dict[int, str]) -> None:
+    if values:
+        lease.fenced_write([WriteOp("hset", values_key(topic),
+                                    {str(k): v for k, v in values.items()})])
+
+
+def read_values(topic: str, ids: list[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    found = client().hmget(values_key(topic), [str(i) for i in ids])
+    return {i: v.decode() for i, v in zip(ids, found) if v is not None}
+
+
+def ticket_key(first_id: int) -> str:
+    return key(f"ticket:{first_id}")
+
+
+def write_ticket(first_id: int, ticket: Ticket, *, still_open: bool) -> None:
+    """An acks=all write someone waits for; ack actions fill in its outcome."""
+    lease.fenced_write([WriteOp("setex", ticket_key(first_id), (TICKET_TTL_S, json.dumps(ticket))),
+                        WriteOp("sadd" if still_open else "srem", key("tickets"), first_id)])
+
+
+def read_ticket(first_id: int) -> Ticket | None:
+    raw = client().get(ticket_key(first_id))
+    return None if raw is None else json.loads(raw)
+
+
+def open_tickets() -> dict[int, Ticket]:
+    ids = [int(i) for i in client().smembers(key("tickets"))]
+    found = client().mget([ticket_key(i) for i in ids]) if ids else []
+    return {i: json.loads(v) for i, v in zip(ids, found) if v is not None}

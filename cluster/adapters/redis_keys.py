@@ -1,0 +1,65 @@
+"""The Redis client and the store's namespace every hot-state key lives in.
+
+Keys read ``repl:{<store id>}:<name>``: an installation only ever touches its
+own keys, however many stores share a Redis database, and the braces keep one
+store's keys in one Redis Cluster slot (a fenced write is one transaction).
+The store id comes from the database (``store_identity.store_id``), installed
+once at app ready; a use case binds it for its duration so a tick asks once.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import redis
+from django.conf import settings
+
+PREFIX = "repl:"
+_bound: ContextVar[str | None] = ContextVar("hot_state_store", default=None)
+_provider: list[Callable[[], str]] = []
+_clients: dict[str, redis.Redis] = {}
+
+
+def install_store_provider(provider: Callable[[], str]) -> None:
+    _provider[:] = [provider]
+
+
+def store_namespace() -> str:
+    bound = _bound.get()
+    if bound is not None:
+        return bound
+    if not _provider:
+        raise RuntimeError("no store identity installed: the cluster app is not ready")
+    return _provider[0]()
+
+
+@contextmanager
+def bound_to_store(store_id: str | None = None) -> Iterator[str]:
+    """Resolve the namespace once for a use case (nested binds keep the outer one)."""
+    ns = _bound.get() or store_id or store_namespace()
+    token = _bound.set(ns)
+    try:
+        yield ns
+    finally:
+        _bound.reset(token)
+
+
+def key(name: str, namespace: str | None = None) -> str:
+    return f"{PREFIX}{{{namespace or store_namespace()}}}:{name}"
+
+
+def client() -> redis.Redis:
+    url = settings.REDIS_URL
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url)
+    return _clients[url]
+
+
+def reachable() -> str | None:
+    """None when Redis answers, else a one-line reason (commands check before changing anything)."""
+    try:
+        client().ping()
+    except redis.exceptions.RedisError as exc:
+        return f"cannot reach Redis at {settings.REDIS_URL}: {exc}".splitlines()[0]
+    return None

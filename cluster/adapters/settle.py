@@ -1,0 +1,150 @@
+"""Waiting for an outcome: await the worker when one runs, else step in-process.
+
+Commands and scripts must work without a Celery worker. ``settle`` checks
+for one cheaply (the key a running worker refreshes, see cluster/tasks.py):
+with a worker it nudges a tick and polls the hot state; without one it runs
+the very same services here, answering candidate notices at once and firing
+election timers when they are due, until the outcome holds.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from cluster.adapters import hot_state
+from cluster.core.replication import NotifyCandidate, Resolution, StartElectionTimer
+from cluster.core.spus import SpuResolution
+from cluster.core.topic_controller import TopicResolution
+from cluster.adapters.scheduler import Followups, scheduler
+from cluster.models import Spu, Topic
+from cluster.services import replication
+
+POLL_S = 0.1
+IN_PROCESS_PAUSE_S = 0.05
+BUSY = (Resolution.ELECTION, Resolution.CANDIDATE_FOUND)
+
+
+@dataclass
+class LocalQueue:
+    """The in-process stand-in for the notice and timer tasks."""
+    notices: list[NotifyCandidate] = field(default_factory=list)
+    timers: list[tuple[float, StartElectionTimer]] = field(default_factory=list)
+
+    def __call__(self, followups: Followups) -> None:
+        self.notices += followups.notices
+        due = time.monotonic()
+        self.timers += [(due + t.timeout_ms / 1000, t) for t in followups.timers]
+
+    def drain(self) -> None:
+        while self.notices:
+            batch, self.notices = self.notices, []
+            replication.replication_notices(batch, dispatch=self)
+        self._drop_stale_timers()
+        now = time.monotonic()
+        due = [t for at, t in self.timers if at <= now]
+        if due:
+            self.timers = [(at, t) for at, t in self.timers if at > now]
+            replication.replication_timers(due, dispatch=self)
+
+    def _drop_stale_timers(self) -> None:
+        # A timer whose candidate already answered is a no-op; waiting for it would stall.
+        if not self.timers:
+            return
+        hot = hot_state.load({(t.topic, t.partition) for _, t in self.timers})
+        self.timers = [(at, t) for at, t in self.timers if _current(hot, t)]
+
+    @property
+    def idle(self) -> bool:
+        return not self.notices and not self.timers
+
+
+def _current(hot: hot_state.HotState, t: StartElectionTimer) -> bool:
+    rs = hot.state.replica_sets.get((t.topic, t.partition))
+    return (rs is not None and rs.resolution is Resolution.CANDIDATE_FOUND
+            and rs.attempt == t.attempt and rs.candidate == t.candidate)
+
+
+def worker_running() -> bool:
+    return hot_state.worker_alive()
+
+
+def kick() -> None:
+    """Ask the worker for a tick now (SPU status changed, a write is waiting)."""
+    scheduler().kick()
+
+
+def settle(done: Callable[[], bool], *, timeout_s: float | None = None) -> bool:
+    """Until ``done()``: poll a running worker, or step the services here. False on timeout."""
+    wait = settings.REPLICATION_SETTLE_TIMEOUT_S if timeout_s is None else timeout_s
+    deadline = time.monotonic() + wait
+    if worker_running():
+        return _await_worker(done, deadline)
+    return _step_here(done, deadline)
+
+
+def _await_worker(done: Callable[[], bool], deadline: float) -> bool:
+    last_kick = 0.0
+    while not done():
+        now = time.monotonic()
+        if now > deadline:
+            return False
+        if not worker_running():
+            return _step_here(done, deadline)  # the worker died meanwhile: do its work here
+        if now - last_kick >= settings.REPLICATION_TICK_S:
+            kick()  # beat may not run (tests); an extra tick only fetches sooner
+            last_kick = now
+        time.sleep(POLL_S)
+    return True
+
+
+def _step_here(done: Callable[[], bool], deadline: float) -> bool:
+    queue = LocalQueue()
+    while True:
+        replication.replication_tick(dispatch=queue)
+        queue.drain()
+        if queue.idle and done():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(IN_PROCESS_PAUSE_S)
+
+
+# ---- outcomes callers wait for ---------------------------------------------------
+
+def elections_settled(spu_ids: Iterable[int] = ()) -> bool:
+    """The hot state agrees with the store on these SPUs and no election is running."""
+    ids = list(spu_ids)
+    store = dict(Spu.objects.filter(id__in=ids).values_list("id", "resolution"))
+    hot = hot_state.load()
+    for spu in ids:
+        if spu in store and hot.state.spus.get(spu) != (store[spu] == SpuResolution.ONLINE.value):
+            return False
+    return not any(rs.resolution in BUSY for rs in hot.state.replica_sets.values())
+
+
+def spus_offline_in_store(spu_ids: Iterable[int]) -> bool:
+    ids = list(spu_ids)
+    return not Spu.objects.filter(id__in=ids, resolution=SpuResolution.ONLINE.value).exists()
+
+
+def topic_replicated(topic: str) -> bool:
+    return topic in hot_state.replicated_topics()
+
+
+def settle_elections(spu_ids: Iterable[int], *, wait_offline: bool = False,
+                     timeout_s: float | None = None) -> bool:
+    ids = list(spu_ids)
+    return settle(lambda: (not wait_offline or spus_offline_in_store(ids))
+                  and elections_settled(ids), timeout_s=timeout_s)
+
+
+def ensure_replicated(topic: str) -> bool:
+    """A topic created a moment ago reaches the hot state at the next tick."""
+    if topic_replicated(topic):
+        return True
+    if not Topic.objects.filter(name=topic, resolution=TopicResolution.PROVISIONED.value).exists():
+        return False
+    return settle(lambda: topic_replicated(topic), timeout_s=10)

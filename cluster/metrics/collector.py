@@ -1,0 +1,116 @@
+"""The control room's series, built at scrape time (see the package docstring for why).
+
+Per topic, per SPU (with its rack) and cluster-wide only: no per-partition
+series, so a scrape's size follows SPUs and topics, not partitions.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import redis
+from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
+                                    HistogramMetricFamily, Metric)
+from prometheus_client.registry import Collector
+
+from cluster.adapters import hot_state
+from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
+                                      UNKNOWN_TOPIC_OR_PARTITION)
+from cluster.metrics import counters, tally
+from cluster.metrics.figures import spu_figures, topic_figures
+
+PREFIX = "controlroom_"
+# Series that exist from the first scrape, so rate() and alerts see a 0, not nothing.
+KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
+         "acks": tuple(tally.ACKS_LABELS.values()),
+         "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
+_moves_in_flight: list[Callable[[], int]] = []
+
+
+def register_moves_in_flight(source: Callable[[], int]) -> None:
+    """Plan execution (reassignment) registers how many moves it has started and not finished."""
+    if source not in _moves_in_flight:  # an app made ready twice counts once
+        _moves_in_flight.append(source)
+
+
+class ControlRoomCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield from _partition_families()
+        yield from _spu_families()
+        try:
+            fields = counters.read()
+            worker = hot_state.client().exists(hot_state.WORKER)
+        except redis.exceptions.RedisError:
+            yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 0)
+            return
+        yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 1)
+        yield _gauge("worker_up", "1 while a Celery worker refreshes its heartbeat key", worker)
+        yield from _counter_families(fields)
+        yield _tick_histogram(fields)
+        yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
+                     sum(source() for source in _moves_in_flight))
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(PREFIX + name, doc, value=value)
+
+
+def _partition_families() -> Iterator[Metric]:
+    docs = {"total": "partitions", "offline": "partitions without a leader",
+            "under_replicated": "partitions whose LRS is smaller than their replica set"}
+    families = {k: GaugeMetricFamily(f"{PREFIX}partitions_{k}", doc, labels=["topic"])
+                for k, doc in docs.items()}
+    for t in topic_figures():
+        for k, family in families.items():
+            family.add_metric([t.topic], getattr(t, k))
+    yield from families.values()
+
+
+def _spu_families() -> Iterator[Metric]:
+    up = GaugeMetricFamily(PREFIX + "spu_up", "1 if the SPU is Online, else 0",
+                           labels=["spu", "rack"])
+    leaders = GaugeMetricFamily(PREFIX + "spu_leader_partitions", "partitions the SPU leads",
+                                labels=["spu", "rack"])
+    replicas = GaugeMetricFamily(PREFIX + "spu_replicas", "replicas the SPU hosts",
+                                 labels=["spu", "rack"])
+    imbalance = GaugeMetricFamily(
+        PREFIX + "leader_imbalance_ratio",
+        "share of the partitions the SPU is preferred leader of that it does not lead",
+        labels=["spu"])
+    for s in spu_figures():
+        labels = [str(s.spu), s.rack]
+        up.add_metric(labels, int(s.up))
+        leaders.add_metric(labels, s.leaders)
+        replicas.add_metric(labels, s.replicas)
+        imbalance.add_metric([str(s.spu)], s.imbalance)
+    yield from (up, leaders, replicas, imbalance)
+
+
+def _counter_families(fields: dict[str, float]) -> Iterator[Metric]:
+    yield CounterMetricFamily(PREFIX + "lrs_shrinks", "partitions whose LRS lost members",
+                              value=fields.get(tally.LRS_SHRINKS, 0))
+    yield CounterMetricFamily(PREFIX + "lrs_expands", "partitions whose LRS gained members",
+                              value=fields.get(tally.LRS_EXPANDS, 0))
+    yield _labelled("elections", "elections ended, by outcome", "outcome", tally.ELECTIONS, fields)
+    yield _labelled("records_produced", "records appended on a leader, by acks level", "acks",
+                    tally.PRODUCED, fields)
+    yield _labelled("produce_refused", "records refused at produce, by error code", "reason",
+                    tally.REFUSED, fields)
+
+
+def _labelled(name: str, doc: str, label: str, prefix: str,
+              fields: dict[str, float]) -> CounterMetricFamily:
+    family = CounterMetricFamily(PREFIX + name, doc, labels=[label])
+    seen = {k[len(prefix):] for k in fields if k.startswith(prefix)}
+    for value in sorted(seen | set(KNOWN[label])):
+        family.add_metric([value], fields.get(prefix + value, 0))
+    return family
+
+
+def _tick_histogram(fields: dict[str, float]) -> HistogramMetricFamily:
+    buckets, running = [], 0.0
+    for bound in [str(b) for b in counters.TICK_BUCKETS] + [counters.INF]:
+        running += fields.get(counters.TICK_BUCKET + bound, 0)
+        buckets.append((bound, running))
+    return HistogramMetricFamily(PREFIX + "replication_tick_seconds",
+                                 "time one replication tick took (load, step, save, mirror)",
+                                 buckets=buckets, sum_value=fields.get(counters.TICK_SUM, 0))

@@ -1,0 +1,97 @@
+"""Counters and the tick histogram, held in Redis so every process adds to one figure.
+
+One hash, ``repl:{<store id>}:metrics``, beside the replication state: it shares that
+state's lifetime (a store that claims Redis anew starts from zero, which
+Prometheus reads as a counter reset). Increments of a step are buffered in
+the process and written in one pipeline after the step is saved, so the
+simulated producers of a 100,000-partition tick cost one round trip, not one
+per partition.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import redis
+
+from cluster.adapters import hot_state, redis_keys
+
+
+
+def _key() -> str:
+    """In the store's namespace, beside its replication state (cluster/adapters/redis_keys.py)."""
+    return redis_keys.key("metrics")
+TICK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+TICK_BUCKET = "tick_le:"
+TICK_COUNT = "tick_count"
+TICK_SUM = "tick_sum"
+INF = "+Inf"
+
+log = logging.getLogger(__name__)
+_pending: Counter[str] = Counter()
+_pending_lock = threading.Lock()
+
+
+def buffer(increments: Mapping[str, int]) -> None:
+    """Hold increments until the step that made them is saved (``flush``)."""
+    with _pending_lock:
+        _pending.update(increments)
+
+
+def flush(extra: Mapping[str, int] | None = None) -> None:
+    """Write buffered increments (and ``extra``) in one pipeline; never fail the caller."""
+    with _pending_lock:
+        increments = +(_pending + Counter(extra or {}))
+        _pending.clear()
+    if increments:
+        _write(increments, {})
+
+
+def _write(increments: Mapping[str, int], floats: Mapping[str, float]) -> None:
+    try:
+        pipe = hot_state.client().pipeline(transaction=False)
+        for name, n in increments.items():
+            pipe.hincrby(_key(), name, n)
+        for name, x in floats.items():
+            pipe.hincrbyfloat(_key(), name, x)
+        pipe.execute()
+    except redis.exceptions.RedisError:
+        # A metric lost while Redis is away must not turn a stored change into an error.
+        log.warning("metrics counters not written", exc_info=True)
+
+
+def tick_bucket(seconds: float) -> str:
+    """The histogram bucket (upper bound) a tick's duration falls into."""
+    return next((str(b) for b in TICK_BUCKETS if seconds <= b), INF)
+
+
+def observe_tick(seconds: float) -> None:
+    _write({TICK_BUCKET + tick_bucket(seconds): 1, TICK_COUNT: 1}, {TICK_SUM: seconds})
+
+
+@contextmanager
+def timed_tick() -> Iterator[None]:
+    """Time a replication tick; one that raised is not observed, nor are its buffered counts."""
+    start = time.perf_counter()
+    try:
+        yield
+    except BaseException:
+        discard()
+        raise
+    observe_tick(time.perf_counter() - start)
+
+
+def discard() -> None:
+    """Drop buffered increments of a step that was not saved."""
+    with _pending_lock:
+        _pending.clear()
+
+
+def read() -> dict[str, float]:
+    """Every counter field; raises RedisError when Redis is unreachable."""
+    raw = hot_state.client().hgetall(_key())
+    return {k.decode(): float(v) for k, v in raw.items()}

@@ -1,0 +1,65 @@
+"""Readiness: the database, Redis and a live worker heartbeat, each checked and named."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypedDict
+
+import redis
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+from cluster.adapters import hot_state
+
+TIMEOUT_S = 1.0
+
+
+class Check(TypedDict):
+    ok: bool
+    error: str | None
+
+
+class Readiness(TypedDict):
+    ready: bool
+    checks: dict[str, Check]
+    failing: list[str]
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _redis_client() -> redis.Redis:
+    # Its own short timeouts: a probe must answer before the orchestrator gives up.
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=TIMEOUT_S,
+                                socket_connect_timeout=TIMEOUT_S)
+
+
+def _redis() -> None:
+    with _redis_client() as client:
+        client.ping()
+
+
+def _worker() -> None:
+    with _redis_client() as client:
+        if not client.exists(hot_state.WORKER):
+            raise LookupError(f"no worker has refreshed {hot_state.WORKER} "
+                              f"in the last {settings.REPLICATION_WORKER_TTL_S} s")
+
+
+CHECKS: dict[str, Callable[[], None]] = {"database": _database, "redis": _redis,
+                                         "worker": _worker}
+
+
+def readiness() -> Readiness:
+    checks = {name: _run(check) for name, check in CHECKS.items()}
+    failing = [name for name, c in checks.items() if not c["ok"]]
+    return Readiness(ready=not failing, checks=checks, failing=failing)
+
+
+def _run(check: Callable[[], None]) -> Check:
+    try:
+        check()
+    except (DatabaseError, redis.exceptions.RedisError, LookupError) as exc:
+        return Check(ok=False, error=str(exc) or type(exc).__name__)
+    return Check(ok=True, error=None)

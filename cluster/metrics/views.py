@@ -1,0 +1,54 @@
+"""/metrics, /healthz and /readyz: outside the login, for scrapers and orchestrators."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_GET, require_safe
+from prometheus_client import REGISTRY, CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.core import Metric
+
+from cluster.metrics.access import scrape_refusal
+from cluster.metrics.collector import ControlRoomCollector
+from cluster.metrics.readiness import readiness
+
+
+class _Scrape:
+    """The process's own metrics (default registry) followed by the cluster's."""
+
+    def __init__(self) -> None:
+        self.cluster = ControlRoomCollector()
+
+    def collect(self) -> Iterator[Metric]:
+        yield from REGISTRY.collect()
+        yield from self.cluster.collect()
+
+
+_SCRAPE = _Scrape()
+
+
+@login_not_required
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    refusal = scrape_refusal(request)
+    if refusal is not None:
+        response = JsonResponse({"error": refusal.error, "details": refusal.details},
+                                status=refusal.status)
+        if refusal.status == 401:
+            response["WWW-Authenticate"] = "Bearer"
+        return response
+    return HttpResponse(generate_latest(_SCRAPE), content_type=CONTENT_TYPE_LATEST)
+
+
+@login_not_required
+@require_safe
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+@login_not_required
+@require_safe
+def readyz(request: HttpRequest) -> JsonResponse:
+    state = readiness()
+    return JsonResponse(state, status=200 if state["ready"] else 503)

@@ -1,0 +1,80 @@
+"""Snapshots a live page resyncs from: the same shape as a live message, read now.
+
+Partitions come from the Redis hot state (the store mirrors it a moment later);
+a topic not replicating yet falls back to its stored rows. The group's sequence
+is read first, so the data is at least as new as the sequence it claims.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from cluster.adapters import hot_state
+from cluster.adapters.live_batches import cluster_load, current_seq, partition_row
+from cluster.core.names import name_problem
+from cluster.live import (BLOCK, CLUSTER_GROUP, LiveData, PartitionRow, Stamp, TopicRow,
+                          stamp)
+from cluster.models import Event, Partition, Topic
+from cluster.services.events import event_row
+
+# The cluster snapshot lists the newest events, as the overview shows them.
+EVENTS_SHOWN = 10
+
+
+class LiveSnapshot(Stamp, LiveData):
+    type: Literal["live.snapshot"]
+
+
+def parse_group(group: str) -> tuple[str | None, int | None] | None:
+    """("cluster") -> (None, None); "topic-x" -> ("x", None); "topic-x.3" -> ("x", 3)."""
+    if group == CLUSTER_GROUP:
+        return None, None
+    if not group.startswith("topic-"):
+        return None
+    name, dot, block = group[len("topic-"):].partition(".")
+    # isascii: "²".isdigit() is True, and int() refuses it.
+    if name_problem(name) or (dot and not (block.isascii() and block.isdigit() and len(block) < 7)):
+        return None
+    return name, int(block) if dot else None
+
+
+def live_snapshot(group: str) -> LiveSnapshot | None:
+    """The group's current state, or None for a group no page joins."""
+    parsed = parse_group(group)
+    if parsed is None:
+        return None
+    seq = current_seq(group)
+    name, block = parsed
+    if name is None:
+        data = _cluster()
+    elif block is None:
+        data = {"topics": _topics(name)}
+    else:
+        data = {"partitions": block_rows(name, block)}
+    return {"type": "live.snapshot", **stamp(group, seq), **data}
+
+
+def _cluster() -> LiveData:
+    data = cluster_load()
+    data["topics"] = [TopicRow(**r) for r in Topic.objects.order_by("name")
+                      .values("name", "resolution", "reason")]
+    data["events"] = [event_row(e) for e in Event.objects.all()[:EVENTS_SHOWN]][::-1]
+    return data
+
+
+def _topics(name: str) -> list[TopicRow]:
+    return [TopicRow(**r) for r in Topic.objects.filter(name=name)
+            .values("name", "resolution", "reason")]
+
+
+def block_rows(name: str, block: int) -> list[PartitionRow]:
+    partitions = Topic.objects.filter(name=name).values_list("partitions", flat=True).first()
+    keys = [(name, i) for i in range(block * BLOCK, min((block + 1) * BLOCK, partitions or 0))]
+    if not keys:
+        return []
+    if name in hot_state.replicated_topics():
+        sets = hot_state.load(keys).state.replica_sets
+        return [partition_row(k, hot_state.summary(sets[k])) for k in keys if k in sets]
+    rows = Partition.objects.filter(topic__name=name, index__gte=keys[0][1],
+                                    index__lte=keys[-1][1]).order_by("index")
+    return [{"topic": name, "partition": p.index, "leader": p.leader, "lrs": list(p.lrs),
+             "hw": p.hw, "leo": p.leo, "resolution": p.resolution} for p in rows]

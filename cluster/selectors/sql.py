@@ -1,0 +1,27 @@
+"""Raw-SQL helpers: JSON array columns measured in SQL and decoded in bulk."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Func, IntegerField, QuerySet
+
+from cluster.models import Partition
+
+
+def decode_all(texts: Iterable[str | None]) -> list[list[int]]:
+    return json.loads("[" + ",".join(t or "[]" for t in texts) + "]")
+
+
+class JsonArrayLength(Func):
+    """Length of a JSON array column, in SQL (SQLite json_array_length, PostgreSQL jsonb_)."""
+    function = "json_array_length"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, function="jsonb_array_length", **extra)
+
+
+def with_lengths(query: QuerySet[Partition]) -> QuerySet[Partition]:
+    return query.annotate(lrs_len=JsonArrayLength("lrs"), replicas_len=JsonArrayLength("replicas"))

@@ -1,0 +1,135 @@
+"""Plan API shapes: the request spells a what-if as ``plan rebalance`` does."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from planner.core.jobs import EngineChoice, GridState, PlanState
+from planner.services import MAX_GRID_SCENARIOS
+
+MAX_ITEMS = 1000
+SPU_ID = {"min_value": 0, "max_value": 2**31 - 1}
+# Named in SPECTACULAR_SETTINGS so the schema calls the two state enums by name.
+PLAN_STATES = [s.value for s in PlanState]
+GRID_STATES = [s.value for s in GridState]
+
+
+def _texts(help_text: str) -> serializers.ListField:
+    return serializers.ListField(child=serializers.CharField(max_length=300), required=False,
+                                 default=list, max_length=MAX_ITEMS, help_text=help_text)
+
+
+class ScenarioSerializer(serializers.Serializer):
+    """A what-if: the flags of ``plan rebalance``; none of them plans the cluster as it is."""
+    name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    add_spu = serializers.ListField(
+        child=serializers.RegexField(r"^[0-9]{1,10}(:.{0,253})?$", max_length=300),
+        required=False, default=list, max_length=MAX_ITEMS,
+        help_text="ID:RACK (or ID) of each SPU to add, as --add-spu")
+    remove_spu = serializers.ListField(child=serializers.IntegerField(**SPU_ID), required=False,
+                                       default=list, max_length=MAX_ITEMS,
+                                       help_text="SPU ids to decommission, as --remove-spu")
+    lose_rack = _texts("racks lost, as --lose-rack")
+    replication = _texts("TOPIC:RF replication changes, as --replication")
+
+
+class OptionsSerializer(serializers.Serializer):
+    anti_affinity = serializers.BooleanField(default=True)
+    leader_balance = serializers.BooleanField(default=True)
+    order_optimisation = serializers.BooleanField(default=True)
+    engine = serializers.ChoiceField(choices=[e.value for e in EngineChoice],
+                                     default=EngineChoice.AUTO.value,
+                                     help_text="auto: in-process, Spark past "
+                                               "PLANNER_SPARK_PARTITIONS")
+
+
+class PlanRequestSerializer(ScenarioSerializer, OptionsSerializer):
+    pass
+
+
+class GridRequestSerializer(OptionsSerializer):
+    scenarios = ScenarioSerializer(many=True, required=False, max_length=MAX_GRID_SCENARIOS,
+                                   help_text="omit for the standard grid")
+    up_to = serializers.IntegerField(min_value=0, max_value=10, default=3,
+                                     help_text="standard grid: add 1..up_to SPUs per rack")
+
+
+class ProgressSerializer(serializers.Serializer):
+    stage = serializers.CharField(required=False)
+    fraction = serializers.FloatField(required=False)
+    eta_s = serializers.FloatField(required=False, allow_null=True)
+
+
+class PlanStatusSerializer(serializers.Serializer):
+    """``plan status --json``."""
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=PLAN_STATES)
+    moves_total = serializers.IntegerField()
+    moves_done = serializers.IntegerField()
+    moves_in_flight = serializers.IntegerField()
+    bytes_moved = serializers.IntegerField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
+class PlanSummarySerializer(PlanStatusSerializer):
+    name = serializers.CharField(allow_blank=True)
+    engine = serializers.CharField()
+    created_by = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    replicas_moved = serializers.IntegerField(allow_null=True)
+    lower_bound = serializers.IntegerField(allow_null=True)
+    progress = ProgressSerializer()
+
+
+class MoveSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    before = serializers.ListField(child=serializers.IntegerField())
+    after = serializers.ListField(child=serializers.IntegerField())
+    added = serializers.ListField(child=serializers.IntegerField())
+    removed = serializers.ListField(child=serializers.IntegerField())
+    leader_change = serializers.BooleanField()
+
+
+class MovesPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = MoveSerializer(many=True)
+
+
+class PlanDetailSerializer(PlanSummarySerializer):
+    scenario = serializers.DictField()
+    options = serializers.DictField()
+    metrics = serializers.DictField(help_text="planner/core/metrics.py defines every key")
+    before = serializers.DictField(help_text="the layout metrics before the plan")
+    elapsed_ms = serializers.IntegerField()
+    moves = MovesPageSerializer()
+
+
+class GridRowSerializer(serializers.Serializer):
+    scenario = serializers.CharField()
+    index = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+    kafka = serializers.DictField(allow_null=True, help_text="kafka-reassign-partitions "
+                                                             "--generate's cost")
+
+
+class GridSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=GRID_STATES)
+    engine = serializers.CharField()
+    created_by = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    options = serializers.DictField()
+    scenarios = serializers.ListField(child=serializers.DictField())
+    rows = GridRowSerializer(many=True)
+    progress = ProgressSerializer()
+    reason = serializers.CharField(allow_blank=True)
+    elapsed_ms = serializers.IntegerField()
+
+
+class MoveFilterSerializer(serializers.Serializer):
+    topic = serializers.CharField(required=False, default="", allow_blank=True, max_length=300)
+    spu = serializers.IntegerField(required=False, **SPU_ID)

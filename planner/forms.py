@@ -1,0 +1,129 @@
+"""Workbench forms: a what-if spelled as ``plan rebalance`` takes it, and a grid."""
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from django import forms
+
+from cluster.errors import DomainError
+from planner import core
+from planner.core.jobs import EngineChoice
+from planner.services import scenario_from_input
+
+# The flags of ``plan rebalance`` a grid line may use, and the service keyword each fills.
+SCENARIO_FLAGS = {"--add-spu": "add_spus", "--remove-spu": "remove_spus",
+                  "--lose-rack": "lose_racks", "--replication": "replication", "--name": "name"}
+
+ENGINES = [(EngineChoice.AUTO.value, "automatic (Spark past a size)"),
+           (EngineChoice.LOCAL.value, "in-process"), (EngineChoice.SPARK.value, "Spark")]
+
+
+def _items(text: str) -> list[str]:
+    return [item for item in re.split(r"[,\s]+", text.strip()) if item]
+
+
+class OptionsForm(forms.Form):
+    anti_affinity = forms.BooleanField(required=False, initial=True,
+                                       help_text="No two replicas of a partition in one rack.")
+    leader_balance = forms.BooleanField(required=False, initial=True,
+                                        help_text="Spread leaders evenly over the SPUs.")
+    order_optimisation = forms.BooleanField(required=False, initial=True,
+                                            label="Replica-order optimisation",
+                                            help_text="Spread each SPU's failover targets.")
+    engine = forms.ChoiceField(choices=ENGINES, initial=EngineChoice.AUTO.value)
+
+    def options(self) -> core.Options:
+        data = self.cleaned_data
+        return core.Options(anti_affinity=data["anti_affinity"],
+                            balance_leaders=data["leader_balance"],
+                            optimise_order=data["order_optimisation"])
+
+
+class PlanForm(OptionsForm):
+    # Field names match the service's, so its refusals land next to the right field.
+    add_spu = forms.CharField(label="Add SPUs", required=False, max_length=2000,
+                              help_text="ID:RACK, comma-separated (12:rack-a, 13:rack-b).")
+    remove_spu = forms.CharField(label="Decommission SPUs", required=False, max_length=2000,
+                                 help_text="SPU ids, comma-separated.")
+    lose_rack = forms.MultipleChoiceField(label="Lose racks", required=False,
+                                          widget=forms.CheckboxSelectMultiple)
+    replication = forms.CharField(label="Replication changes", required=False, max_length=2000,
+                                  help_text="TOPIC:RF, comma-separated (orders:3).")
+    name = forms.CharField(required=False, max_length=200,
+                           help_text="Optional; made from the scenario when empty.")
+    field_order = ["add_spu", "remove_spu", "lose_rack", "replication", "name"]
+
+    def __init__(self, *args: Any, racks: list[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["lose_rack"].choices = [(r, r) for r in racks]
+
+    def clean_add_spu(self) -> list[str]:
+        return _items(self.cleaned_data["add_spu"])
+
+    def clean_replication(self) -> list[str]:
+        return _items(self.cleaned_data["replication"])
+
+    def clean_remove_spu(self) -> list[int]:
+        items = _items(self.cleaned_data["remove_spu"])
+        bad = [i for i in items if not i.isdigit()]
+        if bad:
+            raise forms.ValidationError(f"{bad[0]!r} is not an SPU id (a whole number).")
+        return [int(i) for i in items]
+
+
+class GridForm(OptionsForm):
+    scenarios = forms.CharField(
+        label="Your scenarios", required=False, max_length=20_000, widget=forms.Textarea(
+            attrs={"rows": 4, "placeholder": "--add-spu 12:rack-a --add-spu 13:rack-b\n"
+                                             "--remove-spu 4 --name drain-4"}),
+        help_text="One per line, with the flags of plan rebalance.")
+    standard = forms.BooleanField(label="Include the standard grid", required=False,
+                                  initial=True, help_text="Every single-SPU removal, every "
+                                                          "rack loss, and adding SPUs.")
+    up_to = forms.IntegerField(label="Add up to", min_value=0, max_value=10, initial=3,
+                               help_text="SPUs added to each rack in the standard grid, 1..N.")
+    field_order = ["scenarios", "standard", "up_to"]
+
+    def clean_scenarios(self) -> list[core.Scenario]:
+        lines = [line for line in self.cleaned_data["scenarios"].splitlines() if line.strip()]
+        return [_scenario_line(number, line) for number, line in enumerate(lines, 1)]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("scenarios") and not data.get("standard") and not self.errors:
+            raise forms.ValidationError("Give scenarios, or include the standard grid.")
+        return data
+
+
+def _scenario_line(number: int, line: str) -> core.Scenario:
+    """``--add-spu 12:rack-a --remove-spu 4`` as a Scenario; the reason names the line."""
+    try:
+        tokens = shlex.split(line)
+    except ValueError as exc:
+        raise forms.ValidationError(f"line {number}: {exc}") from None
+    values: dict[str, list[str]] = {key: [] for key in SCENARIO_FLAGS.values()}
+    for flag, value in zip(tokens[::2], tokens[1::2] + [None] * (len(tokens) % 2)):
+        if flag not in SCENARIO_FLAGS or value is None:
+            raise forms.ValidationError(f"line {number}: expected a flag of plan rebalance "
+                                        f"followed by its value, not {flag!r}")
+        values[SCENARIO_FLAGS[flag]].append(value)
+    if any(not v.isdigit() for v in values["remove_spus"]):
+        raise forms.ValidationError(f"line {number}: --remove-spu takes an SPU id")
+    try:
+        return scenario_from_input(**{**values, "name": " ".join(values["name"]),
+                                      "remove_spus": [int(v) for v in values["remove_spus"]]})
+    except DomainError as exc:
+        raise forms.ValidationError(f"line {number}: {exc.message}") from None
+
+
+class PlanApplyForm(forms.Form):
+    """Cruise Control's throttle, and a confirmation: applying moves real replicas."""
+    max_moves_per_spu = forms.IntegerField(label="Moves per SPU at once", min_value=1,
+                                           max_value=1000, initial=5)
+    max_moves = forms.IntegerField(label="Moves in flight at most", min_value=1,
+                                   max_value=100_000, initial=50)
+    confirm = forms.BooleanField(label="I want to move these replicas now",
+                                 error_messages={"required": "Tick the box to confirm."})
+

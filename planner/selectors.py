@@ -1,0 +1,97 @@
+"""Reads of plans and grids shared by the workbench pages and the API."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from typing import Any, Iterable, TypedDict
+
+from planner.models import Plan, PlanExecution, PlanGrid
+from planner.services import plan_exports
+
+
+class PlanStatus(TypedDict):
+    """Issue 12's ``plan status`` shape."""
+    id: int
+    state: str
+    moves_total: int
+    moves_done: int
+    moves_in_flight: int
+    bytes_moved: int | None
+    started_at: str | None
+    finished_at: str | None
+    reason: str
+
+
+def plan_status(record: Plan) -> PlanStatus:
+    """Once a plan is applied its execution speaks for it (planner/execution.py);
+    before that, the computation's state (computing, pending, failed)."""
+    e = PlanExecution.objects.filter(plan=record).first()
+    if e is not None:
+        return PlanStatus(id=record.pk, state=e.state, moves_total=e.moves_total,
+                          moves_done=e.moves_done, moves_in_flight=len(e.in_flight),
+                          bytes_moved=e.bytes_moved, started_at=_iso(e.started_at),
+                          finished_at=_iso(e.finished_at), reason=e.reason)
+    return PlanStatus(id=record.pk, state=record.state, moves_total=len(record.moves),
+                      moves_done=0, moves_in_flight=0, bytes_moved=None, started_at=None,
+                      finished_at=None, reason=record.reason)
+
+
+def plan_summary(record: Plan) -> dict[str, Any]:
+    """A plan in a list: its status, what it plans and who asked when."""
+    return {**plan_status(record), "name": record.name, "engine": record.engine,
+            "created_by": record.created_by, "created_at": _iso(record.created_at),
+            "replicas_moved": record.metrics.get("replicas_moved"),
+            "lower_bound": record.metrics.get("lower_bound"), "progress": record.progress}
+
+
+def plan_detail(record: Plan) -> dict[str, Any]:
+    return {**plan_summary(record), "scenario": record.scenario, "options": record.options,
+            "metrics": record.metrics, "before": record.before,
+            "elapsed_ms": record.elapsed_ms}
+
+
+def grid_detail(record: PlanGrid) -> dict[str, Any]:
+    return {"id": record.pk, "state": record.state, "engine": record.engine,
+            "created_by": record.created_by, "created_at": _iso(record.created_at),
+            "options": record.options, "scenarios": record.scenarios, "rows": record.rows,
+            "progress": record.progress, "reason": record.reason,
+            "elapsed_ms": record.elapsed_ms}
+
+
+def moves_filtered(moves: Iterable[dict[str, Any]], topic: str = "",
+                   spu: int | None = None) -> list[dict[str, Any]]:
+    """Moves of one topic and/or touching one SPU (before or after)."""
+    return [m for m in moves
+            if (not topic or m["topic"] == topic)
+            and (spu is None or spu in m["before"] or spu in m["after"])]
+
+
+def moves_csv(record: Plan) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["topic", "partition", "before", "after", "added", "removed",
+                     "leader_change"])
+    for m in record.moves:
+        writer.writerow([m["topic"], m["partition"], *(" ".join(map(str, m[k])) for k in
+                                                       ("before", "after", "added", "removed")),
+                         str(m["leader_change"]).lower()])
+    return out.getvalue()
+
+
+def kafka_json(record: Plan) -> str:
+    return json.dumps(plan_exports(record)["kafka"], indent=2)
+
+
+def fluvio_zip(record: Plan) -> bytes:
+    """One Fluvio replica assignment file per topic, ``<topic>.json``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for topic, body in plan_exports(record)["fluvio"].items():
+            archive.writestr(f"{topic}.json", json.dumps(body, indent=2))
+    return out.getvalue()
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment else None

@@ -1,0 +1,145 @@
+"""Two live pages on the real stack (daphne, a Celery worker and beat, a private Redis):
+an operator takes the topic's leader SPU offline from the topic page; the topic page and
+the heatmaps page both show the new leader within 2 s, without loading any page again."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.live_stack import running_stack
+
+pytestmark = pytest.mark.redis
+
+SETUP = """
+from cluster.models import ClusterState
+from cluster.services import spu_connect, spu_register, topic_create
+ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)
+for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3)), ("rack-c", (4, 5))):
+    for i in ids:
+        spu_register(spu_id=i, rack=rack)
+        spu_connect(spu_id=i)
+topic_create(name="orders", partitions=6, replication=3, min_lrs=2)
+"""
+LEADERS_OF = """(spu) => {
+  const chart = document.getElementById("chart-leaders");
+  if (!chart || !chart.data) return null;
+  const cells = chart.data[0].customdata.flat().filter((c) => c && c[0] === spu);
+  return cells.length ? cells[0][1] : null;
+}"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("live-stack"), before_start=SETUP) as stack:
+        yield stack
+
+
+def logged_in_page(browser, stack):
+    context = browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("input[name=username]", "operator")
+    page.fill("input[name=password]", stack.password())
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url(re.compile(r"^(?!.*login).*$"))
+    return context, page
+
+
+def full_page_loads(page) -> list[str]:
+    loads: list[str] = []
+    page.on("request", lambda r: loads.append(r.url) if r.resource_type == "document" else None)
+    return loads
+
+
+def leader_of(page, partition: int) -> str:
+    cell = page.locator(f'tr[data-partition="{partition}"] td.leader').inner_text()
+    return re.match(r"(SPU \d+|none)", cell.strip()).group(1)
+
+
+def test_a_leader_taken_offline_shows_on_the_topic_and_heatmaps_pages_within_2_s(browser, stack):
+    topic_ctx, topic = logged_in_page(browser, stack)
+    heat_ctx, heat = logged_in_page(browser, stack)
+    try:
+        topic.goto("/topics/orders/")
+        topic.wait_for_function("() => !document.querySelector('td.leader .bad')"
+                                " && window.liveState && window.liveState.open")
+        heat.goto("/heatmaps/")
+        heat.wait_for_function("() => window.liveState && window.liveState.open"
+                               " && document.getElementById('chart-leaders').data")
+        old = int(leader_of(topic, 0).split()[1])
+        assert heat.evaluate(LEADERS_OF, old) >= 1
+        topic.evaluate("window.loadedOnce = true")
+        heat.evaluate("window.loadedOnce = true")
+        topic_loads, heat_loads = full_page_loads(topic), full_page_loads(heat)
+
+        topic.locator(".outage-panel summary").click()
+        topic.once("dialog", lambda dialog: dialog.accept())
+        started = time.monotonic()
+        topic.get_by_role("button", name=f"Take SPU {old} offline").click()
+        topic.wait_for_function(
+            f"() => !/^SPU {old}\\b/.test(document.querySelector("
+            f"'tr[data-partition=\"0\"] td.leader').textContent.trim())", timeout=2000)
+        heat.wait_for_function(f"(spu) => ({LEADERS_OF})(spu) === 0", arg=old, timeout=2000)
+        elapsed = time.monotonic() - started
+        print(f"leader change shown on both pages {elapsed:.2f} s after the click; "
+              f"arrivals: {topic.evaluate('window.liveState.applied')} topic, "
+              f"{heat.evaluate('window.liveState.applied')} heatmaps messages")
+
+        assert elapsed < 2.0, elapsed
+        assert leader_of(topic, 0) not in (f"SPU {old}", "none")
+        assert heat.locator(f'#rack-spu-table tr[data-spu="{old}"] [data-field="leaders"]'
+                            ).text_content() == "0"
+        assert topic_loads == [] and heat_loads == [], (topic_loads, heat_loads)
+        assert topic.evaluate("window.loadedOnce") and heat.evaluate("window.loadedOnce")
+        assert topic.locator(".action-result").inner_text() == f"SPU {old}: Offline"
+    finally:
+        topic_ctx.close()
+        heat_ctx.close()
+
+
+def test_a_socket_on_a_path_no_page_uses_is_refused_without_a_server_error(stack):
+    import websockets
+
+    from tests.live_sockets import run_in_fresh_loop
+
+    async def handshake(path: str) -> object:
+        headers = {"Cookie": f"sessionid={stack.session_cookie()}", "Origin": stack.url}
+        try:
+            async with websockets.connect(stack.url.replace("http", "ws") + path,
+                                          additional_headers=headers) as socket:
+                await socket.recv()
+        except websockets.InvalidStatus as refused:
+            return refused.response.status_code
+        except websockets.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+        return "open"
+
+    for path in ("/ws/topics/..%2F/", "/ws/nowhere/"):
+        outcome = run_in_fresh_loop(lambda: handshake(path))
+        assert outcome != 500 and outcome in (403, 4404), (path, outcome)
+
+
+def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, stack):
+    context, page = logged_in_page(browser, stack)
+    try:
+        page.goto("/topics/orders/")
+        page.wait_for_function("() => window.liveState && window.liveState.open && document"
+                               ".getElementById('live-status').dataset.state === 'live'")
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
+        before = page.evaluate("window.liveState.snapshots")
+        # A message this page never gets: the sequence moves on, then a real batch follows.
+        stack.python("from cluster.adapters.live_batches import next_seq, stage\n"
+                     "next_seq('topic-orders.0')\n"
+                     "stage('topic-orders.0', {'topics': [{'name': 'orders', "
+                     "'resolution': 'Provisioned', 'reason': ''}]})\n"
+                     "import time; time.sleep(0.5)")
+        page.wait_for_function(f"() => window.liveState.snapshots > {before}", timeout=10_000)
+        assert [r for r in requests if r.startswith("document")] == []
+        assert any("/api/live/snapshot/?group=topic-orders.0" in r for r in requests), requests
+        assert page.locator("#live-status").inner_text() == "live"
+    finally:
+        context.close()

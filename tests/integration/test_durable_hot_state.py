@@ -1,0 +1,257 @@
+"""The hot state keeps what it acknowledged: one namespace per store, fenced writes,
+a lost hot state reported (never zeroed), values trimmed with compaction."""
+from __future__ import annotations
+
+import json
+import time
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from cluster.adapters import hot_state, lease
+from cluster.adapters.lease import LeaseLost, WriteOp
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.settle import LocalQueue
+from cluster.models import ClusterState, Event, Partition, Topic
+from cluster.services import topic_create
+from cluster.services.replication import replication_tick
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+def tick() -> None:
+    queue = LocalQueue()
+    replication_tick(dispatch=queue)
+    queue.drain()
+
+
+def produce(topic: str, *values: str, partition: int = 0) -> dict:
+    out = StringIO()
+    args = [a for v in values for a in ("--value", v)]
+    call_command("produce", topic, "--partition", str(partition), *args, "--acks", "all",
+                 "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def consume(topic: str, partition: int = 0) -> list[dict]:
+    out = StringIO()
+    call_command("consume", topic, "--partition", str(partition), "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def orders(redis_url):
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=3)
+    tick()
+
+
+def test_hot_state_left_by_another_database_is_discarded(redis_url):
+    """A database made anew reuses topic names and row ids; it must not
+    inherit the old store's leaders and logs from Redis, nor delete them."""
+    from cluster.adapters.store_identity import ensure_hot_state_is_ours, store_id
+
+    client = hot_state.client()
+    other = hot_state.key("sets:orders", "some-other-database")
+    client.set(hot_state.key("store", "some-other-database"), "some-other-database")
+    client.hset(other, "0", b"stale")
+    ensure_hot_state_is_ours()
+    assert not client.exists(hot_state.sets_key("orders"))
+    assert client.get(hot_state.STORE).decode() == store_id() == \
+        str(ClusterState.objects.get().store_id)
+    client.hset(hot_state.sets_key("orders"), "0", b"ours")
+    ensure_hot_state_is_ours()
+    assert client.hget(hot_state.sets_key("orders"), "0") == b"ours"
+    assert client.hget(other, "0") == b"stale"
+
+
+def test_every_key_of_a_store_carries_its_id(orders):
+    produce("orders", "a")
+    ours = f"repl:{{{ClusterState.objects.get().store_id}}}:"
+    keys = [k.decode() for k in hot_state.client().scan_iter(match="repl:*")]
+    assert keys and all(k.startswith(ours) for k in keys if not k.startswith("repl:live:"))
+
+
+def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(orders):
+    assert produce("orders", "first-1", "first-2")["state"] == "acknowledged"
+    first = ClusterState.objects.get()
+    # A second installation: another database (another store id), the same Redis database.
+    ClusterState.objects.filter(pk=first.pk).update(store_id="00000000-0000-0000-0000-000000000002")
+    Partition.objects.update(hw=0, leo=0)
+    call_command("partition", "list", stdout=StringIO())
+    assert produce("orders", "second")["state"] == "acknowledged"
+    assert [r["value"] for r in consume("orders")] == ["second"]
+    ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id)
+    assert [r["value"] for r in consume("orders")] == ["first-1", "first-2"]
+
+
+def test_a_holder_whose_lease_expired_has_its_save_refused(orders, settings):
+    settings.REPLICATION_LOCK_LEASE_S = 0.2
+    stale = hot_state.load()
+    with bound_to_store(), lease.held(1) as held:
+        held._stop.set()  # a stopped process renews nothing
+        time.sleep(0.5)
+        tick()  # another holder took the expired lease and saved
+        after = hot_state.client().get(hot_state.META)
+        with pytest.raises(LeaseLost):
+            hot_state.save(stale)
+    assert hot_state.client().get(hot_state.META) == after
+
+
+def test_record_values_cannot_be_written_without_the_lease(orders):
+    with pytest.raises(RuntimeError):
+        lease.fenced_write([WriteOp("set", hot_state.key("x"), "1")])
+
+
+def test_a_lease_held_by_a_live_holder_is_renewed_past_its_length(orders, settings):
+    settings.REPLICATION_LOCK_LEASE_S = 1.0
+    with bound_to_store(), lease.held(1):
+        time.sleep(2.5)
+        hot_state.save(hot_state.load())  # still ours: renewed three times a lease
+        with pytest.raises(TimeoutError):
+            lease.acquire(0.2)
+
+
+def test_record_ids_continue_after_a_refused_save(orders, settings):
+    produce("orders", "a")
+    before = hot_state.load().state.next_record_id
+    settings.REPLICATION_LOCK_LEASE_S = 0.2
+    with bound_to_store(), lease.held(1) as held:
+        hot = hot_state.load()
+        hot.state.next_record_id = before - 1
+        held._stop.set()
+        time.sleep(0.5)
+        tick()
+        with pytest.raises(LeaseLost):
+            hot_state.save(hot)
+    assert hot_state.load().state.next_record_id >= before
+
+
+def test_a_lost_hot_state_keeps_the_store_figures_and_says_how_much_is_gone(orders):
+    for n in range(3):
+        produce("orders", f"v{n}")
+    produce("orders", "w", partition=1)
+    hot_state.client().flushdb()  # Redis came back empty
+    tick()
+    rows = dict(Partition.objects.values_list("index", "hw"))
+    assert rows == {0: 3, 1: 1}
+    event = Event.objects.get(operation="hot-state-lost")
+    assert event.object_name == "orders"
+    assert event.params == {"missing_records": 4, "partitions": {"0": 3, "1": 1}}
+    assert "4 committed records" in Topic.objects.get(name="orders").reason
+    assert produce("orders", "after")["base_offset"] == 3
+    assert consume("orders") == [{"offset": 3, "value": "after"}]
+
+
+def test_an_older_hot_state_is_brought_up_to_the_store_hw(orders):
+    produce("orders", "a", "b")
+    Partition.objects.filter(index=0).update(hw=5, leo=5)  # the store saw more than Redis kept
+    meta = json.loads(hot_state.client().get(hot_state.META))
+    meta["checked"] = "an earlier Redis run"
+    hot_state.client().set(hot_state.META, json.dumps(meta))
+    tick()
+    assert Partition.objects.get(index=0).hw == 5
+    assert Event.objects.get(operation="hot-state-lost").params["missing_records"] == 3
+
+
+def test_compaction_drops_the_values_of_compacted_records(orders, settings):
+    settings.REPLICATION_LOG_RETENTION = 10
+    produce("orders", *[f"v{n}" for n in range(30)])
+    tick()
+    stored = hot_state.client().hlen(hot_state.values_key("orders"))
+    assert stored <= 11
+    assert [r["value"] for r in consume("orders")][-1] == "v29"
+
+
+def test_a_topic_deleted_while_a_tick_reads_the_store_does_not_crash_it(orders, monkeypatch):
+    from cluster.services import replication
+
+    topic_create(name="brief", partitions=1, replication=1)
+    real = replication._add_topic
+
+    def deleted_meanwhile(hot, name, pk, min_lrs, max_lag):
+        Topic.objects.filter(name=name).delete()
+        return real(hot, name, pk, min_lrs, max_lag)
+
+    monkeypatch.setattr(replication, "_add_topic", deleted_meanwhile)
+    tick()
+    monkeypatch.undo()
+    tick()
+    assert "brief" not in hot_state.replicated_topics()
+
+
+def test_a_set_saved_in_the_first_format_still_decodes(orders):
+    import msgpack
+
+    produce("orders", "a", "b")
+    rs = hot_state.load().state.replica_sets[("orders", 0)]
+    fields = msgpack.unpackb(hot_state.encode_set(rs))
+    assert fields[0] == hot_state.SET_FORMAT and fields[-1] == {}
+    first_format = msgpack.packb(fields[1:-1])
+    assert hot_state.decode_set(first_format) == rs
+
+
+@pytest.fixture
+def patient_orders(settings, redis_url):
+    """``orders`` where a silent follower stays in the LRS however slow the machine is."""
+    settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600
+    settings.REPLICATION_LAG_TIME_MAX_MS = 0
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=3)
+    tick()
+
+
+def _pending_write(api) -> tuple[dict, int]:
+    """An acks=all write through the API that cannot commit yet (a follower's loop stopped)."""
+    follower = hot_state.load().state.replica_sets[("orders", 0)].followers()[0]
+    hot_state.kill(follower)
+    answer = api.post("/api/topics/orders/produce/?wait=0.5",
+                      {"partition": 0, "values": ["x"], "acks": "all"}, format="json")
+    assert answer.status_code == 202, answer.json()
+    return answer.json(), follower
+
+
+def test_acks_all_over_the_api_answers_202_with_a_handle_to_poll(patient_orders, api):
+    body, follower = _pending_write(api)
+    assert body["state"] == "pending" and body["poll"] == f"/api/produce/{body['id']}/"
+    assert api.get(body["poll"]).json()["state"] == "pending"
+    hot_state.revive(follower)
+    tick()
+    tick()
+    assert api.get(body["poll"]).json() == {"id": body["id"], "state": "acknowledged",
+                                            "count": 1, "acked": 1, "code": None, "reason": None}
+
+
+def test_a_write_committed_after_its_ticket_update_was_lost_still_reads_acknowledged(
+        patient_orders, api):
+    body, follower = _pending_write(api)
+    ticket = hot_state.read_ticket(body["id"])
+    hot_state.revive(follower)
+    tick()
+    tick()
+    with bound_to_store(), lease.held(1):  # as if the settling process died before this write
+        hot_state.write_ticket(body["id"], ticket, still_open=False)
+    assert api.get(body["poll"]).json()["state"] == "acknowledged"
+
+
+def test_an_unknown_produce_handle_is_a_404_with_the_error_body(orders, api):
+    answer = api.get("/api/produce/999999/")
+    assert answer.status_code == 404 and {"error", "details"} <= set(answer.json())
+
+
+def test_a_wait_beyond_the_produce_limit_is_refused(orders, api, settings):
+    answer = api.post(f"/api/topics/orders/produce/?wait={settings.PRODUCE_WAIT_S + 1}",
+                      {"partition": 0, "values": ["x"], "acks": "all"}, format="json")
+    assert answer.status_code == 400 and "wait" in json.dumps(answer.json())
+    assert consume("orders") == []
+
+
+def test_the_schema_documents_the_202_handle_and_the_outcome_endpoint(api):
+    schema = json.loads(api.get("/api/schema/?format=json").content)
+    produce_op = schema["paths"]["/api/topics/{name}/produce/"]["post"]
+    assert {"200", "202"} <= set(produce_op["responses"])
+    assert any(p["name"] == "wait" for p in produce_op["parameters"])
+    assert "202" in produce_op["description"] and "poll" in produce_op["description"]
+    assert "200" in schema["paths"]["/api/produce/{outcome_id}/"]["get"]["responses"]

@@ -1,0 +1,145 @@
+"""The running engine keeps what it acknowledged, on real processes (scripts/run.py with its
+private, append-only Redis): a worker paused past its lease, a worker killed mid-produce,
+a restart of the whole stack, and SIGTERM stopping every process."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from tests.stack import Acked, ProducerReport, Stack, lost_records, produce_until
+
+pytestmark = [pytest.mark.redis]
+TOPIC = "durable"
+LEASE_S = 3.0  # REPLICATION_LOCK_LEASE_S's default
+PRESENCE_TTL_S = 5  # REPLICATION_WORKER_TTL_S's default
+ACKED: list[Acked] = []  # every record acknowledged in this module, read back after the restart
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    running = Stack(tmp_path_factory.mktemp("stack"))
+    try:
+        running.start()
+        made = running.manage("topic", "create", TOPIC, "--partitions", "2", "--replication", "3")
+        assert made.returncode == 0, made.stderr
+        yield running
+    finally:
+        running.kill_all()
+
+
+class HwWatch:
+    """Polls the partitions' HW through the API; remembers every step backwards."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack, self.stop, self.backwards = stack, threading.Event(), []
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        last: dict[int, int] = {}
+        while not self.stop.wait(0.3):
+            try:
+                now = self.stack.hws(TOPIC)
+            except OSError:
+                continue
+            self.backwards += [(p, last[p], hw) for p, hw in now.items() if hw < last.get(p, 0)]
+            last.update(now)
+
+    def finish(self) -> list[tuple[int, int, int]]:
+        self.stop.set()
+        self.thread.join(5)
+        return self.backwards
+
+
+def producing(stack: Stack, tag: str, fault) -> tuple[ProducerReport, float, float]:
+    """Two producers (one per partition) around ``fault``; returns what they got, when the
+    fault began and when it was over."""
+    report, stop = ProducerReport(), threading.Event()
+    threads = [threading.Thread(target=produce_until, args=(stack, TOPIC, p, stop, report,
+                                                            f"{tag}{p}")) for p in (0, 1)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    at = time.monotonic()
+    fault()
+    until = time.monotonic()
+    stop.set()
+    for t in threads:
+        t.join(60)
+    ACKED.extend(report.acked)
+    return report, at, until
+
+
+def pause_when_locked(stack: Stack, seconds: float) -> None:
+    """SIGSTOP the worker the moment the lease is held (likely by its tick), past the lease."""
+    import redis
+
+    worker = stack.child("celery -A webapp worker")
+    client = redis.Redis.from_url((stack.var / "redis.url").read_text().strip())
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not any(client.scan_iter(match="repl:*:lock")):
+        time.sleep(0.002)
+    os.killpg(worker.pid, signal.SIGSTOP)
+    time.sleep(seconds)
+    os.killpg(worker.pid, signal.SIGCONT)
+    time.sleep(4)
+
+
+def test_a_worker_paused_past_its_lease_loses_nothing_and_hw_never_goes_back(stack):
+    watch = HwWatch(stack)
+    report, _, _ = producing(stack, "paused", lambda: pause_when_locked(
+        stack, LEASE_S + PRESENCE_TTL_S + 1))
+    refused = (stack.var / "logs" / "worker.log").read_text().count("lease expired")
+    print(f"{len(report.acked)} acknowledged; stale saves the fencing refused: {refused}")
+    assert report.acked and report.unresolved == 0, report
+    lost = lost_records(stack, TOPIC, report.acked)
+    assert lost == [], (lost, {p: stack.records(TOPIC, p) for p in (0, 1)})
+    assert len({(a.partition, a.offset) for a in report.acked}) == len(report.acked), report
+    backwards = watch.finish()
+    assert backwards == [], backwards
+
+
+def test_a_worker_killed_mid_produce_is_restarted_and_nothing_is_lost(stack):
+    def kill() -> None:
+        seen = len(stack.output)
+        os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+        stack.wait_for_line("worker exited", 10, after=seen)
+        time.sleep(8)
+
+    report, killed_at, until = producing(stack, "killed", kill)
+    stall, _ = report.longest_stall(killed_at, until)
+    print(f"longest time without an acks=all acknowledgement after the worker was killed: "
+          f"{stall:.1f} s")
+    assert stall < 15
+    assert lost_records(stack, TOPIC, report.acked) == []
+
+
+def test_a_restart_of_the_stack_keeps_every_acknowledged_record_and_hw(stack):
+    made = stack.manage("produce", TOPIC, "--partition", "0", "--value", "cmd-a", "--value",
+                        "cmd-b", "--acks", "all", "--json")
+    assert made.returncode == 0, made.stderr
+    out = json.loads(made.stdout)
+    assert out["state"] == "acknowledged"
+    ACKED.extend([Acked(0, out["base_offset"], "cmd-a"), Acked(0, out["base_offset"] + 1, "cmd-b")])
+    hws = stack.hws(TOPIC)
+    assert stack.stop(signal.SIGINT) == []
+    assert not (stack.var / "redis.url").exists()
+    stack.start()
+    assert stack.hws(TOPIC) == hws
+    lost = lost_records(stack, TOPIC, ACKED)
+    assert lost == [], lost
+    listed = stack.manage("partition", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {r["partition"]: r["hw"] for r in json.loads(listed.stdout)
+            if r["topic"] == TOPIC} == hws
+
+
+def test_sigterm_stops_every_process_including_the_private_redis(stack):
+    redis_server = stack.child("redis-server")
+    assert stack.stop(signal.SIGTERM) == []
+    assert not redis_server.is_running()

@@ -1,0 +1,68 @@
+"""The live socket: who may connect, which groups a page joins, and paths no page uses."""
+from __future__ import annotations
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from tests.live_sockets import open_socket, run_in_fresh_loop, session_cookie, socket_headers
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def application(redis_url):
+    from channels.layers import channel_layers
+    channel_layers.backends.clear()  # rebuild the layer on the test Redis
+    from webapp.asgi import application
+    return application
+
+
+def test_the_hello_names_the_cluster_group_and_its_current_sequence(application, operator):
+    from cluster.adapters.live_batches import next_seq
+    next_seq("cluster"), next_seq("cluster")
+
+    cookie = session_cookie(operator)
+
+    async def scenario():
+        socket, hello = await open_socket(application, "/ws/cluster/", cookie)
+        await socket.disconnect()
+        return hello
+
+    assert run_in_fresh_loop(scenario) == {"type": "live.hello", "v": 1, "groups": {"cluster": 2}}
+
+
+def test_a_topic_page_joins_its_topic_and_the_blocks_of_the_partitions_it_shows(application,
+                                                                                 viewer):
+    cookie = session_cookie(viewer)
+
+    async def scenario():
+        socket, hello = await open_socket(
+            application, "/ws/topics/orders/?first=200&count=400", cookie)
+        await socket.disconnect()
+        return hello
+
+    groups = run_in_fresh_loop(scenario)["groups"]
+    assert list(groups) == ["topic-orders", "topic-orders.1", "topic-orders.2"]
+
+
+def test_a_topic_page_without_a_range_joins_the_first_block(application, viewer):
+    cookie = session_cookie(viewer)
+
+    async def scenario():
+        socket, hello = await open_socket(application, "/ws/topics/orders/", cookie)
+        await socket.disconnect()
+        return hello
+
+    assert list(run_in_fresh_loop(scenario)["groups"]) == ["topic-orders", "topic-orders.0"]
+
+
+@pytest.mark.parametrize("path", ["/ws/topics/..%2F/", "/ws/topics/Bad_Name/", "/ws/nowhere/",
+                                  "/not-a-socket"])
+def test_a_path_no_page_uses_is_closed_with_4404(application, operator, path):
+    headers = socket_headers(session_cookie(operator))
+
+    async def scenario():
+        socket = WebsocketCommunicator(application, path, headers=headers)
+        return await socket.connect()
+
+    assert run_in_fresh_loop(scenario) == (False, 4404)

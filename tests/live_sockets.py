@@ -1,0 +1,46 @@
+"""Helpers for tests that open WebSockets on the ASGI app through Channels' communicator."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run_in_fresh_loop(scenario: Callable[[], Awaitable[T]]) -> T:
+    """asyncio.run in its own thread: Playwright's sync API may hold this thread's loop."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(scenario())).result(60)
+
+
+def socket_headers(cookie: str = "") -> list[tuple[bytes, bytes]]:
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    return headers + ([(b"cookie", cookie.encode())] if cookie else [])
+
+
+def session_cookie(user: Any) -> str:
+    from django.conf import settings
+    from django.test import Client
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+async def open_socket(application: Any, path: str, cookie: str) -> tuple[Any, dict[str, Any]]:
+    """A connected communicator and the hello it got (groups joined and their sequences)."""
+    from channels.testing import WebsocketCommunicator
+    socket = WebsocketCommunicator(application, path, headers=socket_headers(cookie))
+    connected, _ = await socket.connect()
+    assert connected, f"{path} refused the socket"
+    return socket, await socket.receive_json_from(timeout=5)
+
+
+async def drain(socket: Any, quiet_s: float = 0.5) -> list[dict[str, Any]]:
+    """Every message until none arrives for ``quiet_s``."""
+    got = []
+    # receive_nothing first: a receive that times out cancels the application.
+    while not await socket.receive_nothing(timeout=quiet_s, interval=0.02):
+        got.append(await socket.receive_json_from(timeout=5))
+    return got

@@ -1,0 +1,207 @@
+"""A real `make run` stack (scripts/run.py) for the fault tests and the fault campaign.
+
+It runs with its private, persistent Redis (REDIS_PRIVATE=1) under a VAR_DIR
+of its own, a SQLite database there, and no REDIS_URL: commands run with the
+same environment find the Redis through var/redis.url, as an operator's would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import psutil
+
+from webapp.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Acked(NamedTuple):
+    """An acknowledged record: where it must read back, and what."""
+    partition: int
+    offset: int
+    value: str
+
+
+@dataclass
+class Stack:
+    var: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+    output: list[str] = field(default_factory=list)
+    token: str = ""
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+        return {**env, "VAR_DIR": str(self.var), "PORT": str(self.port), "REDIS_PRIVATE": "1",
+                "DATABASE_URL": f"sqlite:///{self.var / 'db.sqlite3'}", "PYTHONUNBUFFERED": "1",
+                "REPLICATION_SIMULATED_PRODUCERS": "0", "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+
+    def start(self, seconds: float = 150) -> None:
+        """Launch and wait until the app answers."""
+        self.launch()
+        self.wait_for_line("Control room running at", seconds)
+
+    def launch(self) -> None:
+        """Start scripts/run.py; its output collects in ``output``."""
+        self.output, self.token = [], ""
+        self.proc = subprocess.Popen([sys.executable, "scripts/run.py"], cwd=ROOT,
+                                     env=self.env(), text=True, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        threading.Thread(target=self._read, args=(self.proc, self.output), daemon=True).start()
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, into: list[str]) -> None:
+        for line in proc.stdout:
+            into.append(line)
+
+    def wait_for_line(self, needle: str, seconds: float, after: int = 0) -> str:
+        """The first line from index ``after`` on that contains ``needle``."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            found = [line for line in self.output[after:] if needle in line]
+            if found:
+                return found[0]
+            if self.proc.poll() is not None:
+                time.sleep(0.2)
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"never printed {needle!r}:\n{''.join(self.output)}")
+
+    def family(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def child(self, word: str) -> psutil.Process:
+        """The supervised process whose command line names ``word`` (worker, beat, daphne)."""
+        top = psutil.Process(self.proc.pid).children()
+        return next(p for p in top if word in " ".join(p.cmdline()))
+
+    def stop(self, sig: int = signal.SIGINT) -> list[psutil.Process]:
+        """Signal the supervisor; return what is still alive 15 s after it exited."""
+        family = self.family()
+        self.proc.send_signal(sig)
+        code = self.proc.wait(60)
+        assert code == 0, "".join(self.output)
+        _, alive = psutil.wait_procs(family, timeout=15)
+        return alive
+
+    def kill_all(self) -> None:
+        """Never leave the stack behind, even when a test fails."""
+        if self.proc is None:
+            return
+        family = self.family()
+        for p in family:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        psutil.wait_procs(family, timeout=10)
+
+    def manage(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env(),
+                              text=True, capture_output=True, timeout=timeout)
+
+    # ---- the JSON API -------------------------------------------------------------
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30
+            ) -> tuple[int, Any]:
+        if not self.token and path != "token/":
+            password = (self.var / "operator-password.txt").read_text().strip()
+            self.token = self.api("POST", "token/", {"username": "operator",
+                                                    "password": password})[1]["token"]
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/{path}", data=data,
+                                         method=method, headers={"Content-Type": "application/json"})
+        if self.token:
+            request.add_header("Authorization", f"Token {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def produce(self, topic: str, partition: int, value: str, wait: float = 10
+                ) -> tuple[int, Any]:
+        return self.api("POST", f"topics/{topic}/produce/?wait={wait}",
+                        {"partition": partition, "values": [value], "acks": "all"})
+
+    def records(self, topic: str, partition: int) -> dict[int, str]:
+        status, rows = self.api("GET", f"topics/{topic}/records/?partition={partition}&max=100000")
+        assert status == 200, rows
+        return {r["offset"]: r["value"] for r in rows}
+
+    def hws(self, topic: str) -> dict[int, int]:
+        status, rows = self.api("GET", f"partitions/?topic={topic}&limit=1000")
+        rows = rows["results"] if isinstance(rows, dict) else rows
+        return {r["partition"]: r["hw"] for r in rows}
+
+
+def lost_records(stack: Stack, topic: str, acked: list[Acked]) -> list[Acked]:
+    """Acknowledged records that do not read back at their offset with their value."""
+    logs = {p: stack.records(topic, p) for p in {a.partition for a in acked}}
+    return [a for a in acked if logs[a.partition].get(a.offset) != a.value]
+
+
+@dataclass
+class ProducerReport:
+    acked: list[Acked] = field(default_factory=list)
+    ack_times: list[float] = field(default_factory=list)
+    failed: int = 0
+    unresolved: int = 0  # still pending when the producer gave up polling
+
+    def longest_stall(self, start: float, end: float) -> tuple[float, float]:
+        """The longest time without any acknowledgement between ``start`` and ``end``,
+        and when (seconds after ``start``) it began."""
+        marks = [start, *sorted(t for t in self.ack_times if start <= t <= end), end]
+        return max((b - a, a - start) for a, b in zip(marks, marks[1:]))
+
+
+def produce_until(stack: Stack, topic: str, partition: int, stop: Any,
+                  report: ProducerReport, tag: str) -> None:
+    """One producer: acks=all writes, one at a time, until ``stop`` is set; polls 202s."""
+    n = 0
+    while not stop.is_set():
+        value = f"{tag}-{n}"
+        n += 1
+        try:
+            status, body = stack.produce(topic, partition, value, wait=5)
+            if status == 202:
+                status, body = _poll(stack, body)
+        except (OSError, ValueError):
+            report.failed += 1
+            time.sleep(0.2)
+            continue
+        if status == 200 and body.get("state") == "acknowledged":
+            report.acked.append(Acked(partition, body["base_offset"], value))
+            report.ack_times.append(time.monotonic())
+        elif status == 202:
+            report.unresolved += 1
+        else:
+            report.failed += 1
+            time.sleep(0.2)
+
+
+def _poll(stack: Stack, pending: dict, seconds: float = 40) -> tuple[int, dict]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        status, outcome = stack.api("GET", pending["poll"].removeprefix("/api/"))
+        if status == 200 and outcome["state"] != "pending":
+            return 200, {**pending, "state": outcome["state"]}
+        time.sleep(0.2)
+    return 202, pending

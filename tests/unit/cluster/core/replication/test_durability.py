@@ -1,0 +1,168 @@
+"""Seeded random fault schedules over the pure core (see faults.py for what they do).
+
+DURABILITY_SCHEDULES (default 10000) sets how many seeds run; a failure names
+the seed, and ``cluster.core.replication.faults.replay(seed)`` replays it.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cluster.core.replication import (
+    Acks, ElectUncleanLeader, FollowerFetch, InvariantChecker, InvariantViolation,
+    ProduceRequest, ReplicationTick, SpuOffline, SpuOnline, add_topic, election,
+    faults, handle, new_cluster, produce, reassign, sync, spu_receive_notice)
+
+SCHEDULES = int(os.environ.get("DURABILITY_SCHEDULES", "10000"))
+
+
+def _any_live_replica(rs, spu, spus):
+    # 001 read literally for Offline sets: any member of the list, in sync or not.
+    return bool(spus.get(spu))
+
+
+def _truncate_to_own_hw(rs, spu):
+    # Kafka before KIP-101: followers cut to their own, possibly stale, HW.
+    return sync.truncate(rs, spu, rs.replica[spu].hw, "own HW")
+
+
+def _first_failure(seeds: range) -> str | None:
+    for seed in seeds:
+        try:
+            faults.run_schedule(seed)
+        except InvariantViolation as exc:
+            return str(exc)
+    return None
+
+
+@pytest.mark.slow
+def test_random_fault_schedules_keep_every_invariant(capsys):
+    totals = faults.run_many(SCHEDULES)
+    with capsys.disabled():
+        print(f"\n[durability] {totals.schedules} schedules, {totals.steps} steps, "
+              f"{totals.produced} records produced, {totals.acked_all} acks=all acknowledged, "
+              f"{totals.crashes} SPU crashes, {totals.elections} candidate proposals, "
+              f"{totals.moves} moves ({totals.moves_completed} completed, "
+              f"{totals.rollbacks} rolled back), {totals.unclean} unclean elections "
+              f"in {totals.seconds:.1f} s ({totals.steps / totals.seconds:,.0f} steps/s)")
+    assert totals.schedules == SCHEDULES
+    assert totals.acked_all > 0 and totals.crashes > 0 and totals.elections > 0
+    assert totals.moves_completed > 0 and totals.rollbacks > 0 and totals.unclean > 0
+
+
+def test_replay_reproduces_a_schedule_exactly():
+    lines: list[str] = []
+    assert faults.replay(42, out=lines.append) == faults.run_schedule(42)
+    assert lines and any("SpuOffline" in line for line in lines)
+
+
+def test_schedules_cover_replication_factors_one_to_five():
+    from random import Random
+    factors = {len(rs.replicas) for seed in range(200)
+               for rs in faults.random_cluster(Random(seed)).replica_sets.values()}
+    assert factors == {1, 2, 3, 4, 5}
+
+
+def test_the_checker_catches_a_non_lrs_follower_being_elected(monkeypatch):
+    state = new_cluster([1, 2, 3])
+    add_topic(state, "t", [[1, 2, 3]], max_lag=1)
+    checker = InvariantChecker()
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 3))  # 3 falls out of the LRS
+    actions = handle(state, FollowerFetch("t", 0, 2))
+    checker.check(state)
+    assert checker.observe(state, actions) == 0 and state.replica_set("t", 0).lrs == [1, 2]
+    monkeypatch.setattr(election, "is_eligible", _any_live_replica)
+    monkeypatch.setattr(election, "choose_candidate",
+                        lambda rs, spus: 3 if spus.get(3) else None)
+    notice = handle(state, SpuOffline(1))[-2]
+    handle(state, spu_receive_notice(state, notice))
+    assert state.replica_set("t", 0).leader == 3
+    with pytest.raises(InvariantViolation, match="lost committed records"):
+        checker.check(state)
+
+
+def test_fault_schedules_catch_001s_membership_list_election(monkeypatch):
+    monkeypatch.setattr(election, "is_eligible", _any_live_replica)
+    failure = _first_failure(range(200))
+    assert failure is not None and failure.startswith("seed=")
+    assert "replay: cluster.core.replication.faults.replay(" in failure
+
+
+def test_fault_schedules_catch_followers_truncating_to_their_own_hw(monkeypatch):
+    monkeypatch.setattr(election, "align_with_leader", _truncate_to_own_hw)
+    assert _first_failure(range(1000)) is not None
+
+
+def _complete_without_waiting(state, rs):
+    # Broken: drops the leaving replicas before the new ones have joined the LRS.
+    actions = reassign._lead_from(state, rs, rs.move.target, None)
+    return [] if actions is None else actions + reassign._finish(state, rs, rs.move.target)
+
+
+def _unclean_whatever_the_setting(state, rs):
+    return not any(state.spus.get(s) for s in rs.lrs) and any(state.spus.get(s) for s in rs.replicas)
+
+
+def test_fault_schedules_catch_a_move_that_drops_old_replicas_before_new_ones_catch_up(
+        monkeypatch):
+    monkeypatch.setattr(reassign, "_complete", _complete_without_waiting)
+    failure = _first_failure(range(500))
+    assert failure is not None and "below min_lrs" in failure
+
+
+def test_fault_schedules_catch_a_rollback_that_ignores_min_lrs(monkeypatch):
+    monkeypatch.setattr(reassign, "_safe_to_drop", lambda state, rs, dropped: True)
+    failure = _first_failure(range(500))
+    assert failure is not None and "below min_lrs" in failure
+
+
+def test_fault_schedules_catch_unclean_elections_the_topic_did_not_allow(monkeypatch):
+    monkeypatch.setattr(election, "_unclean_allowed", _unclean_whatever_the_setting)
+    failure = _first_failure(range(500))
+    assert failure is not None and "that nothing allowed" in failure
+
+
+def _last_member_gone(unclean: bool):
+    """LRS {1}: record 3 committed on SPU 1 only; SPU 2 lags with 2 records, then 1 dies."""
+    state = new_cluster([1, 2])
+    add_topic(state, "t", [[1, 2]], max_lag=0, unclean_leader_election=unclean)
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 2))
+    handle(state, ReplicationTick())
+    handle(state, SpuOffline(2))
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 1))
+    checker = InvariantChecker()
+    checker.check(state)
+    handle(state, SpuOffline(1))
+    checker.check(state)
+    return state, checker
+
+
+def test_the_checker_accepts_an_unclean_election_the_topic_allows():
+    state, checker = _last_member_gone(unclean=True)
+    actions = handle(state, SpuOnline(2))
+    checker.check(state, actions)
+    assert state.replica_set("t", 0).leader == 2 and state.replica_set("t", 0).hw == 2
+
+
+def test_the_checker_accepts_an_operator_override_it_was_told_about():
+    state, checker = _last_member_gone(unclean=False)
+    handle(state, SpuOnline(2))
+    checker.allow_unclean(("t", 0))
+    checker.check(state, handle(state, ElectUncleanLeader("t", 0, 2)))
+    assert state.replica_set("t", 0).leader == 2
+
+
+def test_the_checker_flags_an_override_it_was_not_told_about():
+    state, checker = _last_member_gone(unclean=False)
+    handle(state, SpuOnline(2))
+    actions = handle(state, ElectUncleanLeader("t", 0, 2))
+    with pytest.raises(InvariantViolation, match="that nothing allowed"):
+        checker.check(state, actions)
+
+
+def test_the_checker_flags_an_hw_drop_that_no_unclean_election_reported():
+    state, checker = _last_member_gone(unclean=True)
+    handle(state, SpuOnline(2))
+    with pytest.raises(InvariantViolation, match="HW moved backwards"):
+        checker.check(state)
