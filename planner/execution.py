@@ -11,6 +11,7 @@ Rules (states, drift, outcomes) are in planner/core/execution.py.
 """
 from __future__ import annotations
 
+import copy
 import logging
 
 from django.conf import settings
@@ -30,8 +31,9 @@ from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
                                     PlanMove, final_state, finished_move, layout_drift,
                                     layout_of, plan_moves, unavailable_targets)
+from planner.live import offer_apply_progress
 from planner.models import Plan, PlanExecution
-from planner.selectors import PlanStatus
+from planner.selectors import PlanStatus, execution_record
 from planner.core.jobs import PlanState
 from planner.services import plan_cancel as plan_cancel_computation
 from planner.services import plan_drain
@@ -134,6 +136,7 @@ def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
     log_event(by, "plan", plan.pk, "apply", {"moves": len(moves), "max_moves_per_spu": per_spu,
                                             "max_moves": total})
     transaction.on_commit(_nudge)
+    transaction.on_commit(lambda: _announce(execution))
     return execution
 
 
@@ -157,6 +160,8 @@ def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: Execution
     log_event(by, "plan", plan_id, operation)
     transaction.on_commit(_nudge)
     execution.refresh_from_db()
+    # Other pages on this plan hear of the pause, resume or cancel before any move ends.
+    transaction.on_commit(lambda: _announce(execution))
     return execution
 
 
@@ -270,16 +275,18 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> No
             still.append(index)
         elif ended.reached:
             e.moves_done += 1
-            e.bytes_moved += _bytes(rs, move)
+            copied = _bytes_per_replica(rs)
+            e.landed[str(index)] = copied
+            e.bytes_moved += copied * len(move.added)
         else:
             _fail(e, move, "rolled back" if rs is not None else "partition gone")
     e.in_flight = still
 
 
-def _bytes(rs: core.ReplicaSet, move: PlanMove) -> int:
-    """Every new replica copied the whole log: records x new replicas x record size."""
+def _bytes_per_replica(rs: core.ReplicaSet) -> int:
+    """Every new replica copied the whole log: records x record size."""
     leo = max((len(r.log) for r in rs.replica.values()), default=0)
-    return leo * len(move.added) * settings.REPLICATION_RECORD_BYTES
+    return leo * settings.REPLICATION_RECORD_BYTES
 
 
 def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
@@ -339,7 +346,8 @@ def _save(e: PlanExecution) -> None:
     """Progress columns always; the state only from the one it was read in (a pause may race)."""
     PlanExecution.objects.filter(pk=e.pk).update(
         moves_done=e.moves_done, moves_failed=e.moves_failed, bytes_moved=e.bytes_moved,
-        started=e.started, in_flight=e.in_flight, cancel_sent=e.cancel_sent, reason=e.reason)
+        started=e.started, in_flight=e.in_flight, cancel_sent=e.cancel_sent, reason=e.reason,
+        landed=e.landed)
     state = S(e.state)
     end = final_state(state, total=e.moves_total, started=len(e.started),
                       in_flight=len(e.in_flight), failed=e.moves_failed)
@@ -358,6 +366,11 @@ def _save(e: PlanExecution) -> None:
 def _announce(e: PlanExecution) -> None:
     if not settings.LIVE_UPDATES:
         return
+    # The plan's page: the whole record, coalesced, built off this thread from a copy.
+    snapshot = copy.copy(e)
+    snapshot.landed, snapshot.in_flight = dict(e.landed), list(e.in_flight)
+    moves = _moves_of(e.plan_id)
+    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves))
     try:
         send(CLUSTER_GROUP, dict(PlanProgress(
             type="plan.progress", plan=e.plan_id, state=e.state, moves_total=e.moves_total,

@@ -87,6 +87,9 @@ class PlanExecution(models.Model):
     # Indexes into plan.moves: every move handed to the replication core, and those not ended.
     started = models.JSONField(default=list)
     in_flight = models.JSONField(default=list)
+    # Index (as text: JSON keys) of each move that reached its target -> bytes copied to each
+    # of its new replicas; per-SPU progress and each move's outcome are read from it.
+    landed = models.JSONField(default=dict)
     cancel_sent = models.BooleanField(default=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

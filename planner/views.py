@@ -23,8 +23,9 @@ from planner.core.jobs import GridState, PlanState
 from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
 from planner import execution
 from planner.forms import GridForm, PlanApplyForm, PlanForm
-from planner.models import Plan, PlanExecution, PlanGrid
-from planner.selectors import fluvio_zip, kafka_json, moves_csv, moves_filtered, plan_status
+from planner.models import Plan, PlanGrid
+from planner.selectors import (fluvio_zip, kafka_json, moves_csv, moves_filtered,
+                               moves_with_outcome, plan_execution, plan_status)
 from planner.services import (grid_cancel, grid_request, plan_document, plan_request,
                               scenario_from_input)
 
@@ -83,11 +84,13 @@ def plan_detail(request: HttpRequest, plan_id: int,
                 apply_form: PlanApplyForm | None = None) -> HttpResponse:
     record = get_object_or_404(Plan, pk=plan_id)
     status = plan_status(record)
-    applied = PlanExecution.objects.filter(plan=record).exists()
+    record_of_apply = plan_execution(record)
     context: dict[str, Any] = {"plan": record, "status": status,
                                "computing": record.state == PlanState.COMPUTING,
                                "computed": bool(record.target), "job_kind": "plan",
-                               "applied": applied, "apply_form": apply_form or PlanApplyForm(),
+                               "applied": record_of_apply is not None,
+                               "execution": record_of_apply,
+                               "apply_form": apply_form or PlanApplyForm(),
                                "moving": status["state"] in ("running", "paused")}
     if context["computed"]:
         context.update(_plan_results(request, record))
@@ -99,7 +102,7 @@ def _plan_results(request: HttpRequest, record: Plan) -> dict[str, Any]:
     topic = request.GET.get("topic", "")
     spu = request.GET.get("spu", "")
     spu_id = int(spu) if spu.isdigit() else None
-    moves = moves_filtered(record.moves, topic, spu_id)
+    moves = moves_filtered(moves_with_outcome(record), topic, spu_id)
     return {"metric_rows": _metric_rows(record), "movement": _movement(record),
             "panels": _panels(record), "plotly_config": PLOTLY_CONFIG,
             "moves": paginate(request, moves, MOVES_PER_PAGE), "query": query_without_page(request),
