@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 from planner.core.jobs import GridState, PlanState
 from planner.core.execution import ExecutionState
@@ -98,3 +99,10 @@ class PlanExecution(models.Model):
 
     def __str__(self) -> str:
         return f"execution of plan {self.plan_id}: {self.state}"
+
+    @property
+    def duration_s(self) -> float | None:
+        """Start to finish, or to now while it runs (pauses included)."""
+        if self.started_at is None:
+            return None
+        return round(((self.finished_at or timezone.now()) - self.started_at).total_seconds(), 3)

@@ -8,8 +8,6 @@ import zipfile
 from collections.abc import Sequence
 from typing import Any, Iterable, TypedDict
 
-from django.utils import timezone
-
 from planner.core.execution import PlanMove, plan_moves
 from planner.core.spu_progress import move_outcome, per_spu_progress
 from planner.live import ExecutionRecord
@@ -50,11 +48,9 @@ def landed_of(e: PlanExecution) -> dict[int, int]:
 
 def execution_record(e: PlanExecution, moves: Sequence[PlanMove]) -> ExecutionRecord:
     """Reads only the row and the plan's moves: the executor builds it off the tick's thread."""
-    end = e.finished_at or timezone.now()
-    duration = round((end - e.started_at).total_seconds(), 3) if e.started_at else None
     return ExecutionRecord(
         state=e.state, applied_by=e.created_by, started_at=_iso(e.started_at),
-        finished_at=_iso(e.finished_at), duration_s=duration, moves_total=e.moves_total,
+        finished_at=_iso(e.finished_at), duration_s=e.duration_s, moves_total=e.moves_total,
         moves_done=e.moves_done, moves_failed=e.moves_failed, moves_in_flight=len(e.in_flight),
         bytes_moved=e.bytes_moved, max_moves_per_spu=e.max_moves_per_spu,
         max_moves=e.max_moves, reason=e.reason,

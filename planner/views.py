@@ -43,8 +43,8 @@ def workbench(request: HttpRequest, plan_form: PlanForm | None = None,
     return render(request, "planner/workbench.html", {
         "plan_form": plan_form or PlanForm(racks=_racks()),
         "grid_form": grid_form or GridForm(),
-        "plans": paginate(request, Plan.objects.defer("moves", "target", "current", "before"),
-                          20),
+        "plans": paginate(request, Plan.objects.defer("moves", "target", "current", "before")
+                          .select_related("execution"), 20),
         "grids": PlanGrid.objects.defer("rows")[:10],
         "spu_count": Spu.objects.count()}, status=status)
 

@@ -223,3 +223,17 @@ def test_the_plan_page_shows_who_applied_it_how_long_it_took_and_each_spu(plan, 
     assert 'data-field="duration_s">–<' not in page
     assert 'id="apply-spus"' in page and 'data-spu="4"' in page and 'data-spu="5"' in page
     assert 'class="outcome outcome-done">done<' in page
+
+
+def test_the_plan_list_shows_an_applied_plans_state_and_who_applied_it(plan, operator,
+                                                                     operator_client):
+    import re
+    listed = operator_client.get("/planner/").content.decode()
+    row = re.search(rf'<tr data-plan="{plan["id"]}">.*?</tr>', listed, re.S).group(0)
+    assert ">pending<" in row and '<td class="applied">–</td>' in row
+    apply_and_wait(plan["id"], operator)
+    listed = operator_client.get("/planner/").content.decode()
+    row = re.search(rf'<tr data-plan="{plan["id"]}">.*?</tr>', listed, re.S).group(0)
+    assert ">done<" in row and ">pending<" not in row
+    n = len(plan["moves"])
+    assert re.search(rf"by {operator.username} at .*: {n} of {n} moves in [0-9.]+ s", row)
