@@ -91,7 +91,10 @@ def plan_detail(request: HttpRequest, plan_id: int,
                                "applied": record_of_apply is not None,
                                "execution": record_of_apply,
                                "apply_form": apply_form or PlanApplyForm(),
-                               "moving": status["state"] in ("running", "paused")}
+                               "moving": status["state"] in ("running", "paused"),
+                               # A cancelled plan still rolls its moves in flight back.
+                               "unfinished": record_of_apply is not None
+                               and record_of_apply["finished_at"] is None}
     if context["computed"]:
         context.update(_plan_results(request, record))
     return render(request, "planner/plan.html", context,

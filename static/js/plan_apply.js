@@ -1,8 +1,9 @@
 // A plan being carried out: its progress arrives over ws/plans/<id>/ as `plan.progress`
 // messages (the whole record, at most ~10 a second) and patches the Apply card in place.
 // The JSON API is read once when the socket opens, after it drops and when a sequence
-// number is skipped; never on a timer while the socket is up. The page reloads once the
-// state changes, so the buttons match it.
+// number is skipped; never on a timer while the socket is up. The page reloads when the
+// state changes, so the buttons match it, and when the plan ends (a cancelled plan ends
+// once its moves in flight are rolled back), so the moves' outcomes are final.
 (function () {
   "use strict";
   const card = document.getElementById("apply");
@@ -37,7 +38,8 @@
     });
     if (progress) { progress.max = Math.max(record.moves_total, 1); progress.value = record.moves_done; }
     showSpus(record.per_spu);
-    if (record.state !== card.dataset.state && !reloading) {
+    const ended = record.finished_at && !card.dataset.finished;
+    if ((record.state !== card.dataset.state || ended) && !reloading) {
       reloading = true;
       window.location.reload();
     }

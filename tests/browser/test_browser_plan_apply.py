@@ -139,7 +139,8 @@ def test_an_operator_cancels_a_second_plan_halfway_and_the_cluster_stays_valid(
     page.click("#apply form[action$='/cancel/'] button")
     page.wait_for_selector("#apply-status [data-field='state']:text('cancelled')")
     assert plan_wait(plan_id=plan.pk, timeout_s=60)  # the rollback of the move in flight
-    page.reload()
+    # The page still follows the plan until it ends, then loads once more.
+    page.wait_for_selector("#apply[data-finished^='20']", timeout=20_000)
     ended = execution()
     assert ended.state == "cancelled" and ended.finished_at is not None
     assert 1 <= ended.moves_done < ended.moves_total and not ended.in_flight
