@@ -12,7 +12,6 @@ Rules (states, drift, outcomes) are in planner/core/execution.py.
 from __future__ import annotations
 
 import copy
-import logging
 
 from django.conf import settings
 from django.db import transaction
@@ -25,7 +24,7 @@ from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.live import CLUSTER_GROUP, PlanProgress, send
+from cluster.live import PlanProgress
 from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
@@ -38,7 +37,6 @@ from planner.core.jobs import PlanState
 from planner.services import plan_cancel as plan_cancel_computation
 from planner.services import plan_drain
 
-log = logging.getLogger(__name__)
 EXECUTOR = "plan-executor"
 S = ExecutionState
 
@@ -364,16 +362,13 @@ def _save(e: PlanExecution) -> None:
 
 
 def _announce(e: PlanExecution) -> None:
+    """The plan's page and the cluster's pages: coalesced, built and sent off this thread."""
     if not settings.LIVE_UPDATES:
         return
-    # The plan's page: the whole record, coalesced, built off this thread from a copy.
     snapshot = copy.copy(e)
     snapshot.landed, snapshot.in_flight = dict(e.landed), list(e.in_flight)
     moves = _moves_of(e.plan_id)
-    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves))
-    try:
-        send(CLUSTER_GROUP, dict(PlanProgress(
-            type="plan.progress", plan=e.plan_id, state=e.state, moves_total=e.moves_total,
-            moves_done=e.moves_done, moves_in_flight=len(e.in_flight))))
-    except Exception:  # noqa: BLE001  a page missing an update must never stop a plan
-        log.warning("plan progress not announced", exc_info=True)
+    counts = PlanProgress(type="plan.progress", plan=e.plan_id, state=e.state,
+                          moves_total=e.moves_total, moves_done=e.moves_done,
+                          moves_in_flight=len(e.in_flight))
+    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves), counts)

@@ -25,7 +25,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from cluster.adapters.live_batches import next_seq
-from cluster.live import Stamp, stamp
+from cluster.live import CLUSTER_GROUP, PlanProgress, Stamp, stamp
 from planner.core.spu_progress import SpuProgress
 
 log = logging.getLogger(__name__)
@@ -168,12 +168,16 @@ class _LayerSender:
 _progress = Coalescer(_LayerSender())
 
 
-def offer_apply_progress(plan_id: int, record: Callable[[], ExecutionRecord]) -> None:
-    """The plan's page hears ``record()`` within a window, unless a later offer replaces it."""
+def offer_apply_progress(plan_id: int, record: Callable[[], ExecutionRecord],
+                         counts: PlanProgress) -> None:
+    """The plan's page hears ``record()`` within a window, unless a later offer replaces it;
+    the cluster's pages hear ``counts``, stamped like every message of their group
+    (live.js reloads a page on a message without a format version)."""
     if not settings.LIVE_UPDATES:
         return
     _progress.offer(job_group("plan", plan_id),
                     lambda: {"type": "plan.progress", "plan": plan_id, **record()})
+    _progress.offer(CLUSTER_GROUP, lambda: dict(counts))
 
 
 def apply_progress_idle() -> bool:

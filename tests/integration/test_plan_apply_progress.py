@@ -237,3 +237,26 @@ def test_the_plan_list_shows_an_applied_plans_state_and_who_applied_it(plan, ope
     assert ">done<" in row and ">pending<" not in row
     n = len(plan["moves"])
     assert re.search(rf"by {operator.username} at .*: {n} of {n} moves in [0-9.]+ s", row)
+
+
+def test_the_cluster_pages_hear_the_plan_counts_stamped_like_every_live_message(
+        application, plan, viewer, operator):
+    """live.js reloads a page on a message without the format version: these carry it."""
+    from asgiref.sync import sync_to_async
+
+    from cluster.live import FORMAT_VERSION
+    from tests.live_sockets import open_socket
+    cookie = session_cookie(viewer)
+
+    async def scenario() -> list[dict]:
+        socket, hello = await open_socket(application, "/ws/cluster/", cookie)
+        await sync_to_async(apply_and_wait, thread_sensitive=False)(plan["id"], operator)
+        heard = await drain(socket, quiet_s=1.0)
+        await socket.disconnect()
+        return [m for m in heard if m["type"] == "plan.progress"]
+
+    progress = run_in_fresh_loop(scenario)
+    assert progress and all(m["v"] == FORMAT_VERSION and m["group"] == "cluster"
+                            and isinstance(m["seq"], int) for m in progress)
+    assert progress[-1]["state"] == "done"
+    assert progress[-1]["moves_done"] == progress[-1]["moves_total"] == len(plan["moves"])
