@@ -1,11 +1,14 @@
-"""WebSocket consumer of a plan's or grid's page: progress of its computation."""
+"""WebSocket consumer of a plan's or grid's page: progress of its computation, and of a plan's
+execution once applied (planner/live.py)."""
 from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from cluster.consumers import POLICY_VIOLATION
+from cluster.consumers import FORBIDDEN, POLICY_VIOLATION
+from cluster.roles import can_read
 from planner.live import job_group
 
 
@@ -19,6 +22,9 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=POLICY_VIOLATION)
             return
+        if not await sync_to_async(can_read)(user):
+            await self.close(code=FORBIDDEN)
+            return
         kwargs = self.scope["url_route"]["kwargs"]
         self.group = job_group(kwargs["kind"], kwargs["pk"])
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -31,5 +37,8 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """Pages only listen."""
 
-    async def job_progress(self, event: dict[str, Any]) -> None:
+    async def forward(self, event: dict[str, Any]) -> None:
         await self.send_json(event)
+
+    job_progress = forward
+    plan_progress = forward

@@ -11,7 +11,7 @@ Rules (states, drift, outcomes) are in planner/core/execution.py.
 """
 from __future__ import annotations
 
-import logging
+import copy
 
 from django.conf import settings
 from django.db import transaction
@@ -24,19 +24,19 @@ from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.live import CLUSTER_GROUP, PlanProgress, send
+from cluster.live import PlanProgress
 from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
                                     PlanMove, final_state, finished_move, layout_drift,
                                     layout_of, plan_moves, unavailable_targets)
+from planner.live import offer_apply_progress
 from planner.models import Plan, PlanExecution
-from planner.selectors import PlanStatus
+from planner.selectors import PlanStatus, execution_record
 from planner.core.jobs import PlanState
 from planner.services import plan_cancel as plan_cancel_computation
 from planner.services import plan_drain
 
-log = logging.getLogger(__name__)
 EXECUTOR = "plan-executor"
 S = ExecutionState
 
@@ -134,6 +134,7 @@ def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
     log_event(by, "plan", plan.pk, "apply", {"moves": len(moves), "max_moves_per_spu": per_spu,
                                             "max_moves": total})
     transaction.on_commit(_nudge)
+    transaction.on_commit(lambda: _announce(execution))
     return execution
 
 
@@ -157,6 +158,8 @@ def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: Execution
     log_event(by, "plan", plan_id, operation)
     transaction.on_commit(_nudge)
     execution.refresh_from_db()
+    # Other pages on this plan hear of the pause, resume or cancel before any move ends.
+    transaction.on_commit(lambda: _announce(execution))
     return execution
 
 
@@ -270,16 +273,18 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> No
             still.append(index)
         elif ended.reached:
             e.moves_done += 1
-            e.bytes_moved += _bytes(rs, move)
+            copied = _bytes_per_replica(rs)
+            e.landed[str(index)] = copied
+            e.bytes_moved += copied * len(move.added)
         else:
             _fail(e, move, "rolled back" if rs is not None else "partition gone")
     e.in_flight = still
 
 
-def _bytes(rs: core.ReplicaSet, move: PlanMove) -> int:
-    """Every new replica copied the whole log: records x new replicas x record size."""
+def _bytes_per_replica(rs: core.ReplicaSet) -> int:
+    """Every new replica copied the whole log: records x record size."""
     leo = max((len(r.log) for r in rs.replica.values()), default=0)
-    return leo * len(move.added) * settings.REPLICATION_RECORD_BYTES
+    return leo * settings.REPLICATION_RECORD_BYTES
 
 
 def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
@@ -339,7 +344,8 @@ def _save(e: PlanExecution) -> None:
     """Progress columns always; the state only from the one it was read in (a pause may race)."""
     PlanExecution.objects.filter(pk=e.pk).update(
         moves_done=e.moves_done, moves_failed=e.moves_failed, bytes_moved=e.bytes_moved,
-        started=e.started, in_flight=e.in_flight, cancel_sent=e.cancel_sent, reason=e.reason)
+        started=e.started, in_flight=e.in_flight, cancel_sent=e.cancel_sent, reason=e.reason,
+        landed=e.landed)
     state = S(e.state)
     end = final_state(state, total=e.moves_total, started=len(e.started),
                       in_flight=len(e.in_flight), failed=e.moves_failed)
@@ -356,11 +362,13 @@ def _save(e: PlanExecution) -> None:
 
 
 def _announce(e: PlanExecution) -> None:
+    """The plan's page and the cluster's pages: coalesced, built and sent off this thread."""
     if not settings.LIVE_UPDATES:
         return
-    try:
-        send(CLUSTER_GROUP, dict(PlanProgress(
-            type="plan.progress", plan=e.plan_id, state=e.state, moves_total=e.moves_total,
-            moves_done=e.moves_done, moves_in_flight=len(e.in_flight))))
-    except Exception:  # noqa: BLE001  a page missing an update must never stop a plan
-        log.warning("plan progress not announced", exc_info=True)
+    snapshot = copy.copy(e)
+    snapshot.landed, snapshot.in_flight = dict(e.landed), list(e.in_flight)
+    moves = _moves_of(e.plan_id)
+    counts = PlanProgress(type="plan.progress", plan=e.plan_id, state=e.state,
+                          moves_total=e.moves_total, moves_done=e.moves_done,
+                          moves_in_flight=len(e.in_flight))
+    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves), counts)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 from planner.core.jobs import GridState, PlanState
 from planner.core.execution import ExecutionState
@@ -87,6 +88,9 @@ class PlanExecution(models.Model):
     # Indexes into plan.moves: every move handed to the replication core, and those not ended.
     started = models.JSONField(default=list)
     in_flight = models.JSONField(default=list)
+    # Index (as text: JSON keys) of each move that reached its target -> bytes copied to each
+    # of its new replicas; per-SPU progress and each move's outcome are read from it.
+    landed = models.JSONField(default=dict)
     cancel_sent = models.BooleanField(default=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -95,3 +99,10 @@ class PlanExecution(models.Model):
 
     def __str__(self) -> str:
         return f"execution of plan {self.plan_id}: {self.state}"
+
+    @property
+    def duration_s(self) -> float | None:
+        """Start to finish, or to now while it runs (pauses included)."""
+        if self.started_at is None:
+            return None
+        return round(((self.finished_at or timezone.now()) - self.started_at).total_seconds(), 3)

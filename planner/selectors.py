@@ -5,8 +5,12 @@ import csv
 import io
 import json
 import zipfile
+from collections.abc import Sequence
 from typing import Any, Iterable, TypedDict
 
+from planner.core.execution import PlanMove, plan_moves
+from planner.core.spu_progress import move_outcome, per_spu_progress
+from planner.live import ExecutionRecord
 from planner.models import Plan, PlanExecution, PlanGrid
 from planner.services import plan_exports
 
@@ -38,6 +42,37 @@ def plan_status(record: Plan) -> PlanStatus:
                       finished_at=None, reason=record.reason)
 
 
+def landed_of(e: PlanExecution) -> dict[int, int]:
+    return {int(index): copied for index, copied in e.landed.items()}
+
+
+def execution_record(e: PlanExecution, moves: Sequence[PlanMove]) -> ExecutionRecord:
+    """Reads only the row and the plan's moves: the executor builds it off the tick's thread."""
+    return ExecutionRecord(
+        state=e.state, applied_by=e.created_by, started_at=_iso(e.started_at),
+        finished_at=_iso(e.finished_at), duration_s=e.duration_s, moves_total=e.moves_total,
+        moves_done=e.moves_done, moves_failed=e.moves_failed, moves_in_flight=len(e.in_flight),
+        bytes_moved=e.bytes_moved, max_moves_per_spu=e.max_moves_per_spu,
+        max_moves=e.max_moves, reason=e.reason,
+        per_spu=per_spu_progress(moves, landed_of(e), e.in_flight))
+
+
+def plan_execution(record: Plan) -> ExecutionRecord | None:
+    e = PlanExecution.objects.filter(plan=record).first()
+    return None if e is None else execution_record(e, plan_moves(record.moves))
+
+
+def moves_with_outcome(record: Plan) -> list[dict[str, Any]]:
+    """The plan's moves, each with ``outcome`` once the plan was applied (else None)."""
+    e = PlanExecution.objects.filter(plan=record).first()
+    if e is None:
+        return [{**m, "outcome": None} for m in record.moves]
+    started, flying, landed = set(e.started), set(e.in_flight), landed_of(e)
+    return [{**m, "outcome": move_outcome(i, started=started, in_flight=flying,
+                                          landed=landed).value}
+            for i, m in enumerate(record.moves)]
+
+
 def plan_summary(record: Plan) -> dict[str, Any]:
     """A plan in a list: its status, what it plans and who asked when."""
     return {**plan_status(record), "name": record.name, "engine": record.engine,
@@ -49,7 +84,7 @@ def plan_summary(record: Plan) -> dict[str, Any]:
 def plan_detail(record: Plan) -> dict[str, Any]:
     return {**plan_summary(record), "scenario": record.scenario, "options": record.options,
             "metrics": record.metrics, "before": record.before,
-            "elapsed_ms": record.elapsed_ms}
+            "elapsed_ms": record.elapsed_ms, "execution": plan_execution(record)}
 
 
 def grid_detail(record: PlanGrid) -> dict[str, Any]:

@@ -23,8 +23,9 @@ from planner.core.jobs import GridState, PlanState
 from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
 from planner import execution
 from planner.forms import GridForm, PlanApplyForm, PlanForm
-from planner.models import Plan, PlanExecution, PlanGrid
-from planner.selectors import fluvio_zip, kafka_json, moves_csv, moves_filtered, plan_status
+from planner.models import Plan, PlanGrid
+from planner.selectors import (fluvio_zip, kafka_json, moves_csv, moves_filtered,
+                               moves_with_outcome, plan_execution, plan_status)
 from planner.services import (grid_cancel, grid_request, plan_document, plan_request,
                               scenario_from_input)
 
@@ -42,8 +43,8 @@ def workbench(request: HttpRequest, plan_form: PlanForm | None = None,
     return render(request, "planner/workbench.html", {
         "plan_form": plan_form or PlanForm(racks=_racks()),
         "grid_form": grid_form or GridForm(),
-        "plans": paginate(request, Plan.objects.defer("moves", "target", "current", "before"),
-                          20),
+        "plans": paginate(request, Plan.objects.defer("moves", "target", "current", "before")
+                          .select_related("execution"), 20),
         "grids": PlanGrid.objects.defer("rows")[:10],
         "spu_count": Spu.objects.count()}, status=status)
 
@@ -83,12 +84,17 @@ def plan_detail(request: HttpRequest, plan_id: int,
                 apply_form: PlanApplyForm | None = None) -> HttpResponse:
     record = get_object_or_404(Plan, pk=plan_id)
     status = plan_status(record)
-    applied = PlanExecution.objects.filter(plan=record).exists()
+    record_of_apply = plan_execution(record)
     context: dict[str, Any] = {"plan": record, "status": status,
                                "computing": record.state == PlanState.COMPUTING,
                                "computed": bool(record.target), "job_kind": "plan",
-                               "applied": applied, "apply_form": apply_form or PlanApplyForm(),
-                               "moving": status["state"] in ("running", "paused")}
+                               "applied": record_of_apply is not None,
+                               "execution": record_of_apply,
+                               "apply_form": apply_form or PlanApplyForm(),
+                               "moving": status["state"] in ("running", "paused"),
+                               # A cancelled plan still rolls its moves in flight back.
+                               "unfinished": record_of_apply is not None
+                               and record_of_apply["finished_at"] is None}
     if context["computed"]:
         context.update(_plan_results(request, record))
     return render(request, "planner/plan.html", context,
@@ -99,7 +105,7 @@ def _plan_results(request: HttpRequest, record: Plan) -> dict[str, Any]:
     topic = request.GET.get("topic", "")
     spu = request.GET.get("spu", "")
     spu_id = int(spu) if spu.isdigit() else None
-    moves = moves_filtered(record.moves, topic, spu_id)
+    moves = moves_filtered(moves_with_outcome(record), topic, spu_id)
     return {"metric_rows": _metric_rows(record), "movement": _movement(record),
             "panels": _panels(record), "plotly_config": PLOTLY_CONFIG,
             "moves": paginate(request, moves, MOVES_PER_PAGE), "query": query_without_page(request),

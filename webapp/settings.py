@@ -204,7 +204,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PlanStateEnum": "planner.api.serializers.PLAN_STATES",
-                            "GridStateEnum": "planner.api.serializers.GRID_STATES"},
+                            "GridStateEnum": "planner.api.serializers.GRID_STATES",
+                            "ExecutionStateEnum": "planner.api.serializers.EXECUTION_STATES",
+                            "MoveOutcomeEnum": "planner.api.serializers.MOVE_OUTCOMES"},
 }
 
 # Operators' integrations (cluster/metrics/): /metrics needs this bearer token; empty = loopback only.

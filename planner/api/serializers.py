@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from planner.core.execution import ExecutionState
 from planner.core.jobs import EngineChoice, GridState, PlanState
+from planner.core.spu_progress import MoveOutcome
 from planner.services import MAX_GRID_SCENARIOS
 
 MAX_ITEMS = 1000
@@ -11,6 +13,8 @@ SPU_ID = {"min_value": 0, "max_value": 2**31 - 1}
 # Named in SPECTACULAR_SETTINGS so the schema calls the two state enums by name.
 PLAN_STATES = [s.value for s in PlanState]
 GRID_STATES = [s.value for s in GridState]
+EXECUTION_STATES = [s.value for s in ExecutionState if s is not ExecutionState.PENDING]
+MOVE_OUTCOMES = [o.value for o in MoveOutcome]
 
 
 def _texts(help_text: str) -> serializers.ListField:
@@ -90,6 +94,10 @@ class MoveSerializer(serializers.Serializer):
     added = serializers.ListField(child=serializers.IntegerField())
     removed = serializers.ListField(child=serializers.IntegerField())
     leader_change = serializers.BooleanField()
+    outcome = serializers.ChoiceField(choices=MOVE_OUTCOMES, allow_null=True,
+                                      help_text="once the plan is applied: waiting, in flight, "
+                                                "done, or failed (rolled back or could not "
+                                                "start); null before")
 
 
 class MovesPageSerializer(serializers.Serializer):
@@ -99,12 +107,43 @@ class MovesPageSerializer(serializers.Serializer):
     results = MoveSerializer(many=True)
 
 
+class SpuProgressSerializer(serializers.Serializer):
+    """One SPU the plan adds replicas to (in) or drops them from (out)."""
+    spu = serializers.IntegerField()
+    moves_in_done = serializers.IntegerField()
+    moves_in_total = serializers.IntegerField()
+    moves_out_done = serializers.IntegerField()
+    moves_out_total = serializers.IntegerField()
+    moves_in_flight = serializers.IntegerField()
+    bytes_moved = serializers.IntegerField(help_text="bytes copied onto this SPU")
+
+
+class ExecutionSerializer(serializers.Serializer):
+    """The applied plan's record; also the payload of ``plan.progress`` on ws/plans/<id>/."""
+    state = serializers.ChoiceField(choices=EXECUTION_STATES)
+    applied_by = serializers.CharField(allow_blank=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    duration_s = serializers.FloatField(allow_null=True,
+                                        help_text="start to finish, or to now while it runs")
+    moves_total = serializers.IntegerField()
+    moves_done = serializers.IntegerField()
+    moves_failed = serializers.IntegerField()
+    moves_in_flight = serializers.IntegerField()
+    bytes_moved = serializers.IntegerField()
+    max_moves_per_spu = serializers.IntegerField()
+    max_moves = serializers.IntegerField()
+    reason = serializers.CharField(allow_blank=True)
+    per_spu = SpuProgressSerializer(many=True)
+
+
 class PlanDetailSerializer(PlanSummarySerializer):
     scenario = serializers.DictField()
     options = serializers.DictField()
     metrics = serializers.DictField(help_text="planner/core/metrics.py defines every key")
     before = serializers.DictField(help_text="the layout metrics before the plan")
     elapsed_ms = serializers.IntegerField()
+    execution = ExecutionSerializer(allow_null=True, help_text="null until the plan is applied")
     moves = MovesPageSerializer()
 
 

@@ -19,7 +19,8 @@ from planner.api import serializers as s
 from planner.core.jobs import PlanState
 from planner.execution import plan_stop
 from planner.models import Plan, PlanGrid
-from planner.selectors import grid_detail, moves_filtered, plan_detail, plan_summary
+from planner.selectors import (grid_detail, moves_filtered, moves_with_outcome, plan_detail,
+                               plan_summary)
 from planner.services import grid_cancel, grid_request, plan_request, scenario_from_input
 
 NOT_FOUND = {**READ_ERRORS, 404: ERRORS[404]}
@@ -76,7 +77,7 @@ class PlanDetailView(ApiView):
     def get(self, request: Request, plan_id: int) -> Response:
         record = get_object_or_404(Plan, pk=plan_id)
         data = self.validated(s.MoveFilterSerializer, request.query_params)
-        moves = moves_filtered(record.moves, data["topic"], data.get("spu"))
+        moves = moves_filtered(moves_with_outcome(record), data["topic"], data.get("spu"))
         page = self.paginator.paginate_queryset(moves, request, view=self)
         body = self.paginator.get_paginated_response(page).data
         return Response({**plan_detail(record), "moves": body})

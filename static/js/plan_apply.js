@@ -1,30 +1,90 @@
-// A plan being carried out: follow its status from the JSON API once a second and patch the
-// Apply card in place (no page refetch); reload once when it ends so the buttons match.
+// A plan being carried out: its progress arrives over ws/plans/<id>/ as `plan.progress`
+// messages (the whole record, at most ~10 a second) and patches the Apply card in place.
+// The JSON API is read once when the socket opens, after it drops and when a sequence
+// number is skipped; never on a timer while the socket is up. The page reloads when the
+// state changes, so the buttons match it, and when the plan ends (a cancelled plan ends
+// once its moves in flight are rolled back), so the moves' outcomes are final.
 (function () {
   "use strict";
   const card = document.getElementById("apply");
   if (!card || !card.dataset.planApi) return;
   const progress = document.getElementById("apply-progress");
+  const SPU_FIELDS = ["moves_in_done", "moves_in_total", "moves_out_done", "moves_out_total",
+                      "moves_in_flight", "bytes_moved"];
+  let lastSeq = null, delay = 1000, reloading = false;
+  window.planApply = {messages: 0, reads: 0, open: false};
 
-  function show(status) {
-    card.querySelectorAll("[data-field]").forEach((el) => {
-      const value = status[el.dataset.field];
-      el.textContent = value === null || value === undefined || value === "" ? "–" : value;
+  function text(value) {
+    return value === null || value === undefined || value === "" ? "–" : String(value);
+  }
+
+  function showSpus(rows) {
+    const body = document.querySelector("#apply-spus tbody");
+    if (!body || !Array.isArray(rows)) return;
+    rows.forEach((row) => {
+      const tr = body.querySelector('tr[data-spu="' + row.spu + '"]');
+      if (!tr) return;  // the plan's SPUs never change; the page rendered every row
+      SPU_FIELDS.forEach((name) => {
+        const cell = tr.querySelector('[data-field="' + name + '"]');
+        if (cell) cell.textContent = text(row[name]);
+      });
     });
-    if (progress) { progress.max = Math.max(status.moves_total, 1); progress.value = status.moves_done; }
   }
 
-  async function poll() {
-    try {
-      const response = await fetch(card.dataset.planApi, {headers: {Accept: "application/json"}, credentials: "same-origin"});
-      if (response.ok) {
-        const status = await response.json();
-        show(status);
-        if (!["running", "paused"].includes(status.state)) { window.location.reload(); return; }
-        if (status.state !== card.dataset.state) { window.location.reload(); return; }
-      }
-    } catch (e) { /* a missed poll is retried at the next one */ }
-    setTimeout(poll, 1000);
+  function show(record) {
+    if (!record || !record.state) return;
+    card.querySelectorAll(":scope > dl [data-field], :scope > p[data-field]").forEach((el) => {
+      if (el.dataset.field in record) el.textContent = text(record[el.dataset.field]);
+    });
+    if (progress) { progress.max = Math.max(record.moves_total, 1); progress.value = record.moves_done; }
+    showSpus(record.per_spu);
+    const ended = record.finished_at && !card.dataset.finished;
+    if ((record.state !== card.dataset.state || ended) && !reloading) {
+      reloading = true;
+      window.location.reload();
+    }
   }
-  setTimeout(poll, 1000);
+
+  async function read() {
+    // One read of the plan: what the socket may have missed while it was down or skipped.
+    window.planApply.reads += 1;
+    const heard = window.planApply.messages;
+    try {
+      const response = await fetch(card.dataset.planApi + "?limit=1",
+        {headers: {Accept: "application/json"}, credentials: "same-origin"});
+      if (response.ok) {
+        const body = await response.json();
+        // A message that arrived meanwhile is newer than this answer.
+        if (window.planApply.messages === heard) show(body.execution || body);
+      }
+    } catch (e) { /* the next reconnect reads again */ }
+  }
+
+  function onMessage(event) {
+    const message = JSON.parse(event.data);
+    if (message.type !== "plan.progress") return;
+    window.planApply.messages += 1;
+    if (lastSeq !== null && message.seq <= lastSeq) return;  // older than what is shown
+    const skipped = lastSeq !== null && message.seq > lastSeq + 1;
+    lastSeq = message.seq;
+    show(message);
+    if (skipped) read();
+  }
+
+  function connect() {
+    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    const socket = new WebSocket(scheme + window.location.host + "/ws/plans/" + card.dataset.planId + "/");
+    socket.onopen = () => { delay = 1000; window.planApply.open = true; lastSeq = null; read(); };
+    socket.onmessage = onMessage;
+    socket.onclose = (event) => {
+      window.planApply.open = false;
+      if (event.code === 4401 || event.code === 4403) return;
+      read();
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 4000);
+    };
+  }
+
+  if ("WebSocket" in window) connect();
+  else setInterval(read, 2000);
 })();

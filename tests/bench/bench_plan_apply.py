@@ -8,8 +8,10 @@ per SPU, 50 in total) through the real path: ``plan_apply``, then replication
 ticks in this process, each running the executor (as a worker's beat would).
 Prints wall time, moves/s and the tick rate while it runs; asserts nothing
 about time. Uses a throwaway SQLite database and a private Redis (a shared one
-may be flushed by another benchmark mid-run, which loses the hot state). Run:
-    .venv/bin/python tests/bench/bench_plan_apply.py [--partitions 10000] [--moves 1000]
+may be flushed by another benchmark mid-run, which loses the hot state).
+``--live`` turns live updates on (channel layer on that Redis) and also prints
+how many plan.progress messages the plan's page was offered and sent. Run:
+    .venv/bin/python tests/bench/bench_plan_apply.py [--partitions 10000] [--moves 1000] [--live]
 """
 from __future__ import annotations
 
@@ -107,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=10_000)
     ap.add_argument("--moves", type=int, default=1_000)
     ap.add_argument("--max-ticks", type=int, default=2_000)
+    ap.add_argument("--live", action="store_true", help="live updates on (plan.progress)")
     args = ap.parse_args(argv)
     workdir = setup_throwaway_django()
     from django.conf import settings
@@ -116,6 +119,12 @@ def main(argv: list[str] | None = None) -> None:
     from webapp.redis_server import start_private_redis
 
     proc, settings.REDIS_URL = start_private_redis(workdir / "redis")
+    if args.live:
+        settings.LIVE_UPDATES = True
+        settings.CHANNEL_LAYERS = {"default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": settings.REDIS_URL,
+                                  **settings.CHANNEL_LAYER_HOST}]}}}
     try:
         bench(args)
     finally:
@@ -141,6 +150,7 @@ def bench(args: argparse.Namespace) -> None:
           f"plan of {args.moves} moves, throttle {settings_caps()}")
     rate("tick before the plan", idle)
     spent = time_the_executor()
+    counts = count_progress()
     wall, ticks = run_plan(plan_id, now, args.max_ticks)
     status = plan_status(plan_id=plan_id)
     print(f"plan {status['state']}: {status['moves_done']}/{status['moves_total']} moves "
@@ -152,6 +162,48 @@ def bench(args: argparse.Namespace) -> None:
     rate("tick while the plan runs", ticks)
     print(f"executor step inside the tick: median {statistics.median(spent):.1f} ms, "
           f"max {max(spent):.1f} ms")
+    if settings_live():
+        from planner.live import apply_progress_idle
+        deadline = time.monotonic() + 5
+        while not apply_progress_idle() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        print(f"plan.progress: {counts['offered']} offered by the executor, {counts['sent']} "
+              f"sent to the plan's page over {wall:.1f} s (coalesced to one per 100 ms at most); "
+              f"building one message: median {statistics.median(counts['build_ms'] or [0]):.1f}"
+              f" ms off the tick's thread")
+
+
+def settings_live() -> bool:
+    from django.conf import settings
+
+    return settings.LIVE_UPDATES
+
+
+def count_progress() -> dict:
+    """Count offers and sends of plan.progress, and time each message's build."""
+    from planner import live
+
+    counts: dict = {"offered": 0, "sent": 0, "build_ms": []}
+    offer, send = live._progress.offer, live._progress.send
+
+    def counted_offer(group, build):
+        if not group.startswith("plan-"):
+            return offer(group, build)  # the cluster group's counts, cheap to build
+        counts["offered"] += 1
+
+        def timed_build():
+            ms, payload = timed(build)
+            counts["build_ms"].append(ms)
+            return payload
+        offer(group, timed_build)
+
+    def counted_send(group, payload):
+        counts["sent"] += group.startswith("plan-")
+        send(group, payload)
+
+    live._progress.offer, live._progress.send = counted_offer, counted_send
+    return counts
 
 
 def settings_caps() -> str:

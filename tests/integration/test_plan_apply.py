@@ -183,15 +183,24 @@ def test_draining_an_unknown_spu_exits_2(redis_url):
 
 def test_progress_is_announced_to_the_cluster_group_as_plan_progress(scale_out, settings,
                                                                       monkeypatch):
-    import planner.execution
+    import time
+
+    from planner import live
 
     sent: list[tuple[str, dict]] = []
-    monkeypatch.setattr(planner.execution, "send", lambda group, p: sent.append((group, p)))
+    monkeypatch.setattr(live._progress, "send", lambda group, p: sent.append((group, p)))
     settings.LIVE_UPDATES = True
     quiet("plan", "apply", str(scale_out["id"]), "--wait")
-    assert sent and {g for g, _ in sent} == {"cluster"}
+    on_cluster = lambda: [p for g, p in sent if g == "cluster"]  # noqa: E731
+    deadline = time.monotonic() + 10  # sent off the tick's thread, a window apart
+    while not (on_cluster() and on_cluster()[-1]["state"] == "done") \
+            and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert {g for g, _ in sent} == {"cluster", f"plan-{scale_out['id']}"}
     assert {p["type"] for _, p in sent} == {"plan.progress"}
-    last = sent[-1][1]
+    last = on_cluster()[-1]
+    assert set(last) == {"type", "plan", "state", "moves_total", "moves_done",
+                         "moves_in_flight"}
     assert (last["plan"], last["state"], last["moves_in_flight"]) == (scale_out["id"], "done", 0)
     assert last["moves_done"] == last["moves_total"] == len(scale_out["moves"])
 
