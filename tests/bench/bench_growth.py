@@ -34,13 +34,17 @@ def tick(now: int) -> float:
 
 
 def grow_to(leo: int, values: int) -> None:
+    from django.conf import settings
+
     from cluster.adapters import hot_state
     from cluster.services.records import records_produce
 
     current = hot_state.load().state.replica_sets[("grow", 0)]
-    missing = leo - len(current.replica[current.leader].log) - values
-    if missing > 0:
-        records_produce(topic="grow", acks=1, count=missing)
+    missing = leo - current.replica[current.leader].leo - values
+    while missing > 0:  # one request may carry PRODUCE_MAX_RECORDS at most
+        count = min(missing, settings.PRODUCE_MAX_RECORDS)
+        records_produce(topic="grow", acks=1, count=count)
+        missing -= count
     for start in range(0, values, 1000):
         batch = [f"v{n}" for n in range(start, min(values, start + 1000))]
         records_produce(topic="grow", acks=1, values=batch)

@@ -256,8 +256,9 @@ class _Run:
                 raise InvariantViolation(f"{rs.key} still {rs.resolution.value} after heal")
             if rs.move is not None:
                 raise InvariantViolation(f"{rs.key} move {rs.move} still in flight after heal")
-            log = rs.replica[rs.leader].log
-            if rs.hw != len(log) or any(r.log != log for r in rs.replica.values()):
+            lead = rs.replica[rs.leader]
+            if rs.hw != lead.leo or any((r.start, r.log) != (lead.start, lead.log)
+                                        for r in rs.replica.values()):
                 raise InvariantViolation(f"{rs.key} replicas did not converge after heal")
 
 

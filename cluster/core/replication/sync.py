@@ -28,21 +28,28 @@ from .state import ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
 _ONLINE = Resolution.ONLINE
 
 
-def common_prefix(a: list[int], b: list[int], start: int = 0) -> int:
-    """Length of the longest shared prefix, trusting a[:start] == b[:start]."""
-    n = min(len(a), len(b))
-    i = min(start, n)
-    while i < n and a[i] == b[i]:
+def common_prefix(a: Replica, b: Replica, start: int = 0) -> int:
+    """Length of the longest shared prefix, trusting offsets below ``start`` to agree.
+
+    Offsets compacted on both replicas agree; one compacted on one side only
+    does not (a record id is never COMPACTED).
+    """
+    n = min(a.leo, b.leo)
+    i = max(min(start, n), min(a.start, b.start, n))
+    if i < max(a.start, b.start):
+        return i
+    alog, blog, ao, bo = a.log, b.log, a.start, b.start
+    while i < n and alog[i - ao] == blog[i - bo]:
         i += 1
     return i
 
 
 def truncate(rs: ReplicaSet, spu: int, to: int, reason: str) -> list[Action]:
     r = rs.replica[spu]
-    old = len(r.log)
+    old = r.leo
     if to >= old:
         return []
-    del r.log[to:]
+    r.truncate(to)
     r.hw = min(r.hw, to)
     return [ReplicaTruncated(rs.topic, rs.partition, spu, old, to, reason)]
 
@@ -55,28 +62,27 @@ def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
     search starts there.
     """
     f, leader = rs.replica[spu], rs.replica[rs.leader]
-    keep = common_prefix(f.log, leader.log, f.hw)
+    keep = common_prefix(f, leader, f.hw)
     return truncate(rs, spu, keep, f"diverged from leader {rs.leader}")
 
 
-def _pull(r: Replica, llog: list[int], leo: int,
+def _pull(r: Replica, leader: Replica, leo: int,
           max_records: int | None) -> tuple[int, int] | None:
     """Append the missing records; return (old LEO, kept) if a stale tail was cut first."""
-    n = len(r.log)
+    n = r.leo
     cut = None
-    if n and (n > leo or r.log[n - 1] != llog[n - 1]):
+    if n and (n > leo or r.at(n - 1) != leader.at(n - 1)):
         # Cheap per-fetch epoch check; only a stale log pays for the full scan.
-        del r.log[common_prefix(r.log, llog, r.hw):]
-        cut, n = (n, len(r.log)), len(r.log)
+        r.truncate(common_prefix(r, leader, r.hw))
+        cut, n = (n, r.leo), r.leo
     if n < leo:
-        end = leo if max_records is None else min(leo, n + max_records)
-        r.log.extend(llog[n:end])
+        r.copy_from(leader, leo if max_records is None else min(leo, n + max_records))
     return cut
 
 
 def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfig,
              now_ms: int | None) -> bool:
-    lag = 0 if leo is None else leo - len(r.log)
+    lag = 0 if leo is None else leo - r.leo
     if now_ms is not None and (lag == 0 or r.caught_up_ms is None):
         r.caught_up_ms = now_ms
     if lag > cfg.max_lag:
@@ -84,7 +90,7 @@ def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfi
     if (cfg.lag_time_max_ms is not None and now_ms is not None and lag > 0
             and now_ms - r.caught_up_ms > cfg.lag_time_max_ms):
         return False
-    return was_in or len(r.log) >= hw
+    return was_in or r.leo >= hw
 
 
 def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int | None,
@@ -112,7 +118,7 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     changed = lrs != rs.lrs
     rs.lrs = lrs
     actions: list[Action] = []
-    hw = min(len(rs.replica[s].log) for s in lrs)
+    hw = min(rs.replica[s].leo for s in lrs)
     # HW may only advance: a late report from a removed follower must not pull it back.
     if hw > rs.hw:
         rs.hw = hw
@@ -140,9 +146,9 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
     r = rs.replica[spu]
-    actions = _cut_report(rs, r, _pull(r, leader.log, len(leader.log), max_records))
-    actions += leader_update(state, rs, now_ms, fetched_leo=len(leader.log))
-    r.hw = min(rs.hw, len(r.log))
+    actions = _cut_report(rs, r, _pull(r, leader, leader.leo, max_records))
+    actions += leader_update(state, rs, now_ms, fetched_leo=leader.leo)
+    r.hw = min(rs.hw, r.leo)
     return actions
 
 
@@ -161,14 +167,14 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
-        llog = rs.replica[leader].log
-        leo = len(llog)
+        lead = rs.replica[leader]
+        leo, last = lead.leo, lead.last()
         live = [rs.replica[s] for s in rs.replicas
                 if s != leader and spus[s] and s not in stopped]
         for r in live:
             conns.add((r.spu, leader))
-            if len(r.log) != leo or (leo and r.log[-1] != llog[-1]):
-                cut = _pull(r, llog, leo, max_records)
+            if r.leo != leo or r.last() != last:
+                cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
         out = leader_update(state, rs, now_ms, fetched_leo=leo)
@@ -176,5 +182,6 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             actions += out
         hw = rs.hw
         for r in live:
-            r.hw = hw if len(r.log) >= hw else len(r.log)
+            rleo = r.leo
+            r.hw = hw if rleo >= hw else rleo
     return actions
