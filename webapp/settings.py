@@ -9,6 +9,7 @@ import dj_database_url
 
 from webapp.env import env_bool, env_choice, env_float, env_int, env_str, env_url
 from webapp.logconfig import FORMATS, logging_config
+from webapp.queues import queue_setting
 from webapp.redis_server import private_redis_url
 from webapp.secret import load_or_create_secret
 
@@ -138,6 +139,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": REDIS_SOCKET_TIMEOUT_S,
                                    "health_check_interval": REDIS_HEALTH_CHECK_S}
 CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_S
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_CONNECT_TIMEOUT_S
+# Its own queue per installation (webapp/queues.py): a worker of another installation on
+# the same Redis database never takes this one's tasks. Web, worker, beat and commands
+# read the same settings, so they agree; CELERY_QUEUE names it explicitly.
+CELERY_TASK_DEFAULT_QUEUE = queue_setting(env_str("CELERY_QUEUE", ""), DATABASES["default"])
+# `celery inspect` and other broadcasts reach this installation's workers only.
+CELERY_CONTROL_EXCHANGE = f"{CELERY_TASK_DEFAULT_QUEUE}.control"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

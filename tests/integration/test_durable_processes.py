@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
-from tests.stack import Acked, ProducerReport, Stack, lost_records, produce_until
+from tests.stack import ROOT, Acked, ProducerReport, Stack, lost_records, produce_until
 
 pytestmark = [pytest.mark.redis]
 TOPIC = "durable"
@@ -88,6 +90,19 @@ def pause_when_locked(stack: Stack, seconds: float) -> None:
     time.sleep(seconds)
     os.killpg(worker.pid, signal.SIGCONT)
     time.sleep(4)
+
+
+def test_the_worker_run_starts_consumes_this_installations_own_queue(stack):
+    code = "from webapp.celery import app; print(app.conf.task_default_queue)"
+    queue = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=stack.env(), text=True,
+                           capture_output=True, timeout=60, check=True).stdout.strip()
+    asked = subprocess.run([sys.executable, "-m", "celery", "-A", "webapp", "inspect",
+                            "active_queues", "--json", "--timeout", "10"], cwd=ROOT,
+                           env=stack.env(), text=True, capture_output=True, timeout=90)
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    replies = json.loads(asked.stdout.strip().splitlines()[-1])
+    assert queue.startswith("control-room-") and len(replies) == 1, (queue, replies)
+    assert [q["name"] for q in next(iter(replies.values()))] == [queue]
 
 
 def test_a_worker_paused_past_its_lease_loses_nothing_and_hw_never_goes_back(stack):
