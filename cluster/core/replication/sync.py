@@ -23,7 +23,7 @@ from __future__ import annotations
 from .acks import settle_acks
 from .connections import connect
 from .events import Action, LrsChanged, ReplicaTruncated
-from .state import ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
+from .state import COMPACTED, ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
 
 _ONLINE = Resolution.ONLINE
 
@@ -69,20 +69,29 @@ def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
 def _pull(r: Replica, leader: Replica, leo: int,
           max_records: int | None) -> tuple[int, int] | None:
     """Append the missing records; return (old LEO, kept) if a stale tail was cut first."""
-    n = r.leo
+    # Replica.leo/last/at/copy_from spelled out for the usual case: this runs per fetch.
+    log, first = r.log, leader.start
+    n = r.start + len(log)
     cut = None
-    if n and (n > leo or r.at(n - 1) != leader.at(n - 1)):
+    if n and (n > leo or (log[-1] if log else r.last()) != (
+            leader.log[n - 1 - first] if n > first else COMPACTED)):
         # Cheap per-fetch epoch check; only a stale log pays for the full scan.
         r.truncate(common_prefix(r, leader, r.hw))
         cut, n = (n, r.leo), r.leo
     if n < leo:
-        r.copy_from(leader, leo if max_records is None else min(leo, n + max_records))
+        end = leo if max_records is None else min(leo, n + max_records)
+        if n >= first:
+            r.log.extend(leader.log[n - first:end - first])
+        else:
+            r.copy_from(leader, end)
     return cut
 
 
 def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfig,
              now_ms: int | None) -> bool:
-    lag = 0 if leo is None else leo - r.leo
+    # start + len(log) is r.leo, spelled out: this runs per follower and step.
+    held = r.start + len(r.log)
+    lag = 0 if leo is None else leo - held
     if now_ms is not None and (lag == 0 or r.caught_up_ms is None):
         r.caught_up_ms = now_ms
     if lag > cfg.max_lag:
@@ -90,7 +99,7 @@ def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfi
     if (cfg.lag_time_max_ms is not None and now_ms is not None and lag > 0
             and now_ms - r.caught_up_ms > cfg.lag_time_max_ms):
         return False
-    return was_in or r.leo >= hw
+    return was_in or held >= hw
 
 
 def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int | None,
@@ -118,7 +127,8 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     changed = lrs != rs.lrs
     rs.lrs = lrs
     actions: list[Action] = []
-    hw = min(rs.replica[s].leo for s in lrs)
+    rep = rs.replica
+    hw = min([rep[s].start + len(rep[s].log) for s in lrs])
     # HW may only advance: a late report from a removed follower must not pull it back.
     if hw > rs.hw:
         rs.hw = hw
@@ -168,12 +178,15 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
         lead = rs.replica[leader]
-        leo, last = lead.leo, lead.last()
+        llog = lead.log
+        leo, last = lead.start + len(llog), llog[-1] if llog else lead.last()
         live = [rs.replica[s] for s in rs.replicas
                 if s != leader and spus[s] and s not in stopped]
         for r in live:
             conns.add((r.spu, leader))
-            if r.leo != leo or r.last() != last:
+            # r.leo and r.last() spelled out: the common case is a caught-up follower.
+            log = r.log
+            if r.start + len(log) != leo or (log[-1] if log else r.last()) != last:
                 cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
@@ -182,6 +195,6 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             actions += out
         hw = rs.hw
         for r in live:
-            rleo = r.leo
+            rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
     return actions
