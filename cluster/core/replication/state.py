@@ -2,9 +2,10 @@
 
 Offset convention (the one the seeds use): offsets start at 0 and a replica's
 LEO is the *next* offset it will write. LEO 4 means records 0..3 were written;
-a replica keeps only the records from its log start on (``Replica.start``,
-below it they were compacted away, see ``compaction``). HW uses the same convention: HW 2 means
-offsets 0 and 1 are committed, so a COMMITTED consumer may read offsets < HW.
+a replica keeps only the records from its log start on (``Replica.start``;
+below it they were compacted away, see ``compaction``). HW uses the same
+convention: HW 2 means offsets 0 and 1 are committed, so a COMMITTED consumer
+may read offsets < HW.
 With that convention "HW = min LEO over the LRS" holds literally and 001's
 example (LEO 4/3/2, HW 2; follower-2 offline -> HW 3) reproduces exactly.
 
