@@ -9,6 +9,7 @@ import dj_database_url
 
 from webapp.env import env_bool, env_choice, env_float, env_int, env_str, env_url
 from webapp.logconfig import FORMATS, logging_config
+from webapp.queues import queue_setting
 from webapp.redis_server import private_redis_url
 from webapp.secret import load_or_create_secret
 
@@ -123,8 +124,27 @@ PLANNER_SPARK_PARTITIONS = env_int("PLANNER_SPARK_PARTITIONS", 200_000, minimum=
 # (the store counts records, not bytes); 1 KiB is Kafka's usual average record.
 PLANNER_BYTES_PER_RECORD = env_int("PLANNER_BYTES_PER_RECORD", 1024, minimum=1)
 
+# Every Redis client gives up on a server that stops answering (SIGSTOP, a dead host
+# behind a live TCP connection) instead of hanging: commands exit 1, the API answers 503.
+REDIS_SOCKET_TIMEOUT_S = env_float("REDIS_SOCKET_TIMEOUT_S", 5.0)
+REDIS_CONNECT_TIMEOUT_S = env_float("REDIS_CONNECT_TIMEOUT_S", 2.0)
+# An idle pooled connection is PINGed before reuse after this long, so a dead one is replaced.
+REDIS_HEALTH_CHECK_S = env_int("REDIS_HEALTH_CHECK_S", 30, minimum=0)
+
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
+# kombu blocks on BRPOP for 1 s at a time, well inside the read timeout.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": REDIS_SOCKET_TIMEOUT_S,
+                                   "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_S,
+                                   "health_check_interval": REDIS_HEALTH_CHECK_S}
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_S
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_CONNECT_TIMEOUT_S
+# Its own queue per installation (webapp/queues.py): a worker of another installation on
+# the same Redis database never takes this one's tasks. Web, worker, beat and commands
+# read the same settings, so they agree; CELERY_QUEUE names it explicitly.
+CELERY_TASK_DEFAULT_QUEUE = queue_setting(env_str("CELERY_QUEUE", ""), DATABASES["default"])
+# `celery inspect` and other broadcasts reach this installation's workers only.
+CELERY_CONTROL_EXCHANGE = f"{CELERY_TASK_DEFAULT_QUEUE}.control"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

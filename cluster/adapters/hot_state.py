@@ -9,7 +9,8 @@ database never see, let alone delete, each other's state:
 * ``sets:<topic>``: one hash per topic, field = partition index, value = the
   replica set in msgpack: a format version, then the fields. Logs are stored
   once: every replica whose log is a prefix of the leader's is stored as its
-  length, and compacted offsets as a count (``core.replication.compaction``);
+  length, and compacted offsets as a count (``core.replication.compaction``),
+  the same count the core keeps as the replica's log start;
 * ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
   its fencing tokens come from (cluster/adapters/lease.py);
 * ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
@@ -45,7 +46,7 @@ from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.core.replication import (ClusterState, Key, MovePhase, Reassignment, Replica,
                                       ReplicaSet, Resolution, cluster_from_dict,
                                       cluster_meta_to_dict, new_cluster)
-from cluster.core.replication.compaction import COMPACTED, compact, log_start, reference_log
+from cluster.core.replication.compaction import compact, reference_replica
 
 PREFIX = redis_keys.PREFIX  # live batching builds its own keys from it
 _NAMES = {"META": "meta", "LOCK": "lock", "FENCE": "fence", "KILLED": "killed",
@@ -140,34 +141,42 @@ def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
 
 # ---- encoding ---------------------------------------------------------------
 
-def _log_out(log: list[int], ref: list[int]) -> Any:
-    n = len(log)
-    if n <= len(ref) and (n == 0 or log[n - 1] == ref[n - 1]) and log == ref[:n]:
+def _log_out(r: Replica, ref: Replica) -> Any:
+    """A replica's log: its LEO when it is a prefix of ``ref``'s, else [start, records]."""
+    n = r.leo
+    if r is ref:
         return n
-    start = log_start(log)
-    return [start, log[start:]]
+    if n <= ref.start:
+        if r.start == n:  # wholly compacted up to its LEO: a prefix of anything that long
+            return n
+    elif n <= ref.leo and r.start == ref.start and (r.log[-1] == ref.log[n - ref.start - 1]
+                                                    and r.log == ref.log[:n - ref.start]):
+        return n
+    return [r.start, r.log]
 
 
-def _log_in(enc: Any, ref: list[int]) -> list[int]:
-    if isinstance(enc, int):
-        return ref[:enc]
-    start, tail = enc
-    return [COMPACTED] * start + tail if start else tail
+def _replica_in(spu: int, enc: Any, ref_start: int, ref_tail: list[int]) -> Replica:
+    """The replica a stored log stands for; only its retained records are built."""
+    if not isinstance(enc, int):
+        start, tail = enc
+        return Replica(spu, tail, start=start)
+    if enc <= ref_start:
+        return Replica(spu, [], start=enc)
+    return Replica(spu, ref_tail[:enc - ref_start], start=ref_start)
 
 
 def encode_set(rs: ReplicaSet) -> bytes:
-    ref = reference_log(rs)
-    start = log_start(ref)
-    leo = len(ref)
+    ref = reference_replica(rs)
+    leo = ref.leo
     # A caught-up follower's clock is reset at every fetch: storing it would make
     # every set "changed" at every tick. Lag time then counts from the first
     # step that sees it behind (at most one tick later than the core would).
-    replicas = [(_log_out(r.log, ref), r.hw, r.claims_leadership, r.seen_attempt,
-                 r.caught_up_ms if len(r.log) < leo else None)
+    replicas = [(_log_out(r, ref), r.hw, r.claims_leadership, r.seen_attempt,
+                 r.caught_up_ms if r.leo < leo else None)
                 for r in (rs.replica[s] for s in rs.replicas)]
     return msgpack.packb((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
                           rs.resolution.value, rs.hw, rs.epoch, rs.candidate, rs.attempt,
-                          rs.tried, rs.pending, start, ref[start:], replicas, _extras(rs)))
+                          rs.tried, rs.pending, ref.start, ref.log, replicas, _extras(rs)))
 
 
 def _extras(rs: ReplicaSet) -> dict[str, Any]:
@@ -190,9 +199,10 @@ def decode_set(data: bytes) -> ReplicaSet:
     fields = _set_fields(data)
     (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
      tried, pending, start, tail, states, extras) = fields[:17]
-    ref = [COMPACTED] * start + tail if start else tail
-    replica = {s: Replica(s, _log_in(log, ref), rhw, claims, seen, caught)
-               for s, (log, rhw, claims, seen, caught) in zip(replicas, states)}
+    replica = {}
+    for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
+        r = replica[s] = _replica_in(s, log, start, tail)
+        r.hw, r.claims_leadership, r.seen_attempt, r.caught_up_ms = rhw, claims, seen, caught
     return ReplicaSet(topic, partition, replicas, replica, leader, lrs,
                       _RESOLUTIONS[resolution], hw, epoch, candidate, attempt, tried,
                       [(o, i) for o, i in pending],
@@ -262,8 +272,8 @@ def summary(rs: ReplicaSet) -> Summary:
     leader = rs.leader
     # tuple.__new__ skips the NamedTuple's Python-level __new__: a quarter of this function.
     return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
-                                  None if leader is None else len(rep[leader].log),
-                                  tuple([(s, len(rep[s].log), rep[s].hw) for s in rs.replicas])))
+                                  None if leader is None else rep[leader].leo,
+                                  tuple([(s, rep[s].leo, rep[s].hw) for s in rs.replicas])))
 
 
 # ---- load and save ------------------------------------------------------------
@@ -378,12 +388,11 @@ def _compact(rs: ReplicaSet, retain: int) -> list[int]:
     """Compact like the core; return the record ids it released (their values go too)."""
     # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
     step = max(1, retain // 10)
-    ref = reference_log(rs)
-    start = log_start(ref)
+    ref = reference_replica(rs)
     # The core's own condition, checked here to copy the released ids before they vanish.
-    if rs.hw - retain - start < step:
+    if rs.hw - retain - ref.start < step:
         return []
-    released = ref[start:rs.hw - retain]
+    released = ref.log[:rs.hw - retain - ref.start]
     compact(rs, retain, step=step)
     return released
 
@@ -397,8 +406,7 @@ def restore_at(rs: ReplicaSet, hw: int) -> int:
     """
     missing = hw - rs.hw
     for replica in rs.replica.values():
-        replica.log = [COMPACTED] * hw
-        replica.hw = hw
+        replica.start, replica.log, replica.hw = hw, [], hw
     rs.hw, rs.pending = hw, []
     return missing
 

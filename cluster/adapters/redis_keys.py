@@ -12,13 +12,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+import kombu.exceptions
 import redis
 from django.conf import settings
 
 PREFIX = "repl:"
 _bound: ContextVar[str | None] = ContextVar("hot_state_store", default=None)
 _provider: list[Callable[[], str]] = []
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[object, ...], redis.Redis] = {}
+# What a Redis that is down or stopped answering raises: the client's errors, and
+# Celery's when a task cannot be published (kombu wraps the same timeouts).
+REDIS_DOWN = (redis.exceptions.RedisError, kombu.exceptions.OperationalError)
 
 
 def install_store_provider(provider: Callable[[], str]) -> None:
@@ -50,10 +54,20 @@ def key(name: str, namespace: str | None = None) -> str:
 
 
 def client() -> redis.Redis:
-    url = settings.REDIS_URL
-    if url not in _clients:
-        _clients[url] = redis.Redis.from_url(url)
-    return _clients[url]
+    """The shared client; an operation on a Redis that stops answering fails after
+    REDIS_SOCKET_TIMEOUT_S (redis.exceptions.TimeoutError) instead of hanging."""
+    options = {"socket_timeout": settings.REDIS_SOCKET_TIMEOUT_S,
+               "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT_S,
+               "health_check_interval": settings.REDIS_HEALTH_CHECK_S}
+    cache_key = (settings.REDIS_URL, *options.values())
+    if cache_key not in _clients:
+        _clients[cache_key] = redis.Redis.from_url(settings.REDIS_URL, **options)
+    return _clients[cache_key]
+
+
+def unreachable_reason(exc: Exception) -> str:
+    """One line naming the Redis and what went wrong (a timeout, a refused connection...)."""
+    return f"cannot reach Redis at {settings.REDIS_URL}: {exc}".splitlines()[0]
 
 
 def reachable() -> str | None:
@@ -61,5 +75,5 @@ def reachable() -> str | None:
     try:
         client().ping()
     except redis.exceptions.RedisError as exc:
-        return f"cannot reach Redis at {settings.REDIS_URL}: {exc}".splitlines()[0]
+        return unreachable_reason(exc)
     return None

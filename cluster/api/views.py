@@ -24,6 +24,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.api import serializers as s
 from cluster.api.parsers import JSONParser
 from cluster.errors import DomainError
@@ -70,8 +71,10 @@ class JsonErrors:
             # Django would answer its HTML "Bad Request (400)"; an API client reads JSON.
             return Response({"error": f"request refused: {exc}", "details": None},
                             status=status.HTTP_400_BAD_REQUEST)
-        if isinstance(exc, TimeoutError):  # the hot-state lease stayed busy, or was lost: retry
-            return Response({"error": str(exc), "details": {"retry": True}},
+        if isinstance(exc, (TimeoutError, *REDIS_DOWN)):
+            # The hot-state lease stayed busy or was lost, or Redis is down: retry later.
+            error = unreachable_reason(exc) if isinstance(exc, REDIS_DOWN) else str(exc)
+            return Response({"error": error, "details": {"retry": True}},
                             status=status.HTTP_503_SERVICE_UNAVAILABLE)
         response = super().handle_exception(exc)  # type: ignore[misc]
         response.data = _error_body(exc, response.data)

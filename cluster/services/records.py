@@ -192,8 +192,8 @@ def _committed(first_id: int, ticket: hot_state.Ticket) -> bool:
     last = ticket["base_offset"] + ticket["count"] - 1
     if rs is None or rs.leader is None or rs.hw <= last:
         return False
-    log = rs.replica[rs.leader].log
-    return last < len(log) and log[last] == first_id + ticket["count"] - 1
+    leader = rs.replica[rs.leader]
+    return last < leader.leo and leader.at(last) == first_id + ticket["count"] - 1
 
 
 def records_consume(*, topic: str, partition: int = 0, offset: int = 0,

@@ -22,7 +22,6 @@ def build() -> None:
     """One partition whose first ten million offsets were compacted, 10,000 retained."""
     from cluster.adapters import hot_state
     from cluster.adapters.settle import ensure_replicated
-    from cluster.core.replication.compaction import COMPACTED
     from cluster.services import spu_connect, spu_register, topic_create
 
     spu_register(spu_id=0)
@@ -33,7 +32,7 @@ def build() -> None:
     hot = hot_state.load()
     for name, prefix in (("shallow", 0), ("deep", DEEP)):
         rs, first = hot.state.replica_sets[(name, 0)], hot.state.next_record_id
-        rs.replica[0].log = [COMPACTED] * prefix + list(range(first, first + 10_000))
+        rs.replica[0].start, rs.replica[0].log = prefix, list(range(first, first + 10_000))
         hot.state.next_record_id = first + 10_000
         rs.hw = rs.replica[0].hw = prefix + 10_000
     hot_state.save(hot, retain=10_000)

@@ -28,8 +28,12 @@ def not_preferred() -> int:
 
 @pytest.fixture
 def beat(redis_url, tmp_path: Path):
+    from webapp.celery import app
+
+    # Beat's database settings differ from the test's: name the in-process worker's queue.
     env = {**os.environ, "REDIS_URL": redis_url, "VAR_DIR": str(tmp_path),
-           "LEADER_IMBALANCE_CHECK_INTERVAL_S": str(INTERVAL_S), "REPLICATION_TICK_S": "0.5"}
+           "LEADER_IMBALANCE_CHECK_INTERVAL_S": str(INTERVAL_S), "REPLICATION_TICK_S": "0.5",
+           "CELERY_QUEUE": app.conf.task_default_queue}
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "webapp", "beat", "-l",
                              "warning", "-s", str(tmp_path / "beat-schedule")], cwd=root,

@@ -104,7 +104,7 @@ def choose_candidate(rs: ReplicaSet, spus: dict[int, bool]) -> int | None:
     if not live:
         return None
     # min() keeps the first of equals: assignment order breaks ties.
-    return min(live, key=lambda s: -len(rs.replica[s].log))
+    return min(live, key=lambda s: -rs.replica[s].leo)
 
 
 def start_election(state: ClusterState, rs: ReplicaSet, reason: str) -> list[Action]:

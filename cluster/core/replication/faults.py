@@ -10,7 +10,9 @@ uncommitted reads, and clock advances; and reassignments to random targets
 (growing, shrinking or reordering the replica list, some asking for the
 preferred leader, some with a short timeout), cancellations, crashes of a
 moving set's SPUs, and operator unclean elections on leaderless sets (some
-topics also allow unclean election by setting). The InvariantChecker runs
+topics also allow unclean election by setting), and log compactions keeping
+0-3 committed records (drawn from a stream of their own, so every other draw
+of a seed is what it was before compaction joined). The InvariantChecker runs
 after every step. A final heal phase brings every SPU back and checks that every replica
 set comes back Online with all replicas identical and no move left in flight
 (liveness).
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Callable
 
+from .compaction import compact, reference_replica
 from .controller import handle
 from .election import spu_receive_notice
 from .events import (Action, CancelReassignment, ElectUncleanLeader, Event,
@@ -53,6 +56,7 @@ class ScheduleReport:
     moves_completed: int = 0
     rollbacks: int = 0
     unclean: int = 0
+    compactions: int = 0
 
 
 @dataclass
@@ -67,12 +71,13 @@ class FaultTotals:
     moves_completed: int = 0
     rollbacks: int = 0
     unclean: int = 0
+    compactions: int = 0
     seconds: float = 0.0
 
     def add(self, r: ScheduleReport) -> None:
         self.schedules += 1
         for name in ("steps", "produced", "acked_all", "elections", "crashes", "moves",
-                     "moves_completed", "rollbacks", "unclean"):
+                     "moves_completed", "rollbacks", "unclean", "compactions"):
             setattr(self, name, getattr(self, name) + getattr(r, name))
 
 
@@ -92,6 +97,7 @@ def random_cluster(rng: Random) -> ClusterState:
 class _Run:
     def __init__(self, seed: int, out: Callable[[str], None] | None) -> None:
         self.rng = Random(seed)
+        self.compaction = Random(seed * 7919 + 1)
         self.report = ScheduleReport(seed)
         self.out = out
         self.state = random_cluster(self.rng)
@@ -162,6 +168,18 @@ class _Run:
                 self.apply(SpuOnline(rng.choice(down)))
         else:
             self._deliveries(x, key)
+        self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        rng = self.compaction
+        if rng.random() < 0.1:
+            key, retain = rng.choice(self.keys), rng.randint(0, 3)
+            rs = self.state.replica_sets[key]
+            before = reference_replica(rs).start
+            start = compact(rs, retain)
+            self.recent.append(("compact", key, retain, start))
+            self.report.compactions += start > before  # counts those that forgot records
+            self.checker.check(self.state)
 
     def _crash(self) -> None:
         up = [s for s in self.spus if self.state.spus[s]]
@@ -256,8 +274,9 @@ class _Run:
                 raise InvariantViolation(f"{rs.key} still {rs.resolution.value} after heal")
             if rs.move is not None:
                 raise InvariantViolation(f"{rs.key} move {rs.move} still in flight after heal")
-            log = rs.replica[rs.leader].log
-            if rs.hw != len(log) or any(r.log != log for r in rs.replica.values()):
+            lead = rs.replica[rs.leader]
+            if rs.hw != lead.leo or any((r.start, r.log) != (lead.start, lead.log)
+                                        for r in rs.replica.values()):
                 raise InvariantViolation(f"{rs.key} replicas did not converge after heal")
 
 

@@ -34,7 +34,7 @@ from typing import Iterable
 
 from .events import Action, RecordsAcknowledged, UncleanLeaderElected
 from .produce import ConsumeResult
-from .state import Acks, ClusterState, Key, ReplicaSet, Resolution
+from .state import COMPACTED, Acks, ClusterState, Key, ReplicaSet, Resolution
 
 
 class InvariantViolation(AssertionError):
@@ -150,7 +150,7 @@ class InvariantChecker:
         if rs.hw > len(c):
             if rs.leader is None:
                 _fail(rs, "HW advanced without a leader")
-            c.extend(rs.replica[rs.leader].log[len(c):rs.hw])
+            c.extend(rs.replica[rs.leader].records(len(c), rs.hw))
             if len(c) != rs.hw:
                 _fail(rs, f"HW {rs.hw} is past the leader's LEO")
         if rs.leader is not None and rs.replica[rs.leader].hw != rs.hw:
@@ -162,25 +162,29 @@ class InvariantChecker:
             in_lrs = s in rs.lrs
             if not (in_lrs or state.spus[s]):
                 continue
-            log = rs.replica[s].log
-            if in_lrs and len(log) < len(c):
-                _fail(rs, f"LRS member {s} lost committed records: LEO {len(log)} < HW {len(c)}")
-            n = min(len(log), len(c))
-            if log[:n] != c[:n]:
-                at = next(i for i in range(n) if log[i] != c[i])
-                _fail(rs, f"replica {s} has record {log[at]} at committed offset {at}, "
-                          f"committed was {c[at]}")
+            r = rs.replica[s]
+            if in_lrs and r.leo < len(c):
+                _fail(rs, f"LRS member {s} lost committed records: LEO {r.leo} < HW {len(c)}")
+            # Compacted offsets were committed and are gone on purpose (retention).
+            n = min(r.leo, len(c))
+            first = min(r.start, n)
+            log = r.log[:n - first]
+            if log != c[first:n]:
+                at = next(i for i in range(len(log)) if log[i] != c[first + i])
+                _fail(rs, f"replica {s} has record {log[at]} at committed offset "
+                          f"{first + at}, committed was {c[first + at]}")
 
     def _leader_log(self, rs: ReplicaSet, t: _Track) -> None:
-        log = rs.replica[rs.leader].log
+        leader = rs.replica[rs.leader]
+        leo = leader.leo
         if rs.epoch != t.epoch:
             t.epoch = rs.epoch
             for o, rid in t.acked.items():
-                if o >= len(log) or log[o] != rid:
+                if o >= leo or (o >= leader.start and leader.at(o) != rid):
                     _fail(rs, f"acknowledged record {rid} at offset {o} lost by leader {rs.leader}")
-        elif len(log) < t.leader_leo:
-            _fail(rs, f"leader {rs.leader} truncated its log {t.leader_leo} -> {len(log)}")
-        t.leader_leo = len(log)
+        elif leo < t.leader_leo:
+            _fail(rs, f"leader {rs.leader} truncated its log {t.leader_leo} -> {leo}")
+        t.leader_leo = leo
 
     def observe(self, state: ClusterState, actions: Iterable[Action]) -> int:
         """Record acks=all acknowledgements (call after check); returns how many."""
@@ -207,5 +211,7 @@ class InvariantChecker:
         end = result.next_offset
         if end > rs.hw:
             _fail(rs, f"COMMITTED read reached offset {end - 1} past HW {rs.hw}")
-        if list(result.records) != c[result.start_offset:end]:
+        expected = c[result.start_offset:end]
+        if len(result.records) != len(expected) or any(
+                rid != COMPACTED and rid != want for rid, want in zip(result.records, expected)):
             _fail(rs, f"COMMITTED read returned uncommitted records at {result.start_offset}")

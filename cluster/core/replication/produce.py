@@ -91,9 +91,8 @@ def consume(state: ClusterState, topic: str, partition: int, offset: int = 0, *,
     """Read from the leader; COMMITTED stops at HW so nothing read can be lost later."""
     rs = state.replica_set(topic, partition)
     leader = _leader_replica(rs)
-    end = readable_end(rs.hw, len(leader.log), offset, isolation, max_records)
-    records = tuple(leader.log[offset:end]) if offset < end else ()
-    return ConsumeResult(offset, records, rs.hw, len(leader.log))
+    end = readable_end(rs.hw, leader.leo, offset, isolation, max_records)
+    return ConsumeResult(offset, tuple(leader.records(offset, end)), rs.hw, leader.leo)
 
 
 def readable_end(hw: int, leo: int, offset: int, isolation: Isolation = Isolation.COMMITTED,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from .compaction import reference_log
+from .compaction import reference_replica
 from .events import (Action, LrsChanged, MoveCompleted, MoveProgressed,
                      MoveRolledBack, MoveStarted, ReplicasChanged)
 from .leadership import transfer_leadership
@@ -235,8 +235,8 @@ def move_progress(state: ClusterState, rs: ReplicaSet) -> MoveProgress | None:
     if move is None:
         return None
     adding = move.adding
-    leo = len(reference_log(rs))
-    copied = sum(min(len(rs.replica[s].log), leo) for s in adding)
+    leo = reference_replica(rs).leo
+    copied = sum(min(rs.replica[s].leo, leo) for s in adding)
     return MoveProgress(
         rs.topic, rs.partition, _phase(state, rs, move), tuple(move.original),
         tuple(move.target), tuple(adding), tuple(move.removing),

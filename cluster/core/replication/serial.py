@@ -19,12 +19,14 @@ FORMAT_VERSION = 1
 def replica_to_dict(r: Replica) -> dict[str, Any]:
     return {"spu": r.spu, "log": list(r.log), "hw": r.hw,
             "claims_leadership": r.claims_leadership, "seen_attempt": r.seen_attempt,
-            "caught_up_ms": r.caught_up_ms}
+            "caught_up_ms": r.caught_up_ms, "start": r.start}
 
 
 def replica_from_dict(d: dict[str, Any]) -> Replica:
+    # Dicts written before log starts existed hold every offset from 0.
     return Replica(int(d["spu"]), [int(x) for x in d["log"]], int(d["hw"]),
-                   bool(d["claims_leadership"]), int(d["seen_attempt"]), d["caught_up_ms"])
+                   bool(d["claims_leadership"]), int(d["seen_attempt"]), d["caught_up_ms"],
+                   int(d.get("start", 0)))
 
 
 def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:

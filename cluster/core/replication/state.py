@@ -1,9 +1,11 @@
 """Replica and cluster state for the replication core.
 
 Offset convention (the one the seeds use): offsets start at 0 and a replica's
-LEO is the *next* offset it will write, i.e. the number of records in its log.
-LEO 4 means records 0..3 are stored. HW uses the same convention: HW 2 means
-offsets 0 and 1 are committed, so a COMMITTED consumer may read offsets < HW.
+LEO is the *next* offset it will write. LEO 4 means records 0..3 were written;
+a replica keeps only the records from its log start on (``Replica.start``;
+below it they were compacted away, see ``compaction``). HW uses the same
+convention: HW 2 means offsets 0 and 1 are committed, so a COMMITTED consumer
+may read offsets < HW.
 With that convention "HW = min LEO over the LRS" holds literally and 001's
 example (LEO 4/3/2, HW 2; follower-2 offline -> HW 3) reproduces exactly.
 
@@ -25,6 +27,8 @@ DEFAULT_MAX_LAG = 1000
 DEFAULT_MIN_LRS = 1
 DEFAULT_ELECTION_TIMEOUT_MS = 3000
 DEFAULT_MOVE_TIMEOUT_MS = 60_000
+# The record id read at an offset below a replica's log start: its record was compacted.
+COMPACTED = -1
 
 
 class ReplicationError(Exception):
@@ -125,7 +129,12 @@ class Reassignment:
 
 @dataclass(slots=True)
 class Replica:
-    """One replica's local store plus the SPU's own view of its role."""
+    """One replica's local store plus the SPU's own view of its role.
+
+    ``log`` holds the record ids at offsets ``start`` .. ``leo - 1`` only, so a
+    replica costs what it retains, not every record ever written; an offset
+    below ``start`` reads as ``COMPACTED``.
+    """
 
     spu: int
     log: list[int] = field(default_factory=list)
@@ -134,10 +143,57 @@ class Replica:
     claims_leadership: bool = False
     seen_attempt: int = 0
     caught_up_ms: int | None = None
+    start: int = 0
 
     @property
     def leo(self) -> int:
-        return len(self.log)
+        return self.start + len(self.log)
+
+    def at(self, offset: int) -> int:
+        """The record id at ``offset`` (< leo); COMPACTED below the log start."""
+        return COMPACTED if offset < self.start else self.log[offset - self.start]
+
+    def last(self) -> int | None:
+        """The record id at leo - 1 (None for an empty replica): a cheap divergence probe."""
+        if self.log:
+            return self.log[-1]
+        return COMPACTED if self.start else None
+
+    def records(self, first: int, end: int) -> list[int]:
+        """Record ids at offsets [first, end), COMPACTED for those below the log start."""
+        end = min(end, self.leo)
+        if first >= end:
+            return []
+        lost = max(0, min(end, self.start) - first)
+        return [COMPACTED] * lost + self.log[max(first, self.start) - self.start:end - self.start]
+
+    def truncate(self, to: int) -> None:
+        """Drop every record at offset >= ``to``."""
+        if to <= self.start:
+            self.start, self.log = to, []
+        else:
+            del self.log[to - self.start:]
+
+    def compact_to(self, offset: int) -> None:
+        """Forget the records below ``offset`` (at most the whole log); offsets stay."""
+        offset = min(offset, self.leo)
+        if offset > self.start:
+            del self.log[:offset - self.start]
+            self.start = offset
+
+    def copy_from(self, source: Replica, end: int) -> None:
+        """Append ``source``'s records from this replica's LEO up to ``end``.
+
+        Offsets the source has compacted are compacted here too: a replica far
+        behind jumps to the source's log start instead of holding placeholders.
+        """
+        leo = self.leo
+        if leo < source.start:
+            # Records below the source's start exist nowhere any more: nothing to keep below it.
+            self.start, self.log = min(end, source.start), []
+            leo = self.start
+        if leo < end:
+            self.log.extend(source.log[leo - source.start:end - source.start])
 
 
 @dataclass(slots=True)
@@ -165,7 +221,7 @@ class ReplicaSet:
 
     @property
     def leo(self) -> int | None:
-        return None if self.leader is None else len(self.replica[self.leader].log)
+        return None if self.leader is None else self.replica[self.leader].leo
 
     def followers(self) -> list[int]:
         return [s for s in self.replicas if s != self.leader]

@@ -30,7 +30,7 @@ def partition_summary(rs: ReplicaSet) -> PartitionSummary:
         topic=rs.topic, partition=rs.partition, leader=rs.leader,
         replicas=list(rs.replicas), lrs=list(rs.lrs), resolution=rs.resolution.value,
         hw=rs.hw, leo=rs.leo,
-        replica_status=[ReplicaStatus(spu=s, leo=len(rs.replica[s].log), hw=rs.replica[s].hw)
+        replica_status=[ReplicaStatus(spu=s, leo=rs.replica[s].leo, hw=rs.replica[s].hw)
                         for s in rs.replicas])
 
 

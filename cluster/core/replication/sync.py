@@ -23,26 +23,33 @@ from __future__ import annotations
 from .acks import settle_acks
 from .connections import connect
 from .events import Action, LrsChanged, ReplicaTruncated
-from .state import ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
+from .state import COMPACTED, ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
 
 _ONLINE = Resolution.ONLINE
 
 
-def common_prefix(a: list[int], b: list[int], start: int = 0) -> int:
-    """Length of the longest shared prefix, trusting a[:start] == b[:start]."""
-    n = min(len(a), len(b))
-    i = min(start, n)
-    while i < n and a[i] == b[i]:
+def common_prefix(a: Replica, b: Replica, start: int = 0) -> int:
+    """Length of the longest shared prefix, trusting offsets below ``start`` to agree.
+
+    Offsets compacted on both replicas agree; one compacted on one side only
+    does not (a record id is never COMPACTED).
+    """
+    n = min(a.leo, b.leo)
+    i = max(min(start, n), min(a.start, b.start, n))
+    if i < max(a.start, b.start):
+        return i
+    alog, blog, ao, bo = a.log, b.log, a.start, b.start
+    while i < n and alog[i - ao] == blog[i - bo]:
         i += 1
     return i
 
 
 def truncate(rs: ReplicaSet, spu: int, to: int, reason: str) -> list[Action]:
     r = rs.replica[spu]
-    old = len(r.log)
+    old = r.leo
     if to >= old:
         return []
-    del r.log[to:]
+    r.truncate(to)
     r.hw = min(r.hw, to)
     return [ReplicaTruncated(rs.topic, rs.partition, spu, old, to, reason)]
 
@@ -55,28 +62,36 @@ def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
     search starts there.
     """
     f, leader = rs.replica[spu], rs.replica[rs.leader]
-    keep = common_prefix(f.log, leader.log, f.hw)
+    keep = common_prefix(f, leader, f.hw)
     return truncate(rs, spu, keep, f"diverged from leader {rs.leader}")
 
 
-def _pull(r: Replica, llog: list[int], leo: int,
+def _pull(r: Replica, leader: Replica, leo: int,
           max_records: int | None) -> tuple[int, int] | None:
     """Append the missing records; return (old LEO, kept) if a stale tail was cut first."""
-    n = len(r.log)
+    # Replica.leo/last/at/copy_from spelled out for the usual case: this runs per fetch.
+    log, first = r.log, leader.start
+    n = r.start + len(log)
     cut = None
-    if n and (n > leo or r.log[n - 1] != llog[n - 1]):
+    if n and (n > leo or (log[-1] if log else r.last()) != (
+            leader.log[n - 1 - first] if n > first else COMPACTED)):
         # Cheap per-fetch epoch check; only a stale log pays for the full scan.
-        del r.log[common_prefix(r.log, llog, r.hw):]
-        cut, n = (n, len(r.log)), len(r.log)
+        r.truncate(common_prefix(r, leader, r.hw))
+        cut, n = (n, r.leo), r.leo
     if n < leo:
         end = leo if max_records is None else min(leo, n + max_records)
-        r.log.extend(llog[n:end])
+        if n >= first:
+            r.log.extend(leader.log[n - first:end - first])
+        else:
+            r.copy_from(leader, end)
     return cut
 
 
 def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfig,
              now_ms: int | None) -> bool:
-    lag = 0 if leo is None else leo - len(r.log)
+    # start + len(log) is r.leo, spelled out: this runs per follower and step.
+    held = r.start + len(r.log)
+    lag = 0 if leo is None else leo - held
     if now_ms is not None and (lag == 0 or r.caught_up_ms is None):
         r.caught_up_ms = now_ms
     if lag > cfg.max_lag:
@@ -84,7 +99,7 @@ def _in_sync(r: Replica, was_in: bool, leo: int | None, hw: int, cfg: TopicConfi
     if (cfg.lag_time_max_ms is not None and now_ms is not None and lag > 0
             and now_ms - r.caught_up_ms > cfg.lag_time_max_ms):
         return False
-    return was_in or len(r.log) >= hw
+    return was_in or held >= hw
 
 
 def _next_lrs(state: ClusterState, rs: ReplicaSet, cfg: TopicConfig, leo: int | None,
@@ -112,7 +127,8 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     changed = lrs != rs.lrs
     rs.lrs = lrs
     actions: list[Action] = []
-    hw = min(len(rs.replica[s].log) for s in lrs)
+    rep = rs.replica
+    hw = min([rep[s].start + len(rep[s].log) for s in lrs])
     # HW may only advance: a late report from a removed follower must not pull it back.
     if hw > rs.hw:
         rs.hw = hw
@@ -140,9 +156,9 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
     r = rs.replica[spu]
-    actions = _cut_report(rs, r, _pull(r, leader.log, len(leader.log), max_records))
-    actions += leader_update(state, rs, now_ms, fetched_leo=len(leader.log))
-    r.hw = min(rs.hw, len(r.log))
+    actions = _cut_report(rs, r, _pull(r, leader, leader.leo, max_records))
+    actions += leader_update(state, rs, now_ms, fetched_leo=leader.leo)
+    r.hw = min(rs.hw, r.leo)
     return actions
 
 
@@ -161,14 +177,17 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
-        llog = rs.replica[leader].log
-        leo = len(llog)
+        lead = rs.replica[leader]
+        llog = lead.log
+        leo, last = lead.start + len(llog), llog[-1] if llog else lead.last()
         live = [rs.replica[s] for s in rs.replicas
                 if s != leader and spus[s] and s not in stopped]
         for r in live:
             conns.add((r.spu, leader))
-            if len(r.log) != leo or (leo and r.log[-1] != llog[-1]):
-                cut = _pull(r, llog, leo, max_records)
+            # r.leo and r.last() spelled out: the common case is a caught-up follower.
+            log = r.log
+            if r.start + len(log) != leo or (log[-1] if log else r.last()) != last:
+                cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
         out = leader_update(state, rs, now_ms, fetched_leo=leo)
@@ -176,5 +195,6 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             actions += out
         hw = rs.hw
         for r in live:
-            r.hw = hw if len(r.log) >= hw else len(r.log)
+            rleo = r.start + len(r.log)
+            r.hw = hw if rleo >= hw else rleo
     return actions

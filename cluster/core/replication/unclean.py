@@ -26,12 +26,12 @@ def unclean_candidate(rs: ReplicaSet, spus: dict[int, bool]) -> int | None:
     live = [s for s in rs.replicas if spus.get(s)]
     if not live:
         return None
-    return max(live, key=lambda s: len(rs.replica[s].log))
+    return max(live, key=lambda s: rs.replica[s].leo)
 
 
 def give_up_records(rs: ReplicaSet, spu: int) -> int:
     """Make ``spu``'s log the committed one: HW drops to its LEO; returns the new HW."""
-    new_hw = min(rs.hw, len(rs.replica[spu].log))
+    new_hw = min(rs.hw, rs.replica[spu].leo)
     for r in rs.replica.values():
         r.hw = min(r.hw, new_hw)
     rs.hw = new_hw

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
 from cluster.errors import DomainError, Unavailable
 
@@ -43,6 +44,8 @@ class SubcommandCommand(BaseCommand):
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
         except TimeoutError as exc:  # the hot-state lease stayed busy, or was lost: nothing saved
             raise CommandError(str(exc), returncode=NO_REDIS) from None
+        except REDIS_DOWN as exc:  # Redis went away or stopped answering midway
+            raise CommandError(unreachable_reason(exc), returncode=NO_REDIS) from None
 
     def emit(self, data: object, as_json: bool, text: str) -> None:
         self.stdout.write(json_text(data) if as_json else text)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from cluster.core.replication import (Acks, NotifyCandidate, ProduceRequest, PromotionSucceeded, SpuOffline,
                                       SpuOnline, add_topic, consume, handle, new_cluster,
                                       produce, replication_step, spu_receive_notice)
-from cluster.core.replication.compaction import COMPACTED, compact, log_start
+from cluster.core.replication.compaction import COMPACTED, compact
 
 
 def cluster_with(records: int, replicas=(0, 1, 2)):
@@ -19,22 +19,24 @@ def test_compaction_keeps_offsets_hw_and_the_retained_tail():
     before = list(rs.replica[0].log)
     assert compact(rs, retain=4) == 6
     for r in rs.replica.values():
-        assert r.leo == 10 and r.log[:6] == [COMPACTED] * 6 and r.log[6:] == before[6:]
-    assert rs.hw == 10 and log_start(rs.replica[1].log) == 6
+        assert r.leo == 10 and r.start == 6 and r.log == before[6:]
+        assert r.records(0, 10) == [COMPACTED] * 6 + before[6:]
+    assert rs.hw == 10
 
 
 def test_compaction_never_touches_uncommitted_records():
     state, rs = cluster_with(4)
     handle(state, SpuOffline(2))
     produce(state, ProduceRequest("t", 0, Acks.LEADER, 3))
-    assert compact(rs, retain=0) == rs.hw
-    assert COMPACTED not in rs.replica[0].log[rs.hw:]
+    leader_records = list(rs.replica[0].log)
+    assert compact(rs, retain=0) == rs.hw == 4
+    assert rs.replica[0].log == leader_records[4:] and rs.replica[0].leo == 7
 
 
 def test_compaction_waits_until_the_start_moves_by_a_whole_step():
     _, rs = cluster_with(10)
     assert compact(rs, retain=4, step=8) == 0
-    assert COMPACTED not in rs.replica[0].log
+    assert rs.replica[0].start == 0 and len(rs.replica[0].log) == 10
 
 
 def test_followers_keep_replicating_after_compaction():
@@ -42,10 +44,11 @@ def test_followers_keep_replicating_after_compaction():
     compact(rs, retain=2)
     produce(state, ProduceRequest("t", 0, Acks.ALL, 2))
     replication_step(state)
-    assert rs.hw == 8 and all(r.log == rs.replica[0].log for r in rs.replica.values())
+    assert rs.hw == 8 and all((r.start, r.log) == (4, rs.replica[0].log)
+                              for r in rs.replica.values())
 
 
-def test_a_replica_behind_the_log_start_catches_up_with_placeholders():
+def test_a_replica_behind_the_log_start_jumps_to_the_leaders_start():
     state, rs = cluster_with(2)
     handle(state, SpuOffline(2))
     produce(state, ProduceRequest("t", 0, Acks.LEADER, 8))
@@ -53,16 +56,36 @@ def test_a_replica_behind_the_log_start_catches_up_with_placeholders():
     compact(rs, retain=1)
     handle(state, SpuOnline(2))
     replication_step(state)
+    assert rs.replica[2].start == rs.replica[0].start == 9
     assert rs.replica[2].log == rs.replica[0].log and 2 in rs.lrs
 
 
 def test_failover_after_compaction_keeps_the_retained_committed_records():
     state, rs = cluster_with(6)
     compact(rs, retain=3)
-    kept = rs.replica[0].log[3:]
+    kept = list(rs.replica[0].log)  # offsets 3..5, the retained ones
     notice = next(a for a in handle(state, SpuOffline(0)) if isinstance(a, NotifyCandidate))
     reply = spu_receive_notice(state, notice)
     assert isinstance(reply, PromotionSucceeded)
     handle(state, reply)
     assert rs.leader in (1, 2)
     assert list(consume(state, "t", 0, 3).records) == kept
+
+
+def test_a_replica_holds_only_the_retained_records_however_far_the_log_went():
+    state, rs = cluster_with(0)
+    for _ in range(50):
+        produce(state, ProduceRequest("t", 0, Acks.LEADER, 1000))
+        replication_step(state)
+        compact(rs, retain=100, step=10)
+    for r in rs.replica.values():
+        assert r.leo == 50_000 and r.start == 49_900 and len(r.log) == 100
+
+
+def test_a_follower_compacted_below_its_leo_reads_compacted_then_its_records():
+    state, rs = cluster_with(10)
+    compact(rs, retain=3)
+    follower = rs.replica[1]
+    assert [follower.at(o) for o in (0, 6, 7)] == [COMPACTED, COMPACTED, rs.replica[0].log[0]]
+    follower.truncate(5)
+    assert (follower.start, follower.log, follower.leo) == (5, [], 5)

@@ -11,7 +11,7 @@ import pytest
 
 from cluster.core.replication import (
     Acks, ElectUncleanLeader, FollowerFetch, InvariantChecker, InvariantViolation,
-    ProduceRequest, ReplicationTick, SpuOffline, SpuOnline, add_topic, election,
+    ProduceRequest, Replica, ReplicationTick, SpuOffline, SpuOnline, add_topic, election,
     faults, handle, new_cluster, produce, reassign, sync, spu_receive_notice)
 
 SCHEDULES = int(os.environ.get("DURABILITY_SCHEDULES", "10000"))
@@ -25,6 +25,19 @@ def _any_live_replica(rs, spu, spus):
 def _truncate_to_own_hw(rs, spu):
     # Kafka before KIP-101: followers cut to their own, possibly stale, HW.
     return sync.truncate(rs, spu, rs.replica[spu].hw, "own HW")
+
+
+def _compact_past_hw(rs, retain, *, step=1):
+    # Broken: forgets records the HW has not passed yet.
+    target = rs.hw - retain + 2
+    for r in rs.replica.values():
+        r.compact_to(target)
+    return target
+
+
+def _copy_without_jumping(self, source, end):
+    # Broken: a replica behind the source's log start appends its records at the wrong offsets.
+    self.log.extend(source.log[max(0, self.leo - source.start):end - source.start])
 
 
 def _first_failure(seeds: range) -> str | None:
@@ -44,11 +57,13 @@ def test_random_fault_schedules_keep_every_invariant(capsys):
               f"{totals.produced} records produced, {totals.acked_all} acks=all acknowledged, "
               f"{totals.crashes} SPU crashes, {totals.elections} candidate proposals, "
               f"{totals.moves} moves ({totals.moves_completed} completed, "
-              f"{totals.rollbacks} rolled back), {totals.unclean} unclean elections "
+              f"{totals.rollbacks} rolled back), {totals.unclean} unclean elections, "
+              f"{totals.compactions} compactions "
               f"in {totals.seconds:.1f} s ({totals.steps / totals.seconds:,.0f} steps/s)")
     assert totals.schedules == SCHEDULES
     assert totals.acked_all > 0 and totals.crashes > 0 and totals.elections > 0
     assert totals.moves_completed > 0 and totals.rollbacks > 0 and totals.unclean > 0
+    assert totals.compactions > 0
 
 
 def test_replay_reproduces_a_schedule_exactly():
@@ -166,3 +181,15 @@ def test_the_checker_flags_an_hw_drop_that_no_unclean_election_reported():
     handle(state, SpuOnline(2))
     with pytest.raises(InvariantViolation, match="HW moved backwards"):
         checker.check(state)
+
+
+def test_fault_schedules_catch_compaction_of_records_not_yet_committed(monkeypatch):
+    monkeypatch.setattr(faults, "compact", _compact_past_hw)
+    failure = _first_failure(range(1000))
+    assert failure is not None and failure.startswith("seed=")
+
+
+def test_fault_schedules_catch_a_replica_that_skips_the_leaders_log_start(monkeypatch):
+    monkeypatch.setattr(Replica, "copy_from", _copy_without_jumping)
+    failure = _first_failure(range(1000))
+    assert failure is not None and "committed offset" in failure
