@@ -188,3 +188,20 @@ def test_a_shard_holder_whose_lease_expired_has_its_save_refused(sharded, settin
 def test_one_shard_takes_only_the_cluster_lease_as_before(redis_url, settings):
     settings.REPLICATION_SHARDS = 1
     assert shards.every_lock() == [CLUSTER_LOCK]
+
+
+def test_a_killed_spu_loop_is_dropped_by_the_coordinator_once_its_heartbeat_lapses(sharded,
+                                                                                   settings):
+    from cluster.core.spus import SpuResolution
+    from cluster.models import Spu
+    from cluster.services.outages import spu_kill
+
+    sharded_tick(now=7_000_000)
+    spu_kill(spu_id=2)
+    assert sharded_tick(now=7_001_000) is not None  # silent for less than the timeout
+    timeout_ms = int(settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000)
+    assert sharded_tick(now=7_001_000 + timeout_ms + 1000) is None
+    assert Spu.objects.get(pk=2).resolution == SpuResolution.OFFLINE.value
+    hot = hot_state.load()
+    assert hot.state.spus[2] is False
+    assert all(rs.leader != 2 for rs in hot.state.replica_sets.values())
