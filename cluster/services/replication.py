@@ -224,13 +224,15 @@ def replication_shard_tick(shard: int, *, quotas: dict[Key, int] | None = None,
         report.update(sets=len(state.replica_sets), actions=len(actions))
         return actions
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with timed_tick():
         _run_on_shards(step, locks=[shards.lock_name(shard)],
                        pick=lambda topics: shards.keys_of_shard(topics, shard, n),
                        record_ids=sum(due.values()), dispatch=dispatch,
                        lock_timeout_s=lock_timeout_s)
+    # Wall and CPU time apart: on a shared machine the gap is time spent waiting for a core.
     report["ms"] = int((time.perf_counter() - started) * 1000)
+    report["cpu_ms"] = int((time.process_time() - cpu) * 1000)
     return report
 
 

@@ -46,13 +46,22 @@ class Round:
     window_s: float
     steps: dict[int, int] = field(default_factory=dict)          # shard -> ticks in window
     per_worker: dict[str, list[float]] = field(default_factory=dict)  # name -> shard tick ms
+    worker_cpu: dict[str, list[float]] = field(default_factory=dict)  # name -> shard tick CPU ms
     coordinator: dict[str, int] = field(default_factory=dict)    # name -> coordinator ticks
+    coordinator_cpu: list[float] = field(default_factory=list)
     whole: int = 0                                                # whole (unsharded) ticks
     cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
     machine_busy: float = 0.0                                     # % of all cores
 
     def rate(self, shards: int) -> float:
         return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
+
+    def cpu_per_tick(self, shards: int) -> tuple[float, float]:
+        """CPU ms one tick needs: the coordinator's, and the shard tasks' summed over shards."""
+        ticks = [ms for cpu in self.worker_cpu.values() for ms in cpu]
+        shard_ms = sum(ticks) / len(ticks) * shards if ticks else 0.0
+        coord = self.coordinator_cpu
+        return (sum(coord) / len(coord) if coord else 0.0), shard_ms
 
 
 def setup(workdir: Path) -> tuple[subprocess.Popen, str]:
@@ -127,9 +136,11 @@ def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) 
             if m["task"] == "replication_shard_tick":
                 out.steps[result["shard"]] = out.steps.get(result["shard"], 0) + 1
                 out.per_worker.setdefault(name, []).append(result["ms"])
+                out.worker_cpu.setdefault(name, []).append(result["cpu_ms"])
             else:
                 out.coordinator[name] = out.coordinator.get(name, 0) + 1
                 out.whole += result.get("shards") == 0
+                out.coordinator_cpu.append(result.get("cpu_ms", 0))
 
 
 def first_tick_done(logs: Path, names: list[str]) -> bool:
@@ -175,13 +186,16 @@ def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: flo
 
 def report(size: int, shards: int, r: Round) -> None:
     rate = r.rate(shards)
-    split = ", ".join(f"{n}: {len(ms)} ticks, {sum(ms) / r.window_s / 10:.0f}% busy"
+    split = ", ".join(f"{n}: {len(ms)} ticks, wall {sum(ms) / r.window_s / 10:.0f}% / CPU "
+                      f"{sum(r.worker_cpu[n]) / r.window_s / 10:.0f}% of a core"
                       for n, ms in sorted(r.per_worker.items()))
     cpu = ", ".join(f"{n} {s / r.window_s:.2f}" for n, s in sorted(r.cpu.items()))
+    coord_ms, shard_ms = r.cpu_per_tick(shards)
     print(f"{size:>7,} partitions  {r.workers} worker(s): {rate:4.2f} steps/s per shard "
           f"({'keeps' if rate >= 0.9 else 'MISSES'} 1/s); shard ticks {split}; "
           f"coordinator ticks {dict(sorted(r.coordinator.items()))}, whole ticks {r.whole}")
-    print(f"{'':>20}CPU cores used: {cpu}; machine {r.machine_busy:.0f}% of "
+    print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
+          f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
 
 
