@@ -1,9 +1,13 @@
 """Shards of the SPU loops (``REPLICATION_SHARDS`` > 1): which partition goes where, and
 which leases a use case takes.
 
-A partition belongs to shard ``crc32(topic, partition) mod N``: every process
-computes the same answer without asking anyone, and a topic's partitions spread
-over all shards. Each shard has its own fenced lease (``lock:shard:<i>``,
+Partitions go to shards by blocks of ``cluster.live.BLOCK`` (the live page
+groups): block ``b`` of a topic belongs to shard ``(crc32(topic) + b) mod N``.
+Every process computes the same answer without asking anyone; a large topic's
+blocks take the shards in turn, and small topics spread by their name's hash.
+Whole blocks, not single partitions: a shard task then publishes its own live
+groups only, where hashing single partitions made every shard stage every
+group (four times the live updates' Redis round trips at four shards). Each shard has its own fenced lease (``lock:shard:<i>``,
 cluster/adapters/lease.py); the cluster lease (``lock``) stays the one that
 guards cluster-wide work. The exclusion scheme, chosen as the simplest that
 is correct:
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +43,7 @@ from django.conf import settings
 from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.adapters.redis_keys import client, key
 from cluster.core.replication import ClusterState, Key
+from cluster.live import BLOCK
 
 RECORD_IDS = "record_ids"
 # Raise the counter to the caller's floor, then hand out ``count`` ids from it: one round trip.
@@ -61,7 +67,12 @@ def sharded() -> bool:
 def shard_of(partition: Key, shards: int) -> int:
     """Stable across processes and runs (unlike ``hash``, which is salted per process)."""
     topic, index = partition
-    return zlib.crc32(f"{topic}\x00{index}".encode()) % shards
+    return (_topic_hash(topic) + index // BLOCK) % shards
+
+
+@lru_cache(maxsize=4096)
+def _topic_hash(topic: str) -> int:
+    return zlib.crc32(topic.encode())
 
 
 def lock_name(shard: int) -> str:
@@ -81,9 +92,12 @@ def locks_of(partitions: Iterable[Key]) -> list[str]:
 
 def keys_of_shard(topics: dict[str, Any], shard: int, shards: int) -> list[Key]:
     """The replicated partitions of one shard (the shell's topic table names every partition)."""
-    return [(name, index) for name, table in topics.items()
-            for index in range(len(table["partitions"]))
-            if shard_of((name, index), shards) == shard]
+    out: list[Key] = []
+    for name, table in topics.items():
+        count, first = len(table["partitions"]), (shard - _topic_hash(name)) % shards
+        for block in range(first, -(-count // BLOCK), shards):
+            out += [(name, i) for i in range(block * BLOCK, min(count, (block + 1) * BLOCK))]
+    return out
 
 
 def split(partitions: dict[Key, int], shards: int) -> dict[int, dict[Key, int]]:

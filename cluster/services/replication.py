@@ -51,6 +51,7 @@ from cluster.adapters.live_batches import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.services.recovery import hot_state_check_against_store
+from webapp.perf import gc_paused
 from cluster.services.simulated_producers import (produce_quotas, producer_quotas,
                                                   simulate_producers)
 
@@ -154,14 +155,16 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
         quiet = _quiet_tick(hot, at)
         if quiet is not None:
             if settings.REPLICATION_SIMULATED_PRODUCERS:
-                quotas = producer_quotas(hot, at)
+                with gc_paused():  # one entry per partition: collections cost more than the work
+                    quotas = producer_quotas(hot, at)
             hot_state.save_meta(hot)
             if quiet:
                 mirror_to_store(hot, quiet, [])
     if quiet is None:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
-    return shards.split(quotas, shards.count())
+    with gc_paused():
+        return shards.split(quotas, shards.count())
 
 
 def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:

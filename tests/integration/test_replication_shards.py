@@ -26,8 +26,10 @@ SHARDS = 4
 
 
 @pytest.fixture
-def sharded(redis_url, settings):
+def sharded(redis_url, settings, monkeypatch):
     settings.REPLICATION_SHARDS = SHARDS
+    # Shards take whole live blocks (200 partitions); blocks of 4 spread 16 partitions.
+    monkeypatch.setattr(shards, "BLOCK", 4)
     CHECKER[:] = [InvariantChecker()]
     register_spus(0, 1, 2, 3, online=True)
     topic_create(name="orders", partitions=16, replication=3)
@@ -73,8 +75,16 @@ def test_every_partition_belongs_to_exactly_one_shard_and_every_shard_gets_some(
     topics = hot_state.load().topics
     parts = [shards.keys_of_shard(topics, s, SHARDS) for s in range(SHARDS)]
     assert sorted(k for part in parts for k in part) == [("orders", p) for p in range(16)]
-    assert all(parts), parts
-    assert parts == [shards.keys_of_shard(topics, s, SHARDS) for s in range(SHARDS)]
+    assert [len(part) for part in parts] == [4] * SHARDS
+    assert all(shards.shard_of(k, SHARDS) == s for s, part in enumerate(parts) for k in part)
+
+
+def test_a_live_block_stays_on_one_shard_and_the_next_block_takes_the_next_shard(redis_url):
+    block = shards.BLOCK
+    first = shards.shard_of(("big", 0), SHARDS)
+    assert {shards.shard_of(("big", p), SHARDS) for p in range(block)} == {first}
+    assert shards.shard_of(("big", block), SHARDS) == (first + 1) % SHARDS
+    assert shards.shard_of(("big", 4 * block + 7), SHARDS) == first
 
 
 def test_a_quiet_tick_fans_out_and_the_shards_replicate_every_record(sharded):

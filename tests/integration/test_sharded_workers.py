@@ -19,9 +19,10 @@ from tests.stack import ROOT, HwWatch, ProducerReport, Stack, lost_records, prod
 
 pytestmark = [pytest.mark.redis]
 TOPIC = "spread"
-PARTITIONS = 8
 SHARDS = 4
-PRODUCED = (0, 1, 2, 3, 4, 5)
+# Shards take whole live blocks of 200 partitions: four blocks give every shard a part.
+PARTITIONS = 800
+PRODUCED = (0, 1, 200, 400, 600, 799)
 # The saved hot state, checked in the stack's own environment (its store id, its Redis).
 CHECK = """
 import json
