@@ -459,7 +459,10 @@ def replication_resync_store() -> int:
 
     A process that dies between saving Redis and writing the store leaves rows
     stale until their partition changes again; periodic reconciliation heals them.
+    Sharded, it takes one shard at a time, so the ticks of the others go on.
     """
+    if shards.sharded():
+        return _resync_by_shard()
     with locked_for_this_store():
         hot = hot_state.load()
         stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
@@ -471,6 +474,25 @@ def replication_resync_store() -> int:
                 drifted.append((pk, key, new))
         _write_rows(drifted)
     return len(drifted)
+
+
+def _resync_by_shard() -> int:
+    # Rows read before a shard's lease may be a tick old: a row then rewritten needlessly
+    # still gets the hot state's current values, written under that shard's lease.
+    stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
+        "id", "leader", "lrs", "resolution", "hw", "leo").iterator(chunk_size=5000)}
+    n, total = shards.count(), 0
+    for shard in range(n):
+        with locked_for_this_store(locks=[shards.lock_name(shard)]):
+            hot = hot_state.load_selected(lambda topics: shards.keys_of_shard(topics, shard, n))
+            drifted = []
+            for key, rs in hot.state.replica_sets.items():
+                pk, new = hot.partition_pk(key), hot_state.summary(rs)
+                if pk in stored and stored[pk] != _stored_shape(new):
+                    drifted.append((pk, key, new))
+            _write_rows(drifted)
+        total += len(drifted)
+    return total
 
 
 def _stored_shape(s: Summary) -> tuple[Any, ...]:

@@ -144,8 +144,10 @@ def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) 
 
 
 def first_tick_done(logs: Path, names: list[str]) -> bool:
-    return any("replication_shard_tick" in (logs / f"{n}.log").read_text() and
-               "succeeded" in (logs / f"{n}.log").read_text() for n in names)
+    """A shard tick finished with a report (the first whole tick after a growth is over)."""
+    return any(m["task"] == "replication_shard_tick" and m["result"] != "None"
+               for n in names for m in map(LINE.match, (logs / f"{n}.log").read_text()
+                                           .splitlines()) if m)
 
 
 def cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:

@@ -215,3 +215,22 @@ def test_a_killed_spu_loop_is_dropped_by_the_coordinator_once_its_heartbeat_laps
     hot = hot_state.load()
     assert hot.state.spus[2] is False
     assert all(rs.leader != 2 for rs in hot.state.replica_sets.values())
+
+
+def test_reconciliation_rewrites_drifted_rows_one_shard_at_a_time(sharded, settings):
+    from cluster.models import Partition
+    from cluster.services.replication import replication_resync_store
+
+    for p in range(16):
+        produce(p)
+    sharded_tick()
+    truth = list(Partition.objects.order_by("index").values_list("leader", "lrs", "hw", "leo"))
+    assert replication_resync_store() == 0
+    Partition.objects.filter(index__in=[0, 5, 15]).update(leader=None, lrs=[], hw=0, leo=0)
+    settings.REPLICATION_LOCK_TIMEOUT_S = 0.2
+    with bound_to_store(), lease.held(1, shards.lock_name(0)):
+        with pytest.raises(TimeoutError):  # it waits for the shard's lease, not the others'
+            replication_resync_store()
+    assert replication_resync_store() == 3
+    assert list(Partition.objects.order_by("index").values_list(
+        "leader", "lrs", "hw", "leo")) == truth
