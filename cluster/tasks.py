@@ -1,8 +1,10 @@
 """Celery tasks: thin shells that call services.
 
 Replication: beat runs ``replication_tick`` (every live SPU loop, the
-connection manager, simulated producers); candidate notices and election
-timers of a step travel as one task each (timers with a countdown). A running
+connection manager, simulated producers); with ``REPLICATION_SHARDS`` > 1 that
+task coordinates and enqueues one ``replication_shard_tick`` per shard, which
+any worker may run. Candidate notices and election timers of a step travel
+as one task each (timers with a countdown). A running
 worker refreshes a Redis key so commands know to wait for it (adapters/settle.py).
 """
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from typing import Any
 
 import redis
@@ -18,7 +21,7 @@ from celery.signals import worker_init, worker_shutdown
 from django import db
 from django.conf import settings
 
-from cluster.adapters import hot_state
+from cluster.adapters import hot_state, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.scheduler import Followups
 from cluster.core import replication as core
@@ -41,12 +44,44 @@ def reconcile_topics() -> dict[str, object]:
 def replication_tick() -> dict[str, int] | None:
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
+        if shards.sharded():
+            return _coordinate()
         return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
         return None
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
+        return None
+
+
+def _coordinate() -> dict[str, int]:
+    cpu = time.process_time()
+    work = replication.replication_coordinate(lock_timeout_s=settings.REPLICATION_TICK_S)
+    if work is None:
+        return {"shards": 0, "cpu_ms": int((time.process_time() - cpu) * 1000)}  # ran whole
+    # Each tick starts the queue at another shard: when workers fall behind and tasks
+    # expire, every shard loses ticks alike instead of the last one losing them all.
+    first = int(time.time() / settings.REPLICATION_TICK_S) % len(work)
+    for shard in [*range(first, len(work)), *range(first)]:
+        # A shard task older than two ticks is dropped: the next tick's does its work.
+        replication_shard_tick.apply_async(
+            args=[shard, [[t, p, n] for (t, p), n in work[shard].items()]],
+            expires=2 * settings.REPLICATION_TICK_S)
+    return {"shards": len(work), "cpu_ms": int((time.process_time() - cpu) * 1000)}
+
+
+@shared_task(ignore_result=True)
+def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int] | None:
+    try:
+        return replication.replication_shard_tick(
+            shard, quotas={(t, p): n for t, p, n in quotas},
+            lock_timeout_s=settings.REPLICATION_TICK_S)
+    except LeaseLost:
+        log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)
+        return None
+    except TimeoutError:
+        log.info("shard %s tick skipped: the previous one still holds its shard", shard)
         return None
 
 

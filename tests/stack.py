@@ -205,3 +205,29 @@ def _poll(stack: Stack, pending: dict, seconds: float = 40) -> tuple[int, dict]:
             return 200, {**pending, "state": outcome["state"]}
         time.sleep(0.2)
     return 202, pending
+
+
+class HwWatch:
+    """Polls a topic's partition HWs through the API; remembers every step backwards."""
+
+    def __init__(self, stack: Stack, topic: str, every_s: float = 0.3) -> None:
+        self.stack, self.topic, self.every_s = stack, topic, every_s
+        self.stop, self.backwards, self.samples = threading.Event(), [], 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        last: dict[int, int] = {}
+        while not self.stop.wait(self.every_s):
+            try:
+                now = self.stack.hws(self.topic)
+            except OSError:
+                continue
+            self.samples += 1
+            self.backwards += [(p, last[p], hw) for p, hw in now.items() if hw < last.get(p, 0)]
+            last.update(now)
+
+    def finish(self) -> list[tuple[int, int, int]]:
+        self.stop.set()
+        self.thread.join(5)
+        return self.backwards

@@ -148,6 +148,9 @@ CELERY_CONTROL_EXCHANGE = f"{CELERY_TASK_DEFAULT_QUEUE}.control"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker process reserves one task beyond the one it runs: a tick's shard tasks then
+# spread over every worker instead of queueing behind the first one that asked.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
 # Replication shell (cluster/services/replication.py): one tick runs every live SPU loop.
 REPLICATION_TICK_S = env_float("REPLICATION_TICK_S", 1.0)
@@ -168,6 +171,9 @@ PRODUCE_MAX_RECORDS = env_int("PRODUCE_MAX_RECORDS", 100_000, minimum=1)
 CONSUME_MAX_RECORDS = env_int("CONSUME_MAX_RECORDS", 100_000, minimum=1)
 REPLICATION_WORKER_TTL_S = env_int("REPLICATION_WORKER_TTL_S", 5, minimum=2)
 REPLICATION_SIMULATED_PRODUCERS = env_bool("REPLICATION_SIMULATED_PRODUCERS", True)
+# SPU loops split into this many shards, each a task any worker may run (cluster/adapters/
+# shards.py); 1 keeps the single tick task. Every worker and beat must use the same value.
+REPLICATION_SHARDS = env_int("REPLICATION_SHARDS", 1, minimum=1)
 # Kafka's auto.leader.rebalance.enable and its check: preferred leaders come back by themselves.
 AUTO_LEADER_REBALANCE = env_bool("AUTO_LEADER_REBALANCE", True)
 # Kafka checks every 300 s; a demo cluster is watched by people, so 30 s.

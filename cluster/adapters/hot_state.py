@@ -12,7 +12,9 @@ database never see, let alone delete, each other's state:
   length, and compacted offsets as a count (``core.replication.compaction``),
   the same count the core keeps as the replica's log start;
 * ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
-  its fencing tokens come from (cluster/adapters/lease.py);
+  its fencing tokens come from (cluster/adapters/lease.py); with shards, also
+  ``lock:shard:<i>`` and ``record_ids``, the counter shard tasks take record
+  ids from (cluster/adapters/shards.py);
 * ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
   the last time each live one ran), read by the connection manager;
 * ``worker``: refreshed by a running Celery worker, so commands know whether
@@ -382,6 +384,51 @@ def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
     ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
     lease.fenced_write(ops)
     return [(name, int(p)) for name, fields in changed.items() for p in fields]
+
+
+def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> HotState:
+    """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
+    read with one fetch of the meta."""
+    with bound_to_store():
+        state, topics, checked = _meta()
+        hot = HotState(state, topics, full=False, checked=checked)
+        fetched = _fetch_some(list(pick(topics)), topics)
+    with gc_paused():
+        for set_key, data in fetched:
+            rs = decode_set(data)
+            state.replica_sets[set_key] = rs
+            hot.raw[set_key] = data
+            hot.before[set_key] = summary(rs)
+    state.reindex()
+    return hot
+
+
+def save_sets(hot: HotState, *, retain: int | None = None) -> list[Key]:
+    """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
+    and the values compaction released, never the meta (the coordinator owns it)."""
+    retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
+    changed: dict[str, dict[str, bytes]] = {}
+    released: dict[str, list[int]] = {}
+    with gc_paused():
+        for set_key, rs in hot.state.replica_sets.items():
+            gone = _compact(rs, retain)
+            if gone:
+                released.setdefault(set_key[0], []).extend(gone)
+            data = encode_set(rs)
+            if hot.raw.get(set_key) != data:
+                changed.setdefault(set_key[0], {})[str(set_key[1])] = data
+                hot.raw[set_key] = data
+    ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
+    lease.fenced_write(ops)
+    return [(name, int(p)) for name, fields in changed.items() for p in fields]
+
+
+def save_meta(hot: HotState) -> None:
+    """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
+    tick, which loaded no replica set."""
+    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
+    lease.fenced_write([WriteOp("set", key("meta"), json.dumps(meta))])
 
 
 def _compact(rs: ReplicaSet, retain: int) -> list[int]:

@@ -9,13 +9,19 @@ transaction, so a holder that stalled past its lease (SIGSTOP, a long pause)
 has its late save refused atomically instead of overwriting a newer state;
 a crashed holder delays the engine by one lease, not a minute. (A Lua script
 did the same check at four times the cost of this transaction for a busy tick.)
+
+Leases are named: ``lock`` guards the whole hot state; with
+``REPLICATION_SHARDS`` > 1 each shard has its own (``lock:shard:<i>``,
+cluster/adapters/shards.py). A holder may hold several at once (``held_all``,
+always taken in one global order so two holders never wait on each other),
+and its writes then WATCH and check every one of them.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -26,6 +32,8 @@ from django.conf import settings
 from cluster.adapters.redis_keys import client, key
 
 POLL_S = 0.02
+# The lease that guards the whole hot state (and, when sharded, cluster-wide work).
+CLUSTER_LOCK = "lock"
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
@@ -80,12 +88,13 @@ class Lease:
             pass  # an unreleased lease expires by itself
 
 
-_current: ContextVar[Lease | None] = ContextVar("hot_state_lease", default=None)
+# Every lease the current use case holds (the innermost ``held_all``), in the order taken.
+_current: ContextVar[tuple[Lease, ...]] = ContextVar("hot_state_leases", default=())
 
 
-def acquire(wait_s: float) -> Lease:
-    """Take the lease, waiting up to ``wait_s``; TimeoutError if another holder keeps it."""
-    r, lock_key = client(), key("lock")
+def acquire(wait_s: float, name: str = CLUSTER_LOCK) -> Lease:
+    """Take the lease ``name``, waiting up to ``wait_s``; TimeoutError if another holder keeps it."""
+    r, lock_key = client(), key(name)
     lease_ms = max(100, int(settings.REPLICATION_LOCK_LEASE_S * 1000))
     token = str(r.incr(key("fence")))
     deadline = time.monotonic() + wait_s
@@ -100,41 +109,64 @@ def acquire(wait_s: float) -> Lease:
 
 
 @contextmanager
-def held(wait_s: float) -> Iterator[Lease]:
-    lease = acquire(wait_s)
-    token = _current.set(lease)
+def held(wait_s: float, name: str = CLUSTER_LOCK) -> Iterator[Lease]:
+    with held_all(wait_s, [name]) as leases:
+        yield leases[0]
+
+
+@contextmanager
+def held_all(wait_s: float, names: Sequence[str]) -> Iterator[list[Lease]]:
+    """Hold every lease of ``names``, taken in the order given, within ``wait_s`` in all.
+
+    Callers pass them in one global order (the cluster lease, then shards by
+    number): holders that need several can then never wait on each other.
+    """
+    deadline = time.monotonic() + wait_s
+    leases: list[Lease] = []
     try:
-        yield lease
+        for name in names:
+            leases.append(acquire(max(0.0, deadline - time.monotonic()), name))
+        # A nested use case writes under its own leases only, as one holder of its own.
+        token = _current.set(tuple(leases))
+        try:
+            yield leases
+        finally:
+            _current.reset(token)
     finally:
-        _current.reset(token)
-        lease.release()
+        for taken in reversed(leases):
+            taken.release()
 
 
 def holding() -> bool:
-    return _current.get() is not None
+    return bool(_current.get())
 
 
 def fenced_write(ops: Sequence[WriteOp]) -> None:
-    """Apply ``ops`` in one transaction, only if the current lease still holds the lock."""
-    lease = _current.get()
-    if lease is None:
+    """Apply ``ops`` in one transaction, only if every lease held still holds its lock."""
+    leases = _current.get()
+    if not leases:
         raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
     if not ops:
         return
-    if lease.lost:  # a renewal already found another holder's token
+    if any(held.lost for held in leases):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
-    with lease.writing, client().pipeline(transaction=True) as pipe:
+    with ExitStack() as stack:
+        for held in leases:
+            stack.enter_context(held.writing)
+        pipe = stack.enter_context(client().pipeline(transaction=True))
         try:
-            pipe.watch(lease.lock_key)
-            if pipe.get(lease.lock_key) != lease.token.encode():
+            pipe.watch(*[held.lock_key for held in leases])
+            if any(pipe.get(held.lock_key) != held.token.encode() for held in leases):
                 raise redis.exceptions.WatchError
             pipe.multi()
             for op in ops:
                 _apply(pipe, op)
-            pipe.pexpire(lease.lock_key, lease.lease_ms)
+            for held in leases:
+                pipe.pexpire(held.lock_key, held.lease_ms)
             pipe.execute()
         except redis.exceptions.WatchError:
-            lease.lost = True
+            for held in leases:
+                held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
 

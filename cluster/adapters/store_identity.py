@@ -6,10 +6,12 @@ inherits another database's leaders and logs, and never deletes them either
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from cluster.adapters import hot_state
+from django.conf import settings
+
+from cluster.adapters import hot_state, lease, shards
 from cluster.adapters.lease import Lease
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.models import ClusterState
@@ -25,9 +27,13 @@ def ensure_hot_state_is_ours() -> None:
 
 
 @contextmanager
-def locked_for_this_store(timeout_s: float | None = None) -> Iterator[Lease]:
-    """The store's fenced lease, with its namespace resolved once for the use case."""
+def locked_for_this_store(timeout_s: float | None = None, *,
+                          locks: Sequence[str] | None = None) -> Iterator[Lease]:
+    """The store's fenced leases (``locks``, or by default every one: the whole state),
+    with its namespace resolved once for the use case."""
     ours = store_id()
-    with bound_to_store(ours), hot_state.locked(timeout_s) as held:
+    wait_s = timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S
+    names = shards.every_lock() if locks is None else locks
+    with bound_to_store(ours), lease.held_all(wait_s, names) as held:
         hot_state.claim_for_store(ours)
-        yield held
+        yield held[0]

@@ -98,7 +98,7 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
         _record(outcome, result, level, values)
         return list(result.actions)
 
-    run_locked(step, keys=[(topic, partition)], dispatch=dispatch)
+    run_locked(step, keys=[(topic, partition)], dispatch=dispatch, record_ids=n)
     count_produce(outcome.state, outcome.acks, outcome.code, outcome.count)
     return outcome
 

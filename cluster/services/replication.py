@@ -14,6 +14,12 @@ A tick runs every live SPU loop at once: they share replica sets and the lock,
 so one load per tick beats one per SPU. A stopped ("killed") loop neither
 fetches nor serves nor refreshes its heartbeat; the connection manager marks
 its SPU offline once the heartbeat is older than the timeout (003).
+
+With ``REPLICATION_SHARDS`` > 1 a tick is a coordinator (``replication_coordinate``:
+cluster-wide work under the cluster lease) and one task per shard
+(``replication_shard_tick``: the SPU loops, producers and reconcile of that
+shard's partitions under its lease); cluster/adapters/shards.py says who
+locks what. With one shard everything runs as one tick, as before.
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from cluster.adapters import hot_state, tick_steps
+from cluster.adapters import hot_state, shards, tick_steps
+from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.core import replication as core
 from cluster.core.replication import (AckFailed, Acks, Action, Key, NotifyCandidate,
                                       RecordsAcknowledged, ReplicaTruncated, Resolution,
@@ -44,7 +51,9 @@ from cluster.adapters.live_batches import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.services.recovery import hot_state_check_against_store
-from cluster.services.simulated_producers import simulate_producers
+from webapp.perf import gc_paused
+from cluster.services.simulated_producers import (produce_quotas, producer_quotas,
+                                                  simulate_producers)
 
 log = logging.getLogger(__name__)
 CONTROLLER = "partition-controller"
@@ -57,13 +66,42 @@ def now_ms() -> int:
 
 
 def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
-               dispatch: Dispatch | None = None, lock_timeout_s: float | None = None
-               ) -> list[Action]:
-    """Load (all, or the sets of ``keys``), apply ``step``, save, mirror, dispatch."""
+               dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
+               record_ids: int = 0) -> list[Action]:
+    """Load (all, or the sets of ``keys``), apply ``step``, save, mirror, dispatch.
+
+    ``record_ids``: how many records ``step`` may produce (sharded, ids come in blocks).
+    """
+    if keys is not None and shards.sharded():
+        wanted = list(keys)
+        return _run_on_shards(step, locks=shards.locks_of(wanted), pick=lambda _: wanted,
+                              record_ids=record_ids, dispatch=dispatch,
+                              lock_timeout_s=lock_timeout_s)
     with locked_for_this_store(lock_timeout_s):
         hot = hot_state.load(keys)
+        shards.adopt_record_ids(hot.state)
         actions = step(hot)
         changed = hot_state.save(hot)
+        mirror_to_store(hot, actions, changed)
+    (dispatch or scheduler().dispatch)(Followups.of(actions))
+    return actions
+
+
+def _run_on_shards(step: Step, *, locks: list[str],
+                   pick: Callable[[dict[str, Any]], Iterable[Key]], record_ids: int,
+                   dispatch: Dispatch | None, lock_timeout_s: float | None) -> list[Action]:
+    """``run_locked`` under some shards' leases: their sets only, saved without the meta."""
+    with locked_for_this_store(lock_timeout_s, locks=locks):
+        hot = hot_state.load_selected(pick)
+        first = hot.state.next_record_id
+        if record_ids:
+            first = hot.state.next_record_id = shards.reserve_record_ids(record_ids, first)
+        actions = step(hot)
+        if hot.state.next_record_id > first + record_ids:
+            # Nothing is saved: ids past the block could collide with another shard's.
+            raise RuntimeError(f"a step produced {hot.state.next_record_id - first} records "
+                               f"with {record_ids} ids reserved")
+        changed = hot_state.save_sets(hot)
         mirror_to_store(hot, actions, changed)
     (dispatch or scheduler().dispatch)(Followups.of(actions))
     return actions
@@ -94,6 +132,110 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
 
     with timed_tick():
         run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
+    return report
+
+
+def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
+                           lock_timeout_s: float | None = None
+                           ) -> dict[int, dict[Key, int]] | None:
+    """The cluster-wide part of a sharded tick; returns each shard's producer quotas.
+
+    A quiet tick holds only the cluster lease and loads no replica set: it beats
+    the live SPUs, applies topic settings and accounts the simulated producers.
+    When something cluster-wide must change replica sets (a topology or SPU
+    status change, a silent SPU, a tick step such as a running plan, a Redis
+    restart to check against the store) it runs the whole tick instead, under
+    every lease, and returns None: no shard task is needed that tick.
+    """
+    at = now if now is not None else now_ms()
+    quotas: dict[Key, int] = {}
+    with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]):
+        hot = hot_state.load_selected(lambda _: ())
+        hot.state.replica_sets = shards.UnloadedSets()
+        quiet = _quiet_tick(hot, at)
+        if quiet is not None:
+            if settings.REPLICATION_SIMULATED_PRODUCERS:
+                with gc_paused():  # one entry per partition: collections cost more than the work
+                    quotas = producer_quotas(hot, at)
+            hot_state.save_meta(hot)
+            if quiet:
+                mirror_to_store(hot, quiet, [])
+    if quiet is None:
+        replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
+        return None
+    with gc_paused():
+        return shards.split(quotas, shards.count())
+
+
+def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
+    """Cluster-wide work that needs no replica set, or None if this tick needs them all."""
+    if hot.checked != hot_state.redis_run_id() or not _topology_unchanged(hot):
+        return None
+    stopped = hot_state.killed()
+    live = [s for s, up in hot.state.spus.items() if up and s not in stopped]
+    hot_state.beat(live, at)
+    beats, timeout_ms = hot_state.heartbeats(), settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
+    if any(at - beats.get(s, at) > timeout_ms for s, up in hot.state.spus.items() if up):
+        return None  # the connection manager drops an SPU: every set it is in changes
+    hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
+    actions: list[Action] = []
+    try:
+        for extra in tick_steps.installed():
+            actions += extra(hot, at)
+    except shards.NeedsWholeState:
+        return None
+    return actions
+
+
+def _topology_unchanged(hot: HotState) -> bool:
+    """SPUs and provisioned topics as the hot state has them; topic settings applied here."""
+    store = dict(Spu.objects.values_list("id", "resolution"))
+    spus = hot.state.spus
+    if store.keys() - spus.keys() or any(
+            up != (store.get(s) == SpuResolution.ONLINE.value) for s, up in spus.items()):
+        return False
+    rows = {name: (pk, min_lrs, max_lag, rate, unclean)
+            for pk, name, min_lrs, max_lag, rate, unclean in
+            Topic.objects.filter(resolution=TopicResolution.PROVISIONED.value)
+            .values_list("id", "name", "min_lrs", "max_lag", "producer_rate",
+                         "unclean_leader_election")}
+    if {n: r[0] for n, r in rows.items()} != {n: t["pk"] for n, t in hot.topics.items()}:
+        return False
+    for name, (_, min_lrs, max_lag, rate, unclean) in rows.items():
+        cfg = hot.state.topics[name]
+        cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
+        hot.topics[name]["rate"] = rate
+    return True
+
+
+def replication_shard_tick(shard: int, *, quotas: dict[Key, int] | None = None,
+                           now: int | None = None, dispatch: Dispatch | None = None,
+                           lock_timeout_s: float | None = None) -> dict[str, int]:
+    """One shard's part of a tick: its live SPU loops, its producers' records, reconcile."""
+    n, due = shards.count(), dict(quotas or {})
+    at = now if now is not None else now_ms()
+    report: dict[str, int] = {"shard": shard}
+
+    def step(hot: HotState) -> list[Action]:
+        state, stopped = hot.state, hot_state.killed()
+        max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
+        actions = core.advance_moves(state, at)
+        actions += core.replication_step(state, at, max_records,
+                                         stopped={s for s in stopped if state.spus.get(s)})
+        actions += produce_quotas(hot, due, stopped)
+        actions += core.handle(state, core.ReconcileElections())
+        report.update(sets=len(state.replica_sets), actions=len(actions))
+        return actions
+
+    started, cpu = time.perf_counter(), time.process_time()
+    with timed_tick():
+        _run_on_shards(step, locks=[shards.lock_name(shard)],
+                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
+                       record_ids=sum(due.values()), dispatch=dispatch,
+                       lock_timeout_s=lock_timeout_s)
+    # Wall and CPU time apart: on a shared machine the gap is time spent waiting for a core.
+    report["ms"] = int((time.perf_counter() - started) * 1000)
+    report["cpu_ms"] = int((time.process_time() - cpu) * 1000)
     return report
 
 
@@ -317,7 +459,10 @@ def replication_resync_store() -> int:
 
     A process that dies between saving Redis and writing the store leaves rows
     stale until their partition changes again; periodic reconciliation heals them.
+    Sharded, it takes one shard at a time, so the ticks of the others go on.
     """
+    if shards.sharded():
+        return _resync_by_shard()
     with locked_for_this_store():
         hot = hot_state.load()
         stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
@@ -329,6 +474,25 @@ def replication_resync_store() -> int:
                 drifted.append((pk, key, new))
         _write_rows(drifted)
     return len(drifted)
+
+
+def _resync_by_shard() -> int:
+    # Rows read before a shard's lease may be a tick old: a row then rewritten needlessly
+    # still gets the hot state's current values, written under that shard's lease.
+    stored = {pk: tuple(row) for pk, *row in Partition.objects.values_list(
+        "id", "leader", "lrs", "resolution", "hw", "leo").iterator(chunk_size=5000)}
+    n, total = shards.count(), 0
+    for shard in range(n):
+        with locked_for_this_store(locks=[shards.lock_name(shard)]):
+            hot = hot_state.load_selected(lambda topics: shards.keys_of_shard(topics, shard, n))
+            drifted = []
+            for key, rs in hot.state.replica_sets.items():
+                pk, new = hot.partition_pk(key), hot_state.summary(rs)
+                if pk in stored and stored[pk] != _stored_shape(new):
+                    drifted.append((pk, key, new))
+            _write_rows(drifted)
+        total += len(drifted)
+    return total
 
 
 def _stored_shape(s: Summary) -> tuple[Any, ...]:

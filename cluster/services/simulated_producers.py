@@ -1,11 +1,16 @@
-"""The demo's simulated producers: each topic with a rate appends what is due at every tick."""
+"""The demo's simulated producers: each topic with a rate appends what is due at every tick.
+
+With shards (cluster/adapters/shards.py) the coordinator keeps the accounting
+(``producer_quotas``: what each partition is due, from the topic's rate and
+round robin) and each shard task appends its partitions' part (``produce_quotas``).
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
-from cluster.core.replication import Acks, Action, ProduceRequest
+from cluster.core.replication import Acks, Action, Key, ProduceRequest
 from cluster.metrics.hooks import count_simulated
 
 SIMULATED_ACKS = Acks.LEADER
@@ -17,27 +22,58 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     """Each topic with a producer rate appends what is due since its last run."""
     actions: list[Action] = []
     for name, table in hot.topics.items():
-        rate = table.get("rate") or 0.0
-        last = table.get("last_ms") or at
-        due = table.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
-        table["last_ms"], table["carry"] = (at, due - int(due)) if rate else (None, 0.0)
-        if int(due):
-            actions += _spread(hot, name, table, int(due), stopped)
+        due = _due(table, at)
+        if due:
+            actions += _spread(hot, name, table, due, stopped)
     return actions
+
+
+def producer_quotas(hot: HotState, at: int) -> dict[Key, int]:
+    """What each partition's producer owes since its last run; advances the accounting."""
+    quotas: dict[Key, int] = {}
+    for name, table in hot.topics.items():
+        due = _due(table, at)
+        if due:
+            quotas.update({(name, p): n for p, n in enumerate(_round_robin(table, due)) if n})
+    return quotas
+
+
+def produce_quotas(hot: HotState, quotas: dict[Key, int], stopped: set[int]) -> list[Action]:
+    """Append the records the coordinator assigned to the loaded partitions."""
+    actions: list[Action] = []
+    for (name, p), count in quotas.items():
+        actions += _append(hot, name, p, count, stopped)
+    return actions
+
+
+def _due(table: dict[str, Any], at: int) -> int:
+    rate = table.get("rate") or 0.0
+    last = table.get("last_ms") or at
+    due = table.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
+    table["last_ms"], table["carry"] = (at, due - int(due)) if rate else (None, 0.0)
+    return int(due)
+
+
+def _round_robin(table: dict[str, Any], n: int) -> list[int]:
+    parts = len(table["partitions"])
+    start = table.get("next", 0)
+    table["next"] = (start + n) % parts
+    return [n // parts + (1 if (i - start) % parts < n % parts else 0) for i in range(parts)]
 
 
 def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,
             stopped: set[int]) -> list[Action]:
     """Round robin over partitions; a write to a leaderless partition is refused and lost."""
-    parts = len(table["partitions"])
-    start = table.get("next", 0)
-    counts = [n // parts + (1 if (i - start) % parts < n % parts else 0) for i in range(parts)]
-    table["next"] = (start + n) % parts
     actions: list[Action] = []
-    for p, count in enumerate(counts):
-        rs = hot.state.replica_sets.get((name, p))
-        if count and rs is not None and rs.leader not in stopped:
-            result = core.produce(hot.state, ProduceRequest(name, p, SIMULATED_ACKS, count))
-            count_simulated(result, SIMULATED_ACKS, count)
-            actions += [a for a in result.actions if not isinstance(a, core.ProduceAccepted)]
+    for p, count in enumerate(_round_robin(table, n)):
+        actions += _append(hot, name, p, count, stopped)
     return actions
+
+
+def _append(hot: HotState, name: str, p: int, count: int, stopped: set[int]) -> list[Action]:
+    rs = hot.state.replica_sets.get((name, p))
+    if not count or rs is None or rs.leader in stopped:
+        return []
+    result = core.produce(hot.state, ProduceRequest(name, p, SIMULATED_ACKS, count))
+    count_simulated(result, SIMULATED_ACKS, count)
+    return [a for a in result.actions if not isinstance(a, core.ProduceAccepted)]

@@ -1,0 +1,242 @@
+"""Benchmark: SPU loops spread over Celery worker processes (REPLICATION_SHARDS).
+
+For each cluster size (partitions at replication 3 on 50 SPUs, the simulated
+producers appending one record per partition per second, acks=1) and for 1, 2
+and 4 worker processes (`celery -A webapp worker --concurrency 1` each, with
+`celery -A webapp beat` sending the tick every second, as `make run` does), it
+measures over a fixed window the steps per second every shard kept, how the
+shard tasks split over the workers, and the CPU each process and the machine
+used. Real processes, a private Redis (append-only, fsync always, as `make
+run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
+
+    .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
+        [--workers 1,2,4] [--shards 4] [--window 8]
+
+Each round is bounded (start, warm-up, window, stop): about 20 s, plus the
+first whole tick after each growth of the cluster.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+SPUS = 50
+LINE = re.compile(r"^\[(?P<at>[\d-]+ [\d:,]+): \w+/[^\]]+\] Task cluster\.tasks\."
+                  r"(?P<task>replication_shard_tick|replication_tick)\[[^\]]+\] succeeded in "
+                  r"(?P<s>[\d.e-]+)s: (?P<result>.*)$")
+
+
+@dataclass
+class Round:
+    workers: int
+    window_s: float
+    steps: dict[int, int] = field(default_factory=dict)          # shard -> ticks in window
+    per_worker: dict[str, list[float]] = field(default_factory=dict)  # name -> shard tick ms
+    worker_cpu: dict[str, list[float]] = field(default_factory=dict)  # name -> shard tick CPU ms
+    coordinator: dict[str, int] = field(default_factory=dict)    # name -> coordinator ticks
+    coordinator_cpu: list[float] = field(default_factory=list)
+    whole: int = 0                                                # whole (unsharded) ticks
+    cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
+    machine_busy: float = 0.0                                     # % of all cores
+
+    def rate(self, shards: int) -> float:
+        return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
+
+    def cpu_per_tick(self, shards: int) -> tuple[float, float]:
+        """CPU ms one tick needs: the coordinator's, and the shard tasks' summed over shards."""
+        ticks = [ms for cpu in self.worker_cpu.values() for ms in cpu]
+        shard_ms = sum(ticks) / len(ticks) * shards if ticks else 0.0
+        coord = self.coordinator_cpu
+        return (sum(coord) / len(coord) if coord else 0.0), shard_ms
+
+
+def setup(workdir: Path) -> tuple[subprocess.Popen, str]:
+    from webapp.redis_server import start_private_redis
+
+    proc, url = start_private_redis(workdir / "redis")
+    os.environ.update(REDIS_URL=url, DATABASE_URL=f"sqlite:///{workdir / 'bench.sqlite3'}",
+                      DJANGO_SETTINGS_MODULE="webapp.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    from cluster.services import spu_connect, spu_register
+
+    for i in range(SPUS):
+        spu_register(spu_id=i)
+        spu_connect(spu_id=i)
+    return proc, url
+
+
+def grow_to(partitions: int, have: int) -> None:
+    """Add a topic of the missing partitions; its producer writes one record per partition/s."""
+    from cluster.models import Topic
+    from cluster.services import topic_create
+
+    name = f"bench{partitions}"
+    topic_create(name=name, partitions=partitions - have, replication=3, min_lrs=2)
+    Topic.objects.filter(name=name).update(producer_rate=partitions - have)
+
+
+def env(shards: int) -> dict[str, str]:
+    return {**os.environ, "REPLICATION_SHARDS": str(shards), "PYTHONUNBUFFERED": "1",
+            "REPLICATION_SIMULATED_PRODUCERS": "1", "WORKER_CONCURRENCY": "1"}
+
+
+def start(workers: int, shards: int, logs: Path) -> dict[str, subprocess.Popen]:
+    procs: dict[str, subprocess.Popen] = {}
+    base = [sys.executable, "-m", "celery", "-A", "webapp"]
+    commands = {f"w{i}": base + ["worker", "--concurrency", "1", "-n", f"w{i}@%h", "-l", "info",
+                                 "--without-gossip", "--without-mingle"]
+                for i in range(workers)}
+    commands["beat"] = base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]
+    for name, command in commands.items():
+        out = (logs / f"{name}.log").open("w")
+        procs[name] = subprocess.Popen(command, cwd=ROOT, env=env(shards), stdout=out,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+    return procs
+
+
+def stop(procs: dict[str, subprocess.Popen]) -> None:
+    for proc in procs.values():
+        os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs.values():
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) -> None:
+    for name in names:
+        for line in (logs / f"{name}.log").read_text().splitlines():
+            m = LINE.match(line)
+            if not m:
+                continue
+            at = datetime.strptime(m["at"], "%Y-%m-%d %H:%M:%S,%f")
+            if not t0 <= at <= t1 or m["result"] == "None":
+                continue
+            result = ast.literal_eval(m["result"])
+            if m["task"] == "replication_shard_tick":
+                out.steps[result["shard"]] = out.steps.get(result["shard"], 0) + 1
+                out.per_worker.setdefault(name, []).append(result["ms"])
+                out.worker_cpu.setdefault(name, []).append(result["cpu_ms"])
+            else:
+                out.coordinator[name] = out.coordinator.get(name, 0) + 1
+                out.whole += result.get("shards") == 0
+                out.coordinator_cpu.append(result.get("cpu_ms", 0))
+
+
+def first_tick_done(logs: Path, names: list[str]) -> bool:
+    """A shard tick finished with a report (the first whole tick after a growth is over)."""
+    return any(m["task"] == "replication_shard_tick" and m["result"] != "None"
+               for n in names for m in map(LINE.match, (logs / f"{n}.log").read_text()
+                                           .splitlines()) if m)
+
+
+def cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:
+    out = {}
+    for name, p in procs.items():
+        try:
+            family = [p, *p.children(recursive=True)]
+            out[name] = sum(sum(q.cpu_times()[:2]) for q in family)
+        except psutil.NoSuchProcess:
+            out[name] = 0.0
+    return out
+
+
+def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: float,
+            window_s: float) -> Round:
+    procs = start(workers, shards, logs)
+    names = [n for n in procs if n != "beat"]
+    try:
+        deadline = time.monotonic() + 240
+        while not first_tick_done(logs, names):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no shard tick within 240 s; see {logs}")
+            time.sleep(0.5)
+        time.sleep(warmup_s)
+        watched = {n: psutil.Process(p.pid) for n, p in procs.items()}
+        watched["redis"] = psutil.Process(redis_pid)
+        before, t0 = cpu_seconds(watched), datetime.now()
+        psutil.cpu_percent()
+        time.sleep(window_s)
+        busy, t1, after = psutil.cpu_percent(), datetime.now(), cpu_seconds(watched)
+    finally:
+        stop(procs)
+    out = Round(workers, window_s, machine_busy=busy)
+    out.cpu = {n: after[n] - before[n] for n in watched}
+    parse(logs, names, t0, t1, out)
+    return out
+
+
+def report(size: int, shards: int, r: Round) -> None:
+    rate = r.rate(shards)
+    split = ", ".join(f"{n}: {len(ms)} ticks, wall {sum(ms) / r.window_s / 10:.0f}% / CPU "
+                      f"{sum(r.worker_cpu[n]) / r.window_s / 10:.0f}% of a core"
+                      for n, ms in sorted(r.per_worker.items()))
+    cpu = ", ".join(f"{n} {s / r.window_s:.2f}" for n, s in sorted(r.cpu.items()))
+    coord_ms, shard_ms = r.cpu_per_tick(shards)
+    print(f"{size:>7,} partitions  {r.workers} worker(s): {rate:4.2f} steps/s per shard "
+          f"({'keeps' if rate >= 0.9 else 'MISSES'} 1/s); shard ticks {split}; "
+          f"coordinator ticks {dict(sorted(r.coordinator.items()))}, whole ticks {r.whole}")
+    print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
+          f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
+          f"{psutil.cpu_count()} cores")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="2500,5000,10000,20000")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--warmup", type=float, default=4.0)
+    parser.add_argument("--window", type=float, default=8.0)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    counts = [int(w) for w in args.workers.split(",")]
+    workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
+    redis, _ = setup(workdir)
+    print(f"load average before: {os.getloadavg()}  ({psutil.cpu_count()} cores, shared)")
+    print(f"{SPUS} SPUs, replication 3, one record per partition per second, "
+          f"REPLICATION_SHARDS={args.shards}")
+    best: dict[int, int] = {}
+    have = 0
+    try:
+        for size in sizes:
+            grow_to(size, have)
+            have = size
+            for workers in counts:
+                logs = workdir / f"{size}-{workers}"
+                logs.mkdir()
+                r = measure(workers, args.shards, logs, redis.pid, args.warmup, args.window)
+                report(size, args.shards, r)
+                if r.rate(args.shards) >= 0.9:
+                    best[workers] = size
+            print(f"{'':>20}load average: {os.getloadavg()}")
+    finally:
+        os.killpg(redis.pid, signal.SIGTERM)
+        redis.wait(10)
+    print("largest cluster keeping 1 step/s per shard: " +
+          ", ".join(f"{w} worker(s): {best.get(w, 0):,} partitions" for w in counts))
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""SPU loops split into shards (REPLICATION_SHARDS > 1), stepped in-process: who holds which
+lease, what each task loads and saves, and that the sharded engine replicates as one tick does."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cluster.adapters import hot_state, lease, shards
+from cluster.adapters.lease import CLUSTER_LOCK, LeaseLost
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.settle import LocalQueue
+from cluster.adapters.store_identity import locked_for_this_store
+from cluster.core.replication.compaction import COMPACTED
+from cluster.core.replication.invariants import InvariantChecker
+from cluster.models import Topic
+from cluster.services import topic_create
+from cluster.services.outages import spu_offline, spu_online
+from cluster.services.records import records_produce
+from cluster.services.replication import (replication_coordinate, replication_shard_tick,
+                                          replication_tick)
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+SHARDS = 4
+
+
+@pytest.fixture
+def sharded(redis_url, settings, monkeypatch):
+    settings.REPLICATION_SHARDS = SHARDS
+    # Shards take whole live blocks (200 partitions); blocks of 4 spread 16 partitions.
+    monkeypatch.setattr(shards, "BLOCK", 4)
+    CHECKER[:] = [InvariantChecker()]
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=16, replication=3)
+    whole_tick()
+
+
+def whole_tick(now: int | None = None) -> None:
+    queue = LocalQueue()
+    replication_tick(now=now, dispatch=queue)
+    queue.drain()
+
+
+CHECKER: list[InvariantChecker] = []
+
+
+def sharded_tick(now: int | None = None) -> dict[int, dict] | None:
+    """The coordinator, then every shard's task, as the workers would run them; the durability
+    checker then looks at the saved hot state (it remembers HW and commits across ticks)."""
+    queue = LocalQueue()
+    work = replication_coordinate(now=now, dispatch=queue)
+    for shard, quotas in (work or {}).items():
+        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
+    queue.drain()
+    CHECKER[-1].check(hot_state.load().state)
+    return work
+
+
+def produce(partition: int, count: int = 3) -> None:
+    queue = LocalQueue()
+    outcome = records_produce(topic="orders", partition=partition, acks=1, count=count,
+                              dispatch=queue)
+    queue.drain()
+    assert outcome.state == "acknowledged", outcome
+
+
+def record_ids() -> list[int]:
+    hot = hot_state.load()
+    return [i for rs in hot.state.replica_sets.values()
+            for i in rs.replica[rs.leader].log if i != COMPACTED]
+
+
+def test_every_partition_belongs_to_exactly_one_shard_and_every_shard_gets_some(sharded):
+    topics = hot_state.load().topics
+    parts = [shards.keys_of_shard(topics, s, SHARDS) for s in range(SHARDS)]
+    assert sorted(k for part in parts for k in part) == [("orders", p) for p in range(16)]
+    assert [len(part) for part in parts] == [4] * SHARDS
+    assert all(shards.shard_of(k, SHARDS) == s for s, part in enumerate(parts) for k in part)
+
+
+def test_a_live_block_stays_on_one_shard_and_the_next_block_takes_the_next_shard(redis_url):
+    block = shards.BLOCK
+    first = shards.shard_of(("big", 0), SHARDS)
+    assert {shards.shard_of(("big", p), SHARDS) for p in range(block)} == {first}
+    assert shards.shard_of(("big", block), SHARDS) == (first + 1) % SHARDS
+    assert shards.shard_of(("big", 4 * block + 7), SHARDS) == first
+
+
+def test_a_quiet_tick_fans_out_and_the_shards_replicate_every_record(sharded):
+    for p in range(16):
+        produce(p)
+    work = sharded_tick()
+    assert work is not None and sorted(work) == list(range(SHARDS))
+    sharded_tick()
+    hot = hot_state.load()
+    assert {k: (rs.hw, rs.leo) for k, rs in hot.state.replica_sets.items()} == {
+        ("orders", p): (3, 3) for p in range(16)}
+
+
+def test_a_shard_task_saves_only_its_own_sets_and_never_the_meta(sharded):
+    for p in range(16):
+        produce(p)
+    before_sets = hot_state.client().hgetall(hot_state.sets_key("orders"))
+    before_meta = hot_state.client().get(hot_state.META)
+    replication_shard_tick(0, dispatch=LocalQueue())
+    after_sets = hot_state.client().hgetall(hot_state.sets_key("orders"))
+    mine = {str(p) for _, p in shards.keys_of_shard(hot_state.load().topics, 0, SHARDS)}
+    changed = {p.decode() for p in after_sets if after_sets[p] != before_sets[p]}
+    assert changed and changed <= mine
+    assert hot_state.client().get(hot_state.META) == before_meta
+
+
+def test_a_shard_task_waits_while_a_whole_state_holder_works(sharded):
+    with locked_for_this_store(1):
+        with pytest.raises(TimeoutError):
+            replication_shard_tick(1, dispatch=LocalQueue(), lock_timeout_s=0.2)
+
+
+def test_the_whole_tick_waits_for_a_busy_shard_but_other_shards_run(sharded):
+    with bound_to_store(), lease.held(1, shards.lock_name(2)):
+        with pytest.raises(TimeoutError):
+            whole_tick_with_timeout(0.2)
+        report = replication_shard_tick(3, dispatch=LocalQueue(), lock_timeout_s=0.2)
+    assert report["sets"] > 0
+
+
+def whole_tick_with_timeout(seconds: float) -> None:
+    replication_tick(dispatch=LocalQueue(), lock_timeout_s=seconds)
+
+
+def test_a_topology_change_runs_the_whole_tick_instead_of_the_shards(sharded):
+    assert sharded_tick() is not None
+    topic_create(name="late", partitions=4, replication=2)
+    assert sharded_tick() is None
+    assert "late" in hot_state.replicated_topics()
+    assert sharded_tick() is not None
+
+
+def test_an_spu_outage_and_return_elect_leaders_and_keep_every_record(sharded):
+    for p in range(16):
+        produce(p)
+    sharded_tick()
+    spu_offline(spu_id=1)
+    assert sharded_tick() is None  # the SPU's sets change cluster-wide
+    for _ in range(3):
+        sharded_tick()
+    hot = hot_state.load()
+    assert all(rs.leader not in (None, 1) for rs in hot.state.replica_sets.values())
+    for p in range(16):
+        produce(p)
+    spu_online(spu_id=1)
+    for _ in range(4):
+        sharded_tick()
+    hot = hot_state.load()
+    assert {rs.hw for rs in hot.state.replica_sets.values()} == {6}
+    assert all(1 in rs.lrs for rs in hot.state.replica_sets.values() if 1 in rs.replicas)
+
+
+def test_simulated_producers_split_over_shards_add_up_to_the_rate(sharded, settings):
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    Topic.objects.filter(name="orders").update(producer_rate=40)
+    sharded_tick(now=5_000_000)
+    sharded_tick(now=5_001_000)
+    leos = [rs.leo for rs in hot_state.load().state.replica_sets.values()]
+    assert sum(leos) == 40 and max(leos) - min(leos) <= 1
+
+
+def test_record_ids_stay_unique_across_shards_and_after_going_back_to_one_shard(sharded,
+                                                                                settings):
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    Topic.objects.filter(name="orders").update(producer_rate=64)
+    for second in range(3):
+        sharded_tick(now=6_000_000 + 1000 * second)
+    produce(0)
+    settings.REPLICATION_SHARDS = 1
+    produce(1)
+    ids = record_ids()
+    assert len(ids) == 64 * 2 + 6 and len(set(ids)) == len(ids)
+
+
+def test_a_shard_holder_whose_lease_expired_has_its_save_refused(sharded, settings):
+    settings.REPLICATION_LOCK_LEASE_S = 0.2
+    produce(next(p for _, p in shards.keys_of_shard(hot_state.load().topics, 0, SHARDS)))
+    stale = hot_state.load_selected(lambda t: shards.keys_of_shard(t, 0, SHARDS))
+    with bound_to_store(), lease.held(1, shards.lock_name(0)) as held:
+        held._stop.set()  # a stopped process renews nothing
+        time.sleep(0.5)
+        replication_shard_tick(0, dispatch=LocalQueue())  # another holder took the shard
+        after = hot_state.client().hgetall(hot_state.sets_key("orders"))
+        for rs in stale.state.replica_sets.values():
+            rs.epoch += 100  # a change the stale holder would save
+        with pytest.raises(LeaseLost):
+            hot_state.save_sets(stale)
+    assert hot_state.client().hgetall(hot_state.sets_key("orders")) == after
+
+
+def test_one_shard_takes_only_the_cluster_lease_as_before(redis_url, settings):
+    settings.REPLICATION_SHARDS = 1
+    assert shards.every_lock() == [CLUSTER_LOCK]
+
+
+def test_a_killed_spu_loop_is_dropped_by_the_coordinator_once_its_heartbeat_lapses(sharded,
+                                                                                   settings):
+    from cluster.core.spus import SpuResolution
+    from cluster.models import Spu
+    from cluster.services.outages import spu_kill
+
+    sharded_tick(now=7_000_000)
+    spu_kill(spu_id=2)
+    assert sharded_tick(now=7_001_000) is not None  # silent for less than the timeout
+    timeout_ms = int(settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000)
+    assert sharded_tick(now=7_001_000 + timeout_ms + 1000) is None
+    assert Spu.objects.get(pk=2).resolution == SpuResolution.OFFLINE.value
+    hot = hot_state.load()
+    assert hot.state.spus[2] is False
+    assert all(rs.leader != 2 for rs in hot.state.replica_sets.values())
+
+
+def test_reconciliation_rewrites_drifted_rows_one_shard_at_a_time(sharded, settings):
+    from cluster.models import Partition
+    from cluster.services.replication import replication_resync_store
+
+    for p in range(16):
+        produce(p)
+    sharded_tick()
+    truth = list(Partition.objects.order_by("index").values_list("leader", "lrs", "hw", "leo"))
+    assert replication_resync_store() == 0
+    Partition.objects.filter(index__in=[0, 5, 15]).update(leader=None, lrs=[], hw=0, leo=0)
+    settings.REPLICATION_LOCK_TIMEOUT_S = 0.2
+    with bound_to_store(), lease.held(1, shards.lock_name(0)):
+        with pytest.raises(TimeoutError):  # it waits for the shard's lease, not the others'
+            replication_resync_store()
+    assert replication_resync_store() == 3
+    assert list(Partition.objects.order_by("index").values_list(
+        "leader", "lrs", "hw", "leo")) == truth

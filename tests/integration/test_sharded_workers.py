@@ -1,0 +1,126 @@
+"""SPU loops spread over two Celery worker processes (REPLICATION_SHARDS=4) on a real stack
+(scripts/run.py with its private Redis, plus a second `celery -A webapp worker` pointed at the
+same Redis and database, as the README says): producers with acks=all, an SPU outage and its
+return, and at the end nothing acknowledged is lost, HW never went back, one leader per
+partition, and the durability checker's invariants hold on the saved hot state."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.stack import ROOT, HwWatch, ProducerReport, Stack, lost_records, produce_until
+
+pytestmark = [pytest.mark.redis]
+TOPIC = "spread"
+SHARDS = 4
+# Shards take whole live blocks of 200 partitions: four blocks give every shard a part.
+PARTITIONS = 800
+PRODUCED = (0, 1, 200, 400, 600, 799)
+# The saved hot state, checked in the stack's own environment (its store id, its Redis).
+CHECK = """
+import json
+from cluster.adapters import hot_state
+from cluster.core.replication.invariants import InvariantChecker
+hot = hot_state.load()
+InvariantChecker().check(hot.state)
+sets = [rs for key, rs in hot.state.replica_sets.items() if key[0] == %r]
+print(json.dumps({"leaders": {rs.partition: rs.leader for rs in sets},
+                  "claims": {rs.partition: [s for s in rs.replicas if hot.state.spus[s]
+                                            and rs.replica[s].claims_leadership] for rs in sets},
+                  "resolutions": sorted({rs.resolution.value for rs in sets})}))
+""" % TOPIC
+
+
+class ShardedStack(Stack):
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "REPLICATION_SHARDS": str(SHARDS), "WORKER_CONCURRENCY": "1"}
+
+
+def start_second_worker(stack: ShardedStack) -> subprocess.Popen:
+    url = (stack.var / "redis.url").read_text().strip()
+    log = (stack.var / "logs" / "worker2.log").open("w")
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "webapp", "worker",
+                             "--concurrency", "1", "-n", "second@%h", "-l", "info"],
+                            cwd=ROOT, env={**stack.env(), "REDIS_URL": url},
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def shard_ticks(log: Path) -> int:
+    return len(re.findall(r"replication_shard_tick\[[^\]]+\] succeeded", log.read_text()))
+
+
+def wait_until(check, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    running = ShardedStack(tmp_path_factory.mktemp("sharded"))
+    second = None
+    try:
+        running.start()
+        second = start_second_worker(running)
+        made = running.manage("topic", "create", TOPIC, "--partitions", str(PARTITIONS),
+                              "--replication", "3")
+        assert made.returncode == 0, made.stderr
+        yield running
+    finally:
+        if second is not None:
+            second.kill()
+            second.wait(10)
+        running.kill_all()
+
+
+def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
+    logs = stack.var / "logs"
+    wait_until(lambda: shard_ticks(logs / "worker.log") and shard_ticks(logs / "worker2.log"),
+               60, "both workers ran shard ticks")
+    wait_until(lambda: len(stack.hws(TOPIC)) == PARTITIONS, 30, "the topic is listed")
+    watch = HwWatch(stack, TOPIC)
+    report, stop = ProducerReport(), threading.Event()
+    threads = [threading.Thread(target=produce_until, args=(stack, TOPIC, p, stop, report,
+                                                            f"p{p}")) for p in PRODUCED]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    _, rows = stack.api("GET", f"partitions/?topic={TOPIC}&limit=1000")
+    rows = rows["results"] if isinstance(rows, dict) else rows
+    victim = next(r["leader"] for r in rows if r["partition"] == 0)
+    before = {w: shard_ticks(logs / w) for w in ("worker.log", "worker2.log")}
+    status, body = stack.api("POST", f"spus/{victim}/offline/", {})
+    assert status == 200, body
+    time.sleep(4)
+    status, body = stack.api("POST", f"spus/{victim}/online/", {})
+    assert status == 200, body
+    time.sleep(4)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    backwards = watch.finish()
+
+    during = {w: shard_ticks(logs / w) - n for w, n in before.items()}
+    print(f"{len(report.acked)} acknowledged, {report.failed} refused, {report.unresolved} "
+          f"unresolved; SPU {victim} out and back; shard ticks per worker during it: {during}; "
+          f"{watch.samples} HW samples")
+    assert all(during.values()), during
+    assert len(report.acked) >= len(PRODUCED) and report.unresolved == 0, report
+    assert lost_records(stack, TOPIC, report.acked) == []
+    assert len({(a.partition, a.offset) for a in report.acked}) == len(report.acked)
+    assert watch.samples >= 2 and backwards == [], backwards  # it did sample
+    checked = stack.manage("shell", "-c", CHECK)
+    assert checked.returncode == 0, checked.stderr  # InvariantViolation names the rule broken
+    final = json.loads(checked.stdout.strip().splitlines()[-1])
+    assert len(final["leaders"]) == PARTITIONS
+    assert all(leader is not None for leader in final["leaders"].values()), final
+    assert all(claims == [final["leaders"][p]] for p, claims in final["claims"].items()), final
+    assert final["resolutions"] == ["Online"], final
