@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,10 +32,12 @@ from cluster import charts
 from cluster.adapters import hot_state
 from cluster.adapters.hot_state import Summary
 from cluster.core.replication import Key
-from cluster.core.spus import SpuResolution
-from cluster.live import (CLUSTER_GROUP, LiveData, LiveUpdate, PartitionRow, Payload,
-                          block_group, stamp)
-from cluster.selectors.stats import ClusterStats, cluster_stats
+from cluster.live import (CLUSTER_GROUP, HealthRow, LiveData, LiveUpdate, PartitionRow,
+                          Payload, TopicRow, block_group, stamp)
+from cluster.models import Topic
+from cluster.selectors.health import cluster_health
+from cluster.selectors.heatmaps import topic_spu_chart
+from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats, partition_columns
 
 log = logging.getLogger(__name__)
 WINDOW_MS = 100
@@ -60,7 +62,8 @@ _timer: threading.Timer | None = None
 
 
 def _key(kind: str, group: str) -> str:
-    return f"{hot_state.PREFIX}live:{kind}:{group}"
+    # Per installation (settings.LIVE_NAMESPACE), as the channel layer's groups are.
+    return f"{hot_state.PREFIX}live:{settings.LIVE_NAMESPACE}:{kind}:{group}"
 
 
 def next_seq(group: str) -> int:
@@ -231,12 +234,19 @@ def _sender() -> Sender:
 # ---- what the replication shell and the event log hand over ------------------------
 
 def cluster_load() -> LiveData:
-    """SPU loads, totals and the heatmaps' figures, read from the store as the pages do."""
-    stats = cluster_stats(with_failover=True)
+    """SPU loads, topic counts, totals, health and the heatmaps' figures, read as the pages do."""
+    cols = partition_columns()
+    stats = cluster_stats(with_failover=True, cols=cols)
     racks = stats.racks()
-    return {"spus": [_spu_row(s) for s in stats.spus.values()], "totals": _totals(stats),
+    topics = list(Topic.objects.order_by("name").values_list("id", "name", "resolution", "reason"))
+    by_resolution = Counter(res for _, _, res, _ in topics)
+    return {"spus": [_spu_row(s) for s in stats.spus.values()],
+            "topics": [_topic_row(stats, *t) for t in topics], "totals": _totals(stats),
+            "health": [HealthRow(message=r.message, link=r.link, severity=r.severity)
+                       for r in cluster_health(stats, by_resolution)],
             "charts": {"chart-leaders": charts.rack_spu_heatmap(racks, "leaders"),
                        "chart-followers": charts.rack_spu_heatmap(racks, "followers"),
+                       "chart-topics": topic_spu_chart(stats, cols).figure,
                        "chart-failover": charts.failover_heatmap(stats)}}
 
 
@@ -245,10 +255,20 @@ def _spu_row(s: Any) -> dict[str, Any]:
             "leaders": s.leaders, "followers": s.followers, "replicas": s.replicas}
 
 
+def _topic_row(stats: ClusterStats, topic_id: int, name: str, resolution: str,
+               reason: str) -> TopicRow:
+    counts = stats.topics.get(topic_id) or TopicStats()
+    return {"name": name, "resolution": resolution, "reason": reason,
+            "partitions": counts.partitions, "leaderless": counts.leaderless,
+            "under_replicated": counts.under_replicated,
+            "preferred_leading": counts.preferred_leading}
+
+
 def _totals(stats: ClusterStats) -> dict[str, int]:
-    online = sum(s.resolution == SpuResolution.ONLINE.value for s in stats.spus.values())
-    return {"spus": len(stats.spus), "spus_online": online, "partitions": stats.partitions,
-            "leaderless": stats.leaderless, "under_replicated": stats.under_replicated}
+    return {"spus": len(stats.spus), "spus_online": stats.spus_online,
+            "partitions": stats.partitions, "leaderless": stats.leaderless,
+            "under_replicated": stats.under_replicated, "replicas": stats.replicas,
+            "preferred_leading": sum(s.preferred_leading for s in stats.spus.values())}
 
 
 def partition_row(key: Key, s: Summary) -> PartitionRow:

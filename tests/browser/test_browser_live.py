@@ -143,3 +143,35 @@ def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, s
         assert page.locator("#live-status").inner_text() == "live"
     finally:
         context.close()
+
+
+def test_a_change_between_the_render_and_the_socket_is_fetched_from_the_snapshot(browser,
+                                                                              stack):
+    context, page = logged_in_page(browser, stack)
+    try:
+        held: list = []
+        # Hold live.js back: the page is rendered but has no socket yet.
+        page.route(re.compile(r"/js/live\.js"), lambda route: held.append(route))
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
+        page.goto("/", wait_until="commit")
+        total = page.locator('[data-total="spus"]')
+        total.wait_for(state="attached")
+        before = int(total.text_content())
+        for _ in range(200):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the page never asked for live.js"
+        # Rendered, not yet connected: a change now is announced to nobody on this page.
+        stack.python("from cluster.services import spu_register\n"
+                     "spu_register(spu_id=11, rack='rack-d')\n"
+                     "import time; time.sleep(0.5)")
+        held[0].continue_()
+        page.wait_for_function("(n) => document.querySelector('[data-total=\"spus\"]')"
+                               ".textContent === String(n)", arg=before + 1, timeout=10_000)
+        assert any("/api/live/snapshot/?group=cluster" in r for r in requests), requests
+        assert [r for r in requests if r.startswith("document")] == ["document " + stack.url + "/"]
+        assert "registered but never connected" in page.locator("[data-live-health]").inner_text()
+    finally:
+        context.close()
