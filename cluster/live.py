@@ -30,6 +30,9 @@ events) and ``topic-<name>.<block>`` (every change, HW/LEO included, of
 partitions ``block * BLOCK`` to ``block * BLOCK + BLOCK - 1``), so a page
 showing 200 partitions of a 100,000-partition topic hears only about those.
 The snapshot endpoint answers the same shape (``type`` ``live.snapshot``).
+The cluster socket may add block groups (``/ws/cluster/?groups=topic-x.0,…``: the
+partitions page, whose rows come from any topic). A page embeds each group's sequence
+as its render read it (``live-seqs``); a first hello beyond it resyncs that group.
 """
 from __future__ import annotations
 
