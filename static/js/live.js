@@ -217,7 +217,9 @@
       if (snapshot.v !== VERSION) { window.location.reload(); return; }
       live.snapshots += 1;
       apply(snapshot);
-      seqs[group] = Math.max(seqs[group] || 0, snapshot.seq);
+      // The snapshot's number as is: every message of the group was held meanwhile, and a
+      // sequence that started over (a flushed Redis, a new namespace) must not stall the page.
+      seqs[group] = snapshot.seq;
     } catch (error) {
       delete seqs[group];  // the next message is taken as it comes
     } finally {
