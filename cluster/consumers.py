@@ -9,7 +9,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from cluster.adapters.live_batches import current_seqs
 from cluster.core.names import name_problem
-from cluster.live import BLOCK, CLUSTER_GROUP, FORMAT_VERSION, block_groups, topic_group
+from cluster.live import (BLOCK, CLUSTER_GROUP, FORMAT_VERSION, block_groups, parse_group,
+                          topic_group)
 from cluster.roles import can_read
 
 # Close code for "not logged in": pages stop retrying fast on it.
@@ -18,6 +19,8 @@ POLICY_VIOLATION = 4401
 NOT_FOUND = 4404
 # Signed in, but in neither the viewers nor the operators group.
 FORBIDDEN = 4403
+# Block groups a cluster page may add (the partitions page: one per row at most).
+MAX_EXTRA_BLOCKS = 100
 
 
 def _int(query: dict[str, list[str]], name: str, default: int) -> int:
@@ -26,14 +29,28 @@ def _int(query: dict[str, list[str]], name: str, default: int) -> int:
 
 
 def groups_for(topic: str | None, query_string: bytes) -> list[str] | None:
-    """``cluster``, or a topic's group plus the blocks of the partitions its page shows."""
+    """``cluster`` (plus ``?groups=`` block groups), or a topic's group plus the blocks of
+    the partitions its page shows; None for anything no page asks for."""
+    query = parse_qs(query_string.decode("latin-1"))
     if topic is None:
-        return [CLUSTER_GROUP]
+        return _cluster_groups(query)
     if name_problem(topic):
         return None
-    query = parse_qs(query_string.decode("latin-1"))
     first, count = _int(query, "first", 0), _int(query, "count", BLOCK)
     return [topic_group(topic), *block_groups(topic, first, count)]
+
+
+def _cluster_groups(query: dict[str, list[str]]) -> list[str] | None:
+    """The partitions page lists rows of any topic: it adds the block groups of its rows."""
+    extra = [g for g in query.get("groups", [""])[0].split(",") if g]
+    if len(extra) > MAX_EXTRA_BLOCKS or any(_block_of(g) is None for g in extra):
+        return None
+    return [CLUSTER_GROUP, *dict.fromkeys(extra)]
+
+
+def _block_of(group: str) -> int | None:
+    parsed = parse_group(group)
+    return parsed[1] if parsed is not None else None
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):

@@ -19,8 +19,10 @@ object with:
   group's previous message (never a diff, so applying it twice is harmless):
   ``partitions`` (PartitionRow), ``spus`` (SpuRow), ``topics`` (TopicRow),
   ``events`` (EventRow, oldest first). On the cluster group, when leaders moved,
-  the next message carries every SPU's load (``spus``), ``totals`` and ``charts``
-  (the heatmaps' Plotly figures): they read the whole store, so the rows go first.
+  the next message carries every SPU's load (``spus``), every topic with its
+  partition counts (``topics``, TopicCounts), ``totals``, ``health`` (the
+  overview's list) and ``charts`` (the heatmaps' Plotly figures, topic x SPU
+  included): they read the whole store, so the rows go first.
 
 Groups: ``cluster`` (SPUs, topics, events, leader/LRS/resolution moves of any
 partition, totals, charts), ``topic-<name>`` (that topic's resolution and
@@ -28,6 +30,9 @@ events) and ``topic-<name>.<block>`` (every change, HW/LEO included, of
 partitions ``block * BLOCK`` to ``block * BLOCK + BLOCK - 1``), so a page
 showing 200 partitions of a 100,000-partition topic hears only about those.
 The snapshot endpoint answers the same shape (``type`` ``live.snapshot``).
+The cluster socket may add block groups (``/ws/cluster/?groups=topic-x.0,…``: the
+partitions page, whose rows come from any topic). A page embeds each group's sequence
+as its render read it (``live-seqs``); a first hello beyond it resyncs that group.
 """
 from __future__ import annotations
 
@@ -36,6 +41,8 @@ from typing import Any, Literal, TypedDict, Union
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+from cluster.core.names import name_problem
 
 FORMAT_VERSION = 1
 CLUSTER_GROUP = "cluster"
@@ -64,10 +71,25 @@ class SpuRow(TypedDict, total=False):
     replicas: int
 
 
-class TopicRow(TypedDict):
+class TopicCounts(TypedDict, total=False):
+    """A topic's partition health; sent with the cluster group's loads (topics list page)."""
+    partitions: int
+    leaderless: int
+    under_replicated: int
+    preferred_leading: int
+
+
+class TopicRow(TopicCounts):
     name: str
     resolution: str
     reason: str
+
+
+class HealthRow(TypedDict):
+    """One reason on the overview's health list, linking to the list that shows it."""
+    message: str
+    link: str
+    severity: str        # bad or warn
 
 
 class EventRow(TypedDict):
@@ -86,6 +108,8 @@ class Totals(TypedDict):
     partitions: int
     leaderless: int
     under_replicated: int
+    replicas: int
+    preferred_leading: int   # partitions led by their first replica
 
 
 class Stamp(TypedDict):
@@ -101,6 +125,7 @@ class LiveData(TypedDict, total=False):
     topics: list[TopicRow]
     events: list[EventRow]
     totals: Totals
+    health: list[HealthRow]  # the overview's list, whole (empty: nothing needs attention)
     charts: dict[str, Any]   # figure id -> Plotly figure (cluster.charts)
 
 
@@ -146,6 +171,19 @@ def block_groups(topic: str, first: int, count: int) -> list[str]:
     """The block groups covering partitions ``first`` .. ``first + count - 1``."""
     start, end = first // BLOCK, (first + max(count, 1) - 1) // BLOCK
     return [f"topic-{topic}.{b}" for b in range(start, min(end, start + MAX_BLOCKS - 1) + 1)]
+
+
+def parse_group(group: str) -> tuple[str | None, int | None] | None:
+    """("cluster") -> (None, None); "topic-x" -> ("x", None); "topic-x.3" -> ("x", 3)."""
+    if group == CLUSTER_GROUP:
+        return None, None
+    if not group.startswith("topic-"):
+        return None
+    name, dot, block = group[len("topic-"):].partition(".")
+    # isascii: "²".isdigit() is True, and int() refuses it.
+    if name_problem(name) or (dot and not (block.isascii() and block.isdigit() and len(block) < 7)):
+        return None
+    return name, int(block) if dot else None
 
 
 def stamp(group: str, seq: int) -> Stamp:

@@ -84,7 +84,8 @@ def redis_url(redis_server, settings) -> str:
     settings.LIVE_UPDATES = True
     host = {"address": redis_server, **settings.CHANNEL_LAYER_HOST}
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": [host]}}}
+                                           "CONFIG": {"hosts": [host],
+                                                      "prefix": settings.CHANNEL_LAYER_PREFIX}}}
     app.conf.broker_url = app.conf.result_backend = redis_server
     client = redis.Redis.from_url(redis_server)
     client.flushdb()

@@ -1,7 +1,11 @@
 """Small readers of the environment that fail loudly on a bad value."""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 
@@ -54,6 +58,20 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
     if parsed.scheme not in schemes:
         raise EnvError(f"{name}={raw!r} must use one of: {', '.join(schemes)}")
     return raw
+
+
+def env_token(name: str, default: str) -> str:
+    """A short name that goes into Redis keys: letters, digits, ``-`` and ``_`` only."""
+    raw = os.environ.get(name) or default
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", raw):
+        raise EnvError(f"{name}={raw!r} must be 1-64 letters, digits, '-' or '_'")
+    return raw
+
+
+def database_token(database: Mapping[str, Any]) -> str:
+    """Names one installation by the database it stores into: same database, same token."""
+    where = "|".join(str(database.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
+    return hashlib.sha256(where.encode()).hexdigest()[:12]
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from webapp.env import env_bool, env_choice, env_float, env_int, env_str, env_url
+from webapp.env import (database_token, env_bool, env_choice, env_float, env_int, env_str,
+                        env_token, env_url)
 from webapp.logconfig import FORMATS, logging_config
 from webapp.queues import queue_setting
 from webapp.redis_server import private_redis_url
@@ -205,9 +206,15 @@ CHANNEL_LAYER_MAX_CONNECTIONS = env_int("CHANNEL_LAYER_MAX_CONNECTIONS", 2000, m
 # redis-py's default 5 s read timeout equals channels_redis's 5 s BZPOPMIN, so a busy
 # process lost its sockets to "Timeout reading"; the read must outlast the block.
 CHANNEL_LAYER_HOST = {"max_connections": CHANNEL_LAYER_MAX_CONNECTIONS, "socket_timeout": 30}
+# Two installations on one Redis database must not hear each other's pages: the channel
+# layer's groups and the live batches (sequences, pending rows) carry this token, taken
+# from the database an installation stores into unless LIVE_NAMESPACE names one.
+LIVE_NAMESPACE = env_token("LIVE_NAMESPACE", database_token(DATABASES["default"]))
+CHANNEL_LAYER_PREFIX = f"asgi-{LIVE_NAMESPACE}"
 CHANNEL_LAYERS = {"default": {
     "BACKEND": "channels_redis.core.RedisChannelLayer",
-    "CONFIG": {"hosts": [{"address": REDIS_URL, **CHANNEL_LAYER_HOST}]},
+    "CONFIG": {"hosts": [{"address": REDIS_URL, **CHANNEL_LAYER_HOST}],
+               "prefix": CHANNEL_LAYER_PREFIX},
 }}
 
 REST_FRAMEWORK = {

@@ -21,6 +21,7 @@ SNAPSHOT = inline_serializer("LiveSnapshot", {
     "topics": serializers.ListField(child=serializers.DictField(), required=False),
     "events": serializers.ListField(child=serializers.DictField(), required=False),
     "totals": serializers.DictField(required=False),
+    "health": serializers.ListField(child=serializers.DictField(), required=False),
     "charts": serializers.DictField(required=False)})
 
 

@@ -68,6 +68,13 @@ def topics_on_spus(spu_ids: list[int]) -> dict[int, list[str]]:
     return {spu: sorted(topics) for spu, topics in found.items()}
 
 
+def partition_keys(ids: list[int]) -> list[tuple[str, int]]:
+    """(topic name, index) of the given partitions, in the given order."""
+    keys = {pk: (name, index) for pk, name, index in
+            Partition.objects.filter(id__in=ids).values_list("id", "topic__name", "index")}
+    return [keys[i] for i in ids if i in keys]
+
+
 def partitions_by_ids(ids: list[int]) -> list[Partition]:
     # A topic's replica map is one JSON value of every partition: decoding it per row
     # made a page of 100 rows of a 100,000-partition topic take half a minute.

@@ -10,8 +10,7 @@ from typing import Literal
 
 from cluster.adapters import hot_state
 from cluster.adapters.live_batches import cluster_load, current_seq, partition_row
-from cluster.core.names import name_problem
-from cluster.live import (BLOCK, CLUSTER_GROUP, LiveData, PartitionRow, Stamp, TopicRow,
+from cluster.live import (BLOCK, LiveData, PartitionRow, Stamp, TopicRow, parse_group,
                           stamp)
 from cluster.models import Event, Partition, Topic
 from cluster.services.events import event_row
@@ -22,19 +21,6 @@ EVENTS_SHOWN = 10
 
 class LiveSnapshot(Stamp, LiveData):
     type: Literal["live.snapshot"]
-
-
-def parse_group(group: str) -> tuple[str | None, int | None] | None:
-    """("cluster") -> (None, None); "topic-x" -> ("x", None); "topic-x.3" -> ("x", 3)."""
-    if group == CLUSTER_GROUP:
-        return None, None
-    if not group.startswith("topic-"):
-        return None
-    name, dot, block = group[len("topic-"):].partition(".")
-    # isascii: "²".isdigit() is True, and int() refuses it.
-    if name_problem(name) or (dot and not (block.isascii() and block.isdigit() and len(block) < 7)):
-        return None
-    return name, int(block) if dot else None
 
 
 def live_snapshot(group: str) -> LiveSnapshot | None:
@@ -55,8 +41,6 @@ def live_snapshot(group: str) -> LiveSnapshot | None:
 
 def _cluster() -> LiveData:
     data = cluster_load()
-    data["topics"] = [TopicRow(**r) for r in Topic.objects.order_by("name")
-                      .values("name", "resolution", "reason")]
     data["events"] = [event_row(e) for e in Event.objects.all()[:EVENTS_SHOWN]][::-1]
     return data
 

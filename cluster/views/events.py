@@ -6,12 +6,14 @@ from django.shortcuts import render
 
 from cluster.selectors.filters import event_facets, events_filtered
 from cluster.views._shell import paginate, query_without_page
+from cluster.views.live import rendered_seqs
 
 PER_PAGE = 50
 FILTERS = ("actor", "object_type", "object_name", "operation", "q")
 
 
 def event_list(request: HttpRequest) -> HttpResponse:
+    seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
     filters = {name: request.GET.get(name, "").strip() for name in FILTERS}
     query = events_filtered(actor=filters["actor"], object_type=filters["object_type"],
                             object_name=filters["object_name"],
@@ -19,4 +21,4 @@ def event_list(request: HttpRequest) -> HttpResponse:
     return render(request, "cluster/events.html", {
         "page": paginate(request, query, PER_PAGE), "filters": filters,
         "facets": event_facets(), "filtered": any(filters.values()),
-        "query": query_without_page(request)})
+        "query": query_without_page(request), "live_seqs": seqs})

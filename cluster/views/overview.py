@@ -7,15 +7,17 @@ from django.shortcuts import render
 from cluster.models import Event
 from cluster.selectors.health import cluster_health, topic_counts_by_resolution
 from cluster.selectors.stats import cluster_stats
+from cluster.views.live import rendered_seqs
 from cluster.views.tables import share_cell, spu_row
 
 
 def overview(request: HttpRequest) -> HttpResponse:
+    seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
     stats, topics = cluster_stats(), topic_counts_by_resolution()
     return render(request, "cluster/overview.html", {
         "racks": {rack: [spu_row(s) for s in members]
                   for rack, members in stats.racks().items()},
-        "stats": stats,
+        "stats": stats, "live_seqs": seqs,
         "online": stats.spus_online,
         "preferred": share_cell(stats.preferred_share),
         "health": cluster_health(stats, topics),

@@ -13,10 +13,12 @@ from cluster.selectors.filters import spu_groups_with_spus
 from cluster.selectors.stats import cluster_stats
 from cluster.services import spg_create, spg_delete, spg_scale, spu_register, spu_unregister
 from cluster.views._shell import call_action, call_service, operator_required
+from cluster.views.live import rendered_seqs
 from cluster.views.tables import spu_row
 
 
 def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
+    seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
     stats = cluster_stats()
     spus = list(stats.spus.values())
     resolution, rack = request.GET.get("resolution", ""), request.GET.get("rack", "")
@@ -27,7 +29,7 @@ def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
         "racks": sorted({s.rack for s in spus if s.rack}),
         "groups": spu_groups_with_spus(),
         "register_form": SpuRegisterForm(), "group_form": SpuGroupCreateForm(),
-        "action_error": None, **forms_in_error}
+        "action_error": None, "live_seqs": seqs, **forms_in_error}
     status = 400 if forms_in_error else 200
     return render(request, "cluster/spus.html", context, status=status)
 

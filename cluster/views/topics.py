@@ -19,6 +19,7 @@ from cluster.core.topic_controller import TopicResolution
 from cluster.errors import DomainError
 from cluster.forms import (AssignmentUploadForm, ProduceForm, TopicCreateForm,
                            read_assignment_upload)
+from cluster.live import BLOCK, MAX_BLOCKS, block_groups, topic_group
 from cluster.models import Spu, Topic
 from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
 from cluster.selectors.stats import topic_stats_for
@@ -26,6 +27,7 @@ from cluster.services import TopicOutcome, topic_create, topic_delete
 from cluster.services.records import ProduceOutcome, records_consume, records_produce_and_wait
 from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
                                   paginate, problem_rows, query_without_page)
+from cluster.views.live import rendered_seqs
 from cluster.views.tables import map_table, share_cell
 
 PAGE_SIZES = {"50": 50, "200": 200, "all": 5000}
@@ -43,6 +45,7 @@ ACKS_CODES = {NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND}
 
 
 def topic_list(request: HttpRequest) -> HttpResponse:
+    seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
     search, resolution = request.GET.get("q", "").strip(), request.GET.get("resolution", "")
     per_page = PAGE_SIZES.get(request.GET.get("per_page", ""), 200)
     page = paginate(request, topics_filtered(search, resolution), per_page)
@@ -53,13 +56,16 @@ def topic_list(request: HttpRequest) -> HttpResponse:
     return render(request, "cluster/topics.html", {
         "page": page, "rows": rows, "q": search, "resolution": resolution,
         "resolutions": RESOLUTIONS, "not_provisioned": NOT_PROVISIONED,
-        "query": query_without_page(request), "filtered": bool(search or resolution)})
+        "query": query_without_page(request), "filtered": bool(search or resolution),
+        "live_seqs": seqs})
 
 
 def topic_detail(request: HttpRequest, name: str,
                  produce_form: ProduceForm | None = None) -> HttpResponse:
-    topic = get_object_or_404(Topic, name=name)
     limit = None if request.GET.get("all") == "1" else DETAIL_ROWS
+    # Before the data: the groups the page's socket joins (cluster/consumers.py groups_for).
+    seqs = rendered_seqs(topic_group(name), *block_groups(name, 0, limit or BLOCK * MAX_BLOCKS))
+    topic = get_object_or_404(Topic, name=name)
     partitions = list(topic.partition_set.order_by("index")[:limit])
     stats = topic_stats_for([topic.id]).get(topic.id)
     form = produce_form or ProduceForm(partitions=topic.partitions,
@@ -72,7 +78,7 @@ def topic_detail(request: HttpRequest, name: str,
         "map_file": _file_text(topic.replica_map) if topic.partitions <= DETAIL_ROWS else None,
         "produce_form": form,
         "records": _records_panel(request, topic) if topic.partitions else None,
-        "outage_spus": _hosting_spus(topic)},
+        "outage_spus": _hosting_spus(topic), "live_seqs": seqs},
         status=400 if produce_form is not None else 200)
 
 

@@ -3,8 +3,18 @@
 // reconnect, fetches that group's JSON snapshot and continues from it.
 (function () {
   "use strict";
+  // The groups a first hello says changed after the page's render: the page embeds the
+  // sequence each group had before its data was read (cluster/views/live.py). After a
+  // reconnect every group resyncs. Pure, so a test can call it on a blank page.
+  function groupsToResync(rendered, helloGroups, reconnected) {
+    return Object.keys(helloGroups).filter((group) => reconnected
+      || (rendered[group] !== undefined && helloGroups[group] > rendered[group]));
+  }
+  window.liveGroupsToResync = groupsToResync;
   const path = document.body.dataset.liveWs;
   if (!path || !("WebSocket" in window)) return;
+  const seqsNode = document.getElementById("live-seqs");
+  const rendered = seqsNode ? JSON.parse(seqsNode.textContent) : {};  // group -> seq of the render
   const VERSION = 1;
   const STALE_AFTER_MS = 5000;      // reconnecting this long: the data may be out of date
   const seqs = {};                  // group -> last sequence applied
@@ -103,17 +113,56 @@
       });
     });
   }
+  // As cluster/views/tables.py share_cell: amber below 90%, red below 50%.
+  function setShare(el, led, of) {
+    if (!el || led === undefined) return;
+    const share = of ? led / of : null;
+    setText(el, share === null ? "–" : Math.round(share * 100) + "%");
+    el.classList.remove("muted", "skew-ok", "skew-warn", "skew-bad");
+    el.classList.add(share === null ? "muted" : share >= 0.9 ? "skew-ok" : share >= 0.5 ? "skew-warn" : "skew-bad");
+  }
+  function setCount(el, value, css) {
+    if (!el || value === undefined) return;
+    setText(el, value);
+    el.classList.toggle(css, value > 0);
+  }
   function patchTopic(topic) {
     document.querySelectorAll('[data-topic="' + CSS.escape(topic.name) + '"]').forEach((el) => {
       setBadge(el.querySelector(".badge"), topic.resolution);
       const reason = el.querySelector('[data-field="reason"]');
       if (reason) setText(reason, topic.reason);
+      setCount(el.querySelector('[data-field="leaderless"]'), topic.leaderless, "bad");
+      setCount(el.querySelector('[data-field="under_replicated"]'), topic.under_replicated, "warn");
+      setShare(el.querySelector('[data-field="preferred"]'), topic.preferred_leading, topic.partitions);
     });
   }
   function patchTotals(totals) {
     Object.entries(totals).forEach(([name, value]) => {
       document.querySelectorAll('[data-total="' + name + '"]').forEach((el) => setText(el, value));
     });
+    document.querySelectorAll('[data-share="preferred"]').forEach(
+      (el) => setShare(el, totals.preferred_leading, totals.partitions));
+  }
+  function patchHealth(reasons, totals) {
+    const box = document.querySelector("[data-live-health]");
+    if (!box) return;
+    const list = document.createElement(reasons.length ? "ul" : "p");
+    if (reasons.length) {
+      list.className = "reasons";
+      reasons.forEach((r) => {
+        const li = document.createElement("li"), a = document.createElement("a");
+        li.className = r.severity;
+        a.href = r.link;
+        a.textContent = r.message;
+        li.append(a);
+        list.append(li);
+      });
+    } else {
+      const none = totals && totals.spus === 0;
+      list.className = none ? "empty" : "ok";
+      list.textContent = none ? box.dataset.empty : box.dataset.ok;
+    }
+    if (box.innerHTML !== list.outerHTML) box.replaceChildren(list);
   }
   function eventRow(e, withParams) {
     const tr = document.createElement("tr");
@@ -148,6 +197,7 @@
     (data.spus || []).forEach(patchSpu);
     (data.topics || []).forEach(patchTopic);
     if (data.totals) patchTotals(data.totals);
+    if (data.health) patchHealth(data.health, data.totals);
     if (data.events && data.events.length && data.type !== "live.snapshot") addEvents(data.events);
     if (data.charts) drawCharts(data.charts);
     if (data.at) live.dataAt = data.at;
@@ -167,7 +217,9 @@
       if (snapshot.v !== VERSION) { window.location.reload(); return; }
       live.snapshots += 1;
       apply(snapshot);
-      seqs[group] = Math.max(seqs[group] || 0, snapshot.seq);
+      // The snapshot's number as is: every message of the group was held meanwhile, and a
+      // sequence that started over (a flushed Redis, a new namespace) must not stall the page.
+      seqs[group] = snapshot.seq;
     } catch (error) {
       delete seqs[group];  // the next message is taken as it comes
     } finally {
@@ -186,8 +238,10 @@
     if (last !== undefined && message.seq > last + 1) resync(group);
   }
   function hello(message) {
+    // Away for a while, or changed between the render and this hello: resync those groups.
+    const stale = groupsToResync(live.ever ? {} : rendered, message.groups, live.ever);
     Object.entries(message.groups).forEach(([group, seq]) => {
-      if (live.ever) resync(group);  // away for a while: messages may have been missed
+      if (stale.includes(group)) resync(group);
       else seqs[group] = seq;
     });
     live.ever = true;

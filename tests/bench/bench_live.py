@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -220,10 +221,15 @@ async def scenario(bench: Bench, args: argparse.Namespace, token: str) -> None:
     report_delays(topic, heat, leader_changes(bench.stack.var / "stack.sqlite3", since))
 
 
+def load_average() -> str:
+    """Figures taken on a shared machine mean little without it."""
+    return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def report_steady(topic: list[Viewer], heat: list[Viewer], seconds: float,
                   connected: int) -> None:
     print(f"connected: {connected}/{len(topic) + len(heat)} viewers; steady window {seconds:.1f} s"
-          f" with producers on all {TOPICS * PARTITIONS:,} partitions")
+          f" with producers on all {TOPICS * PARTITIONS:,} partitions; {load_average()}")
     for name, group in (("topic page", topic), ("heatmaps", heat)):
         if group:
             msgs = statistics.mean(v.messages for v in group) / seconds
@@ -236,7 +242,8 @@ def report_steady(topic: list[Viewer], heat: list[Viewer], seconds: float,
 
 def report_delays(topic: list[Viewer], heat: list[Viewer],
                   changes: list[tuple[int, int, float]]) -> None:
-    print(f"leader changes of {WATCHED} committed during the outages: {len(changes)}")
+    print(f"leader changes of {WATCHED} committed during the outages: {len(changes)}; "
+          f"{load_average()}")
     for name, group in (("topic page", topic), ("heatmaps", heat), ("all", topic + heat)):
         got, missing = delays(group, changes)
         if got:

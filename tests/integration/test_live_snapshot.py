@@ -54,8 +54,32 @@ def test_the_cluster_snapshot_carries_spu_loads_totals_and_the_heatmaps(viewer_c
     got = snapshot(viewer_client, "cluster")
     assert sum(s["leaders"] for s in got["spus"]) == 6
     assert got["totals"]["partitions"] == 6 and got["totals"]["spus_online"] == 6
-    assert set(got["charts"]) == {"chart-leaders", "chart-followers", "chart-failover"}
+    assert set(got["charts"]) == {"chart-leaders", "chart-followers", "chart-topics",
+                                  "chart-failover"}
     assert [t["name"] for t in got["topics"]] == ["orders"]
+
+
+def test_the_cluster_snapshot_restores_topic_counts_health_and_the_topic_heatmap(
+        viewer_client, orders):
+    from cluster.models import Partition
+    from cluster.services.outages import settle_outage, spu_offline
+
+    settle_outage(spu_offline(spu_id=0))
+    got = snapshot(viewer_client, "cluster")
+    rows = list(Partition.objects.values_list("leader", "lrs", "replicas", "initial_leader"))
+    (topic,) = got["topics"]
+    assert topic["partitions"] == 6
+    assert topic["leaderless"] == sum(leader is None for leader, *_ in rows)
+    assert topic["under_replicated"] == sum(len(lrs) < len(reps) for _, lrs, reps, _ in rows) > 0
+    assert topic["preferred_leading"] == sum(lead == first for lead, _, _, first in rows) < 6
+    assert got["totals"]["preferred_leading"] == topic["preferred_leading"]
+    assert {"message": "1 SPU offline", "link": "/spus/?resolution=Offline",
+            "severity": "bad"} in got["health"]
+    assert any("LRS is smaller" in r["message"] for r in got["health"])
+    heatmap = got["charts"]["chart-topics"]["data"][0]
+    on_spu = dict(zip(heatmap["x"], heatmap["z"][0]))
+    assert heatmap["y"] == ["orders"] and sum(on_spu.values()) == 18
+    assert on_spu["SPU 0"] == sum(0 in reps for _, _, reps, _ in rows)
 
 
 @pytest.mark.parametrize("group", ["", "topics", "topic-Bad_Name", "topic-orders.x",

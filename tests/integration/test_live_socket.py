@@ -45,6 +45,20 @@ def test_a_topic_page_joins_its_topic_and_the_blocks_of_the_partitions_it_shows(
     assert list(groups) == ["topic-orders", "topic-orders.1", "topic-orders.2"]
 
 
+def test_a_cluster_page_may_add_the_block_groups_of_the_rows_it_lists(application, viewer):
+    cookie = session_cookie(viewer)
+
+    async def scenario():
+        socket, hello = await open_socket(
+            application, "/ws/cluster/?groups=topic-orders.0%2Ctopic-audit.3,topic-orders.0",
+            cookie)
+        await socket.disconnect()
+        return hello
+
+    groups = run_in_fresh_loop(scenario)["groups"]
+    assert list(groups) == ["cluster", "topic-orders.0", "topic-audit.3"]
+
+
 def test_a_topic_page_without_a_range_joins_the_first_block(application, viewer):
     cookie = session_cookie(viewer)
 
@@ -57,7 +71,11 @@ def test_a_topic_page_without_a_range_joins_the_first_block(application, viewer)
 
 
 @pytest.mark.parametrize("path", ["/ws/topics/..%2F/", "/ws/topics/Bad_Name/", "/ws/nowhere/",
-                                  "/not-a-socket"])
+                                  "/not-a-socket", "/ws/cluster/?groups=topic-Bad_Name.0",
+                                  "/ws/cluster/?groups=topic-orders",
+                                  "/ws/cluster/?groups=cluster",
+                                  "/ws/cluster/?groups=" + ",".join(
+                                      f"topic-t{i}.0" for i in range(101))])
 def test_a_path_no_page_uses_is_closed_with_4404(application, operator, path):
     headers = socket_headers(session_cookie(operator))
 

@@ -1,7 +1,7 @@
 """Settings helpers fail loudly on bad values."""
 import pytest
 
-from webapp.env import EnvError, env_bool, env_int, env_url
+from webapp.env import EnvError, database_token, env_bool, env_int, env_token, env_url
 
 
 def test_booleans_accept_the_usual_spellings(monkeypatch):
@@ -41,3 +41,19 @@ def test_the_secret_key_is_generated_once_and_reused(tmp_path, monkeypatch):
     first = load_or_create_secret(tmp_path)
     assert first == load_or_create_secret(tmp_path) and len(first) > 40
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_a_namespace_token_is_a_short_key_safe_name(monkeypatch):
+    monkeypatch.setenv("NS", "blue-1_a")
+    assert env_token("NS", "x") == "blue-1_a"
+    for bad in ("a b", "a:b", "x" * 65):
+        monkeypatch.setenv("NS", bad)
+        with pytest.raises(EnvError, match="NS="):
+            env_token("NS", "x")
+
+
+def test_the_database_token_names_one_database_whatever_its_other_settings():
+    one = {"ENGINE": "django.db.backends.postgresql", "HOST": "db", "PORT": 5432, "NAME": "a"}
+    assert database_token(one) == database_token({**one, "CONN_MAX_AGE": 60})
+    assert database_token(one) != database_token({**one, "NAME": "b"})
+    assert database_token(one) != database_token({**one, "HOST": "other"})
