@@ -10,23 +10,20 @@ database settings.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from webapp.env import EnvError
+from webapp.env import EnvError, database_token
 
 QUEUE_PREFIX = "control-room-"
 # Queue names become Redis keys and kombu routing keys: keep them plain.
 _VALID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
-_IDENTITY = ("ENGINE", "NAME", "HOST", "PORT")
 
 
 def installation_queue(database: Mapping[str, Any]) -> str:
-    """``control-room-<12 hex>``: a short hash of where the database lives."""
-    identity = "\n".join(str(database.get(k) or "") for k in _IDENTITY)
-    return QUEUE_PREFIX + hashlib.sha256(identity.encode()).hexdigest()[:12]
+    """``control-room-<12 hex>``: the database's token, as the live namespace uses."""
+    return QUEUE_PREFIX + database_token(database)
 
 
 def queue_setting(explicit: str, database: Mapping[str, Any]) -> str:
