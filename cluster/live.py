@@ -62,6 +62,11 @@ class PartitionRow(TypedDict):
     resolution: str      # a replica set status: Online, Election, CandidateFound, Offline
 
 
+class Cell(TypedDict):
+    text: str   # e.g. "+12%"
+    css: str    # skew-ok, skew-warn, skew-bad or muted
+
+
 class SpuRow(TypedDict, total=False):
     id: int              # always present; the rest as known to the sender
     resolution: str
@@ -69,6 +74,9 @@ class SpuRow(TypedDict, total=False):
     leaders: int
     followers: int
     replicas: int
+    preferred: int           # partitions whose first replica is this SPU
+    preferred_leading: int   # ... of which this SPU leads
+    cells: dict[str, Cell]   # leader_skew, replica_skew, preferred_share as pages show them
 
 
 class TopicCounts(TypedDict, total=False):

@@ -37,6 +37,7 @@ from cluster.live import (BLOCK, CLUSTER_GROUP, EventRow, HealthRow, LiveData, L
 from cluster.models import Topic
 from cluster.selectors.health import cluster_health
 from cluster.selectors.heatmaps import topic_spu_chart
+from cluster.views.tables import spu_row
 from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats, partition_columns
 
 log = logging.getLogger(__name__)
@@ -286,8 +287,13 @@ def cluster_load() -> LiveData:
 
 
 def _spu_row(s: Any) -> dict[str, Any]:
+    # Cells as the pages render them (cluster/views/tables.py), so the rule stays in one place.
+    cells = {name: {"text": cell.text, "css": cell.css}
+             for name, cell in spu_row(s).items() if name != "spu"}
     return {"id": s.id, "resolution": s.resolution, "rack": s.rack or "",
-            "leaders": s.leaders, "followers": s.followers, "replicas": s.replicas}
+            "leaders": s.leaders, "followers": s.followers, "replicas": s.replicas,
+            "preferred": s.preferred, "preferred_leading": s.preferred_leading,
+            "cells": cells}
 
 
 def _topic_row(stats: ClusterStats, topic_id: int, name: str, resolution: str,

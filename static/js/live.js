@@ -11,6 +11,7 @@
       || (rendered[group] !== undefined && helloGroups[group] > rendered[group]));
   }
   window.liveGroupsToResync = groupsToResync;
+  window.liveApply = (data) => apply(data);  // for the browser tests: patch without a socket
   const path = document.body.dataset.liveWs;
   if (!path || !("WebSocket" in window)) return;
   const seqsNode = document.getElementById("live-seqs");
@@ -106,12 +107,24 @@
         setText(counts.firstElementChild, "L " + spu.leaders);
         counts.lastChild.textContent = " · F " + spu.followers;
       }
-      ["leaders", "followers", "replicas"].forEach((field) => {
+      ["leaders", "followers", "replicas", "preferred", "preferred_leading"].forEach((field) => {
         if (spu[field] !== undefined) {
           el.querySelectorAll('[data-field="' + field + '"]').forEach((c) => setText(c, spu[field]));
         }
       });
+      // Skew and share cells come rendered by the server (cluster/views/tables.py's rules).
+      Object.entries(spu.cells || {}).forEach(([name, cell]) => {
+        el.querySelectorAll('[data-cell="' + name + '"]').forEach((c) => {
+          setText(c.querySelector("[data-cell-text]") || c, cell.text);
+          setCellClass(c, cell.css);
+        });
+        el.querySelectorAll('[data-cell-class="' + name + '"]').forEach((c) => setCellClass(c, cell.css));
+      });
     });
+  }
+  function setCellClass(el, css) {
+    el.classList.remove("muted", "skew-ok", "skew-warn", "skew-bad");
+    if (css) el.classList.add(css);
   }
   // As cluster/views/tables.py share_cell: amber below 90%, red below 50%.
   function setShare(el, led, of) {

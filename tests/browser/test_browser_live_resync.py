@@ -31,3 +31,32 @@ def test_after_a_reconnect_every_group_is_resynced(browser):
     got = groups_to_resync(browser, {"cluster": 5}, {"cluster": 5, "topic-a": 1},
                            reconnected=True)
     assert got == ["cluster", "topic-a"]
+
+
+def test_an_spu_row_in_a_message_repaints_the_spu_page_skew_and_share_cells(
+        browser, viewer_client, redis_url):
+    """The cells come rendered by the server; the page takes their text and colour as given."""
+    from tests.helpers import register_spus
+
+    register_spus(0, 1, rack="rack-a", online=True)
+    html = viewer_client.get("/spus/").content.decode()
+    page = browser.new_page()
+    try:
+        page.set_content(html)  # scripts with relative paths do not load: no socket
+        page.add_script_tag(path=str(LIVE_JS))
+        page.evaluate("(row) => window.liveApply({spus: [row]})", {
+            "id": 1, "leaders": 7, "preferred": 8, "preferred_leading": 6,
+            "cells": {"leader_skew": {"text": "+40%", "css": "skew-bad"},
+                      "replica_skew": {"text": "+5%", "css": "skew-ok"},
+                      "preferred_share": {"text": "75%", "css": "skew-warn"}}})
+        row = 'tr[data-spu="1"] '
+        cell = lambda name: page.locator(row + f'[data-cell="{name}"]')  # noqa: E731
+        assert cell("leader_skew").inner_text() == "+40%"
+        assert "skew-bad" in cell("leader_skew").get_attribute("class")
+        assert cell("replica_skew").get_attribute("class").split() == ["num", "skew-ok"]
+        assert cell("preferred_share").inner_text() == "75% (6/8)"
+        assert "skew-warn" in cell("preferred_share").get_attribute("class")
+        assert page.locator(row + '[data-field="leaders"]').inner_text() == "7"
+        assert page.locator('tr[data-spu="0"] [data-cell="leader_skew"]').inner_text() != "+40%"
+    finally:
+        page.close()

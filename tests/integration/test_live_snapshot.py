@@ -82,6 +82,26 @@ def test_the_cluster_snapshot_restores_topic_counts_health_and_the_topic_heatmap
     assert on_spu["SPU 0"] == sum(0 in reps for _, _, reps, _ in rows)
 
 
+def test_the_cluster_snapshot_gives_each_spu_its_skew_and_share_cells_as_the_spu_page_does(
+        viewer_client, orders):
+    import re
+
+    from cluster.services.outages import settle_outage, spu_offline
+
+    settle_outage(spu_offline(spu_id=0))
+    got = {s["id"]: s for s in snapshot(viewer_client, "cluster")["spus"]}
+    page = viewer_client.get("/spus/").content.decode()
+    for spu_id, row in got.items():
+        tr = re.search(rf'<tr data-spu="{spu_id}">(.*?)</tr>', page, re.S).group(1)
+        for name in ("leader_skew", "replica_skew"):
+            cell = re.search(rf'<td class="num ([\w-]+)" data-cell="{name}">([^<]*)</td>', tr)
+            assert row["cells"][name] == {"css": cell.group(1), "text": cell.group(2)}, spu_id
+        share = re.search(r'data-cell="preferred_share"><span data-cell-text>([^<]*)<', tr)
+        assert row["cells"]["preferred_share"]["text"] == share.group(1)
+    assert got[0]["leaders"] == 0 and got[0]["cells"]["leader_skew"]["css"] == "skew-bad"
+    assert sum(s["preferred"] for s in got.values()) == 6
+
+
 @pytest.mark.parametrize("group", ["", "topics", "topic-Bad_Name", "topic-orders.x",
                                    "topic-orders.²"])
 def test_a_group_no_page_joins_is_refused_with_a_json_error(viewer_client, redis_url, group):
