@@ -3,16 +3,41 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+LEFTOVER_S = 5.0
 
 
-def run_in_fresh_loop(scenario: Callable[[], Awaitable[T]]) -> T:
-    """asyncio.run in its own thread: Playwright's sync API may hold this thread's loop."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(scenario())).result(60)
+def run_in_fresh_loop(scenario: Callable[[], Awaitable[T]], timeout_s: float = 60) -> T:
+    """Run ``scenario`` on a new loop in its own thread (Playwright's sync API may hold this
+    thread's loop), bounded in time.
+
+    Not asyncio.run: its clean-up waits without limit for the tasks a scenario leaves
+    behind, and an ASGI app still inside the channel layer's receive when cancelled once
+    never finished, hanging the whole suite. Leftover tasks get a few seconds, then are
+    abandoned with their loop.
+    """
+    outcome: Future[T] = Future()
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            outcome.set_result(loop.run_until_complete(asyncio.wait_for(scenario(), timeout_s)))
+        except BaseException as error:  # handed to the caller's thread
+            outcome.set_exception(error)
+        finally:
+            leftover = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in leftover:
+                task.cancel()
+            if leftover:
+                loop.run_until_complete(asyncio.wait(leftover, timeout=LEFTOVER_S))
+            loop.close()
+
+    threading.Thread(target=run, name="fresh-loop", daemon=True).start()
+    return outcome.result(timeout_s + LEFTOVER_S + 5)
 
 
 def socket_headers(cookie: str = "") -> list[tuple[bytes, bytes]]:
