@@ -14,6 +14,10 @@ unit an SPU leads beyond its rounded-down cluster share costs ``big``, beyond
 its rounded-up share more (soft bounds, so a flow always exists, and it meets
 them whenever placement allows); the same tiers per (topic, SPU) at a weight
 below any cluster difference; and 1 per partition whose leader changes.
+Partitions of one topic with the same replica set and the same old leader
+have identical edges, so the flow runs on such classes (one node, their
+count as supply) and splits each class's flow over its partitions afterwards:
+the same optimum on a far smaller network where layouts repeat.
 
 On large clusters the flow is slow in plain Python, so a greedy matching runs
 first (``LeaderMatching``: keep existing leaders within the rounded-up
@@ -76,10 +80,34 @@ def _tiers(net: MinCostFlow, u: int, v: int, held: int, low: int, high: int,
             net.edge(u, v, 0, held - high - 1, 2 * over)
 
 
+def _classes(replicas: Sequence[Replicas], topic_of: Sequence[int],
+             old_leaders: Sequence[int | None], aggregate: bool
+             ) -> tuple[list[tuple[Replicas, int, int | None]], list[list[int]]]:
+    """Interchangeable partitions grouped: same topic, same replica set, same
+    old leader (None when it is not a replica) have the same edges and costs,
+    so one flow node with their count as supply stands for all of them."""
+    index: dict[tuple, int] = {}
+    classes: list[tuple[Replicas, int, int | None]] = []
+    members: list[list[int]] = []
+    for pid, (reps, topic, old) in enumerate(zip(replicas, topic_of, old_leaders)):
+        if old not in reps:
+            old = None
+        key = (topic, frozenset(reps), old) if aggregate else pid
+        c = index.get(key)
+        if c is None:
+            c = index[key] = len(classes)
+            classes.append((tuple(sorted(reps)) if aggregate else reps, topic, old))
+            members.append([])
+        members[c].append(pid)
+    return classes, members
+
+
 def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
                  old_leaders: Sequence[int | None], topic_sizes: Sequence[int],
-                 weights: Mapping[int, float]) -> list[int]:
-    """A leader for each partition (see the module text)."""
+                 weights: Mapping[int, float], aggregate: bool = True) -> list[int]:
+    """A leader for each partition (see the module text). ``aggregate=False``
+    gives every partition a node of its own: the plain formulation, kept as
+    the reference the class flow is tested against."""
     total = len(replicas)
     if total == 0:
         return []
@@ -103,10 +131,12 @@ def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     # A (topic, SPU) whose units all cost the same needs no node of its own:
     # its partitions' edges go straight to the SPU, that cost added.
     pair_node: dict[tuple[int, int], tuple[int, int]] = {}
+    classes, members = _classes(replicas, topic_of, old_leaders, aggregate)
     choices: list[list[tuple[int, int]]] = []
-    for reps, topic, old in zip(replicas, topic_of, old_leaders):
-        pid = net.node()
-        net.balance[pid] += 1
+    for (reps, topic, old), pids in zip(classes, members):
+        cls = net.node()
+        count = len(pids)
+        net.balance[cls] += count
         mine = []
         for spu in reps:
             key = (topic, spu)
@@ -115,25 +145,36 @@ def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
                 bounds = per_topic.get(topic)
                 if bounds is None:
                     bounds = per_topic[topic] = t.bounds(topic_sizes[topic])
-                low, high = bounds[spu]
-                count = topic_held[key]
-                if low >= count:
-                    target = (spu_node[spu], 0)
-                elif low == 0 and high >= count:
-                    target = (spu_node[spu], topic_step)
-                elif count == 1:
-                    target = (spu_node[spu], topic_over)
-                else:
-                    node = net.node()
-                    _tiers(net, node, spu_node[spu], count, low, high, topic_step, topic_over)
-                    target = (node, 0)
-                pair_node[key] = target
+                target = pair_node[key] = _pair_target(net, spu_node[spu], topic_held[key],
+                                                       bounds[spu], topic_step, topic_over)
             node, extra = target
-            mine.append((spu, net.edge(pid, node, 0, 1, extra + (0 if spu == old else change))))
+            mine.append((spu, net.edge(cls, node, 0, count, extra + (0 if spu == old else change))))
         choices.append(mine)
     if not net.solve():
         raise RuntimeError("leader flow found no assignment")  # cannot happen: all soft
-    return [next((s for s, e in mine if net.flow(e)), mine[0][0]) for mine in choices]
+    leaders: list[int] = [0] * total
+    for mine, pids in zip(choices, members):
+        # Any split of a class's flow costs the same: hand it out in partition order.
+        queue = iter(pids)
+        for spu, e in mine:
+            for _ in range(net.flow(e)):
+                leaders[next(queue)] = spu
+    return leaders
+
+
+def _pair_target(net: MinCostFlow, spu_node: int, count: int, bounds: tuple[int, int],
+                 step: int, over: int) -> tuple[int, int]:
+    """Where a (topic, SPU)'s edges go, and the cost they add."""
+    low, high = bounds
+    if low >= count:
+        return spu_node, 0
+    if low == 0 and high >= count:
+        return spu_node, step
+    if count == 1:
+        return spu_node, over
+    node = net.node()
+    _tiers(net, node, spu_node, count, low, high, step, over)
+    return node, 0
 
 
 class LeaderMatching:
