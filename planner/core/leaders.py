@@ -28,8 +28,8 @@ it is balance-optimal and kept; otherwise the flow decides.
 """
 from __future__ import annotations
 
-from collections import deque
-from itertools import islice
+from collections import Counter, defaultdict, deque
+from itertools import chain, islice
 from typing import Mapping, Sequence
 
 from planner.core.mincost import MinCostFlow
@@ -39,20 +39,28 @@ from planner.core.targets import ceil_share, floor_share
 
 class _Targets:
     """What both leader choosers start from: every hosting SPU's weight, the
-    cluster-wide bounds, and the replicas held per SPU and per (topic, SPU)."""
+    cluster-wide bounds, and the replicas held per SPU and, per topic, per SPU."""
 
     def __init__(self, replicas: Sequence[Replicas], topic_of: Sequence[int],
                  weights: Mapping[int, float]) -> None:
-        self.weights = _with_hosts(weights, replicas)
+        # Counted a run of one topic at a time: Counter does the per-replica
+        # work in C, which matters at millions of replicas.
+        self.topic_held: dict[int, Counter[int]] = {}
+        for topic, start, end in _runs(topic_of):
+            self.topic_held.setdefault(topic, Counter()).update(
+                chain.from_iterable(replicas[start:end]))
+        self.held: Counter[int] = Counter(chain.from_iterable(replicas))
+        self.weights = _with_hosts(weights, replicas, self.held)
         self.whole = sum(self.weights.values())
         self.equal = len(set(self.weights.values())) == 1
         self.cluster = self.bounds(len(replicas))
-        self.held: dict[int, int] = {}
-        self.topic_held: dict[tuple[int, int], int] = {}
-        for reps, topic in zip(replicas, topic_of):
-            for spu in reps:
-                self.held[spu] = self.held.get(spu, 0) + 1
-                self.topic_held[(topic, spu)] = self.topic_held.get((topic, spu), 0) + 1
+
+    def caps(self, total: int) -> int | dict[int, int]:
+        """The rounded-up share of ``total`` leaders: one figure for every SPU
+        when weights are equal, else per SPU."""
+        if self.equal:
+            return -(-total // len(self.weights))
+        return {s: hi for s, (_, hi) in self.bounds(total).items()}
 
     def bounds(self, total: int) -> dict[int, tuple[int, int]]:
         """Each SPU's share of ``total`` leaders by weight, rounded down and up."""
@@ -145,7 +153,7 @@ def flow_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
                 bounds = per_topic.get(topic)
                 if bounds is None:
                     bounds = per_topic[topic] = t.bounds(topic_sizes[topic])
-                target = pair_node[key] = _pair_target(net, spu_node[spu], topic_held[key],
+                target = pair_node[key] = _pair_target(net, spu_node[spu], topic_held[topic][spu],
                                                        bounds[spu], topic_step, topic_over)
             node, extra = target
             mine.append((spu, net.edge(cls, node, 0, count, extra + (0 if spu == old else change))))
@@ -178,25 +186,40 @@ def _pair_target(net: MinCostFlow, spu_node: int, count: int, bounds: tuple[int,
 
 
 class LeaderMatching:
-    """Partitions (global index) matched to leader SPUs under two bounds."""
+    """Partitions (global index) matched to leader SPUs under two bounds:
+    ``quota`` per SPU, and per topic a cap per SPU (one int: the same for all)."""
 
     def __init__(self, replicas: Sequence[Replicas], topic_of: Sequence[int],
-                 quota: Mapping[int, int], topic_cap: Mapping[tuple[int, int], int]) -> None:
+                 quota: Mapping[int, int], topic_caps: Mapping[int, int | Mapping[int, int]]
+                 ) -> None:
         self.reps, self.topic_of = replicas, topic_of
-        self.quota, self.cap = quota, topic_cap
+        self.quota, self.caps = quota, topic_caps
         self.leader: list[int | None] = [None] * len(replicas)
         self.load: dict[int, int] = {}
-        self.topic_load: dict[tuple[int, int], int] = {}
+        self.topic_load: dict[int, dict[int, int]] = {t: {} for t in topic_caps}
         # Insertion-ordered, so searches are deterministic without sorting.
         self.owned: dict[int, dict[int, None]] = {}
-        self.hosted: dict[int, list[int]] = {}
-        for pid, reps in enumerate(replicas):
-            for spu in reps:
-                self.hosted.setdefault(spu, []).append(pid)
+        self._hosted: dict[int, list[int]] | None = None
+
+    @property
+    def hosted(self) -> dict[int, list[int]]:
+        """SPU -> partitions it holds a replica of; built when first searched."""
+        if self._hosted is None:
+            hosted: dict[int, list[int]] = defaultdict(list)
+            for pid, reps in enumerate(self.reps):
+                for spu in reps:
+                    hosted[spu].append(pid)
+            self._hosted = dict(hosted)
+        return self._hosted
+
+    def cap(self, topic: int, spu: int) -> int:
+        cap = self.caps[topic]
+        return cap if isinstance(cap, int) else cap.get(spu, 0)
 
     def room(self, pid: int, spu: int) -> bool:
-        key = (self.topic_of[pid], spu)
-        return self.topic_load.get(key, 0) < self.cap.get(key, 0) or self.leader[pid] == spu
+        topic = self.topic_of[pid]
+        return self.topic_load[topic].get(spu, 0) < self.cap(topic, spu) or \
+            self.leader[pid] == spu
 
     def spare(self, spu: int) -> int:
         return self.quota.get(spu, 0) - self.load.get(spu, 0)
@@ -211,18 +234,40 @@ class LeaderMatching:
         self.owned.setdefault(spu, {})[pid] = None
 
     def _count(self, pid: int, spu: int, step: int) -> None:
-        key = (self.topic_of[pid], spu)
+        loads = self.topic_load[self.topic_of[pid]]
         self.load[spu] = self.load.get(spu, 0) + step
-        self.topic_load[key] = self.topic_load.get(key, 0) + step
+        loads[spu] = loads.get(spu, 0) + step
 
     def keep(self, old_leaders: Sequence[int | None], needy: set[int]) -> None:
         # Keep first the partitions no SPU short of leaders could take over.
-        order = sorted(range(len(old_leaders)),
-                       key=lambda p: (any(s in needy for s in self.reps[p]), p))
+        reps_of = self.reps
+        order = range(len(old_leaders))
+        if needy:
+            order = [p for p in order if needy.isdisjoint(reps_of[p])] + \
+                [p for p in order if not needy.isdisjoint(reps_of[p])]
+        # ``take`` inlined (every partition starts without a leader): this
+        # loop runs once per partition of the cluster.
+        load, quota, leader, owned = self.load, self.quota, self.leader, self.owned
+        topic_of, topic_load, caps = self.topic_of, self.topic_load, self.caps
         for pid in order:
             old = old_leaders[pid]
-            if old in self.reps[pid] and self.spare(old) > 0 and self.room(pid, old):
-                self.take(pid, old)
+            if old is None or old not in reps_of[pid]:
+                continue
+            led = load.get(old, 0)
+            if led >= quota.get(old, 0):
+                continue
+            topic = topic_of[pid]
+            loads, cap = topic_load[topic], caps[topic]
+            here = loads.get(old, 0)
+            if here >= (cap if isinstance(cap, int) else cap.get(old, 0)):
+                continue
+            leader[pid] = old
+            load[old] = led + 1
+            loads[old] = here + 1
+            mine = owned.get(old)
+            if mine is None:
+                mine = owned[old] = {}
+            mine[pid] = None
 
     def place_rest(self) -> None:
         waiting = [p for p in range(len(self.reps)) if self.leader[p] is None]
@@ -247,9 +292,10 @@ class LeaderMatching:
     def unstick(self, ceiling: Mapping[int, int]) -> None:
         """Hand partitions led beyond their topic cap to another replica with
         topic room, that SPU passing one on if it is then above ``ceiling``."""
-        for pid, spu in enumerate(self.leader):
-            key = (self.topic_of[pid], spu)
-            if spu is None or self.topic_load.get(key, 0) <= self.cap.get(key, 0):
+        for pid in self._over_cap():
+            spu = self.leader[pid]
+            topic = self.topic_of[pid]
+            if spu is None or self.topic_load[topic].get(spu, 0) <= self.cap(topic, spu):
                 continue
             for taker in self.reps[pid]:
                 if taker == spu or not self.room(pid, taker):
@@ -259,13 +305,26 @@ class LeaderMatching:
                     break
                 self.take(pid, spu)
 
+    def _over_cap(self) -> list[int]:
+        """Partitions led, in order, where their topic's cap is exceeded; hand-overs
+        never exceed a cap, so none joins them while ``unstick`` runs."""
+        over = set()
+        for topic, loads in self.topic_load.items():
+            cap = self.caps[topic]
+            if isinstance(cap, int) and max(loads.values(), default=0) <= cap:
+                continue  # the usual case, checked in C
+            over.update((topic, spu) for spu, n in loads.items() if n > self.cap(topic, spu))
+        return sorted(pid for topic, spu in over for pid in self.owned.get(spu, ())
+                      if self.topic_of[pid] == topic)
+
     def _push(self, spu: int, ceiling: Mapping[int, int], limit: int = 200) -> bool:
         came_from: dict[int, tuple[int, int]] = {spu: (-1, -1)}
         queue = deque([spu])
         while queue and limit > 0:
             giver = queue.popleft()
             limit -= 1
-            for pid in list(self.owned.get(giver, ())):
+            # No copy: the loop ends as soon as a chain changes ``owned``.
+            for pid in self.owned.get(giver, ()):
                 for taker in self.reps[pid]:
                     if taker in came_from or not self.room(pid, taker):
                         continue
@@ -375,16 +434,12 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     if not replicas:
         return []
     t = _Targets(replicas, topic_of, weights)
-    cluster, held, topic_held = t.cluster, t.held, t.topic_held
-    per_topic = [t.bounds(size) if size else {} for size in topic_sizes]
-    caps = {(topic, spu): per_topic[topic][spu][1] for topic, spu in topic_held}
-    keepable: dict[int, int] = {}
-    for reps, old in zip(replicas, old_leaders):
-        if old in reps:
-            keepable[old] = keepable.get(old, 0) + 1
+    cluster, held = t.cluster, t.held
+    keepable = Counter(old for reps, old in zip(replicas, old_leaders) if old in reps)
     floor = {s: lo for s, (lo, _) in cluster.items()}
     ceiling = {s: hi for s, (_, hi) in cluster.items()}
     needy = {s for s, lo in floor.items() if keepable.get(s, 0) < lo}
+    caps = {topic: t.caps(topic_sizes[topic]) for topic in t.topic_held}
     matching = LeaderMatching(replicas, topic_of, ceiling, caps)
     matching.keep(old_leaders, needy)
     matching.place_rest()
@@ -394,18 +449,43 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     for spu, (lo, hi) in cluster.items():
         if not min(lo, held.get(spu, 0)) <= matching.load.get(spu, 0) <= hi:
             return None
-    for (topic, spu), count in topic_held.items():
-        lo, hi = per_topic[topic][spu]
-        if not min(lo, count) <= matching.topic_load.get((topic, spu), 0) <= hi:
-            return None
+    if not all(_topic_within(t, topic_sizes[topic], counts, matching.topic_load[topic])
+               for topic, counts in t.topic_held.items()):
+        return None
     return list(matching.leader)  # type: ignore[arg-type]
 
 
-def _with_hosts(weights: Mapping[int, float], replicas: Sequence[Replicas]) -> dict[int, float]:
+def _topic_within(t: _Targets, size: int, held: Mapping[int, int],
+                  loads: Mapping[int, int]) -> bool:
+    """Every SPU of the topic leads within its bounds, the lower one clipped
+    to the replicas it holds."""
+    if t.equal:
+        n = len(t.weights)
+        low, high = size // n, -(-size // n)
+        if max(loads.values(), default=0) > high:
+            return False
+        return low == 0 or all(loads.get(s, 0) >= min(low, c) for s, c in held.items())
+    bounds = t.bounds(size)
+    return all(min(bounds[s][0], c) <= loads.get(s, 0) <= bounds[s][1] for s, c in held.items())
+
+
+def _runs(topic_of: Sequence[int]) -> list[tuple[int, int, int]]:
+    """(topic, start, end) of each run of consecutive partitions of one topic."""
+    runs, start = [], 0
+    for index in range(1, len(topic_of) + 1):
+        if index == len(topic_of) or topic_of[index] != topic_of[start]:
+            runs.append((topic_of[start], start, index))
+            start = index
+    return runs
+
+
+def _with_hosts(weights: Mapping[int, float], replicas: Sequence[Replicas],
+                held: Mapping[int, int] | None = None) -> dict[int, float]:
+    """``weights`` plus, at weight 1, any SPU holding a replica without one;
+    ``held``: the SPUs holding replicas, when already counted."""
     weights = dict(weights)
-    for reps in replicas:
-        for spu in reps:
-            weights.setdefault(spu, 1.0)
+    for spu in held if held is not None else chain.from_iterable(replicas):
+        weights.setdefault(spu, 1.0)
     return weights
 
 
