@@ -56,16 +56,18 @@ def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
     is not its first replica (the actual leaders of a running cluster)."""
     ids = frozenset(s.id for s in spus)
     rack_of = {s.id: s.rack for s in spus}
-    total_r: Counter[int] = Counter()
-    total_l: Counter[int] = Counter()
     topic_r, topic_l = 0, 0
+    leading: list[int] = []
     for name, replica_map in layout.items():
         led = leaders.get(name) if leaders is not None else None
+        led = led if led is not None else [reps[0] for reps in replica_map]
         per_r = Counter(chain.from_iterable(replica_map))
-        per_l = Counter(led if led is not None else [reps[0] for reps in replica_map])
+        per_l = Counter(led)
         topic_r, topic_l = max(topic_r, _spread(per_r, ids)), max(topic_l, _spread(per_l, ids))
-        total_r.update(per_r)
-        total_l.update(per_l)
+        leading.extend(led)
+    # Counted again over the whole layout: Counter.update with a mapping runs in Python.
+    total_r = Counter(chain.from_iterable(chain.from_iterable(layout.values())))
+    total_l = Counter(leading)
     return {"replica_spread": _spread(total_r, ids), "leader_spread": _spread(total_l, ids),
             "topic_replica_spread": topic_r, "topic_leader_spread": topic_l,
             "rack_violations": rack_violations(layout, rack_of),
@@ -87,23 +89,33 @@ def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str 
     # A rackless SPU is a group alone, as in the planner's targets.
     groups = len({r for r in rack_of.values() if r is not None}) + \
         sum(r is None for r in rack_of.values())
+    key = _GroupKeys(rack_of)
     count = 0
     for replica_map in layout.values():
+        # Most partitions span distinct racks: that test runs in C.
         for reps in replica_map:
-            keys = [rack_of.get(s) or f"~{s}" for s in reps]
-            if len(keys) != len(set(keys)):
+            if len(set(map(key.__getitem__, reps))) != len(reps):
+                keys = [key[s] for s in reps]
                 count += not topic_spread([keys]).fine(len(reps), groups)
     return count
 
 
+class _GroupKeys(dict):
+    """SPU -> its rack, or a group of its own when it has none (or is unknown)."""
+
+    def __init__(self, rack_of: Mapping[int, str | None]) -> None:
+        super().__init__((spu, rack or f"~{spu}") for spu, rack in rack_of.items())
+
+    def __missing__(self, spu: int) -> str:
+        return f"~{spu}"
+
+
 def failover_concentration(layout: Mapping[str, ReplicaMap]) -> float:
+    pairs = Counter(reps[:2] for replica_map in layout.values() for reps in replica_map
+                    if len(reps) > 1)
     led: dict[int, int] = {}
-    pairs: dict[tuple[int, int], int] = {}
-    for replica_map in layout.values():
-        for reps in replica_map:
-            if len(reps) > 1:
-                led[reps[0]] = led.get(reps[0], 0) + 1
-                pairs[(reps[0], reps[1])] = pairs.get((reps[0], reps[1]), 0) + 1
+    for (leader, _), count in pairs.items():
+        led[leader] = led.get(leader, 0) + count
     worst: dict[int, int] = {}
     for (leader, _), count in pairs.items():
         worst[leader] = max(worst.get(leader, 0), count)
@@ -162,17 +174,44 @@ def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int,
     drop = topic.partitions * max(0, topic.replication - replication)
     grow = topic.partitions * max(0, replication - topic.replication)
     refill = max(0, departures - drop) + grow
-    floor_gap = sum(max(0, floor_share(q) - counts.get(s, 0)) for s, q in shares.shares.items())
+    _, floors = _ROUNDED.of(shares.shares)
+    floor_gap = sum(max(0, floor - counts.get(s, 0)) for s, floor in floors)
     return max(refill, floor_gap)
+
+
+class _Rounded:
+    """Each share rounded up, and the positive rounded-down shares, computed
+    once per shares mapping: topics of one shape share theirs, and a million
+    partitions means thousands of topics over thousands of SPUs."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.seen: dict[int, tuple[Mapping, dict[int, int], list[tuple[int, int]]]] = {}
+
+    def of(self, shares: Mapping[int, float]) -> tuple[dict[int, int], list[tuple[int, int]]]:
+        entry = self.seen.get(id(shares))
+        if entry is None or entry[0] is not shares:
+            if len(self.seen) >= self.size:
+                self.seen.clear()
+            floors = [(s, f) for s, f in ((s, floor_share(q)) for s, q in shares.items()) if f > 0]
+            entry = self.seen[id(shares)] = (shares, {s: ceil_share(q) for s, q in shares.items()},
+                                             floors)
+        return entry[1], entry[2]
+
+
+_ROUNDED = _Rounded()
 
 
 def _group_departures(topic: Topic, shares: TopicShares, counts: Mapping[int, int],
                       crowded: bool = True) -> int:
-    group_of = shares.group_of or {s: str(s) for s in shares.shares}
+    group_of = shares.group_of
+    ceils, _ = _ROUNDED.of(shares.shares)
     surplus: dict[str, int] = {}
     for spu, count in counts.items():
-        extra = max(0, count - ceil_share(shares.shares[spu]))
-        surplus[group_of[spu]] = surplus.get(group_of[spu], 0) + extra
+        # Only SPUs above their rounded-up share add to a group's surplus.
+        if count > ceils[spu]:
+            group = group_of[spu] if group_of is not None else str(spu)
+            surplus[group] = surplus.get(group, 0) + count - ceils[spu]
     crowding: dict[str, int] = {}
     if shares.group_of is not None and crowded:
         for reps in topic.replicas:

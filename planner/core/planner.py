@@ -30,7 +30,8 @@ from planner.core.quotas import Row, round_rows
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import Effective, apply_scenario
 from planner.core.spread import Spread, secure_counts, topic_spread
-from planner.core.targets import TopicShares, all_topic_shares, floor_share, group_key
+from planner.core.targets import (TopicShares, all_topic_shares, floor_share, group_key,
+                                  summed_shares)
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -178,13 +179,8 @@ def lower_bound(prep: Prepared) -> int:
     per_topic = sum(topic_lower_bound(topics[s.topic], s, rf[s.topic], facts.counts[s.topic],
                                       not facts.spread[s.topic].fine(rf[s.topic], groups))
                     for s in prep.shares)
-    share: dict[int, float] = {}
-    for s in prep.shares:
-        for spu, q in s.shares.items():
-            share[spu] = share.get(spu, 0.0) + q
-    held: dict[int, int] = {}
-    for counts in current_facts(prep.cluster).counts.values():
-        for spu, count in counts.items():
-            held[spu] = held.get(spu, 0) + count
+    share = summed_shares([s.shares for s in prep.shares])
+    held = Counter(chain.from_iterable(chain.from_iterable(t.replicas for t in prep.cluster.topics)))
     cluster_gap = sum(max(0, floor_share(q) - held.get(spu, 0)) for spu, q in share.items())
     return max(per_topic, cluster_gap)
+
