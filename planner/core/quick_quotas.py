@@ -19,6 +19,7 @@ tie-break costs the shortcut does not model: it declines them.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Mapping, Sequence
 
 ONE = "*"
@@ -38,37 +39,84 @@ def group_extra_bounds(shares: Mapping[int, float], group_of: Mapping[int, str],
     return low, high
 
 
+class _Shape:
+    """Rows sharing one shares mapping and one rack map (topics of one shape)
+    share their rack bounds and their SPUs with room by rack: worked out once,
+    not once per topic of thousands."""
+
+    def __init__(self, row, low: Mapping[int, int], flexible: Sequence[int],
+                 room: Mapping[int, int], floor, ceil) -> None:
+        self.shares, self.groups = row.shares, row.group_of
+        self.group_of = row.group_of or {s: ONE for s in row.shares}
+        self.glo, self.ghi = group_extra_bounds(row.shares, self.group_of, low, floor, ceil)
+        by_group: dict[str, list[int]] = {}
+        for spu in flexible:
+            if room[spu] > 0:
+                by_group.setdefault(self.group_of[spu], []).append(spu)
+        self.by_group = list(by_group.items())
+        self.flexible = frozenset(flexible)
+        self.low_sum = sum(low.values())
+
+
+class _Free:
+    """The free cells of a row (flexible, with room, and the SPU already holds
+    more than the rounded-down share), tested on demand rather than stored as
+    a set per row: thousands of rows times thousands of SPUs."""
+
+    __slots__ = ("flexible", "room", "current", "low")
+
+    def __init__(self, flexible: frozenset[int], room: Mapping[int, int],
+                 current: Mapping[int, int], low: Mapping[int, int]) -> None:
+        self.flexible, self.room, self.current, self.low = flexible, room, current, low
+
+    def __contains__(self, spu: int) -> bool:
+        return spu in self.flexible and self.room[spu] > 0 and \
+            self.current.get(spu, 0) > self.low[spu]
+
+
 class _Rounding:
     def __init__(self, spu_bounds: Mapping[int, tuple[int, int]], base: Mapping[int, int]) -> None:
         self.lo = {s: b[0] for s, b in spu_bounds.items()}
         self.hi = {s: b[1] for s, b in spu_bounds.items()}
         self.load = dict(base)
         self.room = {s: self.hi[s] - base[s] for s in base}
-        self.free_cells = dict.fromkeys(base, 0)
+        self.free_cells: Counter[int] = Counter()
         self.cost = 0
         # Per row: group -> SPUs given an extra; the row's SPU -> group; paid cells.
         self.chosen: list[dict[str, list[int]]] = []
         self.group_in: list[Mapping[int, str]] = []
-        self.free_in: list[set[int]] = []
+        self.free_in: list[_Free] = []
         self.bounds_in: list[tuple[dict, dict]] = []
+        self._shapes: dict[tuple[int, int], _Shape] = {}
 
     def need(self, spu: int) -> int:
         return self.lo[spu] - self.load[spu]
 
+    def shape(self, row, low: Mapping[int, int], flexible: Sequence[int], floor, ceil) -> _Shape:
+        """What rows of one shares mapping (and rack map) have in common."""
+        key = (id(row.shares), id(row.group_of))
+        shape = self._shapes.get(key)
+        if shape is None or shape.shares is not row.shares or shape.groups is not row.group_of:
+            shape = self._shapes[key] = _Shape(row, low, flexible, self.room, floor, ceil)
+        return shape
+
     def seed(self, row, low: Mapping[int, int], flexible: Sequence[int], floor, ceil) -> bool:
         """Give the row its extras: free cells first, paid ones where it must."""
-        group_of = row.group_of or {s: ONE for s in row.shares}
-        glo, ghi = group_extra_bounds(row.shares, group_of, low, floor, ceil)
+        shape = self.shape(row, low, flexible, floor, ceil)
+        group_of, glo, ghi = shape.group_of, shape.glo, shape.ghi
         free: dict[str, list[int]] = {}
         paid: dict[str, list[int]] = {}
-        current = row.current
-        for spu in flexible:
-            if self.room[spu] > 0:
-                is_free = current.get(spu, 0) > low[spu]
-                (free if is_free else paid).setdefault(group_of[spu], []).append(spu)
-                self.free_cells[spu] += is_free
+        current = row.current.get
+        # Per rack, SPUs (with room, in ``flexible`` order) split into free and paid cells.
+        for group, members in shape.by_group:
+            cells = [s for s in members if current(s, 0) > low[s]]
+            if cells:
+                free[group] = cells
+                self.free_cells.update(cells)
+            if len(cells) < len(members):
+                paid[group] = [s for s in members if current(s, 0) <= low[s]]
         chosen = {g: members[:max(0, ghi.get(g, 0))] for g, members in free.items()}
-        extras = row.total - sum(low.values())
+        extras = row.total - shape.low_sum
         missing = extras - sum(len(c) for c in chosen.values())
         if missing < 0:
             return False
@@ -89,7 +137,7 @@ class _Rounding:
                 self.load[spu] += 1
         self.chosen.append(chosen)
         self.group_in.append(group_of)
-        self.free_in.append({s for members in free.values() for s in members})
+        self.free_in.append(_Free(shape.flexible, self.room, row.current, low))
         self.bounds_in.append((glo, ghi))
         return True
 
@@ -202,15 +250,15 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
         return None
     lows, flexibles = zip(*(limits.of(row) for row in rows)) if rows else ((), ())
     base = dict.fromkeys(spu_bounds, 0)
-    for low in lows:
+    for low, times in _repeats(lows):
         for spu, n in low.items():
-            base[spu] += n
+            base[spu] += n * times
     state = _Rounding(spu_bounds, base)
     for row, low, flexible in zip(rows, lows, flexibles):
         if not state.seed(row, low, flexible, floor, ceil):
             return None
     state.balance_racks(cluster_group, group_bounds, flexibles)
-    state.raise_floors([frozenset(f) for f in flexibles])
+    state.raise_floors([free.flexible for free in state.free_in])
     state.lower_ceilings(flexibles)
     if not _within(state, cluster_group, group_bounds) or state.cost != _lower_bound(state, rows, lows):
         return None
@@ -237,6 +285,15 @@ def _within(state: _Rounding, cluster_group: Mapping[int, str],
 def _lower_bound(state: _Rounding, rows: Sequence, lows: Sequence[Mapping[int, int]]) -> int:
     base = {s: state.hi[s] - state.room[s] for s in state.room}
     short = sum(max(0, state.lo[s] - base[s] - state.free_cells[s]) for s in base)
-    extras = sum(row.total - sum(low.values()) for row, low in zip(rows, lows))
+    extras = sum(row.total for row in rows) - sum(sum(low.values()) * times
+                                                  for low, times in _repeats(lows))
     free = sum(min(max(0, state.room[s]), state.free_cells[s]) for s in base)
     return max(short, extras - free, 0)
+
+
+def _repeats(items: Sequence[Mapping]) -> list[tuple[Mapping, int]]:
+    """Each distinct object of ``items`` (by identity) with how often it occurs."""
+    seen: dict[int, list] = {}
+    for item in items:
+        seen.setdefault(id(item), [item, 0])[1] += 1
+    return [(item, times) for item, times in seen.values()]
