@@ -151,8 +151,10 @@ def _drop_surplus(work: _Work) -> None:
     for pid, reps in enumerate(work.kept):
         for spu in reps:
             holders.setdefault(spu, []).append(pid)
-    wanting = sorted((s for s in work.quota if work.excess(s) < 0),
-                     key=lambda s: (work.excess(s), s))
+    have = work.have
+    # ``work.excess`` inlined: every SPU of every topic passes here.
+    wanting = sorted((s for s, q in work.quota.items() if have[s] < q),
+                     key=lambda s: (have[s] - work.quota[s], s))
     for spu in sorted(holders):
         surplus = work.excess(spu)
         if surplus <= 0:
@@ -205,7 +207,8 @@ class _Deficits:
 
 def _refill(work: _Work) -> None:
     target = work.task.replication
-    deficit = _Deficits({s: -work.excess(s) for s in work.quota if work.excess(s) < 0})
+    have = work.have
+    deficit = _Deficits({s: q - have[s] for s, q in work.quota.items() if have[s] < q})
     for pid, reps in enumerate(work.kept):
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
