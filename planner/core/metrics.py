@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import chain
+from operator import itemgetter
 from typing import Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
@@ -79,7 +80,7 @@ def _spread(counts: Mapping[int, int], ids: Sequence[int] | frozenset[int]) -> i
     id_set = ids if isinstance(ids, frozenset) else frozenset(ids)
     if not counts:
         return 0
-    inside = sum(1 for spu in counts if spu in id_set)
+    inside = len(id_set.intersection(counts))
     low = 0 if inside < len(id_set) else min(counts.values())
     return max(counts.values()) - low
 
@@ -110,9 +111,16 @@ class _GroupKeys(dict):
         return f"~{spu}"
 
 
+_first_two = itemgetter(0, 1)
+
+
 def failover_concentration(layout: Mapping[str, ReplicaMap]) -> float:
-    pairs = Counter(reps[:2] for replica_map in layout.values() for reps in replica_map
-                    if len(reps) > 1)
+    pairs: Counter[tuple[int, ...]] = Counter()
+    for replica_map in layout.values():
+        if min(map(len, replica_map), default=0) > 1:
+            pairs.update(map(_first_two, replica_map))  # counted in C
+        else:
+            pairs.update(reps[:2] for reps in replica_map if len(reps) > 1)
     led: dict[int, int] = {}
     for (leader, _), count in pairs.items():
         led[leader] = led.get(leader, 0) + count
