@@ -20,7 +20,7 @@ tie-break costs the shortcut does not model: it declines them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Container, Mapping, Sequence
 
 ONE = "*"
 
@@ -56,22 +56,7 @@ class _Shape:
         self.by_group = list(by_group.items())
         self.flexible = frozenset(flexible)
         self.low_sum = sum(low.values())
-
-
-class _Free:
-    """The free cells of a row (flexible, with room, and the SPU already holds
-    more than the rounded-down share), tested on demand rather than stored as
-    a set per row: thousands of rows times thousands of SPUs."""
-
-    __slots__ = ("flexible", "room", "current", "low")
-
-    def __init__(self, flexible: frozenset[int], room: Mapping[int, int],
-                 current: Mapping[int, int], low: Mapping[int, int]) -> None:
-        self.flexible, self.room, self.current, self.low = flexible, room, current, low
-
-    def __contains__(self, spu: int) -> bool:
-        return spu in self.flexible and self.room[spu] > 0 and \
-            self.current.get(spu, 0) > self.low[spu]
+        self.low_zero = not any(low.values())
 
 
 class _Rounding:
@@ -85,7 +70,9 @@ class _Rounding:
         # Per row: group -> SPUs given an extra; the row's SPU -> group; paid cells.
         self.chosen: list[dict[str, list[int]]] = []
         self.group_in: list[Mapping[int, str]] = []
-        self.free_in: list[_Free] = []
+        # Per row, its free cells: any container of SPU ids (see ``seed``).
+        self.free_in: list[Container[int]] = []
+        self.flexible_in: list[frozenset[int]] = []
         self.bounds_in: list[tuple[dict, dict]] = []
         self._shapes: dict[tuple[int, int], _Shape] = {}
 
@@ -106,15 +93,22 @@ class _Rounding:
         group_of, glo, ghi = shape.group_of, shape.glo, shape.ghi
         free: dict[str, list[int]] = {}
         paid: dict[str, list[int]] = {}
-        current = row.current.get
+        current = row.current
+        # With every rounded-down share 0, a cell is free exactly where the
+        # topic has a replica: a key test, the usual case on large clusters.
+        by_key = shape.low_zero and (not current or min(current.values()) > 0)
+        held = current.get
         # Per rack, SPUs (with room, in ``flexible`` order) split into free and paid cells.
         for group, members in shape.by_group:
-            cells = [s for s in members if current(s, 0) > low[s]]
+            if by_key:
+                cells = [s for s in members if s in current]
+            else:
+                cells = [s for s in members if held(s, 0) > low[s]]
             if cells:
                 free[group] = cells
                 self.free_cells.update(cells)
             if len(cells) < len(members):
-                paid[group] = [s for s in members if current(s, 0) <= low[s]]
+                paid[group] = [s for s in members if held(s, 0) <= low[s]]
         chosen = {g: members[:max(0, ghi.get(g, 0))] for g, members in free.items()}
         extras = row.total - shape.low_sum
         missing = extras - sum(len(c) for c in chosen.values())
@@ -137,7 +131,13 @@ class _Rounding:
                 self.load[spu] += 1
         self.chosen.append(chosen)
         self.group_in.append(group_of)
-        self.free_in.append(_Free(shape.flexible, self.room, row.current, low))
+        self.flexible_in.append(shape.flexible)
+        cells = sum(len(members) for members in free.values())
+        # Free cells hold replicas, so when there are as many as the topic's
+        # SPUs they are those SPUs: the counts stand in for a set of their own
+        # (thousands of rows times thousands of SPUs).
+        self.free_in.append(current if cells == len(current) else
+                            {s for members in free.values() for s in members})
         self.bounds_in.append((glo, ghi))
         return True
 
@@ -258,7 +258,7 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
         if not state.seed(row, low, flexible, floor, ceil):
             return None
     state.balance_racks(cluster_group, group_bounds, flexibles)
-    state.raise_floors([free.flexible for free in state.free_in])
+    state.raise_floors(state.flexible_in)
     state.lower_ceilings(flexibles)
     if not _within(state, cluster_group, group_bounds) or state.cost != _lower_bound(state, rows, lows):
         return None

@@ -11,6 +11,8 @@ minimum, except where a placement conflict forces a detour.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
+from itertools import chain
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -43,15 +45,19 @@ class _Work:
         self.task = task
         self.quota = task.quota
         self.groups = task.group_of
-        self.kept = [[r for r in reps if r in task.quota] for reps in task.current]
-        self.have = {s: 0 for s in task.quota}
-        for reps in self.kept:
-            for spu in reps:
-                self.have[spu] += 1
-        self.original = [set(reps) for reps in task.current]
+        quota = task.quota
+        if quota.keys() >= set(chain.from_iterable(task.current)):
+            self.kept = list(map(list, task.current))  # no replica on a removed SPU
+        else:
+            self.kept = [[r for r in reps if r in quota] for reps in task.current]
+        self.have = dict.fromkeys(quota, 0)
+        self.have.update(Counter(chain.from_iterable(self.kept)))
+        self.original = list(map(set, task.current))
         self.released: set[int] = set()
         # What two replicas of a partition may not share: the SPU, or its group.
-        self.key = dict(task.group_of) if task.group_of is not None else {s: s for s in task.quota}
+        groups = task.group_of
+        self.key = (groups if isinstance(groups, dict) else dict(groups)) if groups is not None \
+            else {s: s for s in quota}
         self.cap = task.group_cap
         self.group_count = task.group_count or len({self.key[s] for s in task.quota})
 
@@ -147,11 +153,16 @@ def _release_over_replicated(work: _Work) -> None:
 
 
 def _drop_surplus(work: _Work) -> None:
-    holders: dict[int, list[int]] = {}
+    have = work.have
+    over = {s for s, n in have.items() if n > work.quota[s]}
+    if not over:
+        return
+    # Partitions holding each SPU above quota (the only ones that drop any).
+    holders: dict[int, list[int]] = {s: [] for s in over}
     for pid, reps in enumerate(work.kept):
         for spu in reps:
-            holders.setdefault(spu, []).append(pid)
-    have = work.have
+            if spu in over:
+                holders[spu].append(pid)
     # ``work.excess`` inlined: every SPU of every topic passes here.
     wanting = sorted((s for s, q in work.quota.items() if have[s] < q),
                      key=lambda s: (have[s] - work.quota[s], s))
