@@ -29,7 +29,7 @@ from planner.core.order import order_all
 from planner.core.quotas import Row, round_rows
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import Effective, apply_scenario
-from planner.core.spread import Spread, secure_counts, topic_spread
+from planner.core.spread import Spread, map_spread, secure_counts
 from planner.core.targets import (TopicShares, all_topic_shares, floor_share, group_key,
                                   summed_shares)
 
@@ -89,8 +89,7 @@ class Current:
 @lru_cache(maxsize=2)
 def current_facts(cluster: Cluster) -> Current:
     group = {s.id: group_key(s) for s in cluster.spus}
-    spread = {t.name: topic_spread([group[r] for r in reps] for reps in t.replicas)
-              for t in cluster.topics}
+    spread = {t.name: map_spread(t.replicas, group) for t in cluster.topics}
     layout = {t.name: t.replicas for t in cluster.topics}
     return Current({t.name: count_replicas(t.replicas) for t in cluster.topics}, spread,
                    layout_metrics(layout, cluster.spus, actual_leaders(cluster)))
