@@ -186,14 +186,16 @@ class _Rounding:
     def raise_floors(self, flexible_sets: Sequence[frozenset[int]]) -> None:
         """Swap extras to SPUs below their floor from the fullest SPU of the
         same topic and rack; free cells first."""
-        for spu in sorted(s for s in self.load if self.need(s) > 0):
-            for want_free in (True, False):
+        load, lo, free_in = self.load, self.lo, self.free_in
+        for spu in sorted(s for s in load if self.need(s) > 0):
+            # ``free_cells`` counts the rows where the SPU's cell is free: with
+            # none (a new SPU) the first pass would find nothing.
+            for want_free in (True, False) if self.free_cells[spu] else (False,):
                 for r, chosen in enumerate(self.chosen):
-                    if self.need(spu) <= 0:
+                    if load[spu] >= lo[spu]:
                         break
-                    if spu not in flexible_sets[r] or (spu in self.free_in[r]) != want_free:
-                        continue
-                    self._swap_in(r, spu, chosen)
+                    if spu in flexible_sets[r] and (spu in free_in[r]) == want_free:
+                        self._swap_in(r, spu, chosen)
 
     def lower_ceilings(self, flexibles: Sequence[Sequence[int]]) -> None:
         """Swap extras from SPUs above their ceiling to the emptiest SPU of
