@@ -37,8 +37,8 @@ SPUs that may hold replicas:
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
-from operator import itemgetter
+from itertools import chain, compress
+from operator import and_, eq, itemgetter, not_
 from typing import Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
@@ -111,6 +111,7 @@ class _GroupKeys(dict):
         return f"~{spu}"
 
 
+_first = itemgetter(0)
 _first_two = itemgetter(0, 1)
 
 
@@ -137,11 +138,16 @@ def moves_between(before: Mapping[str, ReplicaMap], after: Mapping[str, ReplicaM
     moves = []
     for name in sorted(after):
         led = leaders.get(name) if leaders is not None else None
-        for pid, (old, new) in enumerate(zip(before[name], after[name])):
+        olds, news = before[name], after[name]
+        leads = led if led is not None else map(_first, olds)
+        # Partitions with the same list and the same leader are skipped in C.
+        same = map(and_, map(eq, olds, news), map(eq, leads, map(_first, news)))
+        for pid in compress(range(min(len(olds), len(news))), map(not_, same)):
+            old, new = olds[pid], news[pid]
             lead = old[0] if led is None else led[pid]
             if old != new or lead != new[0]:
-                added = tuple(s for s in new if s not in old)
-                removed = tuple(s for s in old if s not in new)
+                added = tuple([s for s in new if s not in old])
+                removed = tuple([s for s in old if s not in new])
                 moves.append(Move(name, pid, old, new, added, removed, lead != new[0]))
     return tuple(moves)
 

@@ -42,7 +42,8 @@ def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
     pairs, seconds = counts.pairs, counts.seconds
     pair_count, second_count = pairs.get, seconds.get
     for reps, leader, before in zip(replicas, leaders, previous):
-        followers = [r for r in reps if r != leader]
+        # Usually the leader is already first: a slice, not a scan.
+        followers = list(reps[1:]) if reps and reps[0] == leader else [r for r in reps if r != leader]
         if optimise and len(followers) > 1:
             # SuccessorCounts.pick and _old_second, inlined: this loop runs once
             # per partition of the cluster.
