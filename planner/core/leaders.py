@@ -29,8 +29,9 @@ it is balance-optimal and kept; otherwise the flow decides.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from itertools import chain, islice
-from typing import Mapping, Sequence
+from itertools import chain, compress, groupby, islice
+from operator import not_
+from typing import Iterable, Mapping, Sequence
 
 from planner.core.mincost import MinCostFlow
 from planner.core.model import Replicas
@@ -241,10 +242,10 @@ class LeaderMatching:
     def keep(self, old_leaders: Sequence[int | None], needy: set[int]) -> None:
         # Keep first the partitions no SPU short of leaders could take over.
         reps_of = self.reps
-        order = range(len(old_leaders))
+        order: Iterable[int] = range(len(old_leaders))
         if needy:
-            order = [p for p in order if needy.isdisjoint(reps_of[p])] + \
-                [p for p in order if not needy.isdisjoint(reps_of[p])]
+            apart = list(map(needy.isdisjoint, reps_of))
+            order = chain(compress(order, apart), compress(order, map(not_, apart)))
         # ``take`` inlined (every partition starts without a leader): this
         # loop runs once per partition of the cluster.
         load, quota, leader, owned = self.load, self.quota, self.leader, self.owned
@@ -472,10 +473,10 @@ def _topic_within(t: _Targets, size: int, held: Mapping[int, int],
 def _runs(topic_of: Sequence[int]) -> list[tuple[int, int, int]]:
     """(topic, start, end) of each run of consecutive partitions of one topic."""
     runs, start = [], 0
-    for index in range(1, len(topic_of) + 1):
-        if index == len(topic_of) or topic_of[index] != topic_of[start]:
-            runs.append((topic_of[start], start, index))
-            start = index
+    for topic, run in groupby(topic_of):
+        end = start + len(list(run))
+        runs.append((topic, start, end))
+        start = end
     return runs
 
 
