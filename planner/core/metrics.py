@@ -52,9 +52,11 @@ MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_
 
 
 def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
-                   leaders: Mapping[str, Sequence[int]] | None = None) -> dict[str, object]:
+                   leaders: Mapping[str, Sequence[int]] | None = None,
+                   counts: Mapping[str, Mapping[int, int]] | None = None) -> dict[str, object]:
     """Layout figures; ``leaders`` gives who leads each partition where that
-    is not its first replica (the actual leaders of a running cluster)."""
+    is not its first replica (the actual leaders of a running cluster);
+    ``counts``: each topic's replicas per SPU, when the caller has them."""
     ids = frozenset(s.id for s in spus)
     rack_of = {s.id: s.rack for s in spus}
     topic_r, topic_l = 0, 0
@@ -62,7 +64,7 @@ def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
     for name, replica_map in layout.items():
         led = leaders.get(name) if leaders is not None else None
         led = led if led is not None else [reps[0] for reps in replica_map]
-        per_r = Counter(chain.from_iterable(replica_map))
+        per_r = counts[name] if counts is not None else Counter(chain.from_iterable(replica_map))
         per_l = Counter(led)
         topic_r, topic_l = max(topic_r, _spread(per_r, ids)), max(topic_l, _spread(per_l, ids))
         leading.extend(led)

@@ -91,8 +91,9 @@ def current_facts(cluster: Cluster) -> Current:
     group = {s.id: group_key(s) for s in cluster.spus}
     spread = {t.name: map_spread(t.replicas, group) for t in cluster.topics}
     layout = {t.name: t.replicas for t in cluster.topics}
-    return Current({t.name: count_replicas(t.replicas) for t in cluster.topics}, spread,
-                   layout_metrics(layout, cluster.spus, actual_leaders(cluster)))
+    counts = {t.name: count_replicas(t.replicas) for t in cluster.topics}
+    return Current(counts, spread, layout_metrics(layout, cluster.spus, actual_leaders(cluster),
+                                                  counts))
 
 
 def actual_leaders(cluster: Cluster) -> dict[str, tuple[int, ...]]:
