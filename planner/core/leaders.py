@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
 from itertools import chain, compress, groupby, islice
-from operator import not_
+from operator import contains, not_
 from typing import Iterable, Mapping, Sequence
 
 from planner.core.mincost import MinCostFlow
@@ -436,7 +436,7 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
         return []
     t = _Targets(replicas, topic_of, weights)
     cluster, held = t.cluster, t.held
-    keepable = Counter(old for reps, old in zip(replicas, old_leaders) if old in reps)
+    keepable = Counter(compress(old_leaders, map(contains, replicas, old_leaders)))
     floor = {s: lo for s, (lo, _) in cluster.items()}
     ceiling = {s: hi for s, (_, hi) in cluster.items()}
     needy = {s for s, lo in floor.items() if keepable.get(s, 0) < lo}

@@ -88,8 +88,8 @@ class _Work:
             return True
         if self.cap > 1:
             return self.groups[spu] not in self.blocked(pid, None)
-        group = self.groups[spu]
-        return all(self.groups[r] != group for r in reps)
+        # No replica of the partition in the SPU's group; the scan runs in C.
+        return self.groups[spu] not in map(self.groups.__getitem__, reps)
 
     def add(self, pid: int, spu: int) -> None:
         self.kept[pid].append(spu)
@@ -113,9 +113,9 @@ def _drop_rack_duplicates(work: _Work) -> None:
     if work.cap > 1:
         _spread_out(work)
         return
-    key = work.key
+    group_of = work.key.__getitem__
     for pid, reps in enumerate(work.kept):
-        if len({key[s] for s in reps}) == len(reps):
+        if len(set(map(group_of, reps))) == len(reps):
             continue
         by_group: dict[str | None, list[int]] = {}
         for spu in reps:
@@ -235,7 +235,7 @@ def _refill(work: _Work) -> None:
 
 def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
     # A replica the partition held before costs no copy.
-    back = [s for s in work.original[pid] if s in deficit and work.fits(pid, s)]
+    back = [s for s in work.original[pid] if s in deficit.missing and work.fits(pid, s)]
     if back:
         return min(back, key=lambda s: (-deficit.missing[s], s))
     return next((s for s in deficit if work.fits(pid, s)), None)
@@ -349,7 +349,7 @@ def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
         return True
     if work.cap > 1:
         return work.groups[spu] not in work.blocked(pid, leaving)
-    return all(work.groups[r] != work.groups[spu] for r in others)
+    return work.groups[spu] not in map(work.groups.__getitem__, others)
 
 
 def _fallback(work: _Work, pid: int) -> int:
