@@ -54,6 +54,8 @@ class _Shape:
             if room[spu] > 0:
                 by_group.setdefault(self.group_of[spu], []).append(spu)
         self.by_group = list(by_group.items())
+        self.members = by_group
+        self.group_order = sorted(self.ghi)
         self.flexible = frozenset(flexible)
         self.low_sum = sum(low.values())
         self.low_zero = not any(low.values())
@@ -92,7 +94,6 @@ class _Rounding:
         shape = self.shape(row, low, flexible, floor, ceil)
         group_of, glo, ghi = shape.group_of, shape.glo, shape.ghi
         free: dict[str, list[int]] = {}
-        paid: dict[str, list[int]] = {}
         current = row.current
         # With every rounded-down share 0, a cell is free exactly where the
         # topic has a replica: a key test, the usual case on large clusters.
@@ -107,17 +108,23 @@ class _Rounding:
             if cells:
                 free[group] = cells
                 self.free_cells.update(cells)
-            if len(cells) < len(members):
-                paid[group] = [s for s in members if held(s, 0) <= low[s]]
+        # Paid cells are listed only for racks that need them (most rows need none).
+        paid: dict[str, list[int]] = {}
+
+        def paid_in(group: str) -> list[int]:
+            if group not in paid:
+                paid[group] = [s for s in shape.members.get(group, ()) if held(s, 0) <= low[s]]
+            return paid[group]
+
         chosen = {g: members[:max(0, ghi.get(g, 0))] for g, members in free.items()}
         extras = row.total - shape.low_sum
         missing = extras - sum(len(c) for c in chosen.values())
         if missing < 0:
             return False
         for must in (True, False):
-            for g in sorted(ghi):
+            for g in shape.group_order:
                 want = (glo[g] if must else ghi[g]) - len(chosen.get(g, ()))
-                while want > 0 and missing > 0 and paid.get(g):
+                while want > 0 and missing > 0 and paid_in(g):
                     spu = max(paid[g], key=lambda s: (self.need(s), -s))
                     paid[g].remove(spu)
                     chosen.setdefault(g, []).append(spu)
