@@ -29,7 +29,7 @@ it is balance-optimal and kept; otherwise the flow decides.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from itertools import chain, compress, groupby, islice
+from itertools import chain, compress, groupby, islice, repeat
 from operator import contains, not_
 from typing import Iterable, Mapping, Sequence
 
@@ -240,35 +240,53 @@ class LeaderMatching:
         loads[spu] = loads.get(spu, 0) + step
 
     def keep(self, old_leaders: Sequence[int | None], needy: set[int]) -> None:
-        # Keep first the partitions no SPU short of leaders could take over.
+        """Keep each old leader while its SPU and its topic have room, the
+        partitions no SPU short of leaders could take over first.
+
+        Keeping a leader touches only that SPU's counters, so each SPU's
+        partitions are decided on their own, in that order; where no topic
+        cap can bind, an SPU keeps the first of them up to its quota (a slice)."""
         reps_of = self.reps
         order: Iterable[int] = range(len(old_leaders))
         if needy:
             apart = list(map(needy.isdisjoint, reps_of))
             order = chain(compress(order, apart), compress(order, map(not_, apart)))
-        # ``take`` inlined (every partition starts without a leader): this
-        # loop runs once per partition of the cluster.
-        load, quota, leader, owned = self.load, self.quota, self.leader, self.owned
-        topic_of, topic_load, caps = self.topic_of, self.topic_load, self.caps
-        for pid in order:
-            old = old_leaders[pid]
-            if old is None or old not in reps_of[pid]:
+        order = list(order)
+        lead_of = old_leaders.__getitem__
+        held = map(contains, map(reps_of.__getitem__, order), map(lead_of, order))
+        by_leader: dict[int, list[int]] = defaultdict(list)
+        for pid in compress(order, held):
+            by_leader[lead_of(pid)].append(pid)  # each SPU's partitions in order
+        caps = self.caps
+        even = all(isinstance(cap, int) for cap in caps.values())
+        least_cap = min(caps.values(), default=0) if even else 0
+        topic_of = self.topic_of
+        for spu, pids in by_leader.items():
+            room = self.quota.get(spu, 0)
+            if room <= 0:
                 continue
-            led = load.get(old, 0)
-            if led >= quota.get(old, 0):
-                continue
+            if least_cap >= 1 and len(set(map(topic_of.__getitem__, pids))) == len(pids):
+                self._keep_all(spu, pids[:room])
+            else:
+                self._keep_each(spu, pids)
+
+    def _keep_all(self, spu: int, pids: Sequence[int]) -> None:
+        """Lead ``pids`` (one per topic, none led yet) from ``spu``."""
+        list(map(self.leader.__setitem__, pids, repeat(spu)))
+        self.load[spu] = self.load.get(spu, 0) + len(pids)
+        topic_load = self.topic_load
+        for topic in map(self.topic_of.__getitem__, pids):
+            topic_load[topic][spu] = 1
+        self.owned.setdefault(spu, {}).update(dict.fromkeys(pids))
+
+    def _keep_each(self, spu: int, pids: Sequence[int]) -> None:
+        quota, topic_of, topic_load = self.quota.get(spu, 0), self.topic_of, self.topic_load
+        for pid in pids:
+            if self.load.get(spu, 0) >= quota:
+                return
             topic = topic_of[pid]
-            loads, cap = topic_load[topic], caps[topic]
-            here = loads.get(old, 0)
-            if here >= (cap if isinstance(cap, int) else cap.get(old, 0)):
-                continue
-            leader[pid] = old
-            load[old] = led + 1
-            loads[old] = here + 1
-            mine = owned.get(old)
-            if mine is None:
-                mine = owned[old] = {}
-            mine[pid] = None
+            if topic_load[topic].get(spu, 0) < self.cap(topic, spu):
+                self.take(pid, spu)
 
     def place_rest(self) -> None:
         waiting = [p for p in range(len(self.reps)) if self.leader[p] is None]

@@ -7,6 +7,7 @@ assignment spec).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Mapping, NamedTuple
 
 Replicas = tuple[int, ...]
@@ -51,7 +52,7 @@ class Topic:
         """Who leads each partition now: the actual leader where it is known
         and one of the replicas, else the preferred one."""
         if self.leaders is None:
-            return tuple(reps[0] for reps in self.replicas)
+            return tuple(map(itemgetter(0), self.replicas))
         return tuple(lead if lead in reps else reps[0]
                      for reps, lead in zip(self.replicas, self.leaders))
 

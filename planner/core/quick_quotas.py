@@ -20,6 +20,7 @@ tie-break costs the shortcut does not model: it declines them.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 from typing import Container, Mapping, Sequence
 
 ONE = "*"
@@ -274,9 +275,14 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
     result = {}
     for row, low, chosen in zip(rows, lows, state.chosen):
         quota = dict(low)
-        for members in chosen.values():
-            for spu in members:
-                quota[spu] += 1
+        if not any(low.values()):
+            # Each SPU has at most one extra in a row: with every share rounded
+            # down to 0 its quota is 1, set in C.
+            quota.update(dict.fromkeys(chain.from_iterable(chosen.values()), 1))
+        else:
+            for members in chosen.values():
+                for spu in members:
+                    quota[spu] += 1
         result[row.key] = quota
     return result
 
