@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import Counter
-from itertools import chain
+from itertools import chain, compress
+from operator import not_
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -104,7 +105,7 @@ def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
         _drop_rack_duplicates(work)
     _drop_surplus(work)
     _refill(work)
-    return tuple(tuple(reps) for reps in work.kept)
+    return tuple(map(tuple, work.kept))
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
@@ -145,6 +146,8 @@ def _release_over_replicated(work: _Work) -> None:
     """A partition above its new replication factor chooses its survivors
     afresh during refill, where its own replicas cost nothing to keep."""
     target = work.task.replication
+    if max(map(len, work.kept), default=0) <= target:
+        return  # the usual case: the replication factor did not drop
     for pid, reps in enumerate(work.kept):
         if len(reps) > target:
             for spu in list(reps):
@@ -159,8 +162,9 @@ def _drop_surplus(work: _Work) -> None:
         return
     # Partitions holding each SPU above quota (the only ones that drop any).
     holders: dict[int, list[int]] = {s: [] for s in over}
-    for pid, reps in enumerate(work.kept):
-        for spu in reps:
+    kept = work.kept
+    for pid in compress(range(len(kept)), map(not_, map(over.isdisjoint, kept))):
+        for spu in kept[pid]:
             if spu in over:
                 holders[spu].append(pid)
     # ``work.excess`` inlined: every SPU of every topic passes here.
@@ -220,7 +224,10 @@ def _refill(work: _Work) -> None:
     target = work.task.replication
     have = work.have
     deficit = _Deficits({s: q - have[s] for s, q in work.quota.items() if have[s] < q})
-    for pid, reps in enumerate(work.kept):
+    # Only partitions short of replicas take any; a chain through another
+    # partition swaps one of its replicas and leaves its length alone.
+    for pid in compress(range(len(work.kept)), map(target.__gt__, map(len, work.kept))):
+        reps = work.kept[pid]
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
             if spu is not None and spu not in work.original[pid] and pid in work.released \
