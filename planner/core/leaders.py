@@ -29,6 +29,7 @@ it is balance-optimal and kept; otherwise the flow decides.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
+from functools import cached_property
 from itertools import chain, compress, groupby, islice, repeat
 from operator import contains, not_
 from typing import Iterable, Mapping, Sequence
@@ -44,17 +45,22 @@ class _Targets:
 
     def __init__(self, replicas: Sequence[Replicas], topic_of: Sequence[int],
                  weights: Mapping[int, float]) -> None:
-        # Counted a run of one topic at a time: Counter does the per-replica
-        # work in C, which matters at millions of replicas.
-        self.topic_held: dict[int, Counter[int]] = {}
-        for topic, start, end in _runs(topic_of):
-            self.topic_held.setdefault(topic, Counter()).update(
-                chain.from_iterable(replicas[start:end]))
+        self.replicas, self.topic_of = replicas, topic_of
         self.held: Counter[int] = Counter(chain.from_iterable(replicas))
         self.weights = _with_hosts(weights, replicas, self.held)
         self.whole = sum(self.weights.values())
         self.equal = len(set(self.weights.values())) == 1
         self.cluster = self.bounds(len(replicas))
+
+    @cached_property
+    def topic_held(self) -> dict[int, Counter[int]]:
+        """Topic -> replicas per SPU. Counted a run of one topic at a time, so
+        Counter does the per-replica work in C; only when a check needs it."""
+        held: dict[int, Counter[int]] = {}
+        for topic, start, end in _runs(self.topic_of):
+            held.setdefault(topic, Counter()).update(
+                chain.from_iterable(self.replicas[start:end]))
+        return held
 
     def caps(self, total: int) -> int | dict[int, int]:
         """The rounded-up share of ``total`` leaders: one figure for every SPU
@@ -458,7 +464,7 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     floor = {s: lo for s, (lo, _) in cluster.items()}
     ceiling = {s: hi for s, (_, hi) in cluster.items()}
     needy = {s for s, lo in floor.items() if keepable.get(s, 0) < lo}
-    caps = {topic: t.caps(topic_sizes[topic]) for topic in t.topic_held}
+    caps = {topic: t.caps(topic_sizes[topic]) for topic in dict.fromkeys(topic_of)}
     matching = LeaderMatching(replicas, topic_of, ceiling, caps)
     matching.keep(old_leaders, needy)
     matching.place_rest()
@@ -468,22 +474,23 @@ def greedy_leaders(replicas: Sequence[Replicas], topic_of: Sequence[int],
     for spu, (lo, hi) in cluster.items():
         if not min(lo, held.get(spu, 0)) <= matching.load.get(spu, 0) <= hi:
             return None
-    if not all(_topic_within(t, topic_sizes[topic], counts, matching.topic_load[topic])
-               for topic, counts in t.topic_held.items()):
+    if not all(_topic_within(t, topic, topic_sizes[topic], matching.topic_load[topic])
+               for topic in caps):
         return None
     return list(matching.leader)  # type: ignore[arg-type]
 
 
-def _topic_within(t: _Targets, size: int, held: Mapping[int, int],
-                  loads: Mapping[int, int]) -> bool:
+def _topic_within(t: _Targets, topic: int, size: int, loads: Mapping[int, int]) -> bool:
     """Every SPU of the topic leads within its bounds, the lower one clipped
-    to the replicas it holds."""
+    to the replicas it holds (counted only when a lower bound is above 0)."""
     if t.equal:
         n = len(t.weights)
         low, high = size // n, -(-size // n)
         if max(loads.values(), default=0) > high:
             return False
-        return low == 0 or all(loads.get(s, 0) >= min(low, c) for s, c in held.items())
+        return low == 0 or all(loads.get(s, 0) >= min(low, c)
+                               for s, c in t.topic_held[topic].items())
+    held = t.topic_held[topic]
     bounds = t.bounds(size)
     return all(min(bounds[s][0], c) <= loads.get(s, 0) <= bounds[s][1] for s, c in held.items())
 
@@ -510,7 +517,9 @@ def _with_hosts(weights: Mapping[int, float], replicas: Sequence[Replicas],
 
 def _split(leaders: Sequence[int | None], sizes: Sequence[int]) -> list[tuple[int, ...]]:
     result, start = [], 0
+    gaps = None in leaders
     for size in sizes:
-        result.append(tuple(s for s in leaders[start:start + size] if s is not None))
+        part = leaders[start:start + size]
+        result.append(tuple(s for s in part if s is not None) if gaps else tuple(part))
         start += size
     return result
