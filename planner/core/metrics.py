@@ -37,7 +37,7 @@ SPUs that may hold replicas:
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain, compress
+from itertools import chain, compress, filterfalse
 from operator import and_, eq, itemgetter, not_
 from typing import Mapping, Sequence
 
@@ -148,8 +148,8 @@ def moves_between(before: Mapping[str, ReplicaMap], after: Mapping[str, ReplicaM
             old, new = olds[pid], news[pid]
             lead = old[0] if led is None else led[pid]
             if old != new or lead != new[0]:
-                added = tuple([s for s in new if s not in old])
-                removed = tuple([s for s in old if s not in new])
+                added = tuple(filterfalse(old.__contains__, new))
+                removed = tuple(filterfalse(new.__contains__, old))
                 moves.append(Move(name, pid, old, new, added, removed, lead != new[0]))
     return tuple(moves)
 

@@ -48,14 +48,27 @@ def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
             # SuccessorCounts.pick and _old_second, inlined: this loop runs once
             # per partition of the cluster.
             old_second = _old_second(before, leader)
-            second, best = -1, None
-            for u in followers:
-                key = (pair_count((leader, u), 0), u != old_second, second_count(u, 0), u)
-                if best is None or key < best:
-                    second, best = u, key
-            if second != followers[0]:
-                followers.remove(second)
-                followers.insert(0, second)
+            if len(followers) == 2:
+                # Replication 3, the common case: the same comparison, key by key.
+                u, v = followers
+                a, b = pair_count((leader, u), 0), pair_count((leader, v), 0)
+                if a == b:
+                    a, b = u != old_second, v != old_second
+                    if a == b:
+                        a, b = second_count(u, 0), second_count(v, 0)
+                        if a == b:
+                            a, b = u, v
+                if b < a:
+                    followers = [v, u]
+            else:
+                second, best = -1, None
+                for u in followers:
+                    key = (pair_count((leader, u), 0), u != old_second, second_count(u, 0), u)
+                    if best is None or key < best:
+                        second, best = u, key
+                if second != followers[0]:
+                    followers.remove(second)
+                    followers.insert(0, second)
         if followers:
             # SuccessorCounts.record, inlined.
             pair = (leader, followers[0])
