@@ -184,8 +184,11 @@ def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int,
     the topic's replicas per SPU when already counted; ``crowded``: whether
     any partition may break the rack rule (False skips that scan)."""
     held = held if held is not None else Counter(chain.from_iterable(topic.replicas))
-    counts = {spu: n for spu, n in held.items() if spu in shares.shares}
-    removed = sum(n for spu, n in held.items() if spu not in shares.shares)
+    if held.keys() <= shares.shares.keys():
+        counts, removed = held, 0  # the usual case: no replica on a removed SPU
+    else:
+        counts = {spu: n for spu, n in held.items() if spu in shares.shares}
+        removed = sum(n for spu, n in held.items() if spu not in shares.shares)
     departures = removed + _group_departures(topic, shares, counts, crowded)
     drop = topic.partitions * max(0, topic.replication - replication)
     grow = topic.partitions * max(0, replication - topic.replication)

@@ -76,6 +76,7 @@ class _Rounding:
         # Per row, its free cells: any container of SPU ids (see ``seed``).
         self.free_in: list[Container[int]] = []
         self.flexible_in: list[frozenset[int]] = []
+        self.shape_in: list[_Shape] = []
         self.bounds_in: list[tuple[dict, dict]] = []
         self._shapes: dict[tuple[int, int], _Shape] = {}
 
@@ -140,6 +141,7 @@ class _Rounding:
         self.chosen.append(chosen)
         self.group_in.append(group_of)
         self.flexible_in.append(shape.flexible)
+        self.shape_in.append(shape)
         cells = sum(len(members) for members in free.values())
         # Free cells hold replicas, so when there are as many as the topic's
         # SPUs they are those SPUs: the counts stand in for a set of their own
@@ -176,10 +178,13 @@ class _Rounding:
         free, load = self.free_in[r], self.load
         # SPU ceilings are met later (``lower_ceilings``); a paid taker must be
         # below its floor, so the arrival is one ``raise_floors`` would pay anyway.
-        takers = [s for s in flexible if group_in[s] != rack and (s in free or self.need(s) > 0)
-                  and self.room[s] > 0 and s not in chosen.get(group_in[s], ())
-                  and len(chosen.get(group_in[s], ())) < ghi.get(group_in[s], 0)
-                  and total.get(group_in[s], 0) < rack_bounds[group_in[s]][1]]
+        # Racks that may take one more first (a few dozen), then their SPUs
+        # with room; ``min`` below does not depend on the order.
+        open_racks = [g for g, spus in self.shape_in[r].members.items()
+                      if g != rack and len(chosen.get(g, ())) < ghi.get(g, 0)
+                      and total.get(g, 0) < rack_bounds[g][1]]
+        takers = [s for g in open_racks for s in self.shape_in[r].members[g]
+                  if (s in free or self.need(s) > 0) and s not in chosen.get(g, ())]
         if not takers:
             return None
         taker = min(takers, key=lambda s: (s not in free, load[s], s))
