@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import chain, compress, filterfalse
 from operator import and_, eq, itemgetter, not_
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
 from planner.core.spread import topic_spread
@@ -53,10 +53,12 @@ MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_
 
 def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
                    leaders: Mapping[str, Sequence[int]] | None = None,
-                   counts: Mapping[str, Mapping[int, int]] | None = None) -> dict[str, object]:
+                   counts: Mapping[str, Mapping[int, int]] | None = None,
+                   crowded: Collection[str] | None = None) -> dict[str, object]:
     """Layout figures; ``leaders`` gives who leads each partition where that
     is not its first replica (the actual leaders of a running cluster);
-    ``counts``: each topic's replicas per SPU, when the caller has them."""
+    ``counts``: each topic's replicas per SPU, and ``crowded``: the topics
+    with a partition holding two replicas in one rack, when the caller knows."""
     ids = frozenset(s.id for s in spus)
     rack_of = {s.id: s.rack for s in spus}
     topic_r, topic_l = 0, 0
@@ -73,7 +75,7 @@ def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
     total_l = Counter(leading)
     return {"replica_spread": _spread(total_r, ids), "leader_spread": _spread(total_l, ids),
             "topic_replica_spread": topic_r, "topic_leader_spread": topic_l,
-            "rack_violations": rack_violations(layout, rack_of),
+            "rack_violations": rack_violations(layout, rack_of, crowded),
             "failover_concentration": failover_concentration(layout)}
 
 
@@ -87,14 +89,18 @@ def _spread(counts: Mapping[int, int], ids: Sequence[int] | frozenset[int]) -> i
     return max(counts.values()) - low
 
 
-def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None]) -> int:
-    """Partitions whose racked replicas spread worse than the racks allow."""
+def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None],
+                    crowded: Collection[str] | None = None) -> int:
+    """Partitions whose racked replicas spread worse than the racks allow;
+    only the ``crowded`` topics are scanned when given (no other can break it)."""
     # A rackless SPU is a group alone, as in the planner's targets.
     groups = len({r for r in rack_of.values() if r is not None}) + \
         sum(r is None for r in rack_of.values())
     key = _GroupKeys(rack_of)
     count = 0
-    for replica_map in layout.values():
+    for name, replica_map in layout.items():
+        if crowded is not None and name not in crowded:
+            continue
         # Most partitions span distinct racks: that test runs in C.
         for reps in replica_map:
             if len(set(map(key.__getitem__, reps))) != len(reps):

@@ -111,8 +111,9 @@ def current_facts(cluster: Cluster) -> Current:
     spread = {t.name: map_spread(t.replicas, group) for t in cluster.topics}
     layout = {t.name: t.replicas for t in cluster.topics}
     counts = {t.name: count_replicas(t.replicas) for t in cluster.topics}
+    crowded = {name for name, worst in spread.items() if worst.most_in_one > 1}
     return Current(counts, spread, layout_metrics(layout, cluster.spus, actual_leaders(cluster),
-                                                  counts))
+                                                  counts, crowded))
 
 
 def actual_leaders(cluster: Cluster) -> dict[str, tuple[int, ...]]:
