@@ -53,7 +53,9 @@ class _Work:
             self.kept = [[r for r in reps if r in quota] for reps in task.current]
         self.have = dict.fromkeys(quota, 0)
         self.have.update(Counter(chain.from_iterable(self.kept)))
-        self.original = list(map(set, task.current))
+        # Each partition's replicas before (membership tests only; a tuple of
+        # a few ids tests as fast as a set and costs nothing to make).
+        self.original = task.current
         self.released: set[int] = set()
         # What two replicas of a partition may not share: the SPU, or its group.
         groups = task.group_of
