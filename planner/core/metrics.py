@@ -37,8 +37,9 @@ SPUs that may hold replicas:
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
-from typing import Mapping, Sequence
+from itertools import chain, compress, filterfalse
+from operator import and_, eq, itemgetter, not_
+from typing import Collection, Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
 from planner.core.spread import topic_spread
@@ -51,24 +52,30 @@ MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_
 
 
 def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
-                   leaders: Mapping[str, Sequence[int]] | None = None) -> dict[str, object]:
+                   leaders: Mapping[str, Sequence[int]] | None = None,
+                   counts: Mapping[str, Mapping[int, int]] | None = None,
+                   crowded: Collection[str] | None = None) -> dict[str, object]:
     """Layout figures; ``leaders`` gives who leads each partition where that
-    is not its first replica (the actual leaders of a running cluster)."""
+    is not its first replica (the actual leaders of a running cluster);
+    ``counts``: each topic's replicas per SPU, and ``crowded``: the topics
+    with a partition holding two replicas in one rack, when the caller knows."""
     ids = frozenset(s.id for s in spus)
     rack_of = {s.id: s.rack for s in spus}
-    total_r: Counter[int] = Counter()
-    total_l: Counter[int] = Counter()
     topic_r, topic_l = 0, 0
+    leading: list[int] = []
     for name, replica_map in layout.items():
         led = leaders.get(name) if leaders is not None else None
-        per_r = Counter(chain.from_iterable(replica_map))
-        per_l = Counter(led if led is not None else [reps[0] for reps in replica_map])
+        led = led if led is not None else [reps[0] for reps in replica_map]
+        per_r = counts[name] if counts is not None else Counter(chain.from_iterable(replica_map))
+        per_l = Counter(led)
         topic_r, topic_l = max(topic_r, _spread(per_r, ids)), max(topic_l, _spread(per_l, ids))
-        total_r.update(per_r)
-        total_l.update(per_l)
+        leading.extend(led)
+    # Counted again over the whole layout: Counter.update with a mapping runs in Python.
+    total_r = Counter(chain.from_iterable(chain.from_iterable(layout.values())))
+    total_l = Counter(leading)
     return {"replica_spread": _spread(total_r, ids), "leader_spread": _spread(total_l, ids),
             "topic_replica_spread": topic_r, "topic_leader_spread": topic_l,
-            "rack_violations": rack_violations(layout, rack_of),
+            "rack_violations": rack_violations(layout, rack_of, crowded),
             "failover_concentration": failover_concentration(layout)}
 
 
@@ -77,33 +84,55 @@ def _spread(counts: Mapping[int, int], ids: Sequence[int] | frozenset[int]) -> i
     id_set = ids if isinstance(ids, frozenset) else frozenset(ids)
     if not counts:
         return 0
-    inside = sum(1 for spu in counts if spu in id_set)
+    inside = len(id_set.intersection(counts))
     low = 0 if inside < len(id_set) else min(counts.values())
     return max(counts.values()) - low
 
 
-def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None]) -> int:
-    """Partitions whose racked replicas spread worse than the racks allow."""
+def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str | None],
+                    crowded: Collection[str] | None = None) -> int:
+    """Partitions whose racked replicas spread worse than the racks allow;
+    only the ``crowded`` topics are scanned when given (no other can break it)."""
     # A rackless SPU is a group alone, as in the planner's targets.
     groups = len({r for r in rack_of.values() if r is not None}) + \
         sum(r is None for r in rack_of.values())
+    key = _GroupKeys(rack_of)
     count = 0
-    for replica_map in layout.values():
+    for name, replica_map in layout.items():
+        if crowded is not None and name not in crowded:
+            continue
+        # Most partitions span distinct racks: that test runs in C.
         for reps in replica_map:
-            keys = [rack_of.get(s) or f"~{s}" for s in reps]
-            if len(keys) != len(set(keys)):
+            if len(set(map(key.__getitem__, reps))) != len(reps):
+                keys = [key[s] for s in reps]
                 count += not topic_spread([keys]).fine(len(reps), groups)
     return count
 
 
+class _GroupKeys(dict):
+    """SPU -> its rack, or a group of its own when it has none (or is unknown)."""
+
+    def __init__(self, rack_of: Mapping[int, str | None]) -> None:
+        super().__init__((spu, rack or f"~{spu}") for spu, rack in rack_of.items())
+
+    def __missing__(self, spu: int) -> str:
+        return f"~{spu}"
+
+
+_first = itemgetter(0)
+_first_two = itemgetter(0, 1)
+
+
 def failover_concentration(layout: Mapping[str, ReplicaMap]) -> float:
-    led: dict[int, int] = {}
-    pairs: dict[tuple[int, int], int] = {}
+    pairs: Counter[tuple[int, ...]] = Counter()
     for replica_map in layout.values():
-        for reps in replica_map:
-            if len(reps) > 1:
-                led[reps[0]] = led.get(reps[0], 0) + 1
-                pairs[(reps[0], reps[1])] = pairs.get((reps[0], reps[1]), 0) + 1
+        if min(map(len, replica_map), default=0) > 1:
+            pairs.update(map(_first_two, replica_map))  # counted in C
+        else:
+            pairs.update(reps[:2] for reps in replica_map if len(reps) > 1)
+    led: dict[int, int] = {}
+    for (leader, _), count in pairs.items():
+        led[leader] = led.get(leader, 0) + count
     worst: dict[int, int] = {}
     for (leader, _), count in pairs.items():
         worst[leader] = max(worst.get(leader, 0), count)
@@ -117,11 +146,16 @@ def moves_between(before: Mapping[str, ReplicaMap], after: Mapping[str, ReplicaM
     moves = []
     for name in sorted(after):
         led = leaders.get(name) if leaders is not None else None
-        for pid, (old, new) in enumerate(zip(before[name], after[name])):
+        olds, news = before[name], after[name]
+        leads = led if led is not None else map(_first, olds)
+        # Partitions with the same list and the same leader are skipped in C.
+        same = map(and_, map(eq, olds, news), map(eq, leads, map(_first, news)))
+        for pid in compress(range(min(len(olds), len(news))), map(not_, same)):
+            old, new = olds[pid], news[pid]
             lead = old[0] if led is None else led[pid]
             if old != new or lead != new[0]:
-                added = tuple(s for s in new if s not in old)
-                removed = tuple(s for s in old if s not in new)
+                added = tuple(filterfalse(old.__contains__, new))
+                removed = tuple(filterfalse(new.__contains__, old))
                 moves.append(Move(name, pid, old, new, added, removed, lead != new[0]))
     return tuple(moves)
 
@@ -156,23 +190,53 @@ def topic_lower_bound(topic: Topic, shares: TopicShares, replication: int,
     the topic's replicas per SPU when already counted; ``crowded``: whether
     any partition may break the rack rule (False skips that scan)."""
     held = held if held is not None else Counter(chain.from_iterable(topic.replicas))
-    counts = {spu: n for spu, n in held.items() if spu in shares.shares}
-    removed = sum(n for spu, n in held.items() if spu not in shares.shares)
+    if held.keys() <= shares.shares.keys():
+        counts, removed = held, 0  # the usual case: no replica on a removed SPU
+    else:
+        counts = {spu: n for spu, n in held.items() if spu in shares.shares}
+        removed = sum(n for spu, n in held.items() if spu not in shares.shares)
     departures = removed + _group_departures(topic, shares, counts, crowded)
     drop = topic.partitions * max(0, topic.replication - replication)
     grow = topic.partitions * max(0, replication - topic.replication)
     refill = max(0, departures - drop) + grow
-    floor_gap = sum(max(0, floor_share(q) - counts.get(s, 0)) for s, q in shares.shares.items())
+    _, floors = _ROUNDED.of(shares.shares)
+    floor_gap = sum(max(0, floor - counts.get(s, 0)) for s, floor in floors)
     return max(refill, floor_gap)
+
+
+class _Rounded:
+    """Each share rounded up, and the positive rounded-down shares, computed
+    once per shares mapping: topics of one shape share theirs, and a million
+    partitions means thousands of topics over thousands of SPUs."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.seen: dict[int, tuple[Mapping, dict[int, int], list[tuple[int, int]]]] = {}
+
+    def of(self, shares: Mapping[int, float]) -> tuple[dict[int, int], list[tuple[int, int]]]:
+        entry = self.seen.get(id(shares))
+        if entry is None or entry[0] is not shares:
+            if len(self.seen) >= self.size:
+                self.seen.clear()
+            floors = [(s, f) for s, f in ((s, floor_share(q)) for s, q in shares.items()) if f > 0]
+            entry = self.seen[id(shares)] = (shares, {s: ceil_share(q) for s, q in shares.items()},
+                                             floors)
+        return entry[1], entry[2]
+
+
+_ROUNDED = _Rounded()
 
 
 def _group_departures(topic: Topic, shares: TopicShares, counts: Mapping[int, int],
                       crowded: bool = True) -> int:
-    group_of = shares.group_of or {s: str(s) for s in shares.shares}
+    group_of = shares.group_of
+    ceils, _ = _ROUNDED.of(shares.shares)
     surplus: dict[str, int] = {}
     for spu, count in counts.items():
-        extra = max(0, count - ceil_share(shares.shares[spu]))
-        surplus[group_of[spu]] = surplus.get(group_of[spu], 0) + extra
+        # Only SPUs above their rounded-up share add to a group's surplus.
+        if count > ceils[spu]:
+            group = group_of[spu] if group_of is not None else str(spu)
+            surplus[group] = surplus.get(group, 0) + count - ceils[spu]
     crowding: dict[str, int] = {}
     if shares.group_of is not None and crowded:
         for reps in topic.replicas:

@@ -40,25 +40,49 @@ def order_topic(replicas: Sequence[Replicas], leaders: Sequence[int],
                 counts: SuccessorCounts) -> ReplicaMap:
     ordered = []
     pairs, seconds = counts.pairs, counts.seconds
+    pair_count, second_count = pairs.get, seconds.get
     for reps, leader, before in zip(replicas, leaders, previous):
-        followers = [r for r in reps if r != leader]
+        # Usually the leader is already first: a slice, not a scan.
+        followers = list(reps[1:]) if reps and reps[0] == leader else [r for r in reps if r != leader]
         if optimise and len(followers) > 1:
+            # SuccessorCounts.pick and _old_second, inlined: this loop runs once
+            # per partition of the cluster.
             old_second = _old_second(before, leader)
-            second = counts.pick(leader, followers, old_second)
-            followers.remove(second)
-            followers.insert(0, second)
+            if len(followers) == 2:
+                # Replication 3, the common case: the same comparison, key by key.
+                u, v = followers
+                a, b = pair_count((leader, u), 0), pair_count((leader, v), 0)
+                if a == b:
+                    a, b = u != old_second, v != old_second
+                    if a == b:
+                        a, b = second_count(u, 0), second_count(v, 0)
+                        if a == b:
+                            a, b = u, v
+                if b < a:
+                    followers = [v, u]
+            else:
+                second, best = -1, None
+                for u in followers:
+                    key = (pair_count((leader, u), 0), u != old_second, second_count(u, 0), u)
+                    if best is None or key < best:
+                        second, best = u, key
+                if second != followers[0]:
+                    followers.remove(second)
+                    followers.insert(0, second)
         if followers:
-            # SuccessorCounts.record, inlined: this loop runs once per partition.
+            # SuccessorCounts.record, inlined.
             pair = (leader, followers[0])
-            pairs[pair] = pairs.get(pair, 0) + 1
-            seconds[pair[1]] = seconds.get(pair[1], 0) + 1
+            pairs[pair] = pair_count(pair, 0) + 1
+            seconds[pair[1]] = second_count(pair[1], 0) + 1
         ordered.append((leader, *followers))
     return tuple(ordered)
 
 
 def _old_second(before: Replicas, leader: int) -> int | None:
-    rest = [r for r in before if r != leader]
-    return rest[0] if rest else None
+    """The first replica after the leader in the old order (ids are distinct)."""
+    if before and before[0] != leader:
+        return before[0]
+    return before[1] if len(before) > 1 else None
 
 
 def order_all(topics: Iterable[str], replicas: Mapping[str, Sequence[Replicas]],

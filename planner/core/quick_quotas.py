@@ -19,7 +19,9 @@ tie-break costs the shortcut does not model: it declines them.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections import Counter
+from itertools import chain
+from typing import Container, Mapping, Sequence
 
 ONE = "*"
 
@@ -38,44 +40,93 @@ def group_extra_bounds(shares: Mapping[int, float], group_of: Mapping[int, str],
     return low, high
 
 
+class _Shape:
+    """Rows sharing one shares mapping and one rack map (topics of one shape)
+    share their rack bounds and their SPUs with room by rack: worked out once,
+    not once per topic of thousands."""
+
+    def __init__(self, row, low: Mapping[int, int], flexible: Sequence[int],
+                 room: Mapping[int, int], floor, ceil) -> None:
+        self.shares, self.groups = row.shares, row.group_of
+        self.group_of = row.group_of or {s: ONE for s in row.shares}
+        self.glo, self.ghi = group_extra_bounds(row.shares, self.group_of, low, floor, ceil)
+        by_group: dict[str, list[int]] = {}
+        for spu in flexible:
+            if room[spu] > 0:
+                by_group.setdefault(self.group_of[spu], []).append(spu)
+        self.by_group = list(by_group.items())
+        self.members = by_group
+        self.group_order = sorted(self.ghi)
+        self.flexible = frozenset(flexible)
+        self.low_sum = sum(low.values())
+        self.low_zero = not any(low.values())
+
+
 class _Rounding:
     def __init__(self, spu_bounds: Mapping[int, tuple[int, int]], base: Mapping[int, int]) -> None:
         self.lo = {s: b[0] for s, b in spu_bounds.items()}
         self.hi = {s: b[1] for s, b in spu_bounds.items()}
         self.load = dict(base)
         self.room = {s: self.hi[s] - base[s] for s in base}
-        self.free_cells = dict.fromkeys(base, 0)
+        self.free_cells: Counter[int] = Counter()
         self.cost = 0
         # Per row: group -> SPUs given an extra; the row's SPU -> group; paid cells.
         self.chosen: list[dict[str, list[int]]] = []
         self.group_in: list[Mapping[int, str]] = []
-        self.free_in: list[set[int]] = []
+        # Per row, its free cells: any container of SPU ids (see ``seed``).
+        self.free_in: list[Container[int]] = []
+        self.flexible_in: list[frozenset[int]] = []
+        self.shape_in: list[_Shape] = []
         self.bounds_in: list[tuple[dict, dict]] = []
+        self._shapes: dict[tuple[int, int], _Shape] = {}
 
     def need(self, spu: int) -> int:
         return self.lo[spu] - self.load[spu]
 
+    def shape(self, row, low: Mapping[int, int], flexible: Sequence[int], floor, ceil) -> _Shape:
+        """What rows of one shares mapping (and rack map) have in common."""
+        key = (id(row.shares), id(row.group_of))
+        shape = self._shapes.get(key)
+        if shape is None or shape.shares is not row.shares or shape.groups is not row.group_of:
+            shape = self._shapes[key] = _Shape(row, low, flexible, self.room, floor, ceil)
+        return shape
+
     def seed(self, row, low: Mapping[int, int], flexible: Sequence[int], floor, ceil) -> bool:
         """Give the row its extras: free cells first, paid ones where it must."""
-        group_of = row.group_of or {s: ONE for s in row.shares}
-        glo, ghi = group_extra_bounds(row.shares, group_of, low, floor, ceil)
+        shape = self.shape(row, low, flexible, floor, ceil)
+        group_of, glo, ghi = shape.group_of, shape.glo, shape.ghi
         free: dict[str, list[int]] = {}
-        paid: dict[str, list[int]] = {}
         current = row.current
-        for spu in flexible:
-            if self.room[spu] > 0:
-                is_free = current.get(spu, 0) > low[spu]
-                (free if is_free else paid).setdefault(group_of[spu], []).append(spu)
-                self.free_cells[spu] += is_free
+        # With every rounded-down share 0, a cell is free exactly where the
+        # topic has a replica: a key test, the usual case on large clusters.
+        by_key = shape.low_zero and (not current or min(current.values()) > 0)
+        held = current.get
+        # Per rack, SPUs (with room, in ``flexible`` order) split into free and paid cells.
+        for group, members in shape.by_group:
+            if by_key:
+                cells = [s for s in members if s in current]
+            else:
+                cells = [s for s in members if held(s, 0) > low[s]]
+            if cells:
+                free[group] = cells
+                self.free_cells.update(cells)
+        # Paid cells are listed only for racks that need them (most rows need none).
+        paid: dict[str, list[int]] = {}
+
+        def paid_in(group: str) -> list[int]:
+            if group not in paid:
+                paid[group] = [s for s in shape.members.get(group, ()) if held(s, 0) <= low[s]]
+            return paid[group]
+
         chosen = {g: members[:max(0, ghi.get(g, 0))] for g, members in free.items()}
-        extras = row.total - sum(low.values())
+        extras = row.total - shape.low_sum
         missing = extras - sum(len(c) for c in chosen.values())
         if missing < 0:
             return False
         for must in (True, False):
-            for g in sorted(ghi):
+            for g in shape.group_order:
                 want = (glo[g] if must else ghi[g]) - len(chosen.get(g, ()))
-                while want > 0 and missing > 0 and paid.get(g):
+                while want > 0 and missing > 0 and paid_in(g):
                     spu = max(paid[g], key=lambda s: (self.need(s), -s))
                     paid[g].remove(spu)
                     chosen.setdefault(g, []).append(spu)
@@ -89,7 +140,14 @@ class _Rounding:
                 self.load[spu] += 1
         self.chosen.append(chosen)
         self.group_in.append(group_of)
-        self.free_in.append({s for members in free.values() for s in members})
+        self.flexible_in.append(shape.flexible)
+        self.shape_in.append(shape)
+        cells = sum(len(members) for members in free.values())
+        # Free cells hold replicas, so when there are as many as the topic's
+        # SPUs they are those SPUs: the counts stand in for a set of their own
+        # (thousands of rows times thousands of SPUs).
+        self.free_in.append(current if cells == len(current) else
+                            {s for members in free.values() for s in members})
         self.bounds_in.append((glo, ghi))
         return True
 
@@ -120,10 +178,13 @@ class _Rounding:
         free, load = self.free_in[r], self.load
         # SPU ceilings are met later (``lower_ceilings``); a paid taker must be
         # below its floor, so the arrival is one ``raise_floors`` would pay anyway.
-        takers = [s for s in flexible if group_in[s] != rack and (s in free or self.need(s) > 0)
-                  and self.room[s] > 0 and s not in chosen.get(group_in[s], ())
-                  and len(chosen.get(group_in[s], ())) < ghi.get(group_in[s], 0)
-                  and total.get(group_in[s], 0) < rack_bounds[group_in[s]][1]]
+        # Racks that may take one more first (a few dozen), then their SPUs
+        # with room; ``min`` below does not depend on the order.
+        open_racks = [g for g, spus in self.shape_in[r].members.items()
+                      if g != rack and len(chosen.get(g, ())) < ghi.get(g, 0)
+                      and total.get(g, 0) < rack_bounds[g][1]]
+        takers = [s for g in open_racks for s in self.shape_in[r].members[g]
+                  if (s in free or self.need(s) > 0) and s not in chosen.get(g, ())]
         if not takers:
             return None
         taker = min(takers, key=lambda s: (s not in free, load[s], s))
@@ -138,14 +199,16 @@ class _Rounding:
     def raise_floors(self, flexible_sets: Sequence[frozenset[int]]) -> None:
         """Swap extras to SPUs below their floor from the fullest SPU of the
         same topic and rack; free cells first."""
-        for spu in sorted(s for s in self.load if self.need(s) > 0):
-            for want_free in (True, False):
+        load, lo, free_in = self.load, self.lo, self.free_in
+        for spu in sorted(s for s in load if self.need(s) > 0):
+            # ``free_cells`` counts the rows where the SPU's cell is free: with
+            # none (a new SPU) the first pass would find nothing.
+            for want_free in (True, False) if self.free_cells[spu] else (False,):
                 for r, chosen in enumerate(self.chosen):
-                    if self.need(spu) <= 0:
+                    if load[spu] >= lo[spu]:
                         break
-                    if spu not in flexible_sets[r] or (spu in self.free_in[r]) != want_free:
-                        continue
-                    self._swap_in(r, spu, chosen)
+                    if spu in flexible_sets[r] and (spu in free_in[r]) == want_free:
+                        self._swap_in(r, spu, chosen)
 
     def lower_ceilings(self, flexibles: Sequence[Sequence[int]]) -> None:
         """Swap extras from SPUs above their ceiling to the emptiest SPU of
@@ -202,24 +265,29 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
         return None
     lows, flexibles = zip(*(limits.of(row) for row in rows)) if rows else ((), ())
     base = dict.fromkeys(spu_bounds, 0)
-    for low in lows:
+    for low, times in _repeats(lows):
         for spu, n in low.items():
-            base[spu] += n
+            base[spu] += n * times
     state = _Rounding(spu_bounds, base)
     for row, low, flexible in zip(rows, lows, flexibles):
         if not state.seed(row, low, flexible, floor, ceil):
             return None
     state.balance_racks(cluster_group, group_bounds, flexibles)
-    state.raise_floors([frozenset(f) for f in flexibles])
+    state.raise_floors(state.flexible_in)
     state.lower_ceilings(flexibles)
     if not _within(state, cluster_group, group_bounds) or state.cost != _lower_bound(state, rows, lows):
         return None
     result = {}
     for row, low, chosen in zip(rows, lows, state.chosen):
         quota = dict(low)
-        for members in chosen.values():
-            for spu in members:
-                quota[spu] += 1
+        if not any(low.values()):
+            # Each SPU has at most one extra in a row: with every share rounded
+            # down to 0 its quota is 1, set in C.
+            quota.update(dict.fromkeys(chain.from_iterable(chosen.values()), 1))
+        else:
+            for members in chosen.values():
+                for spu in members:
+                    quota[spu] += 1
         result[row.key] = quota
     return result
 
@@ -237,6 +305,15 @@ def _within(state: _Rounding, cluster_group: Mapping[int, str],
 def _lower_bound(state: _Rounding, rows: Sequence, lows: Sequence[Mapping[int, int]]) -> int:
     base = {s: state.hi[s] - state.room[s] for s in state.room}
     short = sum(max(0, state.lo[s] - base[s] - state.free_cells[s]) for s in base)
-    extras = sum(row.total - sum(low.values()) for row, low in zip(rows, lows))
+    extras = sum(row.total for row in rows) - sum(sum(low.values()) * times
+                                                  for low, times in _repeats(lows))
     free = sum(min(max(0, state.room[s]), state.free_cells[s]) for s in base)
     return max(short, extras - free, 0)
+
+
+def _repeats(items: Sequence[Mapping]) -> list[tuple[Mapping, int]]:
+    """Each distinct object of ``items`` (by identity) with how often it occurs."""
+    seen: dict[int, list] = {}
+    for item in items:
+        seen.setdefault(id(item), [item, 0])[1] += 1
+    return [(item, times) for item, times in seen.values()]

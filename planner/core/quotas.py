@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 from planner.core.mincost import MinCostFlow
 from planner.core.quick_quotas import group_extra_bounds, quick_round
-from planner.core.targets import ONE_GROUP, ceil_share, floor_share
+from planner.core.targets import ONE_GROUP, ceil_share, floor_share, summed_shares
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,7 @@ class _Limits:
 
 def bounds_of(rows: Sequence[Row], cluster_group: Mapping[int, str]) -> tuple[dict, dict]:
     """Cluster-wide (low, high) per SPU and per cluster group."""
-    spu_sum: dict[int, float] = {}
-    for row in rows:
-        for spu, share in row.shares.items():
-            spu_sum[spu] = spu_sum.get(spu, 0.0) + share
+    spu_sum = summed_shares([row.shares for row in rows])
     group_sum: dict[str, float] = {}
     for spu, total in spu_sum.items():
         group = cluster_group[spu]

@@ -11,6 +11,9 @@ minimum, except where a placement conflict forces a detour.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
+from itertools import chain, compress
+from operator import not_
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -43,15 +46,21 @@ class _Work:
         self.task = task
         self.quota = task.quota
         self.groups = task.group_of
-        self.kept = [[r for r in reps if r in task.quota] for reps in task.current]
-        self.have = {s: 0 for s in task.quota}
-        for reps in self.kept:
-            for spu in reps:
-                self.have[spu] += 1
-        self.original = [set(reps) for reps in task.current]
+        quota = task.quota
+        if quota.keys() >= set(chain.from_iterable(task.current)):
+            self.kept = list(map(list, task.current))  # no replica on a removed SPU
+        else:
+            self.kept = [[r for r in reps if r in quota] for reps in task.current]
+        self.have = dict.fromkeys(quota, 0)
+        self.have.update(Counter(chain.from_iterable(self.kept)))
+        # Each partition's replicas before (membership tests only; a tuple of
+        # a few ids tests as fast as a set and costs nothing to make).
+        self.original = task.current
         self.released: set[int] = set()
         # What two replicas of a partition may not share: the SPU, or its group.
-        self.key = dict(task.group_of) if task.group_of is not None else {s: s for s in task.quota}
+        groups = task.group_of
+        self.key = (groups if isinstance(groups, dict) else dict(groups)) if groups is not None \
+            else {s: s for s in quota}
         self.cap = task.group_cap
         self.group_count = task.group_count or len({self.key[s] for s in task.quota})
 
@@ -82,8 +91,8 @@ class _Work:
             return True
         if self.cap > 1:
             return self.groups[spu] not in self.blocked(pid, None)
-        group = self.groups[spu]
-        return all(self.groups[r] != group for r in reps)
+        # No replica of the partition in the SPU's group; the scan runs in C.
+        return self.groups[spu] not in map(self.groups.__getitem__, reps)
 
     def add(self, pid: int, spu: int) -> None:
         self.kept[pid].append(spu)
@@ -98,7 +107,7 @@ def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
         _drop_rack_duplicates(work)
     _drop_surplus(work)
     _refill(work)
-    return tuple(tuple(reps) for reps in work.kept)
+    return tuple(map(tuple, work.kept))
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
@@ -107,9 +116,9 @@ def _drop_rack_duplicates(work: _Work) -> None:
     if work.cap > 1:
         _spread_out(work)
         return
-    key = work.key
+    group_of = work.key.__getitem__
     for pid, reps in enumerate(work.kept):
-        if len({key[s] for s in reps}) == len(reps):
+        if len(set(map(group_of, reps))) == len(reps):
             continue
         by_group: dict[str | None, list[int]] = {}
         for spu in reps:
@@ -139,6 +148,8 @@ def _release_over_replicated(work: _Work) -> None:
     """A partition above its new replication factor chooses its survivors
     afresh during refill, where its own replicas cost nothing to keep."""
     target = work.task.replication
+    if max(map(len, work.kept), default=0) <= target:
+        return  # the usual case: the replication factor did not drop
     for pid, reps in enumerate(work.kept):
         if len(reps) > target:
             for spu in list(reps):
@@ -147,12 +158,20 @@ def _release_over_replicated(work: _Work) -> None:
 
 
 def _drop_surplus(work: _Work) -> None:
-    holders: dict[int, list[int]] = {}
-    for pid, reps in enumerate(work.kept):
-        for spu in reps:
-            holders.setdefault(spu, []).append(pid)
-    wanting = sorted((s for s in work.quota if work.excess(s) < 0),
-                     key=lambda s: (work.excess(s), s))
+    have = work.have
+    over = {s for s, n in have.items() if n > work.quota[s]}
+    if not over:
+        return
+    # Partitions holding each SPU above quota (the only ones that drop any).
+    holders: dict[int, list[int]] = {s: [] for s in over}
+    kept = work.kept
+    for pid in compress(range(len(kept)), map(not_, map(over.isdisjoint, kept))):
+        for spu in kept[pid]:
+            if spu in over:
+                holders[spu].append(pid)
+    # ``work.excess`` inlined: every SPU of every topic passes here.
+    wanting = sorted((s for s, q in work.quota.items() if have[s] < q),
+                     key=lambda s: (have[s] - work.quota[s], s))
     for spu in sorted(holders):
         surplus = work.excess(spu)
         if surplus <= 0:
@@ -205,8 +224,12 @@ class _Deficits:
 
 def _refill(work: _Work) -> None:
     target = work.task.replication
-    deficit = _Deficits({s: -work.excess(s) for s in work.quota if work.excess(s) < 0})
-    for pid, reps in enumerate(work.kept):
+    have = work.have
+    deficit = _Deficits({s: q - have[s] for s, q in work.quota.items() if have[s] < q})
+    # Only partitions short of replicas take any; a chain through another
+    # partition swaps one of its replicas and leaves its length alone.
+    for pid in compress(range(len(work.kept)), map(target.__gt__, map(len, work.kept))):
+        reps = work.kept[pid]
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
             if spu is not None and spu not in work.original[pid] and pid in work.released \
@@ -221,7 +244,7 @@ def _refill(work: _Work) -> None:
 
 def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
     # A replica the partition held before costs no copy.
-    back = [s for s in work.original[pid] if s in deficit and work.fits(pid, s)]
+    back = [s for s in work.original[pid] if s in deficit.missing and work.fits(pid, s)]
     if back:
         return min(back, key=lambda s: (-deficit.missing[s], s))
     return next((s for s in deficit if work.fits(pid, s)), None)
@@ -335,7 +358,7 @@ def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
         return True
     if work.cap > 1:
         return work.groups[spu] not in work.blocked(pid, leaving)
-    return all(work.groups[r] != work.groups[spu] for r in others)
+    return work.groups[spu] not in map(work.groups.__getitem__, others)
 
 
 def _fallback(work: _Work, pid: int) -> int:

@@ -45,6 +45,20 @@ def topic_spread(keyed: Iterable[Iterable[Hashable]]) -> Spread:
     return Spread(fewest, most)
 
 
+def map_spread(replica_map: Sequence[Sequence[int]], key: Mapping[int, Hashable]) -> Spread:
+    """``topic_spread`` of a replica map whose SPUs ``key`` maps to groups;
+    the usual partition, all groups distinct, is tested in C."""
+    get = key.__getitem__
+    distinct = [len(set(map(get, reps))) for reps in replica_map]
+    if not distinct:
+        return Spread(1 << 30, 0)
+    sizes = list(map(len, replica_map))
+    if distinct == sizes:
+        return Spread(min(distinct), 1)
+    crowded = (reps for reps, n, size in zip(replica_map, distinct, sizes) if n != size)
+    return Spread(min(distinct), max(1, topic_spread(map(get, reps) for reps in crowded).most_in_one))
+
+
 def misplaced(keys: list[Hashable], replication: int, groups: int) -> bool:
     """The partition cannot reach a good spread by adding replicas alone."""
     counts = Counter(keys)

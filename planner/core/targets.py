@@ -118,3 +118,19 @@ def all_topic_shares(topics: Iterable[tuple[str, int, int]], spus: Sequence[Spu]
         result.append(TopicShares(name, cached.total, cached.shares, cached.group_of,
                                   cached.group_cap))
     return result
+
+
+def summed_shares(rows: Sequence[Mapping[int, float]]) -> dict[int, float]:
+    """Each SPU's share summed over ``rows``. Topics of one shape share one
+    mapping, added once times its count: thousands of topics over thousands
+    of SPUs otherwise make millions of additions (the rounding differs by far
+    less than the ``EPS`` that ``floor_share`` and ``ceil_share`` allow)."""
+    repeats: dict[int, list] = {}
+    for shares in rows:
+        entry = repeats.setdefault(id(shares), [shares, 0])
+        entry[1] += 1
+    total: dict[int, float] = {}
+    for shares, times in repeats.values():
+        for spu, q in shares.items():
+            total[spu] = total.get(spu, 0.0) + q * times
+    return total
