@@ -118,6 +118,8 @@ class Totals(TypedDict):
     under_replicated: int
     replicas: int
     preferred_leading: int   # partitions led by their first replica
+    racks: int               # racks of registered SPUs ("(no rack)" counts as one)
+    topics: int              # topics with partitions
 
 
 class Stamp(TypedDict):

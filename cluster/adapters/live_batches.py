@@ -309,7 +309,8 @@ def _totals(stats: ClusterStats) -> dict[str, int]:
     return {"spus": len(stats.spus), "spus_online": stats.spus_online,
             "partitions": stats.partitions, "leaderless": stats.leaderless,
             "under_replicated": stats.under_replicated, "replicas": stats.replicas,
-            "preferred_leading": sum(s.preferred_leading for s in stats.spus.values())}
+            "preferred_leading": sum(s.preferred_leading for s in stats.spus.values()),
+            "racks": len(stats.racks()), "topics": len(stats.topics)}
 
 
 def partition_row(key: Key, s: Summary) -> PartitionRow:

@@ -153,6 +153,10 @@
     Object.entries(totals).forEach(([name, value]) => {
       document.querySelectorAll('[data-total="' + name + '"]').forEach((el) => setText(el, value));
     });
+    document.querySelectorAll("[data-total-flag]").forEach((el) => {
+      const value = totals[el.dataset.totalFlag];
+      if (value !== undefined) el.classList.toggle("bad", value > 0);
+    });
     document.querySelectorAll('[data-share="preferred"]').forEach(
       (el) => setShare(el, totals.preferred_leading, totals.partitions));
   }

@@ -60,3 +60,28 @@ def test_an_spu_row_in_a_message_repaints_the_spu_page_skew_and_share_cells(
         assert page.locator('tr[data-spu="0"] [data-cell="leader_skew"]').inner_text() != "+40%"
     finally:
         page.close()
+
+
+def test_totals_in_a_message_repaint_the_overview_counts_and_the_leaderless_flag(
+        browser, viewer_client, redis_url):
+    from tests.helpers import register_spus
+
+    register_spus(0, 1, rack="rack-a", online=True)
+    html = viewer_client.get("/").content.decode()
+    page = browser.new_page()
+    try:
+        page.set_content(html)
+        page.add_script_tag(path=str(LIVE_JS))
+        flag = page.locator('[data-total-flag="leaderless"]')
+        assert "bad" not in flag.get_attribute("class").split()
+        page.evaluate("(totals) => window.liveApply({totals})", {
+            "spus": 3, "spus_online": 2, "partitions": 6, "leaderless": 2, "under_replicated": 1,
+            "replicas": 18, "preferred_leading": 3, "racks": 2, "topics": 1})
+        total = lambda name: page.locator(f'[data-total="{name}"]').inner_text()  # noqa: E731
+        assert [total(n) for n in ("spus_online", "spus", "racks", "topics", "leaderless")] == [
+            "2", "3", "2", "1", "2"]
+        assert "bad" in flag.get_attribute("class").split()
+        page.evaluate("(totals) => window.liveApply({totals})", {"leaderless": 0})
+        assert "bad" not in flag.get_attribute("class").split()
+    finally:
+        page.close()

@@ -57,6 +57,7 @@ def test_the_cluster_snapshot_carries_spu_loads_totals_and_the_heatmaps(viewer_c
     assert set(got["charts"]) == {"chart-leaders", "chart-followers", "chart-topics",
                                   "chart-failover"}
     assert [t["name"] for t in got["topics"]] == ["orders"]
+    assert (got["totals"]["racks"], got["totals"]["topics"]) == (3, 1)
 
 
 def test_the_cluster_snapshot_restores_topic_counts_health_and_the_topic_heatmap(
