@@ -3,3 +3,18 @@
 Integration and browser tests get their fixtures from tests/django_fixtures.py
 through their own conftest files.
 """
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last.
+
+    Playwright's sync API leaves its event loop marked as running in the main thread
+    from the first browser test to the end of the session, and asgiref's async_to_sync
+    refuses to run in such a thread: an integration test (or product code it calls)
+    using async_to_sync after a browser test fails with "You cannot use AsyncToSync in
+    the same thread as an async event loop". The sort is stable: order is kept otherwise.
+    """
+    items.sort(key=lambda item: "tests/browser/" in str(item.path))
