@@ -8,7 +8,7 @@ one runs, or are answered here (adapters/settle.LocalQueue).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -51,19 +51,20 @@ class PreferredReport:
 
 @dataclass(frozen=True)
 class UncleanReport:
-    """The operator's unclean election and the committed offsets it gave up."""
-    topic: str
-    partition: int
-    spu: int
-    old_hw: int
-    new_hw: int
-    offsets_lost: int
-    warning: str = field(default="")
+    """The operator's unclean election: the core's action, with the warning said once."""
+    elected: UncleanLeaderElected
+
+    @property
+    def warning(self) -> str:
+        a = self.elected
+        return (f"unclean election: SPU {a.spu} leads {a.topic}/{a.partition}; "
+                f"{a.offsets_lost} committed offset(s) [{a.new_hw}, {a.old_hw}) were given up")
 
     def as_json(self) -> dict[str, Any]:
-        return {"type": "unclean", "topic": self.topic, "partition": self.partition,
-                "spu": self.spu, "old_hw": self.old_hw, "new_hw": self.new_hw,
-                "offsets_lost": self.offsets_lost, "warning": self.warning}
+        a = self.elected
+        return {"type": "unclean", "topic": a.topic, "partition": a.partition, "spu": a.spu,
+                "old_hw": a.old_hw, "new_hw": a.new_hw, "offsets_lost": a.offsets_lost,
+                "warning": self.warning}
 
 
 def run_now(step: Callable[[HotState], list[Action]], **kwargs: Any) -> list[Action]:
@@ -136,14 +137,9 @@ def leader_elect_unclean(*, topic: str, partition: int, spu: int | None = None,
         raise NotFound(f"partition {topic}/{partition} not found", field="partition") from None
     except ReplicationError as exc:
         raise Conflict(str(exc), field="spu" if spu is not None else "partition") from None
-    a = found[0]
-    report = UncleanReport(topic, partition, a.spu, a.old_hw, a.new_hw, a.offsets_lost,
-                           _warning(a))
+    report = UncleanReport(found[0])
     log_event(by, "partition", f"{topic}/{partition}", "elect-unclean", report.as_json(),
               result=report.warning)
     return report
 
 
-def _warning(a: UncleanLeaderElected) -> str:
-    return (f"unclean election: SPU {a.spu} leads {a.topic}/{a.partition}; "
-            f"{a.offsets_lost} committed offset(s) [{a.new_hw}, {a.old_hw}) were given up")

@@ -42,8 +42,9 @@ class Command(SubcommandCommand):
             self.fail("--unclean needs --topic T and --partition P")
         result = leader_elect_unclean(topic=topic, partition=partition, spu=spu, by="cli")
         self.stderr.write(f"WARNING: {result.warning}")
-        self.emit(result.as_json(), json, f"{topic}/{partition}: SPU {result.spu} leads; "
-                                          f"HW {result.old_hw} -> {result.new_hw}")
+        a = result.elected
+        self.emit(result.as_json(), json, f"{topic}/{partition}: SPU {a.spu} leads; "
+                                          f"HW {a.old_hw} -> {a.new_hw}")
 
 
 def _preferred_text(report: PreferredReport) -> str:
