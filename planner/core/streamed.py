@@ -11,13 +11,14 @@ Every function here is the same arithmetic as its whole-layout counterpart
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from planner.core.metrics import _GroupKeys, _spread, rack_violations
-from planner.core.model import ReplicaMap, Replicas, Spu, Topic
+from planner.core.metrics import _spread, rack_violations
+from planner.core.model import ReplicaMap, Replicas, Spu, Topic, _check_topic
 from planner.core.spread import Spread, map_spread
 
 # (sorted replica set, old leader or None when it is not a replica, partitions)
@@ -49,6 +50,11 @@ class TopicFacts(NamedTuple):
     spread: Spread
 
 
+def check_topic(topic: Topic, known: set[int]) -> None:
+    """The checks ``Cluster`` makes of each topic (PlanError says why)."""
+    _check_topic(topic, known)
+
+
 def topic_facts(topic: Topic, group: Mapping[int, str]) -> TopicFacts:
     """``group``: SPU -> rack key of the current cluster (``group_key``)."""
     counts = dict(Counter(chain.from_iterable(topic.replicas)))
@@ -76,6 +82,32 @@ def leader_classes(placed: Sequence[Replicas], old_leaders: Sequence[int | None]
     return [(reps, old, n) for reps, old, n in classes]
 
 
+def pack_classes(classes: Sequence[LeaderClass]) -> array:
+    """Classes as one flat int array (``len, *replicas, has_old, old, n`` each):
+    a few bytes per class to ship, against a tuple of tuples of ints."""
+    flat = array("q")
+    for reps, old, n in classes:
+        flat.append(len(reps))
+        flat.extend(reps)
+        flat.extend((0, 0) if old is None else (1, old))
+        flat.append(n)
+    return flat
+
+
+def unpack_classes(flat: Sequence[int], ids: Mapping[int, int]) -> list[LeaderClass]:
+    """``pack_classes`` undone, each SPU id the one object ``ids`` maps it to
+    (millions of classes then share a few thousand int objects)."""
+    classes, i = [], 0
+    while i < len(flat):
+        size = flat[i]
+        reps = tuple(map(ids.__getitem__, flat[i + 1:i + 1 + size]))
+        i += 1 + size
+        old = ids[flat[i + 1]] if flat[i] else None
+        classes.append((reps, old, flat[i + 2]))
+        i += 3
+    return classes
+
+
 def expand_classes(classes: Sequence[LeaderClass]) -> tuple[list[Replicas], list[int | None]]:
     """One entry per partition (the class's tuple shared, not copied), for
     ``leaders.choose_leaders``."""
@@ -87,12 +119,12 @@ def expand_classes(classes: Sequence[LeaderClass]) -> tuple[list[Replicas], list
     return replicas, olds
 
 
-def class_leaders(classes: Sequence[LeaderClass], leaders: Sequence[int]
+def class_leaders(sizes: Sequence[int], leaders: Sequence[int]
                   ) -> list[tuple[tuple[int, int], ...]]:
-    """Per class, (SPU, partitions it leads) from the per-partition leaders of
-    the ``expand_classes`` order."""
+    """Per class (``sizes``: each class's partition count), (SPU, partitions
+    it leads) from the per-partition leaders of the ``expand_classes`` order."""
     result, start = [], 0
-    for _, _, n in classes:
+    for n in sizes:
         result.append(tuple(sorted(Counter(leaders[start:start + n]).items())))
         start += n
     return result
@@ -151,7 +183,3 @@ def layout_figures(replicas: Mapping[int, int], leaders: Mapping[int, int], topi
             "topic_replica_spread": topic_replica, "topic_leader_spread": topic_leader,
             "rack_violations": violations, "failover_concentration": failover}
 
-
-def group_keys(spus: Iterable[Spu]) -> dict[int, str]:
-    """SPU -> rack key as ``metrics.rack_violations`` counts it."""
-    return dict(_GroupKeys({s.id: s.rack for s in spus}))

@@ -23,6 +23,7 @@ Neither changes replicas moved, the lower bound, spreads or rack violations.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass
 from operator import add
 from types import SimpleNamespace
@@ -33,17 +34,18 @@ from pyspark.sql import SparkSession
 
 from planner.core.leaders import choose_leaders
 from planner.core.metrics import moves_between, ratio, topic_lower_bound
-from planner.core.model import Options, Scenario, Spu, Topic
+from planner.core.model import Options, PlanError, Scenario, Spu, Topic
 from planner.core.order import SuccessorCounts, order_topic
 from planner.core.planner import settled
-from planner.core.quotas import Row, round_rows
+from planner.core.quotas import Row, full_quota, round_rows_sparse
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import apply_scenario
 from planner.core.serial import move_to_dict
 from planner.core.spread import map_spread, secure_counts
-from planner.core.streamed import (LayoutPart, ShapeCluster, apply_class_leaders, class_leaders,
-                                   expand_classes, failover_from, group_keys, layout_figures,
-                                   layout_part, leader_classes, topic_facts)
+from planner.core.streamed import (LayoutPart, ShapeCluster, TopicFacts, apply_class_leaders,
+                                   check_topic, class_leaders, expand_classes, failover_from,
+                                   layout_figures, layout_part, leader_classes, pack_classes,
+                                   topic_facts, unpack_classes)
 from planner.core.targets import (TopicShares, all_topic_shares, floor_share, group_key,
                                   summed_shares)
 
@@ -91,14 +93,31 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
     ids, rack_of = frozenset(s.id for s in spus), {s.id: s.rack for s in spus}
 
     # 1. Facts and the current layout's figures.
+    known = set(ids)
+
     def facts_of(topic: Topic):
+        try:
+            check_topic(topic, known)
+        except PlanError as error:  # reported by the driver, not as an executor failure
+            return topic.name, None, str(error), None
         facts = topic_facts(topic, group)
         return topic.name, topic, facts, layout_part(topic.name, topic.replicas, ids, rack_of,
                                                      topic.current_leaders, facts.counts)
 
     current = topics.map(facts_of).persist(DISK)
+    bad = current.filter(lambda r: r[1] is None).map(lambda r: r[2]).take(1)
+    if bad:
+        current.unpersist()
+        raise PlanError(bad[0])
     before = _sum_parts(current.map(lambda r: r[3]), ids)
-    facts = {name: f for name, f in current.map(lambda r: (r[0], r[2])).collect()}
+    # Counts travel as int arrays and become dicts keyed by the SPU list's own
+    # int objects: ten million (topic, SPU) cells share five thousand keys.
+    spu_ids = {s.id: s.id for s in spus}
+    facts = {name: TopicFacts(shape, dict(zip(map(spu_ids.__getitem__, keys), values)), spread)
+             for name, shape, keys, values, spread in current.map(_packed_facts).collect()}
+    if current.count() != len(facts):
+        current.unpersist()
+        raise PlanError("topic names must be unique")
     layout = current.map(lambda r: (r[0], r[1]))
 
     # 2. Quotas on the driver, placement on the executors.
@@ -111,7 +130,7 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
     secure = _secure(layout, facts, shares, rf)
     rows = [Row(s.topic, s.total, s.shares, s.group_of, facts[s.topic].counts, secure.get(s.topic))
             for s in shares]
-    quotas = round_rows(rows, {s.id: group_key(s) for s in effective.spus})
+    quotas, sparse = round_rows_sparse(rows, {s.id: group_key(s) for s in effective.spus})
     share = summed_shares([s.shares for s in shares])
     held: dict[int, int] = {}
     for f in facts.values():
@@ -126,6 +145,7 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
         name, (topic, quota) = item
         s = shares_of_b.value[name]
         replication = rf_b.value[name]
+        quota = full_quota(quota, s.shares) if sparse else quota
         task = TopicTask(name, topic.replicas, replication, quota, s.group_of, topic.sizes,
                          group_cap=s.group_cap, group_count=groups)
         facts = topic_facts(topic, group)
@@ -144,7 +164,8 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
 
     # 3. Leaders over classes on the driver.
     if options.balance_leaders:
-        chosen = _leaders(context, placed, names, effective.spus, slices)
+        every = {**spu_ids, **{s.id: s.id for s in effective.spus}}  # new SPUs too
+        chosen = _leaders(context, placed, names, effective.spus, slices, every)
         joined = placed.join(chosen, slices)
     else:
         joined = placed.mapValues(lambda v: (v, None))
@@ -212,21 +233,30 @@ def _secure(layout: RDD, facts: Mapping, shares: Sequence[TopicShares],
                 .collect())
 
 
+def _packed_facts(record) -> tuple:
+    name, _, facts, _ = record
+    return (name, facts.shape, array("q", facts.counts.keys()), array("q", facts.counts.values()),
+            facts.spread)
+
+
 def _leaders(context, placed: RDD, names: Sequence[str], spus: Sequence[Spu],
-             slices: int) -> RDD:
+             slices: int, spu_ids: Mapping[int, int]) -> RDD:
     """Per topic, per leader class, (SPU, partitions it leads)."""
-    classes = dict(placed.mapValues(lambda v: leader_classes(v[1], v[0].current_leaders))
-                   .collect())
-    lists, olds = [], []
+    packed = dict(placed.mapValues(
+        lambda v: pack_classes(leader_classes(v[1], v[0].current_leaders))).collect())
+    lists, olds, sizes = [], [], {}
     for name in names:
-        reps, old = expand_classes(classes[name])
+        classes = unpack_classes(packed.pop(name), spu_ids)
+        reps, old = expand_classes(classes)
+        sizes[name] = array("q", (n for _, _, n in classes))
         lists.append(reps)
         olds.append(old)
+        del classes
     # Balanced leaders need no quotas or replication once weights are given.
     chosen = choose_leaders(lists, olds, [{}] * len(names), [0] * len(names), True,
                             {s.id: s.weight for s in spus})
     del lists, olds
-    splits = [(name, class_leaders(classes.pop(name), leaders))
+    splits = [(name, class_leaders(sizes.pop(name), leaders))
               for name, leaders in zip(names, chosen)]
     return context.parallelize(splits, slices)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.core import Cluster, Options, Scenario, Spu, Topic, plan
+from planner.core import Cluster, Options, PlanError, Scenario, Spu, Topic, plan
 from planner.core.metrics import LAYOUT_KEYS
 from planner.spark import plan_streamed, topics_from_cluster
 
@@ -73,3 +73,13 @@ def test_the_streamed_plan_matches_in_process_with_removal_rf_change_and_no_rack
         for key in SAME_FIGURES:
             assert streamed.metrics[key] == expected.metrics[key], (options, key)
         assert streamed.before == expected.before
+
+
+def test_a_topic_on_an_unknown_spu_or_a_repeated_name_is_refused_by_the_driver(spark):
+    cluster = uneven_cluster(seed=3)
+    stray = Topic("stray", ((0, 1, 99),))
+    with pytest.raises(PlanError, match="unknown SPU 99"):
+        plan_streamed(spark, cluster.spus, topics_from_cluster(spark, (*cluster.topics, stray), 2))
+    with pytest.raises(PlanError, match="unique"):
+        plan_streamed(spark, cluster.spus,
+                      topics_from_cluster(spark, (*cluster.topics, cluster.topics[0]), 2))

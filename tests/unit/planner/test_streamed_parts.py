@@ -8,7 +8,8 @@ from planner.core.leaders import choose_leaders
 from planner.core.metrics import failover_concentration, layout_metrics
 from planner.core.model import Spu
 from planner.core.streamed import (apply_class_leaders, class_leaders, expand_classes,
-                                   failover_from, layout_figures, layout_part, leader_classes)
+                                   failover_from, layout_figures, layout_part, leader_classes,
+                                   pack_classes, unpack_classes)
 
 
 def random_layout(seed: int) -> tuple[tuple[Spu, ...], dict[str, tuple]]:
@@ -50,14 +51,17 @@ def test_leaders_chosen_over_classes_are_as_balanced_as_over_partitions():
     weights = {s.id: 1.0 for s in spus if s.id < 12}
     direct = choose_leaders([layout[n] for n in names], [olds[n] for n in names],
                             [{}] * len(names), [3] * len(names), True, weights)
-    classes = {n: leader_classes(layout[n], olds[n]) for n in names}
+    ids = {i: i for i in range(14)}
+    classes = {n: unpack_classes(pack_classes(leader_classes(layout[n], olds[n])), ids)
+               for n in names}
+    assert classes == {n: leader_classes(layout[n], olds[n]) for n in names}
     assert sum(len(c) for c in classes.values()) < sum(map(len, layout.values())) / 3
     expanded = [expand_classes(classes[n]) for n in names]
     chosen = choose_leaders([e[0] for e in expanded], [e[1] for e in expanded],
                             [{}] * len(names), [3] * len(names), True, weights)
     led_direct, led_classes, kept_direct, kept_classes = Counter(), Counter(), 0, 0
     for n, by_partition, by_class in zip(names, direct, chosen):
-        split = class_leaders(classes[n], by_class)
+        split = class_leaders([c for _, _, c in classes[n]], by_class)
         assert [sum(k for _, k in s) for s in split] == [c for _, _, c in classes[n]]
         leaders = apply_class_leaders(layout[n], olds[n], classes[n], split)
         assert all(lead in reps for lead, reps in zip(leaders, layout[n]))
