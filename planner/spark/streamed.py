@@ -149,8 +149,9 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
         task = TopicTask(name, topic.replicas, replication, quota, s.group_of, topic.sizes,
                          group_cap=s.group_cap, group_count=groups)
         facts = topic_facts(topic, group)
-        known = SimpleNamespace(counts={name: facts.counts}, spread={name: facts.spread})
-        placed = task.current if settled(task, known) else assign_topic(task)
+        # ``settled`` reads the whole layout's facts; this topic's are all it needs.
+        own = SimpleNamespace(counts={name: facts.counts}, spread={name: facts.spread})
+        placed = task.current if settled(task, own) else assign_topic(task)
         bound = topic_lower_bound(topic, s, replication, facts.counts,
                                   not facts.spread.fine(replication, groups))
         return name, (topic, placed, bound)
