@@ -258,9 +258,12 @@ class _Rounding:
 
 def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
                 spu_bounds: Mapping[int, tuple[int, int]],
-                group_bounds: Mapping[str, tuple[int, int]], limits, floor, ceil
-                ) -> dict[str, dict[int, int]] | None:
-    """The certified-optimal rounding, or None when the shortcut cannot tell."""
+                group_bounds: Mapping[str, tuple[int, int]], limits, floor, ceil,
+                sparse: bool = False) -> dict[str, dict[int, int]] | None:
+    """The certified-optimal rounding, or None when the shortcut cannot tell.
+    ``sparse``: leave out the zero quotas (thousands of topics over thousands
+    of SPUs are mostly zeros; a row's full quota is its shares' SPUs in
+    order, each ``sparse.get(spu, 0)``)."""
     if any(row.secure is not None for row in rows):
         return None
     lows, flexibles = zip(*(limits.of(row) for row in rows)) if rows else ((), ())
@@ -279,6 +282,9 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
         return None
     result = {}
     for row, low, chosen in zip(rows, lows, state.chosen):
+        if sparse:
+            result[row.key] = _sparse_quota(low, chosen)
+            continue
         quota = dict(low)
         if not any(low.values()):
             # Each SPU has at most one extra in a row: with every share rounded
@@ -290,6 +296,14 @@ def quick_round(rows: Sequence, cluster_group: Mapping[int, str],
                     quota[spu] += 1
         result[row.key] = quota
     return result
+
+
+def _sparse_quota(low: Mapping[int, int], chosen: Mapping[str, list[int]]) -> dict[int, int]:
+    quota = {spu: n for spu, n in low.items() if n}
+    for members in chosen.values():
+        for spu in members:
+            quota[spu] = quota.get(spu, 0) + 1
+    return quota
 
 
 def _within(state: _Rounding, cluster_group: Mapping[int, str],

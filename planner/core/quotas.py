@@ -87,6 +87,29 @@ def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str],
     return exact
 
 
+def round_rows_sparse(rows: Sequence[Row], cluster_group: Mapping[int, str],
+                      quick_cells: int = QUICK_CELLS) -> tuple[dict[str, dict[int, int]], bool]:
+    """``round_rows`` without its zero quotas where the shortcut decides (then
+    True: a row's full quota is ``{s: q.get(s, 0) for s in row.shares}``, the
+    same mapping in the same order); else the full quotas and False."""
+    spu_bounds, group_bounds = bounds_of(rows, cluster_group)
+    limits = _Limits()
+    if sum(len(limits.of(row)[1]) for row in rows) >= quick_cells:
+        quick = quick_round(rows, cluster_group, spu_bounds, group_bounds, limits,
+                            floor_share, ceil_share, sparse=True)
+        if quick is not None:
+            return quick, True
+    exact = flow_round(rows, cluster_group, spu_bounds, group_bounds, limits)
+    if exact is None:
+        raise RuntimeError("quota flow found no rounding")  # cannot happen: see round_rows
+    return exact, False
+
+
+def full_quota(sparse: Mapping[int, int], shares: Mapping[int, float]) -> dict[int, int]:
+    """A row's quota from its ``round_rows_sparse`` form."""
+    return {spu: sparse.get(spu, 0) for spu in shares}
+
+
 def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
                spu_bounds: Mapping[int, tuple[int, int]],
                group_bounds: Mapping[str, tuple[int, int]],

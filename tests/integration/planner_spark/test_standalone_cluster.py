@@ -67,3 +67,27 @@ def test_a_grid_on_the_cluster_equals_the_in_process_grid(on_standalone, layout)
     local = run("plan", "grid", "--up-to", "2")
     assert on_spark == local
     assert len(local) == 12 + 4 + 4 * 2
+
+
+def test_a_streamed_plan_on_the_cluster_moves_what_the_in_process_plan_moves(master_url, tmp_path):
+    import random
+
+    from planner.core import Cluster, Scenario, Spu, Topic, plan
+    from planner.spark import plan_streamed, topics_from_cluster
+
+    rng = random.Random(4)
+    spus = tuple(Spu(i, f"rack-{i % 4}") for i in range(16))
+    topics = tuple(Topic(f"t{k}", tuple(tuple(rng.sample(range(14), 3)) for _ in range(30)))
+                   for k in range(10))
+    cluster = Cluster(spus, topics)
+    scenario = Scenario("add two", add_spus=(Spu(16, "rack-0"), Spu(17, "rack-1")))
+    spark = spark_session(master_url)
+    streamed = plan_streamed(spark, spus, topics_from_cluster(spark, topics, 4), scenario,
+                             moves_dir=str(tmp_path / "moves"))
+    expected = plan(cluster, scenario)
+    for key in ("replicas_moved", "lower_bound", "replica_spread", "leader_spread",
+                "rack_violations"):
+        assert streamed.metrics[key] == expected.metrics[key], key
+    lines = [line for part in (tmp_path / "moves").glob("part-*")
+             for line in part.read_text().splitlines()]
+    assert len(lines) == streamed.metrics["partitions_changed"] > 0

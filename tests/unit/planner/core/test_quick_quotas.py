@@ -74,3 +74,22 @@ def test_round_rows_gives_the_same_cost_with_and_without_the_shortcut():
         rows, groups = rows_of(*random_cluster(rng))
         assert cost(rows, round_rows(rows, groups, quick_cells=0)) == \
             cost(rows, round_rows(rows, groups, quick_cells=10**9))
+
+
+def test_sparse_quotas_rebuild_the_full_quotas_in_the_same_order():
+    from planner.core.quotas import full_quota, round_rows_sparse
+
+    rng = random.Random(15)
+    sparse_seen = full_seen = 0
+    for _ in range(100):
+        rows, groups = rows_of(*random_cluster(rng))
+        full = round_rows(rows, groups, quick_cells=0)
+        quotas, sparse = round_rows_sparse(rows, groups, quick_cells=0)
+        for row in rows:
+            rebuilt = full_quota(quotas[row.key], row.shares) if sparse else quotas[row.key]
+            assert list(rebuilt.items()) == list(full[row.key].items())
+            if sparse:
+                assert 0 not in quotas[row.key].values()
+        sparse_seen += sparse
+        full_seen += not sparse
+    assert sparse_seen and full_seen
