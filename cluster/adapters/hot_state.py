@@ -361,9 +361,10 @@ def _fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, 
     return out
 
 
-def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
-    """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, in one fenced write; return the keys of the changed sets."""
+def _compact_and_encode(hot: HotState, retain: int | None
+                        ) -> tuple[dict[str, dict[str, bytes]], dict[str, list[int]]]:
+    """Compact every loaded set; return the encodings that changed (by topic, then
+    partition) and the record ids compaction released (by topic)."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     changed: dict[str, dict[str, bytes]] = {}
     released: dict[str, list[int]] = {}
@@ -376,6 +377,13 @@ def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
             if hot.raw.get(set_key) != data:
                 changed.setdefault(set_key[0], {})[str(set_key[1])] = data
                 hot.raw[set_key] = data
+    return changed, released
+
+
+def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
+    """Write the replica sets whose encoding changed, the meta, and drop the values
+    compaction released, in one fenced write; return the keys of the changed sets."""
+    changed, released = _compact_and_encode(hot, retain)
     ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
@@ -406,18 +414,7 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> Hot
 def save_sets(hot: HotState, *, retain: int | None = None) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
-    retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
-    changed: dict[str, dict[str, bytes]] = {}
-    released: dict[str, list[int]] = {}
-    with gc_paused():
-        for set_key, rs in hot.state.replica_sets.items():
-            gone = _compact(rs, retain)
-            if gone:
-                released.setdefault(set_key[0], []).extend(gone)
-            data = encode_set(rs)
-            if hot.raw.get(set_key) != data:
-                changed.setdefault(set_key[0], {})[str(set_key[1])] = data
-                hot.raw[set_key] = data
+    changed, released = _compact_and_encode(hot, retain)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
     lease.fenced_write(ops)
