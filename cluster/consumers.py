@@ -53,19 +53,26 @@ def _block_of(group: str) -> int | None:
     return parsed[1] if parsed is not None else None
 
 
+async def refused_reader(consumer: AsyncJsonWebsocketConsumer) -> bool:
+    """Close a socket whose user may not read (4401 anonymous, 4403 in no reader group):
+    reading needs the viewers or operators group, on a socket as on a page."""
+    user = consumer.scope.get("user")
+    if user is None or not user.is_authenticated:
+        await consumer.close(code=POLICY_VIOLATION)
+        return True
+    if not await sync_to_async(can_read)(user):
+        await consumer.close(code=FORBIDDEN)
+        return True
+    return False
+
+
 class LiveConsumer(AsyncJsonWebsocketConsumer):
     """ws/cluster/ joins ``cluster``; ws/topics/<name>/?first=&count= joins the topic's groups."""
 
     groups_joined: list[str] = []
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=POLICY_VIOLATION)
-            return
-        # Reading needs the viewers or operators group, on a socket as on a page (issue 10).
-        if not await sync_to_async(can_read)(user):
-            await self.close(code=FORBIDDEN)
+        if await refused_reader(self):
             return
         name = self.scope["url_route"]["kwargs"].get("name")
         groups = groups_for(name, self.scope.get("query_string", b""))

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from cluster.consumers import FORBIDDEN, POLICY_VIOLATION
-from cluster.roles import can_read
+from cluster.consumers import refused_reader
 from planner.live import job_group
 
 
@@ -18,12 +16,7 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=POLICY_VIOLATION)
-            return
-        if not await sync_to_async(can_read)(user):
-            await self.close(code=FORBIDDEN)
+        if await refused_reader(self):
             return
         kwargs = self.scope["url_route"]["kwargs"]
         self.group = job_group(kwargs["kind"], kwargs["pk"])
