@@ -113,6 +113,11 @@ class Partition(models.Model):
     leo = models.BigIntegerField(default=0)
     # [{"spu", "leo", "hw"}] per replica, as `fluvio partition list` shows them.
     replica_status = models.JSONField(default=list, blank=True)
+    # The leader epoch of the metadata log (a new leader, clean or unclean, bumps it).
+    epoch = models.PositiveIntegerField(default=0)
+    # The fence token of the unit of work that last wrote this row's status: a holder
+    # paused between its Redis commit and this write can never pull the row back.
+    written_by = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["topic__name", "index"]
@@ -131,6 +136,16 @@ class ClusterState(models.Model):
     assignment_cursor = models.BigIntegerField(default=0)
     # Names this store; state kept elsewhere (Redis) for another store is discarded.
     store_id = models.UUIDField(default=uuid.uuid4, editable=False)
+    # The last metadata-log offset the store's projection applied (cluster/projections/).
+    applied_offset = models.BigIntegerField(default=0)
+    # Which Redis holds this store's hot state: its URL (password left out) and the
+    # marker written in the namespace when it was claimed (store_identity.py).
+    redis_url = models.CharField(max_length=512, blank=True, default="")
+    redis_marker = models.CharField(max_length=64, blank=True, default="")
+    # Where this database lives (engine and name), so a copy is told apart from its original.
+    database_identity = models.CharField(max_length=512, blank=True, default="")
+    # The demo cluster is loaded once per store: what an operator removes stays removed.
+    demo_loaded = models.BooleanField(default=False)
 
     class Meta:
         verbose_name = "cluster state"
@@ -148,6 +163,8 @@ class Event(models.Model):
     operation = models.CharField(max_length=64)
     params = models.JSONField(default=dict, blank=True)
     result = models.TextField(blank=True, default="")
+    # The metadata-log entry this event projects (None for events logged directly).
+    log_offset = models.BigIntegerField(null=True, blank=True, unique=True)
 
     class Meta:
         ordering = ["-at", "-id"]
