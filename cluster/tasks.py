@@ -3,8 +3,9 @@
 Replication: beat runs ``replication_tick`` (every live SPU loop, the
 connection manager, simulated producers); with ``REPLICATION_SHARDS`` > 1 that
 task coordinates and enqueues one ``replication_shard_tick`` per shard, which
-any worker may run. Candidate notices and election timers of a step travel
-as one task each (timers with a countdown). A running
+any worker may run. Candidate notices and election timers are state that
+every tick acts on; a step only asks for a tick at its next election deadline
+(a countdown task that carries nothing). A running
 worker refreshes a Redis key so commands know to wait for it (adapters/settle.py).
 """
 from __future__ import annotations
@@ -24,8 +25,6 @@ from django.conf import settings
 from cluster.adapters import hot_state, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.scheduler import Followups
-from cluster.core import replication as core
-from cluster.core.replication import message_from_dict
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
 from cluster.services.leaders import leader_rebalance
@@ -85,28 +84,18 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
         return None
 
 
-@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
-def replication_notices(notices: list[dict[str, Any]]) -> None:
-    replication.replication_notices([message_from_dict(n) for n in notices])
-
-
-@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
-def replication_timers(timers: list[dict[str, Any]]) -> None:
-    replication.replication_timers([message_from_dict(t) for t in timers])
-
-
 class CeleryScheduler:
-    """Installed at app ready (cluster/apps.py): follow-ups of a step become tasks."""
+    """Installed at app ready (cluster/apps.py): a step's follow-up is a tick at its deadline.
+
+    The task carries nothing: the deadline is in the state, and the beat's next tick
+    fires it anyway if this message is lost."""
 
     def dispatch(self, followups: Followups) -> None:
-        """One task answers every notice of a step; one countdown task per timeout."""
-        if followups.notices:
-            replication_notices.delay([core.message_to_dict(n) for n in followups.notices])
-        by_timeout: dict[int, list[dict[str, Any]]] = {}
-        for t in followups.timers:
-            by_timeout.setdefault(t.timeout_ms, []).append(core.message_to_dict(t))
-        for timeout_ms, timers in by_timeout.items():
-            replication_timers.apply_async(args=[timers], countdown=timeout_ms / 1000)
+        if followups.next_deadline_ms is None:
+            return
+        wait_s = max(0.0, followups.next_deadline_ms / 1000 - time.time())
+        # Slightly after the deadline, so the tick finds it due rather than a hair early.
+        replication_tick.apply_async(countdown=wait_s + 0.05)
 
     def kick(self) -> None:
         replication_tick.delay()

@@ -160,6 +160,9 @@ REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 300
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
 REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
 REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+# Metadata-log entries kept in Redis past what the store applied (cluster/adapters/
+# metadata_log.py); older ones are trimmed, the store's rows being the snapshot they leave.
+METADATA_LOG_RETENTION = env_int("METADATA_LOG_RETENTION", 1_000_000, minimum=1000)
 # How long a use case waits for the hot-state lease; the lease itself is short and renewed
 # while its holder works, so a crashed holder stalls the engine for one lease at most.
 REPLICATION_LOCK_TIMEOUT_S = env_float("REPLICATION_LOCK_TIMEOUT_S", 60.0)

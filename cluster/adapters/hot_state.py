@@ -41,7 +41,7 @@ import redis
 from webapp.perf import gc_paused
 from django.conf import settings
 
-from cluster.adapters import lease
+from cluster.adapters import lease, metadata_log
 from cluster.adapters.lease import WriteOp
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -85,10 +85,16 @@ class Summary(NamedTuple):
     hw: int
     leo: int | None  # the leader's LEO; None without a leader
     replicas: tuple[ReplicaStatus, ...]
+    epoch: int = 0
 
     def status(self) -> tuple[int | None, tuple[int, ...], Resolution]:
         """The part whose change is an event: leader, LRS, resolution."""
         return self.leader, self.lrs, self.resolution
+
+    def log_status(self) -> tuple[tuple[int, ...], int | None, tuple[int, ...], Resolution, int]:
+        """The part the metadata log records (core.replication.metadata.Status)."""
+        return (tuple([s for s, _, _ in self.replicas]), self.leader, self.lrs,
+                self.resolution, self.epoch)
 
     def stored_leo(self) -> int:
         # Without a leader the row keeps the longest replica's LEO.
@@ -260,8 +266,13 @@ def decode_move(enc: Any) -> Reassignment | None:
                         stalled_ms, rolling_back, reason, MovePhase(phase), list(caught_up))
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "move": (encode_move, decode_move),
+    "deadline_ms": (_same, _same),
 }
 
 
@@ -275,7 +286,8 @@ def summary(rs: ReplicaSet) -> Summary:
     # tuple.__new__ skips the NamedTuple's Python-level __new__: a quarter of this function.
     return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
                                   None if leader is None else rep[leader].leo,
-                                  tuple([(s, rep[s].leo, rep[s].hw) for s in rs.replicas])))
+                                  tuple([(s, rep[s].leo, rep[s].hw) for s in rs.replicas]),
+                                  rs.epoch))
 
 
 # ---- load and save ------------------------------------------------------------
@@ -289,12 +301,20 @@ class HotState:
     before: dict[Key, Summary] = field(default_factory=dict)
     full: bool = True
     dropped: set[str] = field(default_factory=set)
+    added: set[str] = field(default_factory=set)
     checked: str | None = None
+    # Metadata-log entries this unit of work appends with its save, and the offsets they got.
+    log: list[dict[str, Any]] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
         pks = table["partitions"] if table else []
         return pks[key[1]] if key[1] < len(pks) else None
+
+
+# Given the keys of the sets a save writes, the log entries that describe the change.
+LogEntries = Callable[[list[Key]], list[dict[str, Any]]]
 
 
 class _Meta(NamedTuple):
@@ -380,18 +400,33 @@ def _compact_and_encode(hot: HotState, retain: int | None
     return changed, released
 
 
-def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
+def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+         ) -> list[Key]:
     """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, in one fenced write; return the keys of the changed sets."""
+    compaction released, in one fenced write with the log entries ``log`` gives for the
+    changed sets; return the keys of the changed sets."""
     changed, released = _compact_and_encode(hot, retain)
+    keys = _keys(changed)
     ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
     meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
     ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
-    lease.fenced_write(ops)
+    _write_with_log(hot, ops, log(keys) if log else [])
+    return keys
+
+
+def _keys(changed: dict[str, dict[str, bytes]]) -> list[Key]:
     return [(name, int(p)) for name, fields in changed.items() for p in fields]
+
+
+def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, Any]]) -> None:
+    """One fenced transaction: the state's writes and the log entries describing them."""
+    hot.log = hot.log + entries
+    append = metadata_log.append_op(hot.log)
+    result = lease.fenced_write(ops + ([append] if append else []))
+    hot.offsets = metadata_log.offsets_of(result, hot.log)
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> HotState:
@@ -411,21 +446,24 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> Hot
     return hot
 
 
-def save_sets(hot: HotState, *, retain: int | None = None) -> list[Key]:
+def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+              ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
     changed, released = _compact_and_encode(hot, retain)
+    keys = _keys(changed)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    lease.fenced_write(ops)
-    return [(name, int(p)) for name, fields in changed.items() for p in fields]
+    _write_with_log(hot, ops, log(keys) if log else [])
+    return keys
 
 
-def save_meta(hot: HotState) -> None:
+def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
     meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
-    lease.fenced_write([WriteOp("set", key("meta"), json.dumps(meta))])
+    _write_with_log(hot, [WriteOp("set", key("meta"), json.dumps(meta))], log([]) if log else [])
+    return []
 
 
 def _compact(rs: ReplicaSet, retain: int) -> list[int]:
