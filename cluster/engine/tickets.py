@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from cluster.adapters import hot_state
 from cluster.adapters.hot_state import Ticket
-from cluster.core.replication import AckFailed, Acks, Action, RecordsAcknowledged
+from cluster.core.replication import (AckFailed, AckOutcome, Acks, Action,
+                                      RecordsAcknowledged, ack_outcome)
 
 
 def settle_tickets(actions: list[Action]) -> None:
@@ -17,22 +18,25 @@ def settle_tickets(actions: list[Action]) -> None:
         return
     for first, ticket in hot_state.open_tickets().items():
         if _apply_acks(first, ticket, acks):
-            done = ticket["state"] != "pending"
+            done = ticket["state"] != AckOutcome.PENDING.value
             hot_state.write_ticket(first, ticket, still_open=not done)
 
 
 def _apply_acks(first: int, ticket: Ticket, acks: list[Action]) -> bool:
     ids = range(first, first + ticket["count"])
-    moved = False
+    moved = failed = False
     for a in acks:
         hits = sum(1 for _, rid in a.records if rid in ids)
         if not hits:
             continue
         moved = True
         if isinstance(a, AckFailed):
-            ticket.update(state="failed", code=a.code, reason=a.reason)
+            failed = True
+            ticket.setdefault("code", a.code)
+            ticket.setdefault("reason", a.reason)
         else:
             ticket["acked"] = ticket.get("acked", 0) + hits
-    if ticket["state"] == "pending" and ticket.get("acked", 0) >= ticket["count"]:
-        ticket["state"] = "acknowledged"
+    state = ack_outcome(AckOutcome(ticket["state"]), count=ticket["count"],
+                        acked=ticket.get("acked", 0), failed=failed, committed=False)
+    ticket["state"] = state.value
     return moved

@@ -50,6 +50,7 @@ emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
 """
 from __future__ import annotations
 
+from .acks import AckOutcome, ack_outcome, outcome_on_append
 from .connections import connection_count, connection_counts
 from .controller import handle
 from .election import (choose_candidate, promotion_failed, promotion_succeeded,
@@ -119,5 +120,5 @@ __all__ = [
     "imbalanced_spus", "leader_imbalance", "move_progress", "moves_in_flight",
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
     "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
-    "next_deadline", "run_elections",
+    "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
 ]
