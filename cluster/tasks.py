@@ -6,7 +6,7 @@ task coordinates and enqueues one ``replication_shard_tick`` per shard, which
 any worker may run. Candidate notices and election timers are state that
 every tick acts on; a step only asks for a tick at its next election deadline
 (a countdown task that carries nothing). A running
-worker refreshes a Redis key so commands know to wait for it (adapters/settle.py).
+worker refreshes a Redis key so commands know to wait for it (services/settle.py).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ state is the executor's, which runs inside each replication tick
 cluster/adapters/tick_steps.py): it notes the moves that ended, starts the
 next ones Cruise Control's throttle allows (``core.moves_to_start``), sends
 cancels, records progress and announces it. With a worker that is the beat's
-tick; without one ``plan_wait`` steps the ticks here (adapters/settle.py).
+tick; without one ``plan_wait`` steps the ticks here (services/settle.py).
 Rules (states, drift, outcomes) are in planner/core/execution.py.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster.adapters.hot_state import HotState
-from cluster.adapters.settle import kick, settle, worker_running
+from cluster.services.settle import kick, settle, worker_running
 from cluster.core import replication as core
 from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.core.spus import SpuResolution

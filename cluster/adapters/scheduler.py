@@ -6,7 +6,7 @@ leaves is the earliest election deadline, so the worker can tick then rather
 than at the next beat; a lost request costs one beat. The tasks module
 installs a ``Scheduler`` here once, at app ready (``ClusterConfig.ready``), and
 the dependency points one way. Commands that step the services in-process pass
-their own dispatcher instead (adapters/settle.py).
+their own dispatcher instead (services/settle.py).
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
 from cluster.services.events import Actor, log_event
-from cluster.adapters.settle import kick, settle_elections, worker_running
+from cluster.services.settle import kick, settle_elections, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
 

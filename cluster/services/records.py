@@ -25,7 +25,7 @@ from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
 from cluster.services.events import log_event
 from cluster.adapters.scheduler import Dispatch
-from cluster.adapters.settle import ensure_replicated, settle
+from cluster.services.settle import ensure_replicated, settle
 from cluster.services.replication import run_locked
 from cluster.adapters.store_identity import ensure_hot_state_is_ours
 

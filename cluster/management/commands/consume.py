@@ -5,7 +5,7 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_consume
-from cluster.adapters.settle import ensure_replicated
+from cluster.services.settle import ensure_replicated
 
 
 class Command(SubcommandCommand):
