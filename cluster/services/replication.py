@@ -27,6 +27,7 @@ from django.conf import settings
 from cluster.adapters import hot_state, metadata_log, shards, tick_steps
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.lease import CLUSTER_LOCK
+from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
@@ -174,6 +175,8 @@ def replication_resync_store() -> int:
     others go on.
     """
     store_projection.catch_up()
+    with bound_to_store():
+        metadata_log.trim(store_projection.applied_offset())
     n = shards.count() if shards.sharded() else 1
     # Rows read before a shard's lease may be a tick old: a row then healed needlessly
     # still gets the hot state's current values, written under that shard's lease.

@@ -230,3 +230,18 @@ def test_the_dump_command_refuses_a_bad_offset_with_exit_2(trio):
     with pytest.raises(CommandError) as refused:
         call_command("metadata", "dump", "--from", "minus-one", stdout=StringIO())
     assert refused.value.returncode == 2 and "--from" in str(refused.value)
+
+
+def test_the_log_is_trimmed_below_what_the_store_applied(trio, settings):
+    from cluster.adapters import metadata_log
+    from cluster.services.replication import replication_resync_store
+
+    for _ in range(3):
+        run("spu", "offline", "2")
+        run("spu", "online", "2")
+    with bound_to_store():
+        head = metadata_log.head()
+        assert metadata_log.trim(store_projection.applied_offset(), retention=5) > 0
+        assert metadata_log.start() == head - 4
+    replication_resync_store()  # the beat trims too, never past what the store applied
+    assert dump()[0]["offset"] == head - 4
