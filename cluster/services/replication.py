@@ -180,10 +180,11 @@ def replication_resync_store() -> int:
     n = shards.count() if shards.sharded() else 1
     # Rows read before a shard's lease may be a tick old: a row then healed needlessly
     # still gets the hot state's current values, written under that shard's lease.
-    stored = {pk: (tuple(replicas), leader, tuple(lrs), resolution, epoch, hw, leo)
-              for pk, replicas, leader, lrs, resolution, epoch, hw, leo in
+    stored = {pk: (tuple(replicas), leader, tuple(lrs), resolution, epoch, preferred, hw, leo)
+              for pk, replicas, leader, lrs, resolution, epoch, preferred, hw, leo in
               Partition.objects.values_list("id", "replicas", "leader", "lrs", "resolution",
-                                            "epoch", "hw", "leo").iterator(chunk_size=5000)}
+                                            "epoch", "initial_leader", "hw", "leo")
+              .iterator(chunk_size=5000)}
     drifted: list[int] = []
 
     def heal(hot: HotState) -> list[Action]:
@@ -194,7 +195,7 @@ def replication_resync_store() -> int:
             if row is None or row == _stored_shape(new):
                 continue
             rows.append((pk, key, new))
-            if row[:5] != _stored_shape(new)[:5]:
+            if row[:6] != _stored_shape(new)[:6]:
                 metadata_log.note({**metadata.partition_entry(
                     key, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
                     "topic_pk": hot.topics[key[0]]["pk"]})
@@ -217,6 +218,8 @@ def _nowhere(_: Any) -> None:
 
 
 def _stored_shape(s: hot_state.Summary) -> tuple[Any, ...]:
-    """A summary as the store's status and offset columns read back."""
-    status = s.log_status()
-    return (status[0], status[1], status[2], status[3].value, status[4], *stored_shape(s))
+    """A summary as the store's status columns (the preferred leader is the first replica)
+    and offset columns read back."""
+    replicas, leader, lrs, resolution, epoch = s.log_status()
+    return (replicas, leader, lrs, resolution.value, epoch, replicas[0] if replicas else 0,
+            *stored_shape(s))

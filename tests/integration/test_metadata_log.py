@@ -245,3 +245,14 @@ def test_the_log_is_trimmed_below_what_the_store_applied(trio, settings):
         assert metadata_log.start() == head - 4
     replication_resync_store()  # the beat trims too, never past what the store applied
     assert dump()[0]["offset"] == head - 4
+
+
+def test_a_drifted_preferred_leader_is_healed_by_the_reconcile_beat(trio):
+    """Defect 4 in a store written before the log: preferred leader 4 on replicas [1, 2, 0]."""
+    from cluster.services.replication import replication_resync_store
+
+    row = Partition.objects.get(index=1)
+    Partition.objects.filter(pk=row.pk).update(initial_leader=4)
+    assert replication_resync_store() == 1
+    assert Partition.objects.get(pk=row.pk).initial_leader == row.replicas[0]
+    assert replication_resync_store() == 0
