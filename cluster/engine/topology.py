@@ -52,6 +52,9 @@ def topology_unchanged(hot: HotState) -> bool:
 def _apply_settings(hot: HotState, name: str, row: tuple[int, int, int, float, bool]) -> None:
     _, min_lrs, max_lag, rate, unclean = row
     cfg = hot.state.topics[name]
+    if (cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election) != (min_lrs, max_lag, unclean):
+        metadata_log.note({"type": "topic-config", "topic": name, "min_lrs": min_lrs,
+                           "max_lag": max_lag, "unclean_leader_election": unclean})
     cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
     hot.topics[name]["rate"] = rate
 
