@@ -8,6 +8,7 @@ from typing import Any
 from cluster.management.commands._cli import SubcommandCommand, table
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
+from planner.core.scenarios import MAX_UP_TO
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
                               scenario_from_input)
@@ -32,7 +33,8 @@ class Command(ExecutionActions, SubcommandCommand):
         rebalance.add_argument("--json", action="store_true")
         grid = actions.add_parser("grid", help="evaluate every single-SPU removal, rack loss "
                                                "and rack growth")
-        grid.add_argument("--up-to", type=int, default=3, help="add 1..K SPUs to each rack")
+        grid.add_argument("--up-to", type=int, default=3,
+                          help=f"add 1..K SPUs to each rack (K at most {MAX_UP_TO})")
         _option_flags(grid)
         grid.add_argument("--json", action="store_true")
         export = actions.add_parser("export", help="write a stored plan's files")
@@ -52,8 +54,8 @@ class Command(ExecutionActions, SubcommandCommand):
         self.emit(plan_document(record), opts["json"], _summary(record))
 
     def handle_grid(self, **opts: Any) -> None:
-        if opts["up_to"] < 0:
-            self.fail("--up-to must be 0 or more")
+        if not 0 <= opts["up_to"] <= MAX_UP_TO:
+            self.fail(f"--up-to must be from 0 to {MAX_UP_TO}")
         rows = plan_grid(options=_options(opts), engine=opts["engine"], up_to=opts["up_to"])
         text = table([[r["scenario"]] + [_fmt(r.get(c)) for c in GRID_COLUMNS] for r in rows],
                      ["SCENARIO"] + [c.upper() for c in GRID_COLUMNS])
@@ -69,9 +71,11 @@ class Command(ExecutionActions, SubcommandCommand):
 
     def _read(self, path: Path) -> str:
         try:
-            return path.read_text()
+            return path.read_text(encoding="utf-8")
         except OSError as exc:
             self.fail(f"cannot read {path}: {exc.strerror}")
+        except UnicodeDecodeError:
+            self.fail(f"{path} is not a Kafka reassignment JSON file (not UTF-8 text)")
 
     def _export(self, record: Plan, kafka: Path | None, fluvio: Path | None) -> None:
         files = plan_exports(record)
