@@ -23,6 +23,14 @@ def test_a_grid_past_ten_added_spus_per_rack_is_refused_as_the_api_does(seed_rac
     assert "--up-to must be from 0 to 10" in str(error)
 
 
+@pytest.mark.parametrize("rack", ["a" * 5000, "rack a"])
+def test_a_rebalance_adding_an_spu_to_a_rack_no_spu_could_join_is_refused(seed_rack_cluster,
+                                                                          rack):
+    error = refused("plan", "rebalance", "--add-spu", f"12:{rack}")
+    assert "must be 1-63 letters, digits" in str(error) and len(str(error)) < 120
+    assert not Plan.objects.exists()
+
+
 @pytest.fixture
 def deep_file(tmp_path) -> Path:
     path = tmp_path / "deep.json"

@@ -5,6 +5,7 @@ import json as jsonlib
 from pathlib import Path
 from typing import Any
 
+from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
@@ -44,6 +45,8 @@ class Command(ExecutionActions, SubcommandCommand):
         self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
+        for text in opts["add_spu"]:
+            self.require_rack(text.partition(":")[2])
         scenario = scenario_from_input(add_spus=opts["add_spu"], remove_spus=opts["remove_spu"],
                                        lose_racks=opts["lose_rack"],
                                        replication=opts["replication"])
@@ -68,6 +71,12 @@ class Command(ExecutionActions, SubcommandCommand):
         if not kafka and not fluvio:
             self.fail("give --kafka FILE and/or --fluvio DIR")
         self._export(record, kafka, fluvio)
+
+    def require_rack(self, rack: str) -> None:
+        # No SPU could be registered in it (cluster/core/spus.py), so no plan could be applied.
+        if rack and rack_problem(rack):
+            shown = rack if len(rack) <= 63 else f"of {len(rack):,} characters"
+            self.fail(f"--add-spu rack {shown} must be 1-63 letters, digits, '.', '_' or '-'")
 
     def _read(self, path: Path) -> str:
         try:
