@@ -36,10 +36,12 @@ def test_partitions_is_the_count_by_its_fluvio_name(api, three_spus):
 def test_partitions_and_a_different_partition_count_are_refused(api, three_spus):
     response = api.post("/api/topics/", {"name": "t", "partitions": 4, "partition_count": 5,
                                          "replication": 2}, format="json")
-    assert response.status_code == 400 and "differs from partition_count" in response.json()["error"]
+    assert response.status_code == 400
+    assert "differs from partition_count" in response.json()["error"]
 
 
 def test_a_replication_of_true_is_named_not_taken_for_one(api, three_spus):
     response = api.post("/api/topics/", {"name": "t", "partitions": 1, "replication": True},
                         format="json")
-    assert response.json()["error"] == "invalid input: replication: must be a whole number, not true"
+    assert response.json()["error"] == \
+        "invalid input: replication: must be a whole number, not true"

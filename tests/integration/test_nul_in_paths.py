@@ -70,8 +70,8 @@ def test_every_path_answers_400_on_postgresql_too(tmp_path):
     env = {**os.environ, "DATABASE_URL": f"{base}/nul_paths_{os.getpid()}",
            "VAR_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-x", "--nomigrations", __file__,
-         "-k", "not postgresql", "-W", "ignore::RuntimeWarning"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-x", "--nomigrations",
+         __file__, "-k", "not postgresql", "-W", "ignore::RuntimeWarning"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "4 passed" in done.stdout

@@ -39,7 +39,8 @@ def test_every_client_of_a_test_without_redis_url_points_at_a_port_that_refuses(
 
 
 def test_a_command_the_suite_spawns_inherits_the_refusing_redis(no_redis_but_the_suites):
-    script = "from django.conf import settings; print(settings.REDIS_URL, settings.CELERY_BROKER_URL)"
+    script = ("from django.conf import settings;"
+              "print(settings.REDIS_URL, settings.CELERY_BROKER_URL)")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, text=True, timeout=120,
                           capture_output=True,
                           env={**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings"})
