@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
+from cluster.core.names import name_problem
 from cluster.errors import DomainError, Unavailable
 
 REFUSED = 1
@@ -30,8 +31,12 @@ class SubcommandCommand(BaseCommand):
     def add_actions(self, actions: Any) -> None:
         raise NotImplementedError
 
+    def check_input(self, **options: Any) -> None:
+        """Refuse (``fail``) what no handler could use; runs before Redis is asked."""
+
     def handle(self, *args: Any, **options: Any) -> None:
         handler = getattr(self, f"handle_{options['action'].replace('-', '_')}")
+        self.check_input(**options)  # bad input is exit 2 whether Redis answers or not
         if options["action"] in self.redis_actions:
             unreachable = reachable_redis_or_reason()
             if unreachable:
@@ -52,6 +57,12 @@ class SubcommandCommand(BaseCommand):
 
     def fail(self, message: str) -> None:
         raise CommandError(message, returncode=BAD_INPUT)
+
+    def require_name(self, name: str, kind: str = "topic") -> None:
+        """A name no object can have is bad input, not an empty answer."""
+        problem = name_problem(name, kind)
+        if problem:
+            self.fail(problem)
 
 
 # Past this size JSON is for programs, not eyes: indenting goes through the

@@ -24,6 +24,9 @@ class Command(SubcommandCommand):
         options["action"] = "consume"
         super().handle(*args, **options)
 
+    def check_input(self, topic: str, **_: Any) -> None:
+        self.require_name(topic)
+
     def handle_consume(self, topic: str, partition: int, offset: int, max_records: int | None,
                        uncommitted: bool, json: bool, **_: Any) -> None:
         ensure_replicated(topic)
