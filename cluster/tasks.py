@@ -91,7 +91,9 @@ class CeleryScheduler:
     fires it anyway if this message is lost."""
 
     def dispatch(self, followups: Followups) -> None:
-        if followups.next_deadline_ms is None:
+        # Without a worker nobody would take the task: whoever steps in-process (a command,
+        # the API's settle) finds the deadline in the state at its next tick.
+        if followups.next_deadline_ms is None or not hot_state.worker_alive():
             return
         wait_s = max(0.0, followups.next_deadline_ms / 1000 - time.time())
         # Slightly after the deadline, so the tick finds it due rather than a hair early.
