@@ -121,10 +121,12 @@ def test_the_real_command_line_says_it_in_one_line_on_stderr(redis_url, other_re
     assert other_redis.keys("*") == []
 
 
-def test_the_api_and_a_tick_refuse_another_redis_the_same_way(orders, other_redis,
-                                                               second_redis, settings, api):
+def test_the_api_a_page_and_a_tick_refuse_another_redis_the_same_way(
+        orders, other_redis, second_redis, settings, api, viewer_client):
     before = store_snapshot()
     settings.REDIS_URL = second_redis
+    page = viewer_client.get("/topics/orders/")
+    assert page.status_code == 200 and b"hot state refused" in page.content
     answer = api.post("/api/topics/orders/produce/", {"partition": 0, "values": ["x"],
                                                       "acks": "1"}, format="json")
     assert answer.status_code == 409, answer.content
