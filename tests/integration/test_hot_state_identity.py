@@ -220,4 +220,8 @@ def test_store_status_prints_both_identities(orders, other_redis, second_redis, 
     assert status["reached_redis"] == {"url": second_redis, "owner": None}
     assert status["database"]["identity"] == database_identity()
     assert status["verdict"] == "refused" and "store adopt-redis" in status["reason"]
+    text = StringIO()
+    call_command("store", "status", stdout=text)
+    assert f"recorded Redis: {orders} (marker {state.redis_marker})" in text.getvalue()
+    assert f"reached Redis:  {second_redis} (marker -" in text.getvalue()
     assert other_redis.keys("*") == []
