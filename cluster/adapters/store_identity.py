@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from django.conf import settings
 from django.db import connection
 
-from cluster.adapters import hot_state, lease, shards
+from cluster.adapters import lease, shards
 from cluster.adapters.lease import Lease
 from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.errors import Unavailable
@@ -186,8 +186,15 @@ def new_owner(store: str, here: str) -> Owner:
 
 
 def claim_namespace(owner: Owner, *, replace: bool = False) -> Owner | None:
-    """Write ``owner`` as the namespace's marker; None when one was there (unless ``replace``)."""
-    written = client().set(key(OWNER, owner.store), owner.encode(), nx=not replace)
+    """Write ``owner`` as the namespace's marker; None when one was there (unless ``replace``).
+
+    The ``store`` key (the store id, for people reading Redis) is written with it,
+    once, instead of at every unit of work.
+    """
+    pipe = client().pipeline(transaction=False)
+    pipe.set(key(OWNER, owner.store), owner.encode(), nx=not replace)
+    pipe.set(key("store", owner.store), owner.store, nx=True)
+    written, _ = pipe.execute()
     return owner if written else None
 
 
@@ -207,8 +214,8 @@ def forget_verified() -> None:
 
 
 def ensure_hot_state_is_ours() -> None:
-    """Readers call this: the identity check, then the namespace named (``store`` key)."""
-    hot_state.claim_for_store(check_hot_state_identity())
+    """Readers call this: the identity check (which claims a fresh store's namespace)."""
+    check_hot_state_identity()
 
 
 @contextmanager
@@ -221,7 +228,6 @@ def locked_for_this_store(timeout_s: float | None = None, *,
     wait_s = timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S
     names = shards.every_lock() if locks is None else locks
     with bound_to_store(ours), lease.held_all(wait_s, names) as held:
-        hot_state.claim_for_store(ours)
         yield held[0]
 
 
