@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from typing import Literal
 
 from django.conf import settings
 from django.db import connection
@@ -65,9 +66,9 @@ class Owner:
 @dataclass(frozen=True)
 class Verdict:
     """What to do with the Redis reached: ``ok``, ``claim`` (fresh store) or ``refuse``."""
-    action: str
+    action: Literal["ok", "claim", "refuse"]
     reason: str = ""
-    kind: str = ""  # for a refusal: "missing" (no or another marker) or "copy"
+    kind: Literal["", "missing", "copy"] = ""  # missing: no marker, or another one
 
 
 def database_identity() -> str:
@@ -106,8 +107,8 @@ def _decode_owner(raw: bytes | None) -> Owner | None:
         return Owner(**{f: str(fields[f]) for f in Owner.__dataclass_fields__})
     except (ValueError, TypeError, KeyError):
         # Not ours to interpret: treated as another owner, never overwritten silently.
-        return Owner(marker="unreadable", database=raw.decode(errors="replace")[:80],
-                     store="", claimed_at="")
+        found = " ".join(raw.decode(errors="replace").split())[:80]  # kept on one line
+        return Owner(marker="unreadable", database=found, store="", claimed_at="")
 
 
 def holds_committed_records(row: ClusterState) -> bool:
