@@ -11,7 +11,7 @@ from webapp.env import (database_token, env_bool, env_choice, env_float, env_int
                         env_token, env_url)
 from webapp.logconfig import FORMATS, logging_config
 from webapp.queues import queue_setting
-from webapp.redis_server import private_redis_url
+from webapp.redis_server import recorded_redis_url
 from webapp.secret import load_or_create_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -115,8 +115,9 @@ STATIC_ROOT = VAR_DIR / "static"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Unset REDIS_URL: the private Redis `make run` started (its URL is under var/ while it runs).
-REDIS_URL = env_url("REDIS_URL", private_redis_url(VAR_DIR) or "redis://127.0.0.1:6379/0",
+# Unset REDIS_URL: the Redis `make run` uses here, private or not (it records it in
+# var/redis.url); the store refuses a Redis that is not its own (store_identity.py).
+REDIS_URL = env_url("REDIS_URL", recorded_redis_url(VAR_DIR) or "redis://127.0.0.1:6379/0",
                     ("redis", "rediss", "unix"))
 SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
 # The workbench's "auto" engine plans on Spark past this many partitions (x scenarios for a grid).

@@ -77,13 +77,16 @@ def test_every_key_of_a_store_carries_its_id(orders):
 def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(orders):
     assert produce("orders", "first-1", "first-2")["state"] == "acknowledged"
     first = ClusterState.objects.get()
-    # A second installation: another database (another store id), the same Redis database.
-    ClusterState.objects.filter(pk=first.pk).update(store_id="00000000-0000-0000-0000-000000000002")
+    # A second installation: another database (another store id, no Redis recorded yet),
+    # the same Redis database.
+    ClusterState.objects.filter(pk=first.pk).update(
+        store_id="00000000-0000-0000-0000-000000000002", redis_marker="", redis_url="")
     Partition.objects.update(hw=0, leo=0)
     call_command("partition", "list", stdout=StringIO())
     assert produce("orders", "second")["state"] == "acknowledged"
     assert [r["value"] for r in consume("orders")] == ["second"]
-    ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id)
+    ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id,
+                                                    redis_marker=first.redis_marker)
     assert [r["value"] for r in consume("orders")] == ["first-1", "first-2"]
 
 
@@ -129,12 +132,21 @@ def test_record_ids_continue_after_a_refused_save(orders, settings):
     assert hot_state.load().state.next_record_id >= before
 
 
-def test_a_lost_hot_state_keeps_the_store_figures_and_says_how_much_is_gone(orders):
+def test_a_lost_hot_state_is_refused_then_adopted_and_its_loss_reported_once(orders):
+    from cluster.adapters.store_identity import HotStateMismatch
+
     for n in range(3):
         produce("orders", f"v{n}")
     produce("orders", "w", partition=1)
-    hot_state.client().flushdb()  # Redis came back empty
+    hot_state.client().flushdb()  # Redis came back empty: not adopted silently
+    with pytest.raises(HotStateMismatch, match="store adopt-redis"):
+        tick()
+    assert hot_state.client().dbsize() == 0
+    assert not Event.objects.filter(operation="hot-state-lost").exists()
+    call_command("store", "adopt-redis", stdout=StringIO())
     tick()
+    tick()
+    assert Event.objects.filter(operation="redis-adopted").count() == 1
     rows = dict(Partition.objects.values_list("index", "hw"))
     assert rows == {0: 3, 1: 1}
     event = Event.objects.get(operation="hot-state-lost")

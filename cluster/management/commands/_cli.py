@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
+from cluster.adapters.store_identity import check_hot_state_identity
 from cluster.core.names import name_problem
 from cluster.errors import DomainError, Unavailable
 
@@ -22,6 +23,8 @@ class SubcommandCommand(BaseCommand):
     requires_system_checks: list = []
     # Actions that read or step the hot state: they check Redis answers before changing anything.
     redis_actions: frozenset[str] = frozenset()
+    # ...and that the Redis is this store's (store_identity.py), before anything is written.
+    checks_identity = True
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True,
@@ -42,6 +45,8 @@ class SubcommandCommand(BaseCommand):
             if unreachable:
                 raise CommandError(unreachable, returncode=NO_REDIS)
         try:
+            if options["action"] in self.redis_actions and self.checks_identity:
+                check_hot_state_identity()
             handler(**options)
         except Unavailable as exc:
             raise CommandError(exc.message, returncode=REFUSED) from None
