@@ -24,6 +24,7 @@ from django.conf import settings
 
 from cluster.adapters import hot_state, shards
 from cluster.adapters.lease import LeaseLost
+from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
@@ -48,6 +49,9 @@ def replication_tick() -> dict[str, int] | None:
         return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
+        return None
+    except HotStateMismatch as exc:
+        log.error("replication tick refused: %s", exc.message)
         return None
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
@@ -78,6 +82,9 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
             lock_timeout_s=settings.REPLICATION_TICK_S)
     except LeaseLost:
         log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)
+        return None
+    except HotStateMismatch as exc:
+        log.error("shard %s tick refused: %s", shard, exc.message)
         return None
     except TimeoutError:
         log.info("shard %s tick skipped: the previous one still holds its shard", shard)

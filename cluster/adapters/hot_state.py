@@ -88,15 +88,6 @@ def sets_key(topic: str) -> str:
     return key(f"sets:{topic}")
 
 
-def claim_for_store(store_id: str) -> bool:
-    """Mark the namespace as this store's; True the first time.
-
-    Keys carry the store id, so a database made anew starts from an empty
-    namespace and nothing of another store is read or deleted.
-    """
-    return bool(client().set(key("store", store_id), store_id, nx=True))
-
-
 @contextmanager
 def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
     """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""

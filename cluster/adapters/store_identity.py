@@ -121,7 +121,7 @@ def judge(row: ClusterState, owner: Owner | None, here: str) -> Verdict:
     """The one decision: is the Redis reached (its marker ``owner``) this store's?"""
     store = str(row.store_id)
     if owner is None:
-        if not holds_committed_records(row):
+        if not holds_committed_records(row) or _kept_from_before_markers(row, store):
             return Verdict("claim")
         return Verdict("refuse", _missing(row, f"{reached_redis()} has no marker of store "
                                                f"{store}"), "missing")
@@ -136,6 +136,13 @@ def judge(row: ClusterState, owner: Owner | None, here: str) -> Verdict:
                                                f"(claimed {owner.claimed_at}) instead"),
                        "missing")
     return Verdict("ok")
+
+
+def _kept_from_before_markers(row: ClusterState, store: str) -> bool:
+    """A store from before owner markers finds its own state in the namespace (every key
+    carries its store id, and the engine's meta is there): that Redis is its own, not an
+    empty or foreign one, so it is claimed without asking (an upgrade, not a loss)."""
+    return not row.redis_marker and bool(client().exists(key("meta", store)))
 
 
 def _missing(row: ClusterState, found: str) -> str:

@@ -80,13 +80,15 @@ def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(order
     # A second installation: another database (another store id, no Redis recorded yet),
     # the same Redis database.
     ClusterState.objects.filter(pk=first.pk).update(
-        store_id="00000000-0000-0000-0000-000000000002", redis_marker="", redis_url="")
+        store_id="00000000-0000-0000-0000-000000000002", redis_marker="", redis_url="",
+        applied_offset=0)
     Partition.objects.update(hw=0, leo=0)
     call_command("partition", "list", stdout=StringIO())
     assert produce("orders", "second")["state"] == "acknowledged"
     assert [r["value"] for r in consume("orders")] == ["second"]
     ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id,
-                                                    redis_marker=first.redis_marker)
+                                                    redis_marker=first.redis_marker,
+                                                    applied_offset=first.applied_offset)
     assert [r["value"] for r in consume("orders")] == ["first-1", "first-2"]
 
 

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cluster.adapters import hot_state
-from cluster.adapters.settle import LocalQueue
+from cluster.services.settle import LocalQueue
 from cluster.adapters.store_identity import (HotStateMismatch, check_hot_state_identity,
                                              database_identity)
 from cluster.models import ClusterState, Event, Partition, Spu
@@ -225,3 +225,27 @@ def test_store_status_prints_both_identities(orders, other_redis, second_redis, 
     assert f"recorded Redis: {orders} (marker {state.redis_marker})" in text.getvalue()
     assert f"reached Redis:  {second_redis} (marker -" in text.getvalue()
     assert other_redis.keys("*") == []
+
+
+@pytest.mark.django_db
+def test_a_store_from_before_markers_claims_its_own_namespace_without_asking(redis_url):
+    """An upgrade: committed records, no marker recorded, and the namespace holds the
+    engine's meta under this store's id: the Redis is its own, nothing was lost."""
+    from cluster.adapters import hot_state, store_identity
+    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.models import ClusterState, Event
+    from cluster.services import topic_create
+    from cluster.services.replication import replication_tick
+    from tests.helpers import register_spus
+
+    register_spus(0, 1, online=True)
+    topic_create(name="old", partitions=1, replication=2)
+    replication_tick()
+    call_command("produce", "old", "--count", "2", "--acks", "all", stdout=StringIO())
+    with bound_to_store():
+        hot_state.client().delete(hot_state.key(store_identity.OWNER))
+    ClusterState.objects.update(redis_marker="", redis_url="")
+    store_identity.forget_verified()
+    replication_tick()
+    assert ClusterState.objects.get().redis_marker
+    assert not Event.objects.filter(operation="hot-state-lost").exists()
