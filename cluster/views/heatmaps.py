@@ -19,7 +19,8 @@ def heatmaps(request: HttpRequest) -> HttpResponse:
     topics = topic_spu_chart(stats, cols)
     return render(request, "cluster/heatmaps.html", {
         "stats": stats, "racks": racks,
-        "rack_rows": {rack: [spu_row(s) for s in spus] for rack, spus in racks.items()}, "has_data": bool(stats.spus), "live_seqs": seqs,
+        "rack_rows": {rack: [spu_row(s) for s in spus] for rack, spus in racks.items()},
+        "has_data": bool(stats.spus), "live_seqs": seqs,
         "leaders_fig": charts.rack_spu_heatmap(racks, "leaders"),
         "followers_fig": charts.rack_spu_heatmap(racks, "followers"),
         "topics_fig": topics.figure,

@@ -80,9 +80,16 @@ def map_table(replica_map: Sequence[Sequence[int]], rack_of: Mapping[int, str],
     shown = replica_map if max_rows is None else replica_map[:max_rows]
     return MapTable(racks, _running_rows(shown, racks, rack_of),
                     [totals[r][0] for r in racks], [totals[r][1] for r in racks],
-                    [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
-                      "followers": followers}
-                     for spu, (leaders, followers) in sorted(counts.items())])
+                    _per_spu(counts, rack_of))
+
+
+def _per_spu(counts: Mapping[int, tuple[int, int]],
+             rack_of: Mapping[int, str]) -> list[dict[str, object]]:
+    """Every registered SPU, those the map leaves out at 0: the imbalance a preview shows."""
+    every = {**{spu: (0, 0) for spu in rack_of}, **counts}
+    return [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
+             "followers": followers, "unused": leaders + followers == 0}
+            for spu, (leaders, followers) in sorted(every.items())]
 
 
 def _spu_counts(replica_map: Sequence[Sequence[int]]) -> dict[int, tuple[int, int]]:
