@@ -191,15 +191,30 @@
     }
     if (box.innerHTML !== list.outerHTML) box.replaceChildren(list);
   }
+  // As cluster/views/events.py param_text: long lists say how many more, long text is cut.
+  function paramText(value) {
+    if (Array.isArray(value) && value.length > 8) {
+      return "[" + value.slice(0, 8).map((v) => JSON.stringify(v)).join(", ") + ", … "
+        + (value.length - 8) + " more]";
+    }
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return text.length <= 80 ? text : text.slice(0, 79) + "…";
+  }
   function eventRow(e, withParams) {
     const tr = document.createElement("tr");
-    const cells = [e.at.replace("T", " ").slice(0, 19), e.actor, e.object_type + " " + e.object_name,
-                   e.operation];
+    const cells = [e.actor, e.object_type + " " + e.object_name, e.operation];
     if (withParams) {
-      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + JSON.stringify(v)).join(" ") || "–");
+      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + paramText(v)).join(" ") || "–");
     }
     cells.push(e.result || (withParams ? "ok" : ""));
+    const when = document.createElement("td"), time = document.createElement("time");
+    when.className = "nowrap";
+    time.setAttribute("datetime", e.at);
+    time.textContent = e.at.replace("T", " ").slice(0, 19);
+    when.append(time);
+    tr.append(when);
     cells.forEach((text) => { const td = document.createElement("td"); td.textContent = text; tr.append(td); });
+    if (window.localTimes) window.localTimes(tr);
     return tr;
   }
   function addEvents(events) {
