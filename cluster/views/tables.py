@@ -22,12 +22,15 @@ def skew_cell(value: float | None, count: int | None = None,
               best: EvenRange | None = None) -> Cell:
     """(count - avg) / avg as text; coloured by how far ``count`` lies outside ``best``,
     the range the cluster can reach (every SPU within one of the average), amber from
-    10% of the average and red from 20%. Without ``best``, by the skew itself."""
+    10% of the average and red from 20% (one off the range is amber at most). Without
+    ``best``, by the skew itself."""
     if value is None:
         return Cell("–", "muted")
     size = round(abs(value), 9)  # 2 / (5/3) - 1 must count as 20%, not 19.999…%
     if best is not None and count is not None:
         size = round(best.beyond(count), 9)
+        if size >= SKEW_BAD and count in (best.low - 1, best.high + 1):
+            size = SKEW_WARN  # one replica off the even spread is a nudge, never an alarm
     css = "skew-bad" if size >= SKEW_BAD else "skew-warn" if size >= SKEW_WARN else "skew-ok"
     return Cell(f"{value:+.0%}", css)
 
