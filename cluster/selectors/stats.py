@@ -199,6 +199,12 @@ def cluster_stats(with_failover: bool = False,
     return stats
 
 
+def down_spu_ids() -> set[int]:
+    """SPUs that serve nothing: not Online in the store, or with their loop killed."""
+    stored = Spu.objects.exclude(resolution=SpuResolution.ONLINE.value)
+    return set(stored.values_list("id", flat=True)) | killed_loops()
+
+
 def killed_loops() -> set[int]:
     """SPUs whose loop was killed (the hot state's set); none when Redis cannot say."""
     # Tests that start no Redis switch live updates off: they run no SPU loop to kill,

@@ -21,7 +21,7 @@ from cluster.forms import AssignmentUploadForm, ProduceForm, TopicCreateForm
 from cluster.live import BLOCK, MAX_BLOCKS, block_groups, topic_group
 from cluster.models import Spu, Topic
 from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
-from cluster.selectors.stats import topic_stats_for
+from cluster.selectors.stats import down_spu_ids, topic_stats_for
 from cluster.services import TopicOutcome, topic_create, topic_delete
 from cluster.services.records import ProduceOutcome, records_consume, records_produce_and_wait
 from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
@@ -77,7 +77,7 @@ def topic_detail(request: HttpRequest, name: str,
         "map_file": _file_text(topic.replica_map) if topic.partitions <= DETAIL_ROWS else None,
         "produce_form": form,
         "records": _records_panel(request, topic) if topic.partitions else None,
-        "outage_spus": _hosting_spus(topic), "live_seqs": seqs},
+        "outage_spus": _hosting_spus(topic), "down_spus": down_spu_ids(), "live_seqs": seqs},
         status=400 if produce_form is not None else 200)
 
 

@@ -13,7 +13,7 @@
   window.liveGroupsToResync = groupsToResync;
   window.liveApply = (data) => apply(data);  // for the browser tests: patch without a socket
   const path = document.body.dataset.liveWs;
-  if (!path || !("WebSocket" in window) || !window.ctrlSocket) return;
+  if (!path || !("WebSocket" in window)) return;
   const seqsNode = document.getElementById("live-seqs");
   const rendered = seqsNode ? JSON.parse(seqsNode.textContent) : {};  // group -> seq of the render
   const VERSION = 1;
@@ -291,6 +291,7 @@
   }
 
   // ---- the socket (static/js/socket.js) ------------------------------------------
+  if (!window.ctrlSocket) return;  // the page did not load the socket module
   const connection = window.ctrlSocket.open(path, {
     onOpen() { live.open = true; live.closedAt = null; showStatus(); },
     onMessage(message) {
