@@ -198,3 +198,13 @@ def test_an_event_with_300_spus_in_its_parameters_is_summarised_on_the_page(oper
     assert "<b>add_spus</b>=[0, 1, 2, 3, 4, 5, 6, 7, … 292 more]" in params
     assert "x" * 79 + "…" in params and "x" * 81 not in params
     assert "299" not in params
+
+
+def test_a_replica_on_an_offline_spu_is_struck_out_where_partitions_are_listed(
+        operator_client, racked):
+    _offline(4)
+    for url in ("/partitions/?spu=4", "/topics/orders/"):
+        html = operator_client.get(url).content.decode()
+        spans = re.findall(r'<span class="replica([^"]*)" data-spu="(\d+)"', html)
+        assert spans and {int(spu) for css, spu in spans if "spu-down" in css} == {4}, url
+        assert all("spu-down" in css for css, spu in spans if spu == "4")
