@@ -112,7 +112,8 @@ def failover_heatmap(stats: ClusterStats) -> Figure:
          for failed in spu_ids]
     states = {s.id: s.state_label for s in stats.spus.values()}
     trace = {"type": "heatmap", "z": z, "x": [_taker(t) for t in takers],
-             "y": [spu_label(s, states.get(s, "")) for s in spu_ids], "colorscale": FAILOVER_SCALE, **_range(z),
+             "y": [spu_label(s, states.get(s, "")) for s in spu_ids],
+             "colorscale": FAILOVER_SCALE, **_range(z),
              "xgap": 1, "ygap": 1, "hoverongaps": False,
              **_labels(len(spu_ids) * len(takers)),
              "colorbar": {"title": {"text": "leaders moved"}},

@@ -135,7 +135,8 @@ class AssignmentUploadForm(forms.Form):
         self.data["kept_file"], self.data["kept_name"] = text, upload.name or "the file"
 
     @property
-    def kept_name(self) -> str:
+    def kept_file_name(self) -> str:
+        """The name of the file kept for the next submit ("" when none is kept)."""
         return self.data.get("kept_name", "") if self.data.get("kept_file") else ""
 
 

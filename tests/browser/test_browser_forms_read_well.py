@@ -52,6 +52,7 @@ def test_an_upload_lists_every_problem_once_in_one_pass_and_keeps_the_file(
     page.click("button[value=validate]")
     assert page.locator(".problems tr[data-rule]").count() == 2
     assert page.locator("#id_file-error").inner_text() == "The file breaks 2 rules: see the list."
+    assert "bad.json" in page.locator("#kept-file").inner_text()
 
     good = tmp_path / "good.json"
     good.write_text(json.dumps([{"id": 0, "replicas": [0, 2]}, {"id": 1, "replicas": [2, 4]}]))

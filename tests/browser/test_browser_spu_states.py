@@ -118,7 +118,8 @@ def test_an_spu_taken_offline_elsewhere_switches_its_buttons_and_says_offline(st
     spu_is(overview, 'li[data-spu="7"]', "spu-down")
     spu_is(spus, 'tr[data-spu="7"]', "spu-down")
     row = spus.locator('tr[data-spu="7"]')
-    assert re.fullmatch(r"offline · \d+ replicas not served", row.locator(".down-note").inner_text())
+    note = row.locator(".down-note").inner_text()
+    assert re.fullmatch(r"offline · \d+ replicas not served", note), note
     assert row.get_by_role("button", name="Bring SPU 7 online").is_visible()
     assert row.get_by_role("button", name="Take SPU 7 offline").count() == 0
     assert overview.locator('li[data-spu="7"] .counts').evaluate(

@@ -105,8 +105,9 @@ def test_the_cluster_snapshot_gives_each_spu_its_skew_and_share_cells_as_the_spu
         assert row["cells"]["preferred_share"]["text"] == share.group(1)
     # Offline, SPU 0 cannot lead: its row is marked down, its leader count not judged.
     assert got[0]["leaders"] == 0 and got[0]["cells"]["leader_skew"]["css"] == "muted"
+    held = got[0]["replicas"]
     assert got[0]["cells"]["status"] == {"css": "spu-down",
-                                         "text": f"offline · {got[0]['replicas']} replicas not served"}
+                                         "text": f"offline · {held} replicas not served"}
     assert sum(s["preferred"] for s in got.values()) == 6
 
 

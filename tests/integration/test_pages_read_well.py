@@ -208,3 +208,13 @@ def test_a_replica_on_an_offline_spu_is_struck_out_where_partitions_are_listed(
         spans = re.findall(r'<span class="replica([^"]*)" data-spu="(\d+)"', html)
         assert spans and {int(spu) for css, spu in spans if "spu-down" in css} == {4}, url
         assert all("spu-down" in css for css, spu in spans if spu == "4")
+
+
+def test_a_killed_loop_greys_its_spu_and_is_a_health_reason_before_its_heartbeat_lapses(
+        operator_client, racked, monkeypatch):
+    # The hot state's killed set, as spu_kill leaves it (the store still says Online).
+    monkeypatch.setattr("cluster.selectors.stats.killed_loops", lambda: {6})
+    html = operator_client.get("/").content.decode()
+    assert re.search(r'<li class="spu online spu-down" data-spu="6"', html)
+    assert re.search(r'data-cell="status">loop killed · \d+ replicas not served<', html)
+    assert "1 SPU with a killed loop (no heartbeat: Offline once it lapses)" in html
