@@ -41,7 +41,7 @@ def _refused(request: HttpRequest, message: str, details: dict[str, str] | None)
 
 # Signing in and out, the admin (its own staff rule) and assets stay reachable; the
 # API checks the role in its permission class so its refusals stay JSON.
-NO_ROLE_NEEDED = ("/login/", "/logout/", "/admin/", "/static/", "/api/")
+NO_ROLE_NEEDED = ("/login/", "/logout/", "/admin/", "/static/", "/api/", "/favicon.ico")
 
 
 class RequireReaderRole:
