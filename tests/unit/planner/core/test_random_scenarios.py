@@ -14,6 +14,7 @@ import random
 from collections import Counter
 from functools import lru_cache
 from itertools import product
+from typing import Sequence
 
 from planner.core import Cluster, Options, Scenario, Spu, Topic, plan
 
@@ -30,9 +31,9 @@ def evenest(sizes: tuple[int, ...], rf: int) -> tuple[int, int]:
     return min(max(n) for n in ways), spans
 
 
-def random_cluster(rng: random.Random) -> tuple[Cluster, bool]:
-    sizes = [rng.choice([1, 1, 2, 3, 4, 5]) for _ in range(rng.randint(1, 4))]
-    racks = [f"r{g}" for g, size in enumerate(sizes) for _ in range(size)]
+def random_cluster(rng: random.Random, sizes: Sequence[int] = (1, 1, 2, 3, 4, 5),
+                   partitions: tuple[int, int] = (1, 24)) -> tuple[Cluster, bool]:
+    racks = [f"r{g}" for g in range(rng.randint(1, 4)) for _ in range(rng.choice(sizes))]
     racks += [None] * rng.choice([0, 0, 0, 1, 2])
     weighted = rng.random() < 0.15
     spus = tuple(Spu(i, rack, rng.choice([0.5, 1.0, 2.0]) if weighted else 1.0)
@@ -41,7 +42,7 @@ def random_cluster(rng: random.Random) -> tuple[Cluster, bool]:
     for k in range(rng.randint(1, 3)):
         rf = rng.randint(1, min(5, len(spus)))
         replicas = tuple(tuple(rng.sample(range(len(spus)), rf))
-                         for _ in range(rng.randint(1, 24)))
+                         for _ in range(rng.randint(*partitions)))
         topics.append(Topic(f"t{k}", replicas))
     return Cluster(spus, tuple(topics)), weighted
 
@@ -93,6 +94,28 @@ def uneven_racks(counts: Counter, spus: list[Spu]) -> list:
     return [(rack, held) for rack, held in by_rack.items() if max(held) - min(held) > 1]
 
 
+def check_plan(case, cluster: Cluster, scenario: Scenario, options: Options,
+               weighted: bool) -> None:
+    result = plan(cluster, scenario, options)  # no exception, whatever the racks
+    spus = [s for s in (*cluster.spus, *scenario.add_spus)
+            if s.id not in scenario.remove_spus and s.rack not in scenario.lose_racks]
+    live = {s.id for s in spus}
+    rf = {t.name: t.replication for t in cluster.topics} | dict(scenario.replication)
+    for name, replica_map in result.target.items():
+        assert all(len(set(reps)) == len(reps) == rf[name] and set(reps) <= live
+                   for reps in replica_map), (case, name)
+    assert result.metrics["replicas_moved"] >= result.metrics["lower_bound"], case
+    if options.anti_affinity:
+        assert broken_rack_rule(result, spus) == [], case
+        assert result.metrics["rack_violations"] == 0, case
+    if not weighted:
+        for name, replica_map in result.target.items():
+            counts = Counter(s for reps in replica_map for s in reps)
+            assert uneven_racks(counts, spus) == [], (case, name)
+        overall = Counter(s for m in result.target.values() for reps in m for s in reps)
+        assert uneven_racks(overall, spus) == [], case
+
+
 def test_random_what_ifs_on_small_and_unequal_racks_all_plan_within_both_rules():
     rng = random.Random(19)
     rf_above_racks = small_racks = 0
@@ -100,26 +123,19 @@ def test_random_what_ifs_on_small_and_unequal_racks_all_plan_within_both_rules()
         cluster, weighted = random_cluster(rng)
         scenario = random_scenario(rng, cluster)
         options = Options(anti_affinity=rng.random() < 0.85, balance_leaders=rng.random() < 0.5)
-        result = plan(cluster, scenario, options)  # no exception, whatever the racks
-        spus = [s for s in (*cluster.spus, *scenario.add_spus)
-                if s.id not in scenario.remove_spus and s.rack not in scenario.lose_racks]
-        live = {s.id for s in spus}
-        rf = {t.name: t.replication for t in cluster.topics} | dict(scenario.replication)
-        for name, replica_map in result.target.items():
-            assert all(len(set(reps)) == len(reps) == rf[name] and set(reps) <= live
-                       for reps in replica_map), (case, name)
-        racks = Counter(s.rack for s in spus if s.rack is not None)
-        rf_above_racks += max(rf.values()) > len(racks) >= 2
-        small_racks += min(racks.values(), default=5) < max(rf.values()) / max(1, len(racks))
-        assert result.metrics["replicas_moved"] >= result.metrics["lower_bound"], case
-        if options.anti_affinity:
-            assert broken_rack_rule(result, spus) == [], case
-            assert result.metrics["rack_violations"] == 0, case
-        if not weighted:
-            for name, replica_map in result.target.items():
-                counts = Counter(s for reps in replica_map for s in reps)
-                assert uneven_racks(counts, spus) == [], (case, name)
-            overall = Counter(s for m in result.target.values() for reps in m for s in reps)
-            assert uneven_racks(overall, spus) == [], case
+        check_plan(case, cluster, scenario, options, weighted)
+        racks = Counter(s.rack for s in cluster.spus if s.rack is not None)
+        most = max(t.replication for t in cluster.topics)
+        rf_above_racks += most > len(racks) >= 2
+        small_racks += min(racks.values(), default=5) < most / max(1, len(racks))
     # The sample does reach the cases the issue is about.
     assert rf_above_racks >= 50 and small_racks >= 50
+
+
+def test_random_what_ifs_with_a_hundred_partitions_a_topic_keep_both_rules():
+    """Fewer, larger cases: longer chains of hand-overs are needed to keep
+    the SPUs of a rack level."""
+    rng = random.Random(20)
+    for case in range(25):
+        cluster, weighted = random_cluster(rng, sizes=(1, 2, 3, 5, 8), partitions=(40, 160))
+        check_plan(case, cluster, random_scenario(rng, cluster), Options(), weighted)
