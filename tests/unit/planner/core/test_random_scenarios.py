@@ -36,7 +36,7 @@ def random_cluster(rng: random.Random, sizes: Sequence[int] = (1, 1, 2, 3, 4, 5)
     racks = [f"r{g}" for g in range(rng.randint(1, 4)) for _ in range(rng.choice(sizes))]
     racks += [None] * rng.choice([0, 0, 0, 1, 2])
     weighted = rng.random() < 0.15
-    spus = tuple(Spu(i, rack, rng.choice([0.5, 1.0, 2.0]) if weighted else 1.0)
+    spus = tuple(Spu(i, rack, rng.choice([0.01, 0.5, 1.0, 2.0, 100.0]) if weighted else 1.0)
                  for i, rack in enumerate(racks))
     topics = []
     for k in range(rng.randint(1, 3)):
