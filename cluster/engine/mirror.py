@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from cluster.adapters import lease
 from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
@@ -41,7 +41,8 @@ def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:
            f"WHERE id = %s AND written_by <= %s")
     params = [(s.hw, s.stored_leo(), _json_status(s.replicas), token, pk, token)
               for pk, _, s in rows]
-    with connection.cursor() as cursor:
+    # One transaction: in autocommit each row would be a commit (an fsync on SQLite).
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.executemany(sql, params)
 
 
