@@ -22,6 +22,7 @@ PREFIX = "controlroom_"
 # Series that exist from the first scrape, so rate() and alerts see a 0, not nothing.
 KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
          "acks": tuple(tally.ACKS_LABELS.values()),
+         "step": tuple(tally.MOVE_STEPS.values()),
          "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
 _moves_in_flight: list[Callable[[], int]] = []
 
@@ -45,7 +46,11 @@ class ControlRoomCollector(Collector):
         yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 1)
         yield _gauge("worker_up", "1 while a Celery worker refreshes its heartbeat key", worker)
         yield from _counter_families(fields)
-        yield _tick_histogram(fields)
+        yield _histogram("replication_tick_seconds", "time one replication tick took (load, step, "
+                         "save, mirror; with shards, the coordinator's part)", counters.TICK, fields)
+        yield _histogram("replication_shard_tick_seconds",
+                         "time one shard's part of a sharded replication tick took",
+                         counters.SHARD_TICK, fields)
         yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
                      sum(source() for source in _moves_in_flight))
 
@@ -95,6 +100,8 @@ def _counter_families(fields: dict[str, float]) -> Iterator[Metric]:
                     tally.PRODUCED, fields)
     yield _labelled("produce_refused", "records refused at produce, by error code", "reason",
                     tally.REFUSED, fields)
+    yield _labelled("replica_moves", "replica moves started, changing phase, completed, "
+                    "rolled back", "step", tally.MOVES, fields)
 
 
 def _labelled(name: str, doc: str, label: str, prefix: str,
@@ -106,11 +113,11 @@ def _labelled(name: str, doc: str, label: str, prefix: str,
     return family
 
 
-def _tick_histogram(fields: dict[str, float]) -> HistogramMetricFamily:
+def _histogram(name: str, doc: str, fields_of: counters.Histogram,
+               fields: dict[str, float]) -> HistogramMetricFamily:
     buckets, running = [], 0.0
     for bound in [str(b) for b in counters.TICK_BUCKETS] + [counters.INF]:
-        running += fields.get(counters.TICK_BUCKET + bound, 0)
+        running += fields.get(fields_of.bucket + bound, 0)
         buckets.append((bound, running))
-    return HistogramMetricFamily(PREFIX + "replication_tick_seconds",
-                                 "time one replication tick took (load, step, save, mirror)",
-                                 buckets=buckets, sum_value=fields.get(counters.TICK_SUM, 0))
+    return HistogramMetricFamily(PREFIX + name, doc, buckets=buckets,
+                                 sum_value=fields.get(fields_of.sum, 0))
