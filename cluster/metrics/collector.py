@@ -16,6 +16,7 @@ from cluster.adapters import hot_state
 from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                                       UNKNOWN_TOPIC_OR_PARTITION)
 from cluster.metrics import counters, tally
+from cluster.metrics.exposition import Family
 from cluster.metrics.figures import spu_figures, topic_figures
 
 PREFIX = "controlroom_"
@@ -34,9 +35,10 @@ def register_moves_in_flight(source: Callable[[], int]) -> None:
 
 
 class ControlRoomCollector(Collector):
+    """Engine figures, counters and histograms (the per-topic and per-SPU gauges are
+    ``figure_families``: they scale with the cluster and are written directly)."""
+
     def collect(self) -> Iterator[Metric]:
-        yield from _partition_families()
-        yield from _spu_families()
         try:
             fields = counters.read()
             worker = hot_state.client().exists(hot_state.WORKER)
@@ -59,35 +61,33 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(PREFIX + name, doc, value=value)
 
 
-def _partition_families() -> Iterator[Metric]:
+def figure_families() -> list[Family]:
+    """Per topic and per SPU, from the store (figures.py)."""
+    return _partition_families() + _spu_families()
+
+
+def _partition_families() -> list[Family]:
+    topics = topic_figures()
     docs = {"total": "partitions", "offline": "partitions without a leader",
             "under_replicated": "partitions whose LRS is smaller than their replica set"}
-    families = {k: GaugeMetricFamily(f"{PREFIX}partitions_{k}", doc, labels=["topic"])
-                for k, doc in docs.items()}
-    for t in topic_figures():
-        for k, family in families.items():
-            family.add_metric([t.topic], getattr(t, k))
-    yield from families.values()
+    return [Family(f"{PREFIX}partitions_{k}", doc, ("topic",),
+                   [((t.topic,), getattr(t, k)) for t in topics]) for k, doc in docs.items()]
 
 
-def _spu_families() -> Iterator[Metric]:
-    up = GaugeMetricFamily(PREFIX + "spu_up", "1 if the SPU is Online, else 0",
-                           labels=["spu", "rack"])
-    leaders = GaugeMetricFamily(PREFIX + "spu_leader_partitions", "partitions the SPU leads",
-                                labels=["spu", "rack"])
-    replicas = GaugeMetricFamily(PREFIX + "spu_replicas", "replicas the SPU hosts",
-                                 labels=["spu", "rack"])
-    imbalance = GaugeMetricFamily(
-        PREFIX + "leader_imbalance_ratio",
-        "share of the partitions the SPU is preferred leader of that it does not lead",
-        labels=["spu"])
-    for s in spu_figures():
-        labels = [str(s.spu), s.rack]
-        up.add_metric(labels, int(s.up))
-        leaders.add_metric(labels, s.leaders)
-        replicas.add_metric(labels, s.replicas)
-        imbalance.add_metric([str(s.spu)], s.imbalance)
-    yield from (up, leaders, replicas, imbalance)
+def _spu_families() -> list[Family]:
+    spus = spu_figures()
+    labels = [((str(s.spu), s.rack), s) for s in spus]
+    return [
+        Family(PREFIX + "spu_up", "1 if the SPU is Online, else 0", ("spu", "rack"),
+               [(ids, int(s.up)) for ids, s in labels]),
+        Family(PREFIX + "spu_leader_partitions", "partitions the SPU leads", ("spu", "rack"),
+               [(ids, s.leaders) for ids, s in labels]),
+        Family(PREFIX + "spu_replicas", "replicas the SPU hosts", ("spu", "rack"),
+               [(ids, s.replicas) for ids, s in labels]),
+        Family(PREFIX + "leader_imbalance_ratio",
+               "share of the partitions the SPU is preferred leader of that it does not lead",
+               ("spu",), [((str(s.spu),), s.imbalance) for s in spus]),
+    ]
 
 
 def _counter_families(fields: dict[str, float]) -> Iterator[Metric]:
