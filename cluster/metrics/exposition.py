@@ -30,10 +30,19 @@ def label_value(value: str) -> str:
 
 def render(families: Iterable[Family]) -> str:
     lines: list[str] = []
+    # The same topic names and counts recur in every family: each is formatted once.
+    label_text: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+    number_text: dict[float, str] = {}
     for f in families:
         lines.append(f"# HELP {f.name} {f.doc}\n# TYPE {f.name} gauge\n")
         order = sorted((name, i) for i, name in enumerate(f.labels))  # as the library sorts
         for values, value in f.samples:
-            labels = ",".join(f'{name}="{label_value(values[i])}"' for name, i in order)
-            lines.append(f"{f.name}{{{labels}}} {floatToGoString(value)}\n")
+            labels = label_text.get((f.labels, values))
+            if labels is None:
+                labels = label_text[(f.labels, values)] = ",".join(
+                    f'{name}="{label_value(values[i])}"' for name, i in order)
+            number = number_text.get(value)
+            if number is None:
+                number = number_text[value] = floatToGoString(value)
+            lines.append(f"{f.name}{{{labels}}} {number}\n")
     return "".join(lines)
