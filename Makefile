@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install browser unit bench clean
+.PHONY: run test install browser prometheus unit bench clean
 
 run: $(STAMP)
 	$(PY) scripts/run.py
 
-test: $(STAMP) browser
+test: $(STAMP) browser prometheus
 	$(PY) -m pytest -q -p no:randomly $(PYTEST_ARGS)
 
 # The fast loop: pure cores only, no Django, slow tests skipped (make test runs them).
@@ -26,6 +26,9 @@ $(STAMP): requirements.txt
 
 browser:
 	bash scripts/ensure_chromium.sh
+
+prometheus:
+	bash scripts/ensure_prometheus.sh
 
 bench: $(STAMP)
 	for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

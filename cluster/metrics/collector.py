@@ -16,12 +16,14 @@ from cluster.adapters import hot_state
 from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                                       UNKNOWN_TOPIC_OR_PARTITION)
 from cluster.metrics import counters, tally
+from cluster.metrics.exposition import Family
 from cluster.metrics.figures import spu_figures, topic_figures
 
 PREFIX = "controlroom_"
 # Series that exist from the first scrape, so rate() and alerts see a 0, not nothing.
 KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
          "acks": tuple(tally.ACKS_LABELS.values()),
+         "step": tuple(tally.MOVE_STEPS.values()),
          "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
 _moves_in_flight: list[Callable[[], int]] = []
 
@@ -33,9 +35,10 @@ def register_moves_in_flight(source: Callable[[], int]) -> None:
 
 
 class ControlRoomCollector(Collector):
+    """Engine figures, counters and histograms (the per-topic and per-SPU gauges are
+    ``figure_families``: they scale with the cluster and are written directly)."""
+
     def collect(self) -> Iterator[Metric]:
-        yield from _partition_families()
-        yield from _spu_families()
         try:
             fields = counters.read()
             worker = hot_state.client().exists(hot_state.WORKER)
@@ -45,7 +48,11 @@ class ControlRoomCollector(Collector):
         yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 1)
         yield _gauge("worker_up", "1 while a Celery worker refreshes its heartbeat key", worker)
         yield from _counter_families(fields)
-        yield _tick_histogram(fields)
+        yield _histogram("replication_tick_seconds", "time one replication tick took (load, step, "
+                         "save, mirror; with shards, the coordinator's part)", counters.TICK, fields)
+        yield _histogram("replication_shard_tick_seconds",
+                         "time one shard's part of a sharded replication tick took",
+                         counters.SHARD_TICK, fields)
         yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
                      sum(source() for source in _moves_in_flight))
 
@@ -54,35 +61,33 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(PREFIX + name, doc, value=value)
 
 
-def _partition_families() -> Iterator[Metric]:
+def figure_families() -> list[Family]:
+    """Per topic and per SPU, from the store (figures.py)."""
+    return _partition_families() + _spu_families()
+
+
+def _partition_families() -> list[Family]:
+    topics = topic_figures()
     docs = {"total": "partitions", "offline": "partitions without a leader",
             "under_replicated": "partitions whose LRS is smaller than their replica set"}
-    families = {k: GaugeMetricFamily(f"{PREFIX}partitions_{k}", doc, labels=["topic"])
-                for k, doc in docs.items()}
-    for t in topic_figures():
-        for k, family in families.items():
-            family.add_metric([t.topic], getattr(t, k))
-    yield from families.values()
+    return [Family(f"{PREFIX}partitions_{k}", doc, ("topic",),
+                   [((t.topic,), getattr(t, k)) for t in topics]) for k, doc in docs.items()]
 
 
-def _spu_families() -> Iterator[Metric]:
-    up = GaugeMetricFamily(PREFIX + "spu_up", "1 if the SPU is Online, else 0",
-                           labels=["spu", "rack"])
-    leaders = GaugeMetricFamily(PREFIX + "spu_leader_partitions", "partitions the SPU leads",
-                                labels=["spu", "rack"])
-    replicas = GaugeMetricFamily(PREFIX + "spu_replicas", "replicas the SPU hosts",
-                                 labels=["spu", "rack"])
-    imbalance = GaugeMetricFamily(
-        PREFIX + "leader_imbalance_ratio",
-        "share of the partitions the SPU is preferred leader of that it does not lead",
-        labels=["spu"])
-    for s in spu_figures():
-        labels = [str(s.spu), s.rack]
-        up.add_metric(labels, int(s.up))
-        leaders.add_metric(labels, s.leaders)
-        replicas.add_metric(labels, s.replicas)
-        imbalance.add_metric([str(s.spu)], s.imbalance)
-    yield from (up, leaders, replicas, imbalance)
+def _spu_families() -> list[Family]:
+    spus = spu_figures()
+    labels = [((str(s.spu), s.rack), s) for s in spus]
+    return [
+        Family(PREFIX + "spu_up", "1 if the SPU is Online, else 0", ("spu", "rack"),
+               [(ids, int(s.up)) for ids, s in labels]),
+        Family(PREFIX + "spu_leader_partitions", "partitions the SPU leads", ("spu", "rack"),
+               [(ids, s.leaders) for ids, s in labels]),
+        Family(PREFIX + "spu_replicas", "replicas the SPU hosts", ("spu", "rack"),
+               [(ids, s.replicas) for ids, s in labels]),
+        Family(PREFIX + "leader_imbalance_ratio",
+               "share of the partitions the SPU is preferred leader of that it does not lead",
+               ("spu",), [((str(s.spu),), s.imbalance) for s in spus]),
+    ]
 
 
 def _counter_families(fields: dict[str, float]) -> Iterator[Metric]:
@@ -95,6 +100,8 @@ def _counter_families(fields: dict[str, float]) -> Iterator[Metric]:
                     tally.PRODUCED, fields)
     yield _labelled("produce_refused", "records refused at produce, by error code", "reason",
                     tally.REFUSED, fields)
+    yield _labelled("replica_moves", "replica moves started, changing phase, completed, "
+                    "rolled back", "step", tally.MOVES, fields)
 
 
 def _labelled(name: str, doc: str, label: str, prefix: str,
@@ -106,11 +113,11 @@ def _labelled(name: str, doc: str, label: str, prefix: str,
     return family
 
 
-def _tick_histogram(fields: dict[str, float]) -> HistogramMetricFamily:
+def _histogram(name: str, doc: str, fields_of: counters.Histogram,
+               fields: dict[str, float]) -> HistogramMetricFamily:
     buckets, running = [], 0.0
     for bound in [str(b) for b in counters.TICK_BUCKETS] + [counters.INF]:
-        running += fields.get(counters.TICK_BUCKET + bound, 0)
+        running += fields.get(fields_of.bucket + bound, 0)
         buckets.append((bound, running))
-    return HistogramMetricFamily(PREFIX + "replication_tick_seconds",
-                                 "time one replication tick took (load, step, save, mirror)",
-                                 buckets=buckets, sum_value=fields.get(counters.TICK_SUM, 0))
+    return HistogramMetricFamily(PREFIX + name, doc, buckets=buckets,
+                                 sum_value=fields.get(fields_of.sum, 0))

@@ -14,22 +14,34 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import NamedTuple
 
 import redis
 
 from cluster.adapters import hot_state, redis_keys
 
 
-
 def _key() -> str:
     """In the store's namespace, beside its replication state (cluster/adapters/redis_keys.py)."""
     return redis_keys.key("metrics")
+
+
 TICK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-TICK_BUCKET = "tick_le:"
-TICK_COUNT = "tick_count"
-TICK_SUM = "tick_sum"
 INF = "+Inf"
+
+
+class Histogram(NamedTuple):
+    """The hash fields of one histogram: a count per bucket (upper bound), a count, a sum."""
+    bucket: str
+    count: str
+    sum: str
+
+
+TICK = Histogram("tick_le:", "tick_count", "tick_sum")
+# With REPLICATION_SHARDS > 1 each tick also runs one task per shard: timed apart, so the
+# tick histogram still counts one observation per tick.
+SHARD_TICK = Histogram("shard_tick_le:", "shard_tick_count", "shard_tick_sum")
 
 log = logging.getLogger(__name__)
 _pending: Counter[str] = Counter()
@@ -69,20 +81,40 @@ def tick_bucket(seconds: float) -> str:
     return next((str(b) for b in TICK_BUCKETS if seconds <= b), INF)
 
 
-def observe_tick(seconds: float) -> None:
-    _write({TICK_BUCKET + tick_bucket(seconds): 1, TICK_COUNT: 1}, {TICK_SUM: seconds})
+def observe(histogram: Histogram, seconds: float) -> None:
+    _write({histogram.bucket + tick_bucket(seconds): 1, histogram.count: 1},
+           {histogram.sum: seconds})
+
+
+_timing = threading.local()  # the histograms this thread is timing right now
 
 
 @contextmanager
-def timed_tick() -> Iterator[None]:
-    """Time a replication tick; one that raised is not observed, nor are its buffered counts."""
+def timed_tick(histogram: Histogram = TICK) -> Iterator[None]:
+    """Time a replication tick; one that raised is not observed, nor are its buffered counts.
+
+    Nested timing of one histogram in one thread observes once, the outermost: a
+    sharded coordinator that runs the whole tick itself is still one tick.
+    """
+    active: set[Histogram] = _timing.__dict__.setdefault("active", set())
+    if histogram in active:
+        yield
+        return
     start = time.perf_counter()
+    active.add(histogram)
     try:
         yield
     except BaseException:
         discard()
         raise
-    observe_tick(time.perf_counter() - start)
+    finally:
+        active.discard(histogram)
+    observe(histogram, time.perf_counter() - start)
+
+
+def timed_shard_tick() -> AbstractContextManager[None]:
+    """Time one shard's part of a sharded tick (its own histogram, see SHARD_TICK)."""
+    return timed_tick(SHARD_TICK)
 
 
 def discard() -> None:

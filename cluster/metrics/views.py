@@ -10,12 +10,13 @@ from prometheus_client import REGISTRY, CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import Metric
 
 from cluster.metrics.access import scrape_refusal
-from cluster.metrics.collector import ControlRoomCollector
+from cluster.metrics.collector import ControlRoomCollector, figure_families
+from cluster.metrics.exposition import render
 from cluster.metrics.readiness import readiness
 
 
 class _Scrape:
-    """The process's own metrics (default registry) followed by the cluster's."""
+    """The process's own metrics (default registry) followed by the engine's."""
 
     def __init__(self) -> None:
         self.cluster = ControlRoomCollector()
@@ -38,7 +39,9 @@ def metrics(request: HttpRequest) -> HttpResponse:
         if refusal.status == 401:
             response["WWW-Authenticate"] = "Bearer"
         return response
-    return HttpResponse(generate_latest(_SCRAPE), content_type=CONTENT_TYPE_LATEST)
+    # The store's figures first: a scrape that cannot read the store fails as a whole.
+    figures = render(figure_families()).encode()
+    return HttpResponse(generate_latest(_SCRAPE) + figures, content_type=CONTENT_TYPE_LATEST)
 
 
 @login_not_required

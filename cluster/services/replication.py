@@ -37,7 +37,7 @@ from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401
                                      topology_unchanged, connection_manager)
 from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
                                          run_on_shards, run_unit)
-from cluster.metrics.counters import timed_tick
+from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
 from cluster.services.recovery import hot_state_check_against_store
@@ -77,6 +77,7 @@ class _WholeTick(Exception):
     """The coordinator found cluster-wide work that changes replica sets."""
 
 
+@timed_tick()
 def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
                            lock_timeout_s: float | None = None
                            ) -> dict[int, dict[Key, int]] | None:
@@ -152,7 +153,7 @@ def replication_shard_tick(shard: int, *, quotas: dict[Key, int] | None = None,
         return actions
 
     started, cpu = time.perf_counter(), time.process_time()
-    with timed_tick():
+    with timed_shard_tick():
         run_on_shards(step, locks=[shards.lock_name(shard)],
                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
                       record_ids=sum(due.values()), dispatch=dispatch,

@@ -1,0 +1,123 @@
+"""A real Prometheus scraping the real stack (scripts/run.py, private Redis) every second:
+an SPU taken offline raises the under-replicated count, the shipped alert goes pending then
+firing and reaches a webhook through a real Alertmanager, and it resolves once the SPU is
+back; with METRICS_TOKEN set and without."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pytest
+import yaml
+
+from tests.prometheus_procs import Alertmanager, Prometheus, Webhook, wait_for
+from tests.stack import ROOT, Stack
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow]
+ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"
+UNDER = "ControlRoomUnderReplicatedPartitions"
+TOKEN = "prometheus-scrape-token"
+SPU = "0"
+
+
+@dataclass
+class TokenStack(Stack):
+    metrics_token: str = ""
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "METRICS_TOKEN": self.metrics_token}
+
+
+class Scraped(NamedTuple):
+    stack: TokenStack
+    prometheus: Prometheus
+    webhook: Webhook
+
+
+def scrape_config(port: int, token: str, alertmanager: str) -> dict:
+    """One job as docs/observability.md has it, and one that never sends a token."""
+    target = {"metrics_path": "/metrics", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
+    with_token = {"authorization": {"type": "Bearer", "credentials": token}} if token else {}
+    return {"global": {"scrape_interval": "1s", "evaluation_interval": "1s",
+                       "scrape_timeout": "1s"},
+            "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
+            "scrape_configs": [{"job_name": "controlroom", **target, **with_token},
+                               {"job_name": "controlroom-without-token", **target}]}
+
+
+def rules_in_seconds() -> dict:
+    """The shipped rules, expressions untouched, with every `for:` read in seconds
+    instead of minutes (5m -> 5s): the test sees the whole cycle in seconds."""
+    doc = yaml.safe_load(ALERTS.read_text())
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            if "for" in rule:
+                rule["for"] = re.sub(r"^(\d+)m$", r"\1s", rule["for"])
+    return doc
+
+
+@pytest.fixture(scope="module", params=["no token", "METRICS_TOKEN"])
+def scraped(request, tmp_path_factory) -> Iterator[Scraped]:
+    token = TOKEN if request.param == "METRICS_TOKEN" else ""
+    stack = TokenStack(tmp_path_factory.mktemp("stack"), metrics_token=token)
+    webhook, started = Webhook(), []
+    try:
+        stack.start()
+        started.append(Alertmanager(tmp_path_factory.mktemp("alertmanager"), webhook))
+        config = scrape_config(stack.port, token, f"127.0.0.1:{started[0].port}")
+        started.append(Prometheus(tmp_path_factory.mktemp("prometheus"), config,
+                                  rules_in_seconds()))
+        yield Scraped(stack, started[1], webhook)
+    finally:
+        for daemon in reversed(started):
+            daemon.stop()
+        webhook.stop()
+        stack.kill_all()
+
+
+def spu(stack: Stack, action: str) -> None:
+    done = stack.manage("spu", action, SPU, "--no-wait")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def under_replicated(prometheus: Prometheus) -> float | None:
+    return prometheus.value('sum(controlroom_partitions_under_replicated{job="controlroom"})')
+
+
+def test_prometheus_sees_an_outage_raise_the_alert_and_its_end_resolve_it(scraped):
+    stack, prometheus, webhook = scraped
+    wait_for(lambda: prometheus.value('up{job="controlroom"}') == 1, 30, "a first good scrape")
+    wait_for(lambda: under_replicated(prometheus) == 0, 60, "a healthy cluster")
+    assert prometheus.alert_state(UNDER) is None
+
+    spu(stack, "offline")
+    wait_for(lambda: (under_replicated(prometheus) or 0) > 0, 30, "under-replicated > 0")
+    assert prometheus.value(f'controlroom_spu_up{{job="controlroom",spu="{SPU}"}}') == 0
+    seen = [wait_for(lambda: prometheus.alert_state(UNDER), 15, f"{UNDER} pending", 0.1)]
+    seen.append(wait_for(lambda: prometheus.alert_state(UNDER) == "firing" and "firing",
+                         30, f"{UNDER} firing", 0.1))
+    assert seen == ["pending", "firing"]
+    assert (prometheus.value('increase(controlroom_lrs_shrinks_total{job="controlroom"}[1m])')
+            or 0) > 0
+
+    spu(stack, "online")
+    wait_for(lambda: under_replicated(prometheus) == 0, 60, "under-replicated back to 0")
+    wait_for(lambda: prometheus.alert_state(UNDER) is None, 15, f"{UNDER} resolved")
+    assert prometheus.value(f'controlroom_spu_up{{job="controlroom",spu="{SPU}"}}') == 1
+    # Through Alertmanager to the receiver: firing, and resolved once the SPU is back.
+    wait_for(lambda: "resolved" in webhook.statuses(UNDER), 30, f"{UNDER} resolved at the webhook")
+    assert webhook.statuses(UNDER)[0] == "firing"
+
+
+def test_a_scrape_without_the_token_fails_only_when_metrics_token_is_set(scraped):
+    stack, prometheus, _ = scraped
+    assert prometheus.value('up{job="controlroom"}') == 1
+    # Without METRICS_TOKEN loopback may scrape; with it, only a request that sends it.
+    expected = 0 if stack.metrics_token else 1
+    wait_for(lambda: prometheus.value('up{job="controlroom-without-token"}') == expected, 15,
+             f"the scrape without a token to report up {expected}")
+    target = next(t for t in prometheus.api("targets")["activeTargets"]
+                  if t["labels"]["job"] == "controlroom-without-token")
+    assert ("401" in target["lastError"]) == bool(stack.metrics_token), target
