@@ -113,9 +113,11 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> 
     """Everything readers see, once the commit landed."""
     moved = [k for k, new in after.items()
              if k in hot.before and hot.before[k].status() != new.status()]
+    lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
+                 if hot.before[k].lrs != after[k].lrs}
     written = mirror_offsets(hot, after)
     events = store_projection.catch_up()
-    count_step(actions, events)
+    count_step(actions, lrs_moved)
     announce(events)
     settle_tickets(actions)
     publish_partitions(written, moved=moved)

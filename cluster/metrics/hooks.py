@@ -1,37 +1,25 @@
 """The one-line calls services make so counters and JSON event lines follow their work."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from cluster.core.replication import Acks, Action, Key, ProduceResult
 from cluster.metrics import counters, tally
 from cluster.metrics.logs import log_events
-from cluster.models import Event
 
 __all__ = ["count_produce", "count_simulated", "count_step", "log_events"]
 
 
-def count_step(actions: Sequence[Action], events: Sequence[Event]) -> None:
-    """Once a step is saved in Redis: LRS moves, elections, replica moves, buffered produce
-    counts.
+def count_step(actions: Sequence[Action],
+               lrs_moved: Mapping[Key, tuple[Sequence[int], Sequence[int]]]) -> None:
+    """Once a step is committed: LRS moves, elections, replica moves, buffered produce counts.
 
-    The hot state is the truth the store mirrors, so a failed mirror after this
-    still counts what happened.
+    ``lrs_moved``: (LRS before, LRS after) of the partitions whose LRS the step changed,
+    as the unit of work saw them; a partition with none ended the step as it began.
     """
-    chains = tally.lrs_chains(actions, _lrs_moved(events))
+    chains = tally.lrs_chains(actions, lrs_moved)
     counters.flush(tally.lrs_moves(chains) + tally.election_outcomes(actions)
                    + tally.move_steps(actions))
-
-
-def _lrs_moved(events: Sequence[Event]) -> dict[Key, tuple[list[int], list[int]]]:
-    """(LRS before, LRS after) of the partitions whose LRS the step changed: their
-    status events say so; a partition with none ended the step as it began."""
-    moved: dict[Key, tuple[list[int], list[int]]] = {}
-    for e in events:
-        if e.operation == "status" and "lrs" in e.params:
-            topic, partition = e.object_name.rsplit("/", 1)
-            moved[(topic, int(partition))] = (e.params["lrs"]["from"], e.params["lrs"]["to"])
-    return moved
 
 
 def count_simulated(result: ProduceResult, acks: Acks, count: int) -> None:

