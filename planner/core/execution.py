@@ -105,3 +105,61 @@ def final_state(state: ExecutionState, *, total: int, started: int, in_flight: i
     if state is ExecutionState.RUNNING and started >= total:
         return ExecutionState.FAILED if failed else ExecutionState.DONE
     return None
+
+
+# ---- the byte-rate throttle (Kafka's --throttle, Cruise Control's replication throttle) ----
+
+# The bucket holds at most this many seconds of the rate: an idle spell buys one burst, no more.
+BURST_S = 1.0
+
+
+class ByteBucket(NamedTuple):
+    """Bytes a plan may still start copying, as of ``at_ms``; negative while a move overdraws."""
+    tokens: float
+    at_ms: int
+
+
+def full_bucket(rate: int, at_ms: int) -> ByteBucket:
+    return ByteBucket(rate * BURST_S, at_ms)
+
+
+def refill(bucket: ByteBucket, rate: int, now_ms: int) -> ByteBucket:
+    gained = rate * max(0, now_ms - bucket.at_ms) / 1000
+    return ByteBucket(min(rate * BURST_S, bucket.tokens + gained), max(now_ms, bucket.at_ms))
+
+
+def within_byte_rate(sizes: Sequence[int], bucket: ByteBucket,
+                     rate: int | None) -> tuple[int, ByteBucket]:
+    """How many of the moves of ``sizes`` (bytes each copies), in order, may start now, and
+    the bucket they leave. A move starts when the bucket holds its bytes, or holds a full
+    burst: a move larger than a burst then overdraws, and the next ones wait for the debt
+    to be paid, so the bytes started never run ahead of the rate by more than a burst and
+    one move. Unthrottled (``rate`` None) every move may start."""
+    if rate is None:
+        return len(sizes), bucket
+    tokens, started = bucket.tokens, 0
+    for size in sizes:
+        if tokens < 0 or tokens < min(size, rate * BURST_S):
+            break
+        tokens -= size
+        started += 1
+    return started, ByteBucket(tokens, bucket.at_ms)
+
+
+def copy_rate(copied: int, elapsed_s: float | None) -> float | None:
+    """Bytes per second copied so far (None before anything could be measured)."""
+    if not elapsed_s or elapsed_s <= 0:
+        return None
+    return round(copied / elapsed_s, 1)
+
+
+def eta_s(*, moves_done: int, moves_total: int, elapsed_s: float | None,
+          bytes_left: int | None = None, rate: int | None = None) -> float | None:
+    """Seconds a running execution still needs at its pace so far; the byte throttle
+    bounds it from below (what is left cannot copy faster than the rate)."""
+    guesses = []
+    if moves_done and elapsed_s and elapsed_s > 0:
+        guesses.append(elapsed_s * (moves_total - moves_done) / moves_done)
+    if rate and bytes_left:
+        guesses.append(bytes_left / rate)
+    return round(max(guesses), 1) if guesses else None
