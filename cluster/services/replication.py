@@ -77,12 +77,14 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
         return _run_on_shards(step, locks=shards.locks_of(wanted), pick=lambda _: wanted,
                               record_ids=record_ids, dispatch=dispatch,
                               lock_timeout_s=lock_timeout_s)
-    with locked_for_this_store(lock_timeout_s):
+    with locked_for_this_store(lock_timeout_s), tick_steps.collecting_after_save() as after:
         hot = hot_state.load(keys)
         shards.adopt_record_ids(hot.state)
         actions = step(hot)
         changed = hot_state.save(hot)
         mirror_to_store(hot, actions, changed)
+        for callback in after:  # only once the fenced save landed, still under the lease
+            callback()
     (dispatch or scheduler().dispatch)(Followups.of(actions))
     return actions
 
@@ -91,7 +93,8 @@ def _run_on_shards(step: Step, *, locks: list[str],
                    pick: Callable[[dict[str, Any]], Iterable[Key]], record_ids: int,
                    dispatch: Dispatch | None, lock_timeout_s: float | None) -> list[Action]:
     """``run_locked`` under some shards' leases: their sets only, saved without the meta."""
-    with locked_for_this_store(lock_timeout_s, locks=locks):
+    with locked_for_this_store(lock_timeout_s, locks=locks), \
+            tick_steps.collecting_after_save() as after:
         hot = hot_state.load_selected(pick)
         first = hot.state.next_record_id
         if record_ids:
@@ -103,6 +106,8 @@ def _run_on_shards(step: Step, *, locks: list[str],
                                f"with {record_ids} ids reserved")
         changed = hot_state.save_sets(hot)
         mirror_to_store(hot, actions, changed)
+        for callback in after:
+            callback()
     (dispatch or scheduler().dispatch)(Followups.of(actions))
     return actions
 
@@ -149,7 +154,8 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     """
     at = now if now is not None else now_ms()
     quotas: dict[Key, int] = {}
-    with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]):
+    with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]), \
+            tick_steps.collecting_after_save() as after:
         hot = hot_state.load_selected(lambda _: ())
         hot.state.replica_sets = shards.UnloadedSets()
         quiet = _quiet_tick(hot, at)
@@ -160,6 +166,8 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
             hot_state.save_meta(hot)
             if quiet:
                 mirror_to_store(hot, quiet, [])
+            for callback in after:
+                callback()
     if quiet is None:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
