@@ -78,7 +78,7 @@ def plan_drain(*, spu_id: int, expect: str | None = None, by: Actor = None) -> P
                        "read the new preview before applying", field="spu_id")
     record = Plan.objects.create(
         created_by=actor_name(by), name=result.scenario.name, engine=Plan.Engine.LOCAL,
-        source=Plan.Source.STORE, scenario=data["scenario"], options=data["options"],
+        source=Plan.Source.DRAIN, scenario=data["scenario"], options=data["options"],
         metrics=dict(result.metrics), before=dict(result.before), moves=data["moves"],
         target=data["target"], current=core.cluster_to_dict(cluster),
         elapsed_ms=int((time.perf_counter() - started) * 1000))

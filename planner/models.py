@@ -23,6 +23,7 @@ class Plan(Tracked):
     class Source(models.TextChoices):
         STORE = "store", "cluster store"
         KAFKA_JSON = "kafka-json", "Kafka reassignment JSON"
+        DRAIN = "drain", "drain of one SPU"
 
     class Engine(models.TextChoices):
         LOCAL = "local"

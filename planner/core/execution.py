@@ -163,3 +163,17 @@ def eta_s(*, moves_done: int, moves_total: int, elapsed_s: float | None,
     if rate and bytes_left:
         guesses.append(bytes_left / rate)
     return round(max(guesses), 1) if guesses else None
+
+
+def rollback_reassignment(moves: Sequence[PlanMove], current: Layout) -> dict[str, Any]:
+    """Today's assignment of the partitions a plan moves, as Kafka reassignment JSON:
+    what ``kafka-reassign-partitions --execute`` prints to save for a rollback (with
+    ``log_dirs`` "any"). ``current`` is the cluster's layout now; a partition it lacks
+    falls back to the plan's "before"."""
+    rows = []
+    for move in sorted(moves, key=lambda m: (m.topic, m.partition)):
+        now = current.get(move.topic) or ()
+        replicas = list(now[move.partition]) if move.partition < len(now) else list(move.before)
+        rows.append({"topic": move.topic, "partition": move.partition, "replicas": replicas,
+                     "log_dirs": ["any"] * len(replicas)})
+    return {"version": 1, "partitions": rows}

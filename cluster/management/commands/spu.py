@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandError
 
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.management.commands._installed_actions import installed
