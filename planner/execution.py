@@ -24,6 +24,7 @@ from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
                                     PlanMove, full_bucket, layout_drift, layout_of, plan_moves,
+                                    preparation_steps, targets_not_ready,
                                     unavailable_targets)
 from planner.core.jobs import PlanState
 from planner.executor import announce, executing
@@ -93,24 +94,14 @@ def _check_applicable(plan: Plan, moves: list[PlanMove]) -> None:
                        field="plan_id", details={"drift": drift})
     registered = Spu.objects.values_list("id", flat=True)
     online = Spu.objects.filter(resolution=SpuResolution.ONLINE.value).values_list("id", flat=True)
-    missing = unavailable_targets(moves, registered, online)
-    if missing:
+    ready = targets_not_ready(moves, registered, online)
+    if ready.unregistered or ready.offline:
+        missing = unavailable_targets(moves, registered, online)
+        racks = {s["id"]: s.get("rack") for s in plan.scenario.get("add_spus", [])}
+        steps = preparation_steps(ready, racks)
         raise Conflict(f"plan {plan.pk} moves replicas to SPUs that cannot take them: "
-                       f"{'; '.join(missing)} ({_how_to_prepare(plan, missing)})",
-                       field="plan_id", details={"spus": missing})
-
-
-def _how_to_prepare(plan: Plan, missing: list[str]) -> str:
-    """The walk-through of a plan that adds SPUs: register them, bring them online, apply."""
-    racks = {s["id"]: s.get("rack") for s in plan.scenario.get("add_spus", [])}
-    steps = []
-    for problem in missing:
-        spu = int(problem.split()[1])
-        if problem.endswith("not registered"):
-            rack = f" --rack {racks[spu]}" if racks.get(spu) else ""
-            steps.append(f"spu register --id {spu}{rack}")
-        steps.append(f"spu online {spu}")
-    return "first " + ", then ".join(dict.fromkeys(steps)) + ", then apply again"
+                       f"{'; '.join(missing)} (first {', then '.join(steps)}, then apply "
+                       "again)", field="plan_id", details={"spus": missing, "steps": steps})
 
 
 def _check_caps(max_moves_per_spu: int, max_moves: int,

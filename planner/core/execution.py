@@ -73,15 +73,34 @@ def layout_drift(planned: Layout, actual: Layout) -> list[str]:
     return problems
 
 
+class NotReady(NamedTuple):
+    """Target SPUs that cannot take replicas yet: to register, and to bring online."""
+    unregistered: list[int]
+    offline: list[int]
+
+
+def targets_not_ready(moves: Sequence[PlanMove], registered: Iterable[int],
+                      online: Iterable[int]) -> NotReady:
+    named = sorted({s for m in moves for s in m.after})
+    known, up = set(registered), set(online)
+    return NotReady([s for s in named if s not in known],
+                    [s for s in named if s in known and s not in up])
+
+
 def unavailable_targets(moves: Sequence[PlanMove], registered: Iterable[int],
                         online: Iterable[int]) -> list[str]:
     """Target SPUs that are not registered, or registered but not online."""
-    named = sorted({s for m in moves for s in m.after})
-    known, up = set(registered), set(online)
-    missing = [s for s in named if s not in known]
-    down = [s for s in named if s in known and s not in up]
+    missing, down = targets_not_ready(moves, registered, online)
     return ([f"SPU {s} is not registered" for s in missing]
             + [f"SPU {s} is not online" for s in down])
+
+
+def preparation_steps(ready: NotReady, racks: Mapping[int, str | None]) -> list[str]:
+    """The commands that make a plan's targets ready: register (in the plan's rack), then
+    bring online, each SPU; empty when every target is ready."""
+    register = [f"spu register --id {s}" + (f" --rack {racks[s]}" if racks.get(s) else "")
+                for s in ready.unregistered]
+    return register + [f"spu online {s}" for s in (*ready.unregistered, *ready.offline)]
 
 
 class Finished(NamedTuple):

@@ -156,3 +156,14 @@ def test_spu_drain_applies_only_those_moves_with_the_throttle_given(grown):
     after = layout()
     assert {k for k in after if after[k] != before[k]} == held
     assert not any(1 in replicas for replicas in after.values())
+
+
+def test_plan_export_writes_the_rollback_file(grown, tmp_path):
+    quiet("plan", "export", str(grown["id"]), "--rollback", str(tmp_path / "rollback.json"))
+    document = json.loads((tmp_path / "rollback.json").read_text())
+    now = layout()
+    assert len(document["partitions"]) == len(grown["moves"])
+    assert all(r["replicas"] == now[(r["topic"], r["partition"])]
+               for r in document["partitions"])
+    assert "cannot write" in str(refused("plan", "export", str(grown["id"]), "--rollback",
+                                         str(tmp_path / "missing" / "r.json")))
