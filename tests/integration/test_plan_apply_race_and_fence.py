@@ -145,3 +145,26 @@ def test_the_races_hold_on_postgresql_too():
             admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "2 passed" in done.stdout
+
+
+@pytest.mark.django_db
+def test_a_move_saved_in_the_hot_state_whose_row_write_was_lost_is_adopted_not_failed(
+        two_plans, monkeypatch):
+    """The process died between the fenced save and the row's write: the next ticks find
+    the moves under way towards their targets and follow them to the end."""
+    from planner import executor
+
+    plan_id = two_plans[0]
+    execution.plan_apply(plan_id=plan_id, by="test")
+    with monkeypatch.context() as patch:
+        patch.setattr(executor.tick_steps, "after_save", lambda callback: None)
+        replication_tick(dispatch=LocalQueue())
+    assert PlanExecution.objects.get(plan_id=plan_id).started == []
+    assert hot_state.load().state.replica_sets[("t", _first_moved(plan_id))].move is not None
+    assert execution.plan_wait(plan_id=plan_id, timeout_s=120)
+    done = execution.plan_status(plan_id=plan_id)
+    assert (done["state"], done["moves_failed"]) == ("done", 0)
+
+
+def _first_moved(plan_id: int) -> int:
+    return Plan.objects.get(pk=plan_id).moves[0]["partition"]

@@ -167,3 +167,15 @@ def test_plan_export_writes_the_rollback_file(grown, tmp_path):
                for r in document["partitions"])
     assert "cannot write" in str(refused("plan", "export", str(grown["id"]), "--rollback",
                                          str(tmp_path / "missing" / "r.json")))
+
+
+def test_a_viewer_reads_the_drain_preview_but_cannot_drain_or_prepare_or_replan(
+        grown, viewer_client):
+    preview = viewer_client.get("/planner/drain/1/")
+    assert preview.status_code == 200 and 'id="drain-form"' not in preview.content.decode()
+    for url, body in ((f"/planner/drain/1/", {**APPLY, "expect": "x"}),
+                      (f"/planner/plans/{grown['id']}/register-spus/", {}),
+                      (f"/planner/plans/{grown['id']}/online-spus/", {}),
+                      (f"/planner/plans/{grown['id']}/rest/", {})):
+        assert viewer_client.post(url, body).status_code == 403, url
+    assert Plan.objects.count() == 1 and not PlanExecution.objects.exists()
