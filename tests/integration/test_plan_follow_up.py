@@ -173,7 +173,7 @@ def test_a_viewer_reads_the_drain_preview_but_cannot_drain_or_prepare_or_replan(
         grown, viewer_client):
     preview = viewer_client.get("/planner/drain/1/")
     assert preview.status_code == 200 and 'id="drain-form"' not in preview.content.decode()
-    for url, body in ((f"/planner/drain/1/", {**APPLY, "expect": "x"}),
+    for url, body in (("/planner/drain/1/", {**APPLY, "expect": "x"}),
                       (f"/planner/plans/{grown['id']}/register-spus/", {}),
                       (f"/planner/plans/{grown['id']}/online-spus/", {}),
                       (f"/planner/plans/{grown['id']}/rest/", {})):
