@@ -118,6 +118,14 @@ def test_the_byte_throttle_starts_moves_only_as_fast_as_the_rate_pays(grown, set
         replication_tick(now=at, dispatch=LocalQueue())
         started.append(len(PlanExecution.objects.get().started))
     assert started == [2, 2, 3], "a burst of 1,000 bytes, then 500 bytes each half second"
+    for step in range(1, 30):
+        if PlanExecution.objects.get().moves_done:
+            break
+        replication_tick(now=t0 + 600 + step * 10, dispatch=LocalQueue())
+    running = plan_status(plan_id=grown["id"])
+    assert running["state"] == "running" and running["moves_done"] >= 1
+    assert running["eta_s"] > 0 and running["estimated_finish_at"] is not None
+    assert running["bytes_copied"] > 0
     assert plan_wait(plan_id=grown["id"], timeout_s=120)
     done = plan_status(plan_id=grown["id"])
     assert done["state"] == "done" and done["bytes_copied"] == done["bytes_moved"] > 0
