@@ -6,8 +6,13 @@ core to roll back those in flight (it finishes forward where a rollback would
 cost LRS members). A running execution ends done when every move reached its
 target, failed when some rolled back or could not start. Applying is refused
 when the plan's "current" layout is no longer the cluster's, or when a target
-names an SPU that is not registered and online: the plan was made for another
-cluster.
+names an SPU that is not registered and online (``preparation_steps`` says how
+to make it ready).
+
+Beside Cruise Control's move counts, a byte-rate throttle (Kafka's
+``--throttle``) paces the copies with a token bucket (``within_byte_rate``);
+``copy_rate`` and ``eta_s`` give the pace and the estimated finish, and
+``rollback_reassignment`` the file that undoes a plan.
 """
 from __future__ import annotations
 

@@ -187,3 +187,12 @@ def test_a_viewer_reads_the_drain_preview_but_cannot_drain_or_prepare_or_replan(
                       (f"/planner/plans/{grown['id']}/rest/", {})):
         assert viewer_client.post(url, body).status_code == 403, url
     assert Plan.objects.count() == 1 and not PlanExecution.objects.exists()
+
+
+def test_a_bad_byte_throttle_on_the_page_is_shown_next_to_its_field(grown, operator_client):
+    for page, body in ((f"/planner/plans/{grown['id']}/apply/", APPLY),
+                       ("/planner/drain/1/", {**APPLY, "expect": "x"})):
+        answer = operator_client.post(page, {**body, "throttle_bytes_per_s": "0"})
+        assert answer.status_code == 400
+        assert 'id="id_throttle_bytes_per_s-error"' in answer.content.decode()
+    assert Plan.objects.count() == 1 and not PlanExecution.objects.exists()
