@@ -9,7 +9,9 @@ class ClusterConfig(AppConfig):
     def ready(self) -> None:
         # The one place where the services learn how follow-ups reach Celery.
         from cluster import tasks
-        from cluster.adapters import redis_keys, scheduler, store_identity
+        from cluster.adapters import live_batches, redis_keys, scheduler, store_identity
+        from cluster.projections.live import cluster_load
 
         scheduler.install(tasks.CeleryScheduler())
         redis_keys.install_store_provider(store_identity.store_id)
+        live_batches.install_cluster_load(cluster_load)

@@ -30,8 +30,13 @@ def read_assignment_upload(upload: UploadedFile) -> object:
                            f"({MAX_FILE_BYTES:,} bytes) is accepted", field="file",
                            details=[{"partition": None, "rule": "size",
                                      "message": "file: larger than 1 MiB"}])
+    return read_assignment_text(upload.read())
+
+
+def read_assignment_text(text: str | bytes) -> object:
+    """The JSON value of a replica assignment file's content (an upload, or one kept)."""
     try:
-        return decode_assignment_file(upload.read())
+        return decode_assignment_file(text)
     except InvalidReplicaMap as exc:
         raise InvalidInput(f"the file is not a JSON replica assignment: {exc}",
                            field="file",
@@ -93,11 +98,46 @@ class TopicCreateForm(forms.Form):
 
 
 class AssignmentUploadForm(forms.Form):
+    """A file, or the one chosen before (browsers empty a file input after a submit,
+    so the page keeps the content in hidden fields and offers it again)."""
     service_fields = {"replica_assignment": "file"}
     name = forms.CharField(label="Topic name", max_length=63)
     file = forms.FileField(label="Replica assignment file (JSON, at most 1 MiB)",
-                           widget=forms.ClearableFileInput(
+                           required=False, widget=forms.ClearableFileInput(
                                attrs={"accept": ".json,application/json"}))
+    kept_file = forms.CharField(required=False, strip=False, max_length=MAX_FILE_BYTES,
+                                widget=forms.HiddenInput)
+    kept_name = forms.CharField(required=False, max_length=255, widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("file") and not data.get("kept_file") and "file" not in self.errors:
+            self.add_error("file", "Choose a replica assignment file.")
+        return data
+
+    def content(self) -> object:
+        """The chosen file's JSON value; a new file is kept for the next submit."""
+        upload = self.cleaned_data.get("file")
+        if not upload:
+            return read_assignment_text(self.cleaned_data["kept_file"])
+        if upload.size is not None and upload.size <= MAX_FILE_BYTES:
+            self._keep(upload)
+        return read_assignment_upload(upload)
+
+    def _keep(self, upload: UploadedFile) -> None:
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            return  # not JSON anyway; the refusal says so
+        finally:
+            upload.seek(0)
+        self.data = self.data.copy()
+        self.data["kept_file"], self.data["kept_name"] = text, upload.name or "the file"
+
+    @property
+    def kept_file_name(self) -> str:
+        """The name of the file kept for the next submit ("" when none is kept)."""
+        return self.data.get("kept_name", "") if self.data.get("kept_file") else ""
 
 
 

@@ -3,9 +3,10 @@
 Replication: beat runs ``replication_tick`` (every live SPU loop, the
 connection manager, simulated producers); with ``REPLICATION_SHARDS`` > 1 that
 task coordinates and enqueues one ``replication_shard_tick`` per shard, which
-any worker may run. Candidate notices and election timers of a step travel
-as one task each (timers with a countdown). A running
-worker refreshes a Redis key so commands know to wait for it (adapters/settle.py).
+any worker may run. Candidate notices and election timers are state that
+every tick acts on; a step only asks for a tick at its next election deadline
+(a countdown task that carries nothing). A running
+worker refreshes a Redis key so commands know to wait for it (services/settle.py).
 """
 from __future__ import annotations
 
@@ -23,9 +24,8 @@ from django.conf import settings
 
 from cluster.adapters import hot_state, shards
 from cluster.adapters.lease import LeaseLost
+from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
-from cluster.core import replication as core
-from cluster.core.replication import message_from_dict
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
 from cluster.services.leaders import leader_rebalance
@@ -49,6 +49,9 @@ def replication_tick() -> dict[str, int] | None:
         return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
+        return None
+    except HotStateMismatch as exc:
+        log.error("replication tick refused: %s", exc.message)
         return None
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
@@ -80,33 +83,28 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
     except LeaseLost:
         log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)
         return None
+    except HotStateMismatch as exc:
+        log.error("shard %s tick refused: %s", shard, exc.message)
+        return None
     except TimeoutError:
         log.info("shard %s tick skipped: the previous one still holds its shard", shard)
         return None
 
 
-@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
-def replication_notices(notices: list[dict[str, Any]]) -> None:
-    replication.replication_notices([message_from_dict(n) for n in notices])
-
-
-@shared_task(ignore_result=True, autoretry_for=(TimeoutError,), max_retries=3)
-def replication_timers(timers: list[dict[str, Any]]) -> None:
-    replication.replication_timers([message_from_dict(t) for t in timers])
-
-
 class CeleryScheduler:
-    """Installed at app ready (cluster/apps.py): follow-ups of a step become tasks."""
+    """Installed at app ready (cluster/apps.py): a step's follow-up is a tick at its deadline.
+
+    The task carries nothing: the deadline is in the state, and the beat's next tick
+    fires it anyway if this message is lost."""
 
     def dispatch(self, followups: Followups) -> None:
-        """One task answers every notice of a step; one countdown task per timeout."""
-        if followups.notices:
-            replication_notices.delay([core.message_to_dict(n) for n in followups.notices])
-        by_timeout: dict[int, list[dict[str, Any]]] = {}
-        for t in followups.timers:
-            by_timeout.setdefault(t.timeout_ms, []).append(core.message_to_dict(t))
-        for timeout_ms, timers in by_timeout.items():
-            replication_timers.apply_async(args=[timers], countdown=timeout_ms / 1000)
+        # Without a worker nobody would take the task: whoever steps in-process (a command,
+        # the API's settle) finds the deadline in the state at its next tick.
+        if followups.next_deadline_ms is None or not hot_state.worker_alive():
+            return
+        wait_s = max(0.0, followups.next_deadline_ms / 1000 - time.time())
+        # Slightly after the deadline, so the tick finds it due rather than a hair early.
+        replication_tick.apply_async(countdown=wait_s + 0.05)
 
     def kick(self) -> None:
         replication_tick.delay()

@@ -35,4 +35,5 @@ urlpatterns = [
     path("heatmaps/", heatmaps.heatmaps, name="heatmaps"),
     path("events/", events.event_list, name="events"),
     path("assets/plotly.min.js", assets.plotly_js, name="plotly-js"),
+    path("favicon.ico", assets.favicon, name="favicon"),
 ]

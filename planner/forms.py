@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -61,10 +62,10 @@ class PlanForm(OptionsForm):
         self.fields["lose_rack"].choices = [(r, r) for r in racks]
 
     def clean_add_spu(self) -> list[str]:
-        return _items(self.cleaned_data["add_spu"])
+        return _checked(_items(self.cleaned_data["add_spu"]), additions_problem)
 
     def clean_replication(self) -> list[str]:
-        return _items(self.cleaned_data["replication"])
+        return _checked(_items(self.cleaned_data["replication"]), changes_problem)
 
     def clean_remove_spu(self) -> list[int]:
         items = _items(self.cleaned_data["remove_spu"])
@@ -72,6 +73,42 @@ class PlanForm(OptionsForm):
         if bad:
             raise forms.ValidationError(f"{bad[0]!r} is not an SPU id (a whole number).")
         return [int(i) for i in items]
+
+
+def _checked(items: list[str], problem: Callable[[list[str]], str | None]) -> list[str]:
+    reason = problem(items)
+    if reason:
+        raise forms.ValidationError(reason)
+    return items
+
+
+def additions_problem(items: list[str]) -> str | None:
+    """``ID:RACK`` items naming one SPU twice (the service would say it already exists)."""
+    seen: dict[str, str] = {}
+    for item in items:
+        spu_id = item.partition(":")[0]
+        if spu_id in seen:
+            return f"SPU {spu_id} is listed twice ({seen[spu_id]}, {item}): add each SPU once."
+        seen[spu_id] = item
+    return None
+
+
+def changes_problem(items: list[str]) -> str | None:
+    """``TOPIC:FACTOR`` items whose factor is not a replication factor, or a topic twice."""
+    seen: set[str] = set()
+    for item in items:
+        topic, colon, factor = item.rpartition(":")
+        if not colon or not topic:
+            continue  # the service says what the shape must be
+        if not factor.isdigit():
+            return f"{item}: the factor {factor!r} is not a whole number."
+        if int(factor) < 1:
+            return (f"{item}: the factor {int(factor)} is too small: a topic needs a "
+                    f"replication factor of at least 1.")
+        if topic in seen:
+            return f"topic {topic} is listed twice: give one factor per topic."
+        seen.add(topic)
+    return None
 
 
 class GridForm(OptionsForm):
@@ -86,6 +123,12 @@ class GridForm(OptionsForm):
     up_to = forms.IntegerField(label="Add up to", min_value=0, max_value=10, initial=3,
                                help_text="SPUs added to each rack in the standard grid, 1..N.")
     field_order = ["scenarios", "standard", "up_to"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Both forms share the option fields: ids of their own, so a label here never
+        # toggles the what-if form's box (the posted names stay as they are).
+        kwargs.setdefault("auto_id", "id_grid_%s")
+        super().__init__(*args, **kwargs)
 
     def clean_scenarios(self) -> list[core.Scenario]:
         lines = [line for line in self.cleaned_data["scenarios"].splitlines() if line.strip()]
@@ -112,6 +155,9 @@ def _scenario_line(number: int, line: str) -> core.Scenario:
         values[SCENARIO_FLAGS[flag]].append(value)
     if any(not v.isdigit() for v in values["remove_spus"]):
         raise forms.ValidationError(f"line {number}: --remove-spu takes an SPU id")
+    reason = additions_problem(values["add_spus"]) or changes_problem(values["replication"])
+    if reason:
+        raise forms.ValidationError(f"line {number}: {reason}")
     try:
         return scenario_from_input(**{**values, "name": " ".join(values["name"]),
                                       "remove_spus": [int(v) for v in values["remove_spus"]]})

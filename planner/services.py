@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.db import transaction
 
-from cluster.adapters.settle import worker_running
+from cluster.services.settle import worker_running
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Partition as PartitionRow

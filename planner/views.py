@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from cluster.charts import PLOTLY_CONFIG
+from cluster.templatetags.numbers import human_bytes, ratio
 from cluster.models import Spu
 from cluster.views._shell import (call_action, call_service, operator_required, paginate,
                                   query_without_page)
@@ -158,9 +159,11 @@ def grid_detail(request: HttpRequest, grid_id: int) -> HttpResponse:
 
 
 def _grid_row(row: dict[str, Any], grid: PlanGrid) -> dict[str, Any]:
-    """A table row: (ours, Kafka's) per column, and the fields that plan its scenario."""
+    """A table row: (value to sort by, ours, Kafka's) per column, and the fields that plan
+    its scenario. Bytes read in KiB/MiB/GiB, ratios with two decimals."""
     kafka = row.get("kafka") or {}
-    cells = [(_rounded(row.get(c)), _rounded(kafka.get(c))) for c in GRID_COLUMNS]
+    cells = [(_rounded(row.get(c)), _shown(c, row.get(c)), _shown(c, kafka.get(c)))
+             for c in GRID_COLUMNS]
     return {**row, "cells": cells, "hidden": _plan_fields(grid.scenarios[row["index"]],
                                                           grid.options, grid.engine)}
 
@@ -183,6 +186,10 @@ def _plan_fields(scenario: dict[str, Any], options: dict[str, Any],
 
 def _rounded(value: object) -> object:
     return round(value, 3) if isinstance(value, float) else value
+
+
+def _shown(column: str, value: object) -> str:
+    return human_bytes(value) if column == "bytes_moved" else ratio(value)
 
 
 @require_POST

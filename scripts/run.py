@@ -3,8 +3,10 @@
 One supervisor so that Ctrl-C or SIGTERM stops every process it started (in
 every configuration: private Redis or not, during start-up or later), so a
 child that dies is restarted with a line in the log, and so a fresh machine
-needs nothing but this repository (DESIGN.md, Processes). With its private
-Redis it writes the URL to var/redis.url for commands run meanwhile.
+needs nothing but this repository (DESIGN.md, Processes). Redis is a private
+one under var/redis/ unless REDIS_URL is set (never whatever answers on the
+default port); either way its URL is recorded in var/redis.url, which commands
+and workers read when REDIS_URL is unset.
 """
 from __future__ import annotations
 
@@ -23,9 +25,11 @@ sys.path.insert(0, str(ROOT))
 VAR = Path(os.environ.get("VAR_DIR", ROOT / "var"))
 PY = sys.executable
 RESTART_PAUSE_S = 1.0
-DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
-from webapp.redis_server import URL_FILE, ensure_redis, start_private_redis  # noqa: E402
+import redis  # noqa: E402
+
+from webapp.redis_server import (URL_FILE, record_redis_url, redacted,  # noqa: E402
+                                 start_private_redis)
 
 
 class Interrupted(Exception):
@@ -88,7 +92,10 @@ def wait_until_listening(host: str, port: int, stack: Stack, seconds: float = 60
 
 
 def manage(*args: str) -> None:
-    subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
+    """A start-up command; its own output says why it failed (e.g. a refused Redis)."""
+    code = subprocess.run([PY, "manage.py", *args], cwd=ROOT).returncode
+    if code:
+        raise SystemExit(f"`manage.py {' '.join(args)}` exited {code}; stopping")
 
 
 def signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -111,17 +118,38 @@ def stop(procs: list[subprocess.Popen]) -> None:
                 proc.wait(5)
 
 
-def start_redis(stack: Stack) -> str:
-    """REDIS_URL if it answers, else (or with REDIS_PRIVATE=1) a private, persistent one."""
-    if os.environ.get("REDIS_PRIVATE") == "1":
-        stack.redis, url = start_private_redis(VAR / "redis")
+def start_redis(stack: Stack, var: Path = VAR) -> str:
+    """The private, persistent Redis; an external one only when REDIS_URL names it.
+
+    Whatever answers on Redis's default port is never joined: it may be
+    someone else's. The URL used is recorded in var/redis.url either way.
+    """
+    external = os.environ.get("REDIS_URL", "")
+    if external and os.environ.get("REDIS_PRIVATE") != "1":
+        unreachable = external_redis_problem(external)
+        if unreachable:
+            raise SystemExit(unreachable)
+        url, kind = external, "external, from REDIS_URL"
     else:
-        stack.redis, url = ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS), VAR / "redis")
-    if stack.redis is not None:
-        (VAR / URL_FILE).write_text(url + "\n")
+        stack.redis, url = start_private_redis(var / "redis")
+        kind = "private, append-only file in var/redis/; set REDIS_URL to use another"
+    record_redis_url(var, url)
     os.environ["REDIS_URL"] = url
-    print(f"redis: {url}" + (" (private, append-only file in var/redis/)" if stack.redis else ""))
+    print(f"redis: {redacted(url)} ({kind}; recorded in {var / URL_FILE})", flush=True)
     return url
+
+
+def external_redis_problem(url: str) -> str | None:
+    """None when the Redis of REDIS_URL answers (password and database included)."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        client.ping()
+    except redis.exceptions.RedisError as exc:
+        return (f"REDIS_URL={redacted(url)} does not answer ({exc}); start it, or unset "
+                f"REDIS_URL to use the private Redis under var/redis/")
+    finally:
+        client.close()
+    return None
 
 
 def children(host: str, port: int) -> list[Child]:
@@ -194,8 +222,7 @@ def main() -> int:
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        stop(stack.processes())
-        (VAR / URL_FILE).unlink(missing_ok=True)
+        stop(stack.processes())  # var/redis.url stays: it names this installation's Redis
     return 1
 
 

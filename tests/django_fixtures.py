@@ -3,9 +3,45 @@ viewer, anonymous), a real Redis, the seed's rack cluster. Unit tests need none 
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+
+def point_redis_at(url: str, settings) -> None:
+    """Django, Channels and Celery of this process all talk to the Redis at ``url``."""
+    from webapp.celery import app
+
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = settings.CELERY_RESULT_BACKEND = url
+    host = {"address": url, **settings.CHANNEL_LAYER_HOST}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": [host],
+                                                      "prefix": settings.CHANNEL_LAYER_PREFIX}}}
+    app.conf.broker_url = app.conf.result_backend = url
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_redis_but_the_suites() -> Iterator[str]:
+    """Until a test asks for ``redis_url``, Redis is a port that refuses every connection.
+
+    Settings were read before any fixture, so REDIS_URL (unset) meant the machine's
+    Redis on 6379 db 0, or the Redis of a `make run` in this checkout: a test that
+    forgot ``redis_url``, or a command it spawned, wrote its keys there. Now such a
+    write fails loudly instead. The port stays bound (never listening) for the whole
+    session, so no server started later can take it; children inherit the URL.
+    """
+    from channels.layers import channel_layers
+    from django.conf import settings
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        url = f"redis://127.0.0.1:{held.getsockname()[1]}/0"
+        os.environ["REDIS_URL"] = url
+        point_redis_at(url, settings)
+        channel_layers.backends = {}  # none made from the old URL may linger
+        yield url
 
 
 @pytest.fixture(autouse=True)
@@ -80,18 +116,16 @@ def redis_url(redis_server, settings) -> str:
 
     from webapp.celery import app
 
-    settings.REDIS_URL = redis_server
+    before = app.conf.broker_url
+    point_redis_at(redis_server, settings)
     settings.LIVE_UPDATES = True
-    host = {"address": redis_server, **settings.CHANNEL_LAYER_HOST}
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": [host],
-                                                      "prefix": settings.CHANNEL_LAYER_PREFIX}}}
-    app.conf.broker_url = app.conf.result_backend = redis_server
     client = redis.Redis.from_url(redis_server)
     client.flushdb()
     yield redis_server
     client.flushdb()
     client.close()
+    # Django's settings come back by themselves; Celery's conf is the app's own.
+    app.conf.broker_url = app.conf.result_backend = before
 
 
 @pytest.fixture

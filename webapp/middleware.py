@@ -1,7 +1,8 @@
-"""Request gates before any view: NUL bytes in query strings, and the reader role.
+"""Request gates before any view: NUL bytes in paths and query strings, and the reader role.
 
-PostgreSQL text cannot hold NUL, so a filter like ?operation=%00 would end as a
-server error there (SQLite accepts it); bad input gets a 400 instead.
+PostgreSQL text cannot hold NUL, so a filter like ?operation=%00 or a path like
+/api/topics/a%00b/ would end as a server error there (SQLite accepts it); bad
+input gets a 400 instead, before any URL pattern or view sees it.
 """
 from __future__ import annotations
 
@@ -16,23 +17,31 @@ NUL = "\x00"
 
 
 class RejectNulBytes:
+    """One gate for every route: no path converter or view has to remember NUL."""
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if NUL in request.path_info:
+            return _refused(request, "the path contains a NUL byte", None)
         bad = next((key for key, values in request.GET.lists()
                     if NUL in key or any(NUL in v for v in values)), None)
         if bad is None:
             return self.get_response(request)
-        message = f"query parameter {bad.replace(NUL, '')!r} contains a NUL byte"
-        if request.path.startswith("/api/"):
-            return JsonResponse({"error": message, "details": {"parameter": bad}}, status=400)
-        return HttpResponseBadRequest(message)
+        return _refused(request, f"query parameter {bad.replace(NUL, '')!r} contains a NUL byte",
+                        {"parameter": bad})
+
+
+def _refused(request: HttpRequest, message: str, details: dict[str, str] | None) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": message, "details": details}, status=400)
+    return HttpResponseBadRequest(message)
 
 
 # Signing in and out, the admin (its own staff rule) and assets stay reachable; the
 # API checks the role in its permission class so its refusals stay JSON.
-NO_ROLE_NEEDED = ("/login/", "/logout/", "/admin/", "/static/", "/api/")
+NO_ROLE_NEEDED = ("/login/", "/logout/", "/admin/", "/static/", "/api/", "/favicon.ico")
 
 
 class RequireReaderRole:

@@ -7,16 +7,32 @@ The private server persists to an append-only file under its data directory
 with ``appendfsync always``: an acks=all write is acknowledged only after the
 hot state holding its HW was written to Redis, and ``always`` makes Redis fsync
 that write before it answers, so an acknowledged record survives a crash of
-Redis or of the machine (docs/durability.md). While it runs, its URL is kept
-in ``var/redis.url`` so commands find it when REDIS_URL is not set.
+Redis or of the machine (docs/durability.md).
+
+`make run` records the URL of the Redis it uses, private or external, in
+``var/redis.url`` (kept after it stops: the installation's Redis is still that
+one), so commands and workers find it when REDIS_URL is not set. The private
+server keeps its port (``var/redis/port``) from one run to the next.
 """
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password masked (for output, the database and events)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@" + (f"[{host}]" if ":" in host else host) + (
+        f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def redis_answers(url: str, timeout: float = 0.5) -> bool:
@@ -47,15 +63,40 @@ def free_port() -> int:
 
 
 URL_FILE = "redis.url"
+PORT_FILE = "port"
 APPENDFSYNC = "always"
 
 
-def private_redis_url(var_dir: Path) -> str | None:
-    """The URL `make run` wrote for its private Redis, if it is running."""
+def recorded_redis_url(var_dir: Path) -> str | None:
+    """The URL of the Redis `make run` last used here (private or REDIS_URL), if any."""
     try:
         return (var_dir / URL_FILE).read_text().strip() or None
     except OSError:
         return None
+
+
+def record_redis_url(var_dir: Path, url: str) -> None:
+    """Written owner-only: an external URL may carry a password."""
+    path = var_dir / URL_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(url + "\n")
+    os.chmod(path, 0o600)  # a file left by an earlier version may be wider
+
+
+def private_port(data_dir: Path) -> int:
+    """The port the private Redis had last time if it is free, so its URL stays the same."""
+    try:
+        port = int((data_dir / PORT_FILE).read_text())
+    except (OSError, ValueError):
+        return free_port()
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as redis-server binds
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return free_port()
+    return port
 
 
 def redis_command(data_dir: Path, port: int, appendfsync: str = APPENDFSYNC) -> list[str]:
@@ -71,7 +112,8 @@ def start_private_redis(data_dir: Path, port: int | None = None, *,
     Its data (appendonly.aof) is reloaded from ``data_dir`` if an earlier run left it.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
+    port = port or private_port(data_dir)
+    (data_dir / PORT_FILE).write_text(f"{port}\n")
     proc = subprocess.Popen(redis_command(data_dir, port, appendfsync),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

@@ -11,7 +11,7 @@ from webapp.env import (database_token, env_bool, env_choice, env_float, env_int
                         env_token, env_url)
 from webapp.logconfig import FORMATS, logging_config
 from webapp.queues import queue_setting
-from webapp.redis_server import private_redis_url
+from webapp.redis_server import recorded_redis_url
 from webapp.secret import load_or_create_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -115,8 +115,9 @@ STATIC_ROOT = VAR_DIR / "static"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Unset REDIS_URL: the private Redis `make run` started (its URL is under var/ while it runs).
-REDIS_URL = env_url("REDIS_URL", private_redis_url(VAR_DIR) or "redis://127.0.0.1:6379/0",
+# Unset REDIS_URL: the Redis `make run` uses here, private or not (it records it in
+# var/redis.url); the store refuses a Redis that is not its own (store_identity.py).
+REDIS_URL = env_url("REDIS_URL", recorded_redis_url(VAR_DIR) or "redis://127.0.0.1:6379/0",
                     ("redis", "rediss", "unix"))
 SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
 # The workbench's "auto" engine plans on Spark past this many partitions (x scenarios for a grid).
@@ -160,6 +161,9 @@ REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 300
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
 REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
 REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+# Metadata-log entries kept in Redis past what the store applied (cluster/adapters/
+# metadata_log.py); older ones are trimmed, the store's rows being the snapshot they leave.
+METADATA_LOG_RETENTION = env_int("METADATA_LOG_RETENTION", 1_000_000, minimum=1000)
 # How long a use case waits for the hot-state lease; the lease itself is short and renewed
 # while its holder works, so a crashed holder stalls the engine for one lease at most.
 REPLICATION_LOCK_TIMEOUT_S = env_float("REPLICATION_LOCK_TIMEOUT_S", 60.0)

@@ -35,30 +35,32 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
-import msgpack
-import redis
 
 from webapp.perf import gc_paused
 from django.conf import settings
 
-from cluster.adapters import lease
+from cluster.adapters import lease, metadata_log
 from cluster.adapters.lease import WriteOp
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
-from cluster.core.replication import (ClusterState, Key, MovePhase, Reassignment, Replica,
-                                      ReplicaSet, Resolution, cluster_from_dict,
-                                      cluster_meta_to_dict, new_cluster)
+from cluster.core.replication import (ClusterState, Key, ReplicaSet, Resolution,
+                                      cluster_from_dict, cluster_meta_to_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
+from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
+                                        LeaderLog, ReplicaStatus, Summary, _set_fields,
+                                        decode_move, decode_set, encode_move, encode_set,
+                                        summary)
+from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
+                                          clear_worker, forget_heartbeat, heartbeats, kill,
+                                          killed, open_tickets, read_ticket, read_values,
+                                          revive, store_values, ticket_key, values_key,
+                                          worker_alive, write_ticket)
 
 PREFIX = redis_keys.PREFIX  # live batching builds its own keys from it
 _NAMES = {"META": "meta", "LOCK": "lock", "FENCE": "fence", "KILLED": "killed",
           "HEARTBEATS": "heartbeats", "WORKER": "worker", "STORE": "store",
           "TICKETS": "tickets"}
-# How long a produce outcome can be polled for (GET /api/produce/<id>/).
-TICKET_TTL_S = 3600
 _RESOLUTIONS = {r.value: r for r in Resolution}
-# The set encoding's version; a later one may add fields, an older one still decodes.
-SET_FORMAT = 2
 # Optional ReplicaSet fields, kept in the encoding's trailing dict only when not default;
 # each names its (encode, decode) pair (OPTIONAL_SET_FIELDS, after the codecs below), so
 # a field added to the core later needs one entry there, not a new format.
@@ -72,29 +74,6 @@ def __getattr__(name: str) -> str:
 
 
 
-# (spu, leo, hw) of one replica. A plain tuple, always unpacked by name: as a
-# NamedTuple its 30,000 constructions a tick doubled the cost of summary().
-ReplicaStatus = tuple[int, int, int]
-
-
-class Summary(NamedTuple):
-    """What the store mirrors of a replica set (its partition row's status columns)."""
-    leader: int | None
-    lrs: tuple[int, ...]
-    resolution: Resolution
-    hw: int
-    leo: int | None  # the leader's LEO; None without a leader
-    replicas: tuple[ReplicaStatus, ...]
-
-    def status(self) -> tuple[int | None, tuple[int, ...], Resolution]:
-        """The part whose change is an event: leader, LRS, resolution."""
-        return self.leader, self.lrs, self.resolution
-
-    def stored_leo(self) -> int:
-        # Without a leader the row keeps the longest replica's LEO.
-        return self.leo if self.leo is not None else max(leo for _, leo, _ in self.replicas)
-
-
 class TopicTable(TypedDict, total=False):
     """The shell's row for a replicated topic, kept in the meta key beside the core's."""
     pk: int                # Topic primary key: a topic re-created under the same name differs
@@ -105,33 +84,8 @@ class TopicTable(TypedDict, total=False):
     next: int              # the partition its round robin continues with
 
 
-class Ticket(TypedDict, total=False):
-    """An acks=all write someone waits for; the ack actions fill in its outcome."""
-    count: int
-    state: str             # pending, acknowledged or failed
-    acked: int
-    code: str | None
-    reason: str | None
-    topic: str             # where the write went, so its outcome can be read from the
-    partition: int         # hot state if the ticket's update was lost in a crash
-    base_offset: int
-
-
 def sets_key(topic: str) -> str:
     return key(f"sets:{topic}")
-
-
-def values_key(topic: str) -> str:
-    return key(f"values:{topic}")
-
-
-def claim_for_store(store_id: str) -> bool:
-    """Mark the namespace as this store's; True the first time.
-
-    Keys carry the store id, so a database made anew starts from an empty
-    namespace and nothing of another store is read or deleted.
-    """
-    return bool(client().set(key("store", store_id), store_id, nx=True))
 
 
 @contextmanager
@@ -139,92 +93,6 @@ def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
     """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""
     with bound_to_store(), lease.held(timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S) as held:
         yield held
-
-
-# ---- encoding ---------------------------------------------------------------
-
-def _log_out(r: Replica, ref: Replica) -> Any:
-    """A replica's log: its LEO when it is a prefix of ``ref``'s, else [start, records]."""
-    n = r.leo
-    if r is ref:
-        return n
-    if n <= ref.start:
-        if r.start == n:  # wholly compacted up to its LEO: a prefix of anything that long
-            return n
-    elif n <= ref.leo and r.start == ref.start and (r.log[-1] == ref.log[n - ref.start - 1]
-                                                    and r.log == ref.log[:n - ref.start]):
-        return n
-    return [r.start, r.log]
-
-
-def _replica_in(spu: int, enc: Any, ref_start: int, ref_tail: list[int]) -> Replica:
-    """The replica a stored log stands for; only its retained records are built."""
-    if not isinstance(enc, int):
-        start, tail = enc
-        return Replica(spu, tail, start=start)
-    if enc <= ref_start:
-        return Replica(spu, [], start=enc)
-    return Replica(spu, ref_tail[:enc - ref_start], start=ref_start)
-
-
-def encode_set(rs: ReplicaSet) -> bytes:
-    ref = reference_replica(rs)
-    leo = ref.leo
-    # A caught-up follower's clock is reset at every fetch: storing it would make
-    # every set "changed" at every tick. Lag time then counts from the first
-    # step that sees it behind (at most one tick later than the core would).
-    replicas = [(_log_out(r, ref), r.hw, r.claims_leadership, r.seen_attempt,
-                 r.caught_up_ms if r.leo < leo else None)
-                for r in (rs.replica[s] for s in rs.replicas)]
-    return msgpack.packb((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
-                          rs.resolution.value, rs.hw, rs.epoch, rs.candidate, rs.attempt,
-                          rs.tried, rs.pending, ref.start, ref.log, replicas, _extras(rs)))
-
-
-def _extras(rs: ReplicaSet) -> dict[str, Any]:
-    defaults = ReplicaSet.__dataclass_fields__
-    return {name: encode(getattr(rs, name)) for name, (encode, _) in OPTIONAL_SET_FIELDS.items()
-            if getattr(rs, name) != _default(defaults[name])}
-
-
-def _default(f: Any) -> Any:
-    return f.default_factory() if callable(f.default_factory) else f.default
-
-
-def _set_fields(data: bytes) -> list[Any]:
-    fields = msgpack.unpackb(data)
-    # Format 1 had no version and no extras: it starts with the topic name.
-    return [1, *fields, {}] if isinstance(fields[0], str) else fields
-
-
-def decode_set(data: bytes) -> ReplicaSet:
-    fields = _set_fields(data)
-    (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
-     tried, pending, start, tail, states, extras) = fields[:17]
-    replica = {}
-    for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
-        r = replica[s] = _replica_in(s, log, start, tail)
-        r.hw, r.claims_leadership, r.seen_attempt, r.caught_up_ms = rhw, claims, seen, caught
-    return ReplicaSet(topic, partition, replicas, replica, leader, lrs,
-                      _RESOLUTIONS[resolution], hw, epoch, candidate, attempt, tried,
-                      [(o, i) for o, i in pending],
-                      **{k: OPTIONAL_SET_FIELDS[k][1](v) for k, v in extras.items()
-                         if k in OPTIONAL_SET_FIELDS})
-
-
-class LeaderLog(NamedTuple):
-    """The leader's side of one replica set, without building its compacted prefix."""
-    leader: int | None
-    resolution: Resolution
-    hw: int
-    leo: int
-    log_start: int
-    tail: list[int]
-
-    def records(self, offset: int, end: int) -> list[int]:
-        """Record ids at offsets [offset, end), compacted ones left out: cost follows end - offset."""
-        first = max(offset, self.log_start)
-        return self.tail[first - self.log_start:end - self.log_start] if first < end else []
 
 
 def read_leader_log(key: Key) -> LeaderLog | None:
@@ -241,43 +109,6 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
 
 
-def encode_move(move: Reassignment | None) -> tuple[Any, ...] | None:
-    """A move in flight as the set encoding's optional ``move`` field (None: no move)."""
-    if move is None:
-        return None
-    return (move.original, move.target, move.elect_preferred, move.timeout_ms,
-            move.started_ms, move.stalled_ms, move.rolling_back, move.reason,
-            move.phase.value, move.caught_up)
-
-
-def decode_move(enc: Any) -> Reassignment | None:
-    # Values written before moves existed have no move field: no move in flight.
-    if enc is None:
-        return None
-    (original, target, elect_preferred, timeout_ms, started_ms, stalled_ms, rolling_back,
-     reason, phase, caught_up) = enc
-    return Reassignment(list(original), list(target), elect_preferred, timeout_ms, started_ms,
-                        stalled_ms, rolling_back, reason, MovePhase(phase), list(caught_up))
-
-
-OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
-    "move": (encode_move, decode_move),
-}
-
-
-_new_summary = tuple.__new__
-
-
-def summary(rs: ReplicaSet) -> Summary:
-    """Runs twice per set and step: one comprehension, no properties."""
-    rep = rs.replica
-    leader = rs.leader
-    # tuple.__new__ skips the NamedTuple's Python-level __new__: a quarter of this function.
-    return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
-                                  None if leader is None else rep[leader].leo,
-                                  tuple([(s, rep[s].leo, rep[s].hw) for s in rs.replicas])))
-
-
 # ---- load and save ------------------------------------------------------------
 
 @dataclass
@@ -289,12 +120,20 @@ class HotState:
     before: dict[Key, Summary] = field(default_factory=dict)
     full: bool = True
     dropped: set[str] = field(default_factory=set)
+    added: set[str] = field(default_factory=set)
     checked: str | None = None
+    # Metadata-log entries this unit of work appends with its save, and the offsets they got.
+    log: list[dict[str, Any]] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
         pks = table["partitions"] if table else []
         return pks[key[1]] if key[1] < len(pks) else None
+
+
+# Given the keys of the sets a save writes, the log entries that describe the change.
+LogEntries = Callable[[list[Key]], list[dict[str, Any]]]
 
 
 class _Meta(NamedTuple):
@@ -380,18 +219,33 @@ def _compact_and_encode(hot: HotState, retain: int | None
     return changed, released
 
 
-def save(hot: HotState, *, retain: int | None = None) -> list[Key]:
+def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+         ) -> list[Key]:
     """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, in one fenced write; return the keys of the changed sets."""
+    compaction released, in one fenced write with the log entries ``log`` gives for the
+    changed sets; return the keys of the changed sets."""
     changed, released = _compact_and_encode(hot, retain)
+    keys = _keys(changed)
     ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
     meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
     ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
-    lease.fenced_write(ops)
+    _write_with_log(hot, ops, log(keys) if log else [])
+    return keys
+
+
+def _keys(changed: dict[str, dict[str, bytes]]) -> list[Key]:
     return [(name, int(p)) for name, fields in changed.items() for p in fields]
+
+
+def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, Any]]) -> None:
+    """One fenced transaction: the state's writes and the log entries describing them."""
+    hot.log = hot.log + entries
+    append = metadata_log.append_op(hot.log)
+    result = lease.fenced_write(ops + ([append] if append else []))
+    hot.offsets = metadata_log.offsets_of(result, hot.log)
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> HotState:
@@ -411,21 +265,24 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> Hot
     return hot
 
 
-def save_sets(hot: HotState, *, retain: int | None = None) -> list[Key]:
+def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+              ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
     changed, released = _compact_and_encode(hot, retain)
+    keys = _keys(changed)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    lease.fenced_write(ops)
-    return [(name, int(p)) for name, fields in changed.items() for p in fields]
+    _write_with_log(hot, ops, log(keys) if log else [])
+    return keys
 
 
-def save_meta(hot: HotState) -> None:
+def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
     meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
-    lease.fenced_write([WriteOp("set", key("meta"), json.dumps(meta))])
+    _write_with_log(hot, [WriteOp("set", key("meta"), json.dumps(meta))], log([]) if log else [])
+    return []
 
 
 def _compact(rs: ReplicaSet, retain: int) -> list[int]:
@@ -463,74 +320,3 @@ def highest_value_id(topics: Iterable[str]) -> int:
     return max((int(i) for found in pipe.execute() for i in found), default=-1)
 
 
-# ---- SPU loops, the worker, record values, produce tickets --------------------
-
-def killed() -> set[int]:
-    return {int(s) for s in client().smembers(key("killed"))}
-
-
-def kill(spu: int) -> None:
-    client().sadd(key("killed"), spu)
-
-
-def revive(spu: int) -> None:
-    client().srem(key("killed"), spu)
-
-
-def beat(spus: Iterable[int], now_ms: int) -> None:
-    mapping = {str(s): now_ms for s in spus}
-    if mapping:
-        client().hset(key("heartbeats"), mapping=mapping)
-
-
-def heartbeats() -> dict[int, int]:
-    return {int(s): int(ms) for s, ms in client().hgetall(key("heartbeats")).items()}
-
-
-def forget_heartbeat(spu: int) -> None:
-    client().hdel(key("heartbeats"), spu)
-
-
-def clear_worker() -> None:
-    client().delete(key("worker"))
-
-
-def worker_alive() -> bool:
-    try:
-        return bool(client().exists(key("worker")))
-    except redis.exceptions.ConnectionError:
-        return False
-
-
-def store_values(topic: str, values: dict[int, str]) -> None:
-    if values:
-        lease.fenced_write([WriteOp("hset", values_key(topic),
-                                    {str(k): v for k, v in values.items()})])
-
-
-def read_values(topic: str, ids: list[int]) -> dict[int, str]:
-    if not ids:
-        return {}
-    found = client().hmget(values_key(topic), [str(i) for i in ids])
-    return {i: v.decode() for i, v in zip(ids, found) if v is not None}
-
-
-def ticket_key(first_id: int) -> str:
-    return key(f"ticket:{first_id}")
-
-
-def write_ticket(first_id: int, ticket: Ticket, *, still_open: bool) -> None:
-    """An acks=all write someone waits for; ack actions fill in its outcome."""
-    lease.fenced_write([WriteOp("setex", ticket_key(first_id), (TICKET_TTL_S, json.dumps(ticket))),
-                        WriteOp("sadd" if still_open else "srem", key("tickets"), first_id)])
-
-
-def read_ticket(first_id: int) -> Ticket | None:
-    raw = client().get(ticket_key(first_id))
-    return None if raw is None else json.loads(raw)
-
-
-def open_tickets() -> dict[int, Ticket]:
-    ids = [int(i) for i in client().smembers(key("tickets"))]
-    found = client().mget([ticket_key(i) for i in ids]) if ids else []
-    return {i: json.loads(v) for i, v in zip(ids, found) if v is not None}

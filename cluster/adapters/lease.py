@@ -47,8 +47,9 @@ return 0
 
 class WriteOp(NamedTuple):
     """One write of a fenced transaction: ``set``, ``sadd``, ``srem`` (arg a value),
-    ``setex`` (arg (seconds, value)), ``del``, ``hset`` (arg a mapping) or ``hdel``
-    (arg a list of fields)."""
+    ``setex`` (arg (seconds, value)), ``del``, ``hset`` (arg a mapping), ``hdel``
+    (arg a list of fields) or ``eval`` (arg (script, keys, args): a script run inside
+    the transaction, whose result ``fenced_write`` returns under ``key``)."""
     op: str
     key: str
     arg: Any = None
@@ -141,13 +142,22 @@ def holding() -> bool:
     return bool(_current.get())
 
 
-def fenced_write(ops: Sequence[WriteOp]) -> None:
-    """Apply ``ops`` in one transaction, only if every lease held still holds its lock."""
+def current_token() -> int:
+    """The newest fencing token the current use case holds (0 outside one).
+
+    Tokens only grow, so a store write tagged with it loses to any later holder's."""
+    return max((int(held.token) for held in _current.get()), default=0)
+
+
+def fenced_write(ops: Sequence[WriteOp]) -> dict[str, Any]:
+    """Apply ``ops`` in one transaction, only if every lease held still holds its lock.
+
+    Returns the results of the ``eval`` ops, by their ``key``."""
     leases = _current.get()
     if not leases:
         raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
     if not ops:
-        return
+        return {}
     if any(held.lost for held in leases):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
     with ExitStack() as stack:
@@ -159,16 +169,20 @@ def fenced_write(ops: Sequence[WriteOp]) -> None:
             if any(pipe.get(held.lock_key) != held.token.encode() for held in leases):
                 raise redis.exceptions.WatchError
             pipe.multi()
+            evals = {}
             for op in ops:
+                if op.op == "eval":
+                    evals[op.key] = len(pipe.command_stack)
                 _apply(pipe, op)
             for held in leases:
                 pipe.pexpire(held.lock_key, held.lease_ms)
-            pipe.execute()
+            results = pipe.execute()
         except redis.exceptions.WatchError:
             for held in leases:
                 held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
+    return {name: results[i] for name, i in evals.items()}
 
 
 def _apply(pipe: Any, op: WriteOp) -> None:
@@ -185,3 +199,6 @@ def _apply(pipe: Any, op: WriteOp) -> None:
         pipe.hset(k, mapping=arg)
     elif name == "hdel" and arg:
         pipe.hdel(k, *arg)
+    elif name == "eval":
+        script, keys, args = arg
+        pipe.eval(script, len(keys), *keys, *args)

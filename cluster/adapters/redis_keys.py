@@ -16,6 +16,8 @@ import kombu.exceptions
 import redis
 from django.conf import settings
 
+from webapp.redis_server import redacted
+
 PREFIX = "repl:"
 _bound: ContextVar[str | None] = ContextVar("hot_state_store", default=None)
 _provider: list[Callable[[], str]] = []
@@ -67,7 +69,7 @@ def client() -> redis.Redis:
 
 def unreachable_reason(exc: Exception) -> str:
     """One line naming the Redis and what went wrong (a timeout, a refused connection...)."""
-    return f"cannot reach Redis at {settings.REDIS_URL}: {exc}".splitlines()[0]
+    return f"cannot reach Redis at {redacted(settings.REDIS_URL)}: {exc}".splitlines()[0]
 
 
 def reachable() -> str | None:

@@ -1,35 +1,24 @@
-"""Where the follow-up work of a replication step goes.
+"""Where the follow-up of a replication step goes: a request for a tick, nothing more.
 
-Services (cluster/services/replication.py) and settling need to enqueue
-Celery tasks, while cluster/tasks.py calls the services: so the tasks module
-installs a ``Scheduler`` here once, at app ready (``ClusterConfig.ready``),
-and the dependency points one way. Commands that step the services
-in-process pass their own dispatcher instead (adapters/settle.py).
+Candidate notices and election timers are state (core.replication.timers):
+every step answers the notices and fires the timers that are due. What a step
+leaves is the earliest election deadline, so the worker can tick then rather
+than at the next beat; a lost request costs one beat. The tasks module
+installs a ``Scheduler`` here once, at app ready (``ClusterConfig.ready``), and
+the dependency points one way. Commands that step the services in-process pass
+their own dispatcher instead (services/settle.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
-
-from cluster.core.replication import Action, NotifyCandidate, StartElectionTimer
 
 
 @dataclass
 class Followups:
-    """What a step leaves for later: candidate notices to answer, election timers to fire."""
-    notices: list[NotifyCandidate] = field(default_factory=list)
-    timers: list[StartElectionTimer] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, actions: Iterable[Action]) -> Followups:
-        out = cls()
-        for a in actions:
-            if isinstance(a, NotifyCandidate):
-                out.notices.append(a)
-            elif isinstance(a, StartElectionTimer):
-                out.timers.append(a)
-        return out
+    """What a step leaves for later: when the next election deadline falls (epoch ms)."""
+    next_deadline_ms: int | None = None
 
 
 Dispatch = Callable[[Followups], None]
@@ -37,7 +26,7 @@ Dispatch = Callable[[Followups], None]
 
 class Scheduler(Protocol):
     def dispatch(self, followups: Followups) -> None:
-        """Hand notices and timers to whoever runs them (Celery tasks)."""
+        """Ask for a tick at the next deadline (a Celery countdown task)."""
 
     def kick(self) -> None:
         """Ask for a replication tick now rather than at the next beat."""

@@ -1,6 +1,7 @@
 """API shapes: what each endpoint reads and answers (the OpenAPI schema comes from these)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -72,6 +73,34 @@ class ReplicaAssignmentField(serializers.JSONField):
     """Passed to the service untouched: it checks every rule of 000 itself."""
 
 
+def _shown(value: object) -> str:
+    """What a client sent, in JSON's words."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the text {value[:20]!r}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return str(value)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """An integer whose refusal says what came instead (true, "six", 1e+30), not only
+    DRF's "A valid integer is required."; true is refused although int(True) works."""
+
+    def to_internal_value(self, data: Any) -> int:
+        integral = not isinstance(data, float) or (math.isfinite(data) and data.is_integer())
+        if not isinstance(data, bool) and integral:
+            try:
+                return super().to_internal_value(data)
+            except serializers.ValidationError:
+                pass
+        raise serializers.ValidationError(f"must be a whole number, not {_shown(data)}",
+                                          code="invalid")
+
+
 def _name_field(**kwargs: Any) -> serializers.RegexField:
     """Fluvio's naming rule, stated in the schema as the core enforces it."""
     return serializers.RegexField(NAME_PATTERN, max_length=MAX_NAME_LENGTH, error_messages={
@@ -81,24 +110,37 @@ def _name_field(**kwargs: Any) -> serializers.RegexField:
 
 class TopicCreateSerializer(serializers.Serializer):
     name = _name_field()
-    partition_count = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                               max_value=MAX_PARTITIONS)
-    replication = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                           max_value=MAX_REPLICATION)
+    partition_count = WholeNumberField(required=False, allow_null=True, min_value=1,
+                                       max_value=MAX_PARTITIONS)
+    partitions = WholeNumberField(required=False, allow_null=True, min_value=1,
+                                  max_value=MAX_PARTITIONS, write_only=True,
+                                  help_text="partition_count by its fluvio name (--partitions); "
+                                            "a number, not the describe shape's replica map")
+    replication = WholeNumberField(required=False, allow_null=True, min_value=1,
+                                   max_value=MAX_REPLICATION)
     ignore_rack_assignment = serializers.BooleanField(default=False)
     replica_assignment = ReplicaAssignmentField(required=False, allow_null=True)
-    min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
-    max_lag = serializers.IntegerField(default=1000, min_value=1, max_value=MAX_LAG)
+    min_lrs = WholeNumberField(default=1, min_value=1, max_value=MAX_REPLICATION)
+    max_lag = WholeNumberField(default=1000, min_value=1, max_value=MAX_LAG)
     unclean_leader_election = serializers.BooleanField(default=False)
     dry_run = serializers.BooleanField(default=False)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        alias = data.pop("partitions", None)
+        if alias is not None:
+            if data.get("partition_count") not in (None, alias):
+                raise serializers.ValidationError(
+                    {"partitions": ["differs from partition_count; give one of them"]})
+            data["partition_count"] = alias
+        return data
 
 
 class TopicUploadSerializer(serializers.Serializer):
     name = _name_field()
     file = serializers.FileField(help_text="Replica assignment file: JSON, at most 1 MiB.")
     dry_run = serializers.BooleanField(default=False)
-    min_lrs = serializers.IntegerField(default=1, min_value=1, max_value=MAX_REPLICATION)
-    max_lag = serializers.IntegerField(default=1000, min_value=1, max_value=MAX_LAG)
+    min_lrs = WholeNumberField(default=1, min_value=1, max_value=MAX_REPLICATION)
+    max_lag = WholeNumberField(default=1000, min_value=1, max_value=MAX_LAG)
     unclean_leader_election = serializers.BooleanField(default=False)
 
 

@@ -8,7 +8,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from cluster.api import leaders, live, outages, views
+from cluster.api import leaders, live, metadata, outages, views
 
 
 class SchemaView(views.JsonErrors, SpectacularAPIView):
@@ -39,6 +39,7 @@ urlpatterns = [
     path("produce/<int:outcome_id>/", api(outages.ProduceOutcomeView), name="produce-outcome"),
     path("topics/<str:name>/records/", api(outages.RecordsView), name="topic-records"),
     path("leaders/elect/", api(leaders.LeaderElectView), name="leaders-elect"),
+    path("metadata/", api(metadata.MetadataLogView), name="metadata"),
     path("token/", api(views.TokenView), name="token"),
     path("tokens/<str:username>/", api(views.UserTokenView), name="user-token"),
     path("schema/", api(SchemaView), name="schema"),

@@ -1,14 +1,13 @@
 """JSON API: the same selectors and services as the pages.
 
-Every view derives from ``ApiView``, whose ``handle_exception`` is the one
-place a DomainError or a DRF refusal becomes ``{"error", "details"}``.
+Every view derives from ``ApiView``, whose ``handle_exception`` (``JsonErrors``,
+cluster/api/errors.py) is the one place a refusal becomes ``{"error", "details"}``.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import SuspiciousOperation
 from django.db.models import QuerySet
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -17,17 +16,16 @@ from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_sch
 from rest_framework import serializers as drf_serializers
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.api import serializers as s
+from cluster.api.errors import JsonErrors
 from cluster.api.parsers import JSONParser
-from cluster.errors import DomainError
 from cluster.forms import read_assignment_upload
 from cluster.models import Event, Spu, SpuGroup, Topic
 from cluster.roles import NO_ROLE, can_read, is_operator
@@ -61,26 +59,6 @@ class OperatorWrites(BasePermission):
         return is_operator(request.user)
 
 
-class JsonErrors:
-    """The one place an API refusal gets its body: ``{"error", "details"}``."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_json(), status=exc.status)
-        if isinstance(exc, SuspiciousOperation):
-            # Django would answer its HTML "Bad Request (400)"; an API client reads JSON.
-            return Response({"error": f"request refused: {exc}", "details": None},
-                            status=status.HTTP_400_BAD_REQUEST)
-        if isinstance(exc, (TimeoutError, *REDIS_DOWN)):
-            # The hot-state lease stayed busy or was lost, or Redis is down: retry later.
-            error = unreachable_reason(exc) if isinstance(exc, REDIS_DOWN) else str(exc)
-            return Response({"error": error, "details": {"retry": True}},
-                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        response = super().handle_exception(exc)  # type: ignore[misc]
-        response.data = _error_body(exc, response.data)
-        return response
-
-
 class ApiView(JsonErrors, GenericAPIView):
     permission_classes = [OperatorWrites]
 
@@ -94,24 +72,6 @@ class ApiView(JsonErrors, GenericAPIView):
         # test checks it) but rendering 50,000 replica lists through them is slow.
         page = self.paginate_queryset(items)
         return self.get_paginated_response([to_dict(item) for item in page])
-
-
-def _first_problem(data: Any, path: str = "") -> str:
-    """``values.0: Ensure ...``: the first field problem in words, for people."""
-    if isinstance(data, dict) and data:
-        key, inner = next(iter(data.items()))
-        return _first_problem(inner, f"{path}.{key}" if path else str(key))
-    if isinstance(data, list) and data:
-        return _first_problem(next((d for d in data if d), data[0]), path)
-    return f"{path}: {data}" if path else str(data)
-
-
-def _error_body(exc: Exception, data: Any) -> dict[str, Any]:
-    if isinstance(exc, ValidationError):
-        return {"error": f"invalid input: {_first_problem(data)}", "details": data}
-    if isinstance(exc, APIException) and isinstance(data, dict) and "detail" in data:
-        return {"error": str(data["detail"]), "details": None}
-    return {"error": "request refused", "details": data}
 
 
 # --- SPUs -------------------------------------------------------------------

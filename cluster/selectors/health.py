@@ -33,8 +33,11 @@ def cluster_health(stats: ClusterStats,
     reasons: list[HealthReason] = []
     by_res = Counter(s.resolution for s in stats.spus.values())
     not_provisioned = sum(n for res, n in topics_by_resolution.items() if res != TopicResolution.PROVISIONED.value)
+    killed = sum(s.loop_killed and s.resolution != OFFLINE for s in stats.spus.values())
     checks = [
         (by_res.get(OFFLINE, 0), "SPU{s} offline", f"/spus/?resolution={OFFLINE}", "bad"),
+        (killed, "SPU{s} with a killed loop (no heartbeat: Offline once it lapses)",
+         "/spus/", "bad"),
         (by_res.get(INIT, 0), f"SPU{{s}} registered but never connected ({INIT})",
          f"/spus/?resolution={INIT}", "warn"),
         (stats.leaderless, "partition{s} without a leader", "/partitions/?leaderless=1", "bad"),

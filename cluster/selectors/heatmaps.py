@@ -26,5 +26,6 @@ def topic_spu_chart(stats: ClusterStats, cols: PartitionColumns) -> TopicChart:
                   .order_by("-partitions", "name").values_list("id", "name")[:MAX_TOPICS + 1])
     shown = topics[:MAX_TOPICS]
     figure = charts.topic_spu_heatmap([name for _, name in shown], sorted(stats.spus),
-                                      replica_counts_by_topic(cols), [tid for tid, _ in shown])
+                                      replica_counts_by_topic(cols), [tid for tid, _ in shown],
+                                      {s.id: s.state_label for s in stats.spus.values()})
     return TopicChart(figure, len(shown), len(topics) > MAX_TOPICS)

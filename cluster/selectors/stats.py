@@ -10,10 +10,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, compress
+from typing import NamedTuple
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Q
 
+from cluster.adapters import hot_state
+from cluster.adapters.redis_keys import REDIS_DOWN
 from cluster.core.replication.failover import successor
 from cluster.core.spus import SpuResolution
 from cluster.models import Partition, Spu
@@ -22,6 +26,18 @@ from webapp.perf import gc_paused
 
 
 NO_RACK = "(no rack)"
+
+
+class EvenRange(NamedTuple):
+    """Counts per SPU when a total is spread as evenly as whole numbers allow."""
+    low: int
+    high: int
+    average: float
+
+    def beyond(self, count: int) -> float:
+        """How far ``count`` lies outside the range, as a share of the average."""
+        outside = max(0, count - self.high, self.low - count)
+        return outside / self.average if self.average else 0.0
 
 
 @dataclass
@@ -38,6 +54,23 @@ class SpuStats:
     preferred_leading: int = 0
     leader_skew: float | None = None
     replica_skew: float | None = None
+    # The fewest and most any SPU can hold when the cluster is as even as its
+    # partitions allow (20 leaders on 12 SPUs: 1 to 2); skew inside it is no fault.
+    leader_range: EvenRange | None = None
+    replica_range: EvenRange | None = None
+    loop_killed: bool = False  # its loop stopped; the store says Online until the heartbeat lapses
+
+    @property
+    def down(self) -> bool:
+        """It serves none of its replicas: offline, never connected, or its loop killed."""
+        return self.resolution != SpuResolution.ONLINE.value or self.loop_killed
+
+    @property
+    def state_label(self) -> str:
+        """Why it serves nothing, in a word or two; empty while it serves."""
+        if self.resolution != SpuResolution.ONLINE.value:
+            return self.resolution.lower()
+        return "loop killed" if self.loop_killed else ""
 
     @property
     def followers(self) -> int:
@@ -150,6 +183,8 @@ def cluster_stats(with_failover: bool = False,
     spus = {sid: SpuStats(sid, rack, kind, res, group) for sid, rack, kind, res, group
             in Spu.objects.order_by("id").values_list(
                 "id", "rack", "spu_type", "resolution", "group__name")}
+    for spu_id in killed_loops() & spus.keys():
+        spus[spu_id].loop_killed = True
     cols = cols if cols is not None else partition_columns()
     with gc_paused():
         stats = ClusterStats(spus=spus, topics=_topic_stats(cols))
@@ -162,6 +197,24 @@ def cluster_stats(with_failover: bool = False,
             stats.failover = _failover(cols)
     _set_skews(stats)
     return stats
+
+
+def down_spu_ids() -> set[int]:
+    """SPUs that serve nothing: not Online in the store, or with their loop killed."""
+    stored = Spu.objects.exclude(resolution=SpuResolution.ONLINE.value)
+    return set(stored.values_list("id", flat=True)) | killed_loops()
+
+
+def killed_loops() -> set[int]:
+    """SPUs whose loop was killed (the hot state's set); none when Redis cannot say."""
+    # Tests that start no Redis switch live updates off: they run no SPU loop to kill,
+    # and must not read whatever Redis answers on the default URL.
+    if not settings.LIVE_UPDATES:
+        return set()
+    try:
+        return hot_state.killed()
+    except REDIS_DOWN:
+        return set()
 
 
 def _topic_stats(cols: PartitionColumns) -> dict[int, TopicStats]:
@@ -221,9 +274,16 @@ def _set_skews(stats: ClusterStats) -> None:
     n = len(stats.spus)
     avg_leaders = sum(s.leaders for s in stats.spus.values()) / n
     avg_replicas = sum(s.replicas for s in stats.spus.values()) / n
+    leader_range = even_range(sum(s.leaders for s in stats.spus.values()), n)
+    replica_range = even_range(sum(s.replicas for s in stats.spus.values()), n)
     for spu in stats.spus.values():
         spu.leader_skew = skew(spu.leaders, avg_leaders)
         spu.replica_skew = skew(spu.replicas, avg_replicas)
+        spu.leader_range, spu.replica_range = leader_range, replica_range
+
+
+def even_range(total: int, spus: int) -> EvenRange:
+    return EvenRange(total // spus, -(-total // spus), total / spus)
 
 
 def topic_stats_for(topic_ids: list[int]) -> dict[int, TopicStats]:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from cluster.adapters.live_batches import stage
+from cluster.adapters.metadata_log import note
 from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
 from cluster.metrics.logs import log_events
 from cluster.models import Event, Spu, Topic
@@ -36,12 +37,28 @@ def actor_name(by: Actor) -> str:
 
 def log_event(by: Actor, object_type: str, object_name: object, operation: str,
               params: dict[str, Any] | None = None, result: str = "") -> Event:
-    event = Event.objects.create(actor=actor_name(by), object_type=object_type,
-                                 object_name=str(object_name), operation=operation,
-                                 params=params or {}, result=result)
+    """Record what changed and who asked.
+
+    Inside a unit of work of the replication engine the event is an entry of its
+    metadata-log commit, written to the event page by the store's projection once the
+    commit landed (a refused commit logs nothing); elsewhere it is written at once.
+    """
+    fields = {"actor": actor_name(by), "object_type": object_type,
+              "object_name": str(object_name), "operation": operation,
+              "params": params or {}, "result": result}
+    if note({"type": "event", **fields}):
+        return Event(**fields)
+    event = Event.objects.create(**fields)
     _announce_after_commit(event)
     log_events([event])
     return event
+
+
+def announce(events: list[Event]) -> None:
+    """Projected events reach open pages and the JSON log as logged ones do."""
+    for event in events:
+        _announce_after_commit(event)
+    log_events(events)
 
 
 def _announce_after_commit(event: Event) -> None:

@@ -3,7 +3,7 @@
 Each is one locked step of the replication state (``run_locked``): the core
 decides (``leadership``, ``election.force_unclean``), the replication shell
 mirrors leaders into the store and logs them. Follow-ups go to the worker when
-one runs, or are answered here (adapters/settle.LocalQueue).
+one runs, or are answered here (services/settle.LocalQueue).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from cluster.adapters.hot_state import HotState
-from cluster.adapters.settle import LocalQueue, ensure_replicated, worker_running
+from cluster.services.settle import LocalQueue, ensure_replicated, worker_running
 from cluster.core import replication as core
 from cluster.core.replication import (Action, ClusterState, LeaderMove, NotMoved,
                                       PreferredElection, ReplicationError,

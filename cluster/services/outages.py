@@ -18,7 +18,7 @@ from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
 from cluster.services.events import Actor, log_event
-from cluster.adapters.settle import kick, settle_elections, worker_running
+from cluster.services.settle import kick, settle_elections, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
 
@@ -51,6 +51,9 @@ class OutageResult:
     going_down: bool = True
     touched: tuple[int, ...] = ()
     elections: Elections | None = None
+    # Set when the SPU already was as asked (a second tab's stale button): what to say,
+    # and nothing was changed or logged.
+    unchanged: str = ""
 
     def as_json(self) -> dict[str, object]:
         return {"spus": self.spus, "resolution": self.resolution, "settled": self.settled,
@@ -101,7 +104,9 @@ def _rack_spus(rack: str) -> list[int]:
 
 
 def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
-    _existing(spu_id)
+    if _existing(spu_id).resolution == SpuResolution.OFFLINE.value:
+        return _as_it_was(spu_id, SpuResolution.OFFLINE.value,
+                          f"SPU {spu_id} is already offline: nothing changed")
     result = _down([spu_id], SpuResolution.OFFLINE.value)
     spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE, by=by)
     return result
@@ -109,7 +114,10 @@ def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
 
 def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Restart the SPU's loop (if killed) and let it reconnect (003 connection setup)."""
-    _existing(spu_id)
+    if (_existing(spu_id).resolution == SpuResolution.ONLINE.value
+            and spu_id not in hot_state.killed()):
+        return _as_it_was(spu_id, SpuResolution.ONLINE.value,
+                          f"SPU {spu_id} is already online: nothing changed")
     result = _up([spu_id], SpuResolution.ONLINE.value)
     _start(spu_id, by)
     return result
@@ -125,10 +133,18 @@ def _start(spu_id: int, by: Actor) -> None:
 def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Stop the SPU's loop silently; the store still says Online until the heartbeat lapses."""
     spu = _existing(spu_id)
+    if spu_id in hot_state.killed():
+        return _as_it_was(spu_id, spu.resolution,
+                          f"SPU {spu_id}'s loop is already killed: nothing changed")
     result = _down([spu_id], spu.resolution)
     hot_state.kill(spu_id)
     log_event(by, "spu", spu_id, "kill")
     return result
+
+
+def _as_it_was(spu_id: int, resolution: str, message: str) -> OutageResult:
+    return OutageResult([spu_id], resolution, settled=True, unchanged=message,
+                        elections=Elections(0, 0, 0))
 
 
 def rack_offline(*, rack: str, by: Actor = None) -> OutageResult:
@@ -159,6 +175,8 @@ def settle_outage(result: OutageResult, *, wait: bool = True, killed: bool = Fal
 
     With ``wait`` False and a worker running, only nudge it (API requests).
     """
+    if result.unchanged:
+        return result
     if not wait and worker_running():
         kick()
         return replace(result, elections=elections_after(result))

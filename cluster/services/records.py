@@ -25,9 +25,11 @@ from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
 from cluster.services.events import log_event
 from cluster.adapters.scheduler import Dispatch
-from cluster.adapters.settle import ensure_replicated, settle
+from cluster.services.settle import ensure_replicated, settle
 from cluster.services.replication import run_locked
 from cluster.adapters.store_identity import ensure_hot_state_is_ours
+
+PENDING = core.AckOutcome.PENDING.value
 
 # Kafka's offsets are signed 64-bit: anything past this is not an offset.
 MAX_OFFSET = 2**63 - 1
@@ -48,7 +50,7 @@ class ProduceOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.state in ("acknowledged", "appended")
+        return self.state in (core.AckOutcome.ACKNOWLEDGED.value, core.AckOutcome.APPENDED.value)
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "first_id"}
@@ -121,25 +123,36 @@ def _record(outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
     outcome.base_offset, outcome.first_id = result.base_offset, result.record_ids[0]
     if values is not None:
         hot_state.store_values(outcome.topic, dict(zip(result.record_ids, values)))
-    outcome.state = {Acks.NONE: "appended", Acks.LEADER: "acknowledged"}.get(level, "pending")
+    outcome.state = core.outcome_on_append(level).value
     if level is Acks.ALL:
         hot_state.write_ticket(outcome.first_id, {
-            "count": outcome.count, "state": "pending", "topic": outcome.topic,
+            "count": outcome.count, "state": outcome.state, "topic": outcome.topic,
             "partition": outcome.partition, "base_offset": outcome.base_offset},
             still_open=True)
 
 
 def produce_outcome_refresh(outcome: ProduceOutcome) -> ProduceOutcome:
     """Fill a pending acks=all outcome from its ticket (the ack actions write it)."""
-    if outcome.state != "pending" or outcome.first_id is None:
+    if outcome.state != PENDING or outcome.first_id is None:
         return outcome
-    ticket = hot_state.read_ticket(outcome.first_id) or {}
-    if ticket.get("state") == "pending" and _committed(outcome.first_id, ticket):
-        ticket["state"] = "acknowledged"
-    if ticket.get("state") in ("acknowledged", "failed"):
-        outcome.state = ticket["state"]
+    ticket = hot_state.read_ticket(outcome.first_id)
+    if ticket is None:
+        return outcome
+    state = _settled(outcome.first_id, ticket)
+    if state is not core.AckOutcome.PENDING:
+        outcome.state = state.value
         outcome.code, outcome.reason = ticket.get("code"), ticket.get("reason")
     return outcome
+
+
+def _settled(first_id: int, ticket: hot_state.Ticket) -> core.AckOutcome:
+    """The ticket's outcome, or acknowledged if its records are below the HW: a write
+    committed after its ticket's update was lost in a crash still reads acknowledged."""
+    current = core.AckOutcome(ticket["state"])
+    if current is not core.AckOutcome.PENDING:
+        return current
+    return core.ack_outcome(current, count=ticket["count"], acked=ticket.get("acked", 0),
+                            failed=False, committed=_committed(first_id, ticket))
 
 
 def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1,
@@ -162,10 +175,10 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
 def produce_and_settle(outcome: ProduceOutcome, *, timeout_s: float | None = None
                        ) -> ProduceOutcome:
     """Wait until an acks=all write is acknowledged or failed (the HW passed it, or not)."""
-    if outcome.state == "pending":
-        settle(lambda: produce_outcome_refresh(outcome).state != "pending",
+    if outcome.state == PENDING:
+        settle(lambda: produce_outcome_refresh(outcome).state != PENDING,
                timeout_s=timeout_s if timeout_s is not None else settings.PRODUCE_WAIT_S)
-    if outcome.state == "pending":
+    if outcome.state == PENDING:
         outcome.reason = "timed out waiting for the LRS to replicate the write"
     return outcome
 
@@ -175,10 +188,10 @@ def records_produce_outcome(*, outcome_id: int) -> dict[str, Any]:
     ticket = hot_state.read_ticket(outcome_id)
     if ticket is None:
         raise NotFound(f"no write {outcome_id} (unknown, or older than an hour)", field="id")
-    if ticket["state"] == "pending" and _committed(outcome_id, ticket):
-        ticket.update(state="acknowledged", acked=ticket["count"])
-    return {"id": outcome_id, "state": ticket["state"], "count": ticket["count"],
-            "acked": ticket.get("acked", 0), "code": ticket.get("code"),
+    state = _settled(outcome_id, ticket)
+    acked = ticket["count"] if state is core.AckOutcome.ACKNOWLEDGED else ticket.get("acked", 0)
+    return {"id": outcome_id, "state": state.value, "count": ticket["count"],
+            "acked": acked, "code": ticket.get("code"),
             "reason": ticket.get("reason")}
 
 

@@ -1,59 +1,61 @@
-"""A hot state missing or older than the store is reported, never silently zeroed.
+"""A hot state that lost entries is found by log offsets, and what it lost is reported once.
 
-The store mirrors every partition's HW after Redis saved it, so the store's HW
-is never ahead of a hot state that survived. When it is (Redis restarted
-without its append-only file, or from an older one, or its keys were removed),
-the partition's sets are brought up to the store's HW with compacted logs: the
-store's figures are kept, offsets go on from there, the topic carries the
-reason and the event log counts the committed records that are gone.
+The store's projection records the last metadata-log offset it applied; a
+Redis that kept its data holds a log whose head is at least that offset (its
+append-only file is written before any projection reads the entry). Once per
+Redis server run the tick compares the two: a head below the store's offset
+means Redis came back older than the store (no append-only file, or an older
+one). Then, and only then, every set whose HW is below its store row's is
+brought up to the store's HW with compacted logs (the records themselves are
+gone), offsets go on from there, and one ``hot-state-lost`` entry counts the
+committed records of each partition that are gone. A lower HW the log itself
+decided (an unclean election) is the store's figure too: nothing is restored.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cluster.adapters import hot_state
+from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.hot_state import HotState
-from cluster.models import Partition, Topic
-from cluster.services.events import log_event
+from cluster.models import Partition
+from cluster.projections import store as store_projection
 
-ACTOR = "partition-controller"
 REASON = ("hot state lost: {missing} committed records of {partitions} partition(s) are gone "
-          "(Redis came back without them: no append-only file, or an older one); "
+          "(Redis came back without them: no append-only file, or an older one; its metadata "
+          "log ends at offset {head}, the store had applied {applied}); "
           "offsets, HW and LEO go on from the store's figures")
 
 
 def hot_state_check_against_store(hot: HotState) -> int:
-    """Once per Redis server run: restore sets the store knows more of; return records lost."""
+    """Once per Redis server run: if Redis is behind the store's log offset, restore and
+    report what is gone; returns the committed records lost."""
     run = hot_state.redis_run_id()
     if hot.checked == run:
         return 0
-    lost = hot_state_recover(hot, list(hot.topics))
+    head, applied = metadata_log.head(), store_projection.applied_offset()
+    lost = hot_state_recover(hot, list(hot.topics), head, applied) if head < applied else 0
     hot.checked = run
     return lost
 
 
-def hot_state_recover(hot: HotState, names: Iterable[str]) -> int:
-    """Bring every set below its store HW up to it; log one event per topic."""
+def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
+    """Bring every set below its store HW up to it; note one entry for the loss."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
-    lost: dict[str, dict[int, int]] = {}
+    lost: dict[str, dict[str, int]] = {}
     rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw")
     for topic_pk, index, hw in rows:
         rs = hot.state.replica_sets.get((pks[topic_pk], index))
         if rs is not None and hw > rs.hw:
-            lost.setdefault(pks[topic_pk], {})[index] = hot_state.restore_at(rs, hw)
+            lost.setdefault(pks[topic_pk], {})[str(index)] = hot_state.restore_at(rs, hw)
+    # Offsets the lost log had given out stay given: the next entry comes after the store's.
+    metadata_log.set_head_at_least(applied)
     if lost:
         # Values of records the lost state had allocated may survive: ids must stay above them.
         floor = hot_state.highest_value_id(hot.topics) + 1
         hot.state.next_record_id = max(hot.state.next_record_id, floor)
-    for name, partitions in lost.items():
-        _report(name, partitions)
-    return sum(n for parts in lost.values() for n in parts.values())
-
-
-def _report(name: str, partitions: dict[int, int]) -> None:
-    missing = sum(partitions.values())
-    reason = REASON.format(missing=missing, partitions=len(partitions))
-    Topic.objects.filter(name=name).update(reason=reason)
-    log_event(ACTOR, "topic", name, "hot-state-lost",
-              {"missing_records": missing,
-               "partitions": {str(i): n for i, n in sorted(partitions.items())}}, result=reason)
+    missing = sum(n for parts in lost.values() for n in parts.values())
+    reason = REASON.format(missing=missing, partitions=sum(map(len, lost.values())),
+                           head=head, applied=applied)
+    metadata_log.note({"type": "hot-state-lost", "topics": lost, "missing": missing,
+                       "head": head, "applied": applied, "reason": reason})
+    return missing

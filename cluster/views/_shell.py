@@ -8,10 +8,9 @@ from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -27,7 +26,9 @@ def operator_required(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not is_operator(request.user):
-            raise PermissionDenied("This needs the operator role.")
+            # Rendered, not raised: a viewer's visit is expected, not an error whose
+            # traceback belongs in the log (Django logs the 403 line either way).
+            return render(request, "403.html", status=403)
         return view(request, *args, **kwargs)
     return wrapper  # type: ignore[return-value]
 

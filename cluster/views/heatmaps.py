@@ -8,6 +8,7 @@ from cluster import charts
 from cluster.selectors.heatmaps import MAX_TOPICS, topic_spu_chart
 from cluster.selectors.stats import cluster_stats, partition_columns
 from cluster.views.live import rendered_seqs
+from cluster.views.tables import spu_row
 
 
 def heatmaps(request: HttpRequest) -> HttpResponse:
@@ -17,7 +18,9 @@ def heatmaps(request: HttpRequest) -> HttpResponse:
     racks = stats.racks()
     topics = topic_spu_chart(stats, cols)
     return render(request, "cluster/heatmaps.html", {
-        "stats": stats, "racks": racks, "has_data": bool(stats.spus), "live_seqs": seqs,
+        "stats": stats, "racks": racks,
+        "rack_rows": {rack: [spu_row(s) for s in spus] for rack, spus in racks.items()},
+        "has_data": bool(stats.spus), "live_seqs": seqs,
         "leaders_fig": charts.rack_spu_heatmap(racks, "leaders"),
         "followers_fig": charts.rack_spu_heatmap(racks, "followers"),
         "topics_fig": topics.figure,

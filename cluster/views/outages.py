@@ -72,6 +72,9 @@ def _outage(request: HttpRequest, label: str, service: Callable[[], OutageResult
     except DomainError as exc:
         messages.error(request, exc.message)
         return back(request)
+    if result.unchanged:
+        messages.info(request, f"{result.unchanged}.")
+        return back(request)
     headline = f"{label} {result.resolution.lower()}"
     if killed:
         headline = f"{label}: loop killed, " + (

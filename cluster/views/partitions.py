@@ -7,6 +7,7 @@ from django.shortcuts import render
 from cluster.core.replication.state import Resolution as PartitionResolution
 from cluster.live import CLUSTER_GROUP, block_group
 from cluster.selectors.filters import partition_keys, partitions_by_ids, partitions_filtered
+from cluster.selectors.stats import down_spu_ids
 from cluster.views._shell import paginate, query_without_page
 from cluster.views.live import rendered_seqs
 
@@ -33,7 +34,7 @@ def partition_list(request: HttpRequest) -> HttpResponse:
     blocks = list(dict.fromkeys(block_group(*key) for key in partition_keys(ids)))
     seqs = rendered_seqs(CLUSTER_GROUP, *blocks)
     return render(request, "cluster/partitions.html", {
-        "page": page, "partitions": partitions_by_ids(ids),
+        "page": page, "partitions": partitions_by_ids(ids), "down_spus": down_spu_ids(),
         "live_groups": ",".join(blocks), "live_seqs": seqs,
         "filters": filters, "filtered": any(filters.values()),
         "query": query_without_page(request),

@@ -25,6 +25,8 @@ def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
     shown = stats.spus_where(resolution=resolution, rack=rack)
     context: dict[str, Any] = {
         "rows": [spu_row(s) for s in shown], "total": len(spus),
+        "even": {"leaders": spus[0].leader_range, "replicas": spus[0].replica_range}
+        if spus else None,
         "resolution": resolution, "rack": rack,
         "racks": sorted({s.rack for s in spus if s.rack}),
         "groups": spu_groups_with_spus(),

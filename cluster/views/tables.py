@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from dataclasses import dataclass
 
-from cluster.selectors.stats import NO_RACK, SpuStats
+from cluster.selectors.stats import NO_RACK, EvenRange, SpuStats
 
 UNREGISTERED = "(unregistered)"
 SKEW_WARN, SKEW_BAD = 0.10, 0.20
@@ -18,11 +18,19 @@ class Cell:
     css: str = ""
 
 
-def skew_cell(value: float | None) -> Cell:
-    """(count - avg) / avg, amber from 10% and red from 20% either way."""
+def skew_cell(value: float | None, count: int | None = None,
+              best: EvenRange | None = None) -> Cell:
+    """(count - avg) / avg as text; coloured by how far ``count`` lies outside ``best``,
+    the range the cluster can reach (every SPU within one of the average), amber from
+    10% of the average and red from 20% (one off the range is amber at most). Without
+    ``best``, by the skew itself."""
     if value is None:
         return Cell("–", "muted")
     size = round(abs(value), 9)  # 2 / (5/3) - 1 must count as 20%, not 19.999…%
+    if best is not None and count is not None:
+        size = round(best.beyond(count), 9)
+        if size >= SKEW_BAD and count in (best.low - 1, best.high + 1):
+            size = SKEW_WARN  # one replica off the even spread is a nudge, never an alarm
     css = "skew-bad" if size >= SKEW_BAD else "skew-warn" if size >= SKEW_WARN else "skew-ok"
     return Cell(f"{value:+.0%}", css)
 
@@ -34,9 +42,22 @@ def share_cell(value: float | None) -> Cell:
     return Cell(f"{value:.0%}", css)
 
 
+def status_cell(spu: SpuStats) -> Cell:
+    """``spu-down`` when the SPU serves nothing: the row turns grey, says why, and offers
+    Bring online instead of Take offline / Kill loop (static/js/live.js patches it live)."""
+    if not spu.down:
+        return Cell("", "spu-up")
+    held = f"{spu.replicas} replica{'' if spu.replicas == 1 else 's'} not served"
+    return Cell(f"{spu.state_label} · {held}", "spu-down")
+
+
 def spu_row(spu: SpuStats) -> dict[str, object]:
-    return {"spu": spu, "leader_skew": skew_cell(spu.leader_skew),
-            "replica_skew": skew_cell(spu.replica_skew),
+    """The cells pages (and live messages) show for one SPU."""
+    leader_skew = skew_cell(spu.leader_skew, spu.leaders, spu.leader_range)
+    if spu.down:  # it cannot lead: its leader count says nothing about balance
+        leader_skew = Cell(leader_skew.text, "muted")
+    return {"spu": spu, "status": status_cell(spu), "leader_skew": leader_skew,
+            "replica_skew": skew_cell(spu.replica_skew, spu.replicas, spu.replica_range),
             "preferred_share": share_cell(spu.preferred_share)}
 
 
@@ -62,9 +83,16 @@ def map_table(replica_map: Sequence[Sequence[int]], rack_of: Mapping[int, str],
     shown = replica_map if max_rows is None else replica_map[:max_rows]
     return MapTable(racks, _running_rows(shown, racks, rack_of),
                     [totals[r][0] for r in racks], [totals[r][1] for r in racks],
-                    [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
-                      "followers": followers}
-                     for spu, (leaders, followers) in sorted(counts.items())])
+                    _per_spu(counts, rack_of))
+
+
+def _per_spu(counts: Mapping[int, tuple[int, int]],
+             rack_of: Mapping[int, str]) -> list[dict[str, object]]:
+    """Every registered SPU, those the map leaves out at 0: the imbalance a preview shows."""
+    every = {**{spu: (0, 0) for spu in rack_of}, **counts}
+    return [{"id": spu, "rack": _rack(spu, rack_of), "leaders": leaders,
+             "followers": followers, "unused": leaders + followers == 0}
+            for spu, (leaders, followers) in sorted(every.items())]
 
 
 def _spu_counts(replica_map: Sequence[Sequence[int]]) -> dict[int, tuple[int, int]]:

@@ -17,12 +17,11 @@ from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS,
                                       NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import DomainError
-from cluster.forms import (AssignmentUploadForm, ProduceForm, TopicCreateForm,
-                           read_assignment_upload)
+from cluster.forms import AssignmentUploadForm, ProduceForm, TopicCreateForm
 from cluster.live import BLOCK, MAX_BLOCKS, block_groups, topic_group
 from cluster.models import Spu, Topic
 from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
-from cluster.selectors.stats import topic_stats_for
+from cluster.selectors.stats import down_spu_ids, topic_stats_for
 from cluster.services import TopicOutcome, topic_create, topic_delete
 from cluster.services.records import ProduceOutcome, records_consume, records_produce_and_wait
 from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
@@ -78,7 +77,7 @@ def topic_detail(request: HttpRequest, name: str,
         "map_file": _file_text(topic.replica_map) if topic.partitions <= DETAIL_ROWS else None,
         "produce_form": form,
         "records": _records_panel(request, topic) if topic.partitions else None,
-        "outage_spus": _hosting_spus(topic), "live_seqs": seqs},
+        "outage_spus": _hosting_spus(topic), "down_spus": down_spu_ids(), "live_seqs": seqs},
         status=400 if produce_form is not None else 200)
 
 
@@ -244,24 +243,46 @@ def _problem_context(problems: list[dict[str, Any]] | None) -> dict[str, Any]:
 
 def _upload(form: AssignmentUploadForm, dry_run: bool, request: HttpRequest) -> Outcome:
     try:
-        data = read_assignment_upload(form.cleaned_data["file"])
+        data = form.content()
     except DomainError as exc:
-        form.add_error("file", exc.message)
-        return Outcome(error=exc, problems=problem_rows(exc))
+        return _listed(form, Outcome(error=exc, problems=problem_rows(exc)))
     outcome = call_service(form, topic_create, name=form.cleaned_data["name"],
                            replica_assignment=data, dry_run=dry_run, by=request.user)
-    if outcome.error is not None and not outcome.problems:
-        outcome.problems = _cluster_problems(data)
+    if outcome.error is not None:
+        outcome.problems = _every_problem(outcome.problems, data)
+    return _listed(form, outcome)
+
+
+def _listed(form: AssignmentUploadForm, outcome: Outcome) -> Outcome:
+    """Each problem is listed once, in the table; the file field only points there."""
+    if outcome.problems:
+        count = len(outcome.problems)
+        form.errors["file"] = form.error_class([
+            f"The file breaks {count} rule{'s' if count != 1 else ''}: see the list."])
     return outcome
 
 
-def _cluster_problems(data: object) -> list[dict[str, object]]:
-    """Itemise the SPU-exists / fits-cluster rules, which the service reports as one reason."""
+def _every_problem(problems: list[dict[str, object]], data: object) -> list[dict[str, object]]:
+    """The file's own problems and the cluster's (SPUs that are not registered, a
+    replica count the cluster cannot hold) in one list, so one pass fixes the file."""
     try:
         replica_map = parse_assignment(data)
     except InvalidReplicaMap:
+        replica_map = _readable_replicas(data)
+    found = [p.as_dict() for p in cluster_problems(replica_map, _racks().keys())]
+    listed = {(p["partition"], p["rule"]) for p in problems}
+    merged = problems + [p for p in found if (p["partition"], p["rule"]) not in listed]
+    return sorted(merged, key=lambda p: (p["partition"] is not None, p["partition"] or 0))
+
+
+def _readable_replicas(data: object) -> list[list[int]]:
+    """Per entry, the replica ids that are SPU ids at all, from a file that breaks other rules."""
+    entries = data.get("partitions") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
         return []
-    return [p.as_dict() for p in cluster_problems(replica_map, _racks().keys())]
+    return [[r for r in e["replicas"] if type(r) is int and r >= 0]
+            if isinstance(e, dict) and isinstance(e.get("replicas"), list) else []
+            for e in entries]
 
 
 def _racks() -> dict[int, str]:

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from planner.core.execution import ExecutionState
 from planner.core.jobs import EngineChoice, GridState, PlanState
+from planner.core.scenarios import MAX_UP_TO
 from planner.core.spu_progress import MoveOutcome
 from planner.services import MAX_GRID_SCENARIOS
 
@@ -53,7 +54,7 @@ class PlanRequestSerializer(ScenarioSerializer, OptionsSerializer):
 class GridRequestSerializer(OptionsSerializer):
     scenarios = ScenarioSerializer(many=True, required=False, max_length=MAX_GRID_SCENARIOS,
                                    help_text="omit for the standard grid")
-    up_to = serializers.IntegerField(min_value=0, max_value=10, default=3,
+    up_to = serializers.IntegerField(min_value=0, max_value=MAX_UP_TO, default=3,
                                      help_text="standard grid: add 1..up_to SPUs per rack")
 
 

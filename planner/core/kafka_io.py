@@ -8,6 +8,7 @@ writes). Fluvio: one file per topic, ``{"partitions": [{"id": 0,
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable, Mapping
 
 from planner.core.model import Cluster, Plan, PlanError, Spu, Topic
@@ -48,6 +49,8 @@ def _load(document: str | Mapping[str, Any]) -> Mapping[str, Any]:
             document = json.loads(document)
         except json.JSONDecodeError as error:
             raise ReassignmentError(f"not JSON: {error.msg} at line {error.lineno}") from None
+        except RecursionError:
+            raise ReassignmentError("not a reassignment file: JSON nested too deeply") from None
     if not isinstance(document, Mapping):
         raise ReassignmentError("the document must be a JSON object")
     return document
@@ -67,8 +70,9 @@ def _entry(entry: Any, index: int) -> tuple[str, int, tuple[int, ...]]:
     if not isinstance(entry, Mapping):
         raise ReassignmentError(f"{where}: must be an object")
     topic, partition, replicas = entry.get("topic"), entry.get("partition"), entry.get("replicas")
-    if not isinstance(topic, str) or not topic:
-        raise ReassignmentError(f'{where}: "topic" must be a non-empty string')
+    if not isinstance(topic, str) or not _KAFKA_TOPIC.match(topic):
+        raise ReassignmentError(f'{where}: "topic" must be a Kafka topic name (1 to 249 '
+                                f'letters, digits, ".", "_" or "-")')
     if not _is_count(partition):
         raise ReassignmentError(f'{where}: "partition" must be a non-negative integer')
     if not isinstance(replicas, list) or not replicas:
@@ -78,6 +82,10 @@ def _entry(entry: Any, index: int) -> tuple[str, int, tuple[int, ...]]:
     if len(set(replicas)) != len(replicas):
         raise ReassignmentError(f"{where}: a replica is listed twice")
     return topic, partition, tuple(replicas)
+
+
+# Kafka's legal topic names; the store cannot hold some other characters (NUL on PostgreSQL).
+_KAFKA_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}\Z")
 
 
 def _is_count(value: Any) -> bool:

@@ -13,7 +13,7 @@ Movement (the plan against the current layout):
   (a rack; each SPU alone when anti-affinity is off), the larger of the
   replicas above the SPUs' rounded-up targets and the replicas that must
   leave the rack so that no partition holds more than its cap there (one;
-  ``ceil(RF / racks)`` with fewer racks than replicas). Departures
+  with fewer racks than replicas see ``spread``). Departures
   beyond what a lower replication factor drops must be copied elsewhere,
   and a higher replication factor adds copies; SPUs below their rounded-down
   target must receive at least the difference. The bound is the larger of
@@ -29,7 +29,8 @@ SPUs that may hold replicas:
   topic; the worst topic.
 * ``rack_violations``: partitions with two replicas on SPUs of one rack (SPUs
   without a rack never count); with fewer racks than replicas, partitions
-  that do not span every rack or hold more than ``ceil(RF / racks)`` in one.
+  that do not span every rack or hold more than the rack cap in one
+  (``ceil(RF / racks)`` unless a rack has fewer SPUs: see ``spread``).
 * ``failover_concentration``: for each SPU, the largest share of the
   partitions it leads whose next replica in line is one same SPU; the worst
   SPU. 0.0 when no partition has a follower.
@@ -42,7 +43,7 @@ from operator import and_, eq, itemgetter, not_
 from typing import Collection, Mapping, Sequence
 
 from planner.core.model import Move, ReplicaMap, Spu, Topic
-from planner.core.spread import topic_spread
+from planner.core.spread import SpreadRule, spread_rule, topic_spread
 from planner.core.targets import TopicShares, ceil_share, floor_share
 
 LAYOUT_KEYS = ("replica_spread", "leader_spread", "topic_replica_spread",
@@ -93,10 +94,8 @@ def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str 
                     crowded: Collection[str] | None = None) -> int:
     """Partitions whose racked replicas spread worse than the racks allow;
     only the ``crowded`` topics are scanned when given (no other can break it)."""
-    # A rackless SPU is a group alone, as in the planner's targets.
-    groups = len({r for r in rack_of.values() if r is not None}) + \
-        sum(r is None for r in rack_of.values())
     key = _GroupKeys(rack_of)
+    rules: dict[int, SpreadRule] = {}
     count = 0
     for name, replica_map in layout.items():
         if crowded is not None and name not in crowded:
@@ -105,7 +104,11 @@ def rack_violations(layout: Mapping[str, ReplicaMap], rack_of: Mapping[int, str 
         for reps in replica_map:
             if len(set(map(key.__getitem__, reps))) != len(reps):
                 keys = [key[s] for s in reps]
-                count += not topic_spread([keys]).fine(len(reps), groups)
+                if len(reps) not in rules:
+                    # A rackless SPU is a group alone, as in the planner's targets.
+                    sizes = Counter(key[s] for s in rack_of).values()
+                    rules[len(reps)] = spread_rule(len(reps), sizes)
+                count += not topic_spread([keys]).fine(rules[len(reps)])
     return count
 
 

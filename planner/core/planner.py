@@ -29,7 +29,7 @@ from planner.core.metrics import (layout_metrics, moves_between, movement_metric
 from planner.core.model import Cluster, Options, Plan, ReplicaMap, Replicas, Scenario
 from planner.core.order import order_all
 from planner.core.quotas import Row, round_rows
-from planner.core.rebalance import TopicTask, assign_topic
+from planner.core.rebalance import TopicTask, assign_topic, task_rule
 from planner.core.scenarios import Effective, apply_scenario
 from planner.core.spread import Spread, map_spread, secure_counts
 from planner.core.targets import (TopicShares, all_topic_shares, floor_share, group_key,
@@ -124,8 +124,7 @@ def settled(task: TopicTask, facts: Current) -> bool:
     """Placement would keep every replica where it is: nothing on a removed
     SPU, no rack shared under anti-affinity, same replication, counts at quota."""
     counts = facts.counts[task.topic]
-    if task.group_of is not None and \
-            not facts.spread[task.topic].fine(task.replication, task.group_count):
+    if task.group_of is not None and not facts.spread[task.topic].fine(task_rule(task)):
         return False
     if not task.current or len(task.current[0]) != task.replication:
         return False
@@ -148,10 +147,11 @@ def _secure(prep: Prepared, shares: TopicShares, facts: Current | None) -> dict[
     """Replica counts that survive the rack spread, for a topic that breaks it."""
     if facts is None or shares.group_of is None:
         return None
-    rf, groups = prep.effective.replication[shares.topic], len(set(shares.group_of.values()))
-    if facts.spread[shares.topic].fine(rf, groups):
+    rf = prep.effective.replication[shares.topic]
+    if facts.spread[shares.topic].fine(shares.rule):
         return None
-    return secure_counts(prep.cluster.topic(shares.topic).replicas, shares.group_of, rf, groups)
+    return secure_counts(prep.cluster.topic(shares.topic).replicas, shares.group_of, rf,
+                         shares.rule)
 
 
 def topic_tasks(prep: Prepared, quotas: Mapping[str, Mapping[int, int]]) -> list[TopicTask]:
@@ -194,10 +194,9 @@ def lower_bound(prep: Prepared) -> int:
     what SPUs below their cluster-wide rounded-down share must receive."""
     topics = {t.name: t for t in prep.cluster.topics}
     facts = current_facts(prep.cluster)
-    groups = len({group_key(s) for s in prep.effective.spus})
     rf = prep.effective.replication
     per_topic = sum(topic_lower_bound(topics[s.topic], s, rf[s.topic], facts.counts[s.topic],
-                                      not facts.spread[s.topic].fine(rf[s.topic], groups))
+                                      not facts.spread[s.topic].fine(s.rule))
                     for s in prep.shares)
     share = summed_shares([s.shares for s in prep.shares])
     held = Counter(chain.from_iterable(chain.from_iterable(t.replicas for t in prep.cluster.topics)))

@@ -83,7 +83,10 @@ def round_rows(rows: Sequence[Row], cluster_group: Mapping[int, str],
             return quick
     exact = flow_round(rows, cluster_group, spu_bounds, group_bounds, limits)
     if exact is None:
-        raise RuntimeError("quota flow found no rounding")  # cannot happen: see the module text
+        # Cannot happen: the shares form a fractional rounding (each row sums
+        # to its total, no share above what its SPU or rack can hold: see
+        # ``targets``), so the flow has an integral one.
+        raise RuntimeError("quota flow found no rounding")
     return exact
 
 

@@ -17,8 +17,9 @@ from operator import not_
 from dataclasses import dataclass
 from typing import Mapping
 
+from planner.core.chains import augment
 from planner.core.model import ReplicaMap, Replicas
-from planner.core.spread import full_groups, misplaced
+from planner.core.spread import SpreadRule, full_groups, misplaced
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,15 @@ class TopicTask:
     # are (0: count them from ``group_of``); see ``spread``.
     group_cap: int = 1
     group_count: int = 0
+
+
+def task_rule(task: TopicTask) -> SpreadRule:
+    """The rack spread a topic's partitions must reach."""
+    groups = task.group_count
+    if not groups:
+        key = task.group_of if task.group_of is not None else {s: s for s in task.quota}
+        groups = len({key[s] for s in task.quota})
+    return SpreadRule(task.group_cap, min(task.replication, groups))
 
 
 class _Work:
@@ -62,7 +72,7 @@ class _Work:
         self.key = (groups if isinstance(groups, dict) else dict(groups)) if groups is not None \
             else {s: s for s in quota}
         self.cap = task.group_cap
-        self.group_count = task.group_count or len({self.key[s] for s in task.quota})
+        self.rule = task_rule(task)
 
     def blocked(self, pid: int, leaving: int | None) -> set:
         """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
@@ -71,7 +81,7 @@ class _Work:
             return {key[r] for r in self.kept[pid] if r != leaving}
         staying = [r for r in self.kept[pid] if r != leaving]
         return full_groups([key[r] for r in staying], self.task.replication,
-                           self.group_count) | set(staying)
+                           self.rule) | set(staying)
 
     def excess(self, spu: int) -> int:
         return self.have[spu] - self.quota[spu]
@@ -134,9 +144,9 @@ def _spread_out(work: _Work) -> None:
     """A partition that cannot reach its rack spread by adding replicas drops,
     one at a time, a replica of a repeated rack: the one whose SPU is furthest
     above quota (a follower before the leader), until it can."""
-    replication, groups, key = work.task.replication, work.group_count, work.key
+    replication, rule, key = work.task.replication, work.rule, work.key
     for pid, reps in enumerate(work.kept):
-        while misplaced([key[s] for s in reps], replication, groups):
+        while misplaced([key[s] for s in reps], replication, rule):
             keys = [key[s] for s in reps]
             repeated = [s for s in reps if keys.count(key[s]) > 1]
             spu = max(repeated, key=lambda s: (work.excess(s), s != reps[0], s))
@@ -233,12 +243,13 @@ def _refill(work: _Work) -> None:
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
             if spu is not None and spu not in work.original[pid] and pid in work.released \
-                    and _augment(work, pid, deficit, max_cost=0):
+                    and augment(work, pid, deficit, max_cost=0):
                 continue
             if spu is not None:
                 deficit.charge(spu)
                 work.add(pid, spu)
-            elif not _augment(work, pid, deficit):
+            elif not augment(work, pid, deficit) and not augment(work, pid, deficit, limit=None):
+                # The short search first: the exhaustive one is rarely needed.
                 work.add(pid, _fallback(work, pid))
 
 
@@ -248,106 +259,6 @@ def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
     if back:
         return min(back, key=lambda s: (-deficit.missing[s], s))
     return next((s for s in deficit if work.fits(pid, s)), None)
-
-
-def _augment(work: _Work, start: int, deficit: _Deficits,
-             max_cost: int | None = None, limit: int = 24) -> bool:
-    """Fill ``start`` through a chain: it takes SPU x from partition p1, p1
-    takes y from p2, ... until a partition takes an SPU below quota.
-
-    Label-correcting search on the number of new copies the chain adds, so a
-    chain that hands back a dropped replica is preferred over a new copy;
-    each search level is finished before the cheapest complete chain is used.
-    """
-    holders: dict[int, list[int]] = {}
-    for pid, reps in enumerate(work.kept):
-        for spu in reps:
-            holders.setdefault(spu, []).append(pid)
-    # Constant during one search: every replica that can be handed over (SPUs
-    # in quota order, as ties go to the first found) and the SPUs below quota.
-    key, original = work.key, work.original
-    offers = [(key[spu], spu, other, spu not in original[other])
-              for spu in work.quota if spu not in deficit and spu in holders
-              for other in holders[spu]]
-    wanted = list(deficit)
-    # A list beats a dict here; ``start`` is never relabelled.
-    cost = [len(work.kept) * 2 + 2] * len(work.kept)
-    cost[start] = -cost[start]
-    came: dict[int, tuple[int, int]] = {}  # partition -> (partition it gave to, SPU)
-    leaving: dict[int, int | None] = {start: None}
-    best = _finish(work, start, None, 0, wanted, None)
-    level = [start]
-    while level and limit > 0 and (best is None or best[0] > (max_cost or 0)):
-        following = []
-        for pid in level[:limit]:
-            limit -= 1
-            blocked = work.blocked(pid, leaving[pid])
-            base, mine = (0 if pid == start else cost[pid]), original[pid]
-            for group, spu, other, fresh in offers:
-                if group in blocked or spu in blocked:
-                    continue
-                total = base + (spu not in mine) - fresh
-                if total >= cost[other] or _on_path(came, pid, other):
-                    continue
-                cost[other], came[other], leaving[other] = total, (pid, spu), spu
-                following.append(other)
-                best = _finish(work, other, spu, total, wanted, best)
-        level = following
-    if best is None or (max_cost is not None and best[0] > max_cost):
-        return False
-    if not _chain_holds(work, best[1], best[2], came, start):
-        return False
-    _apply_chain(work, best[1], best[2], came, start)
-    deficit.charge(best[2])
-    return True
-
-
-def _finish(work: _Work, pid: int, leaving: int | None, cost: int, wanted: list[int],
-            best: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
-    """The cheaper of ``best`` and ending the chain at ``pid`` with an SPU below quota."""
-    blocked = work.blocked(pid, leaving)
-    key, mine = work.key, work.original[pid]
-    for spu in wanted:
-        if key[spu] not in blocked and spu not in blocked:
-            total = cost + (spu not in mine)
-            if best is None or total < best[0]:
-                best = (total, pid, spu)
-    return best
-
-
-def _on_path(came: Mapping[int, tuple[int, int]], pid: int, other: int) -> bool:
-    while pid in came:
-        if pid == other:
-            return True
-        pid = came[pid][0]
-    return pid == other
-
-
-def _chain_holds(work: _Work, last: int, spu: int,
-                 came: Mapping[int, tuple[int, int]], start: int) -> bool:
-    """Every hand-over of the chain is still allowed: a partition relabelled
-    after its search step may hand over another SPU than that step assumed."""
-    pid = last
-    while pid != start:
-        receiver, handed = came[pid]
-        blocked = work.blocked(pid, handed)
-        if spu in blocked or work.key[spu] in blocked:
-            return False
-        pid, spu = receiver, handed
-    blocked = work.blocked(start, None)
-    return spu not in blocked and work.key[spu] not in blocked
-
-
-def _apply_chain(work: _Work, last: int, spu: int,
-                 came: Mapping[int, tuple[int, int]], start: int) -> None:
-    work.have[spu] += 1
-    pid = last
-    while pid != start:
-        receiver, handed = came[pid]
-        slot = work.kept[pid].index(handed)
-        work.kept[pid][slot] = spu
-        pid, spu = receiver, handed
-    work.kept[start].append(spu)
 
 
 def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:

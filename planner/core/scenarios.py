@@ -73,6 +73,11 @@ def rack_losses(cluster: Cluster) -> list[Scenario]:
     return [Scenario(name=f"lose-rack-{r}", lose_racks=(r,)) for r in racks]
 
 
+# The standard grid adds 1..up_to SPUs per rack; every shell refuses more (scenarios grow
+# as racks x up_to, each a full plan).
+MAX_UP_TO = 10
+
+
 def rack_additions(cluster: Cluster, up_to: int) -> list[Scenario]:
     """Add 1..up_to new SPUs to each rack (ids continue after the largest)."""
     racks = sorted({s.rack for s in cluster.spus if s.rack is not None}) or [None]

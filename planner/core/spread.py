@@ -4,8 +4,12 @@ With at least as many racks as replicas, no two replicas of a partition share
 a rack (002's anti-affinity). With fewer racks than replicas, the replicas
 spread over every rack as evenly as they can, the way 000's rack-aware
 assignment does it: RF 3 on 2 racks gives 2 + 1, RF 4 on 3 racks 2 + 1 + 1.
-So each rack holds at most ``ceil(RF / racks)`` replicas of one partition
-and the partition spans ``min(RF, racks)`` racks.
+So the partition spans ``min(RF, racks)`` racks and each rack holds at most
+``cap`` replicas of it: ``ceil(RF / racks)`` when every rack has that many
+SPUs. A rack with fewer SPUs holds what it can, and the others take the rest
+as evenly as they can: RF 4 on racks of 3 SPUs and 1 SPU gives 3 + 1. The
+cap is then the least level ``L`` at which racks holding ``min(SPUs, L)``
+each hold the replication factor (no rack can hold more than its SPUs).
 """
 from __future__ import annotations
 
@@ -13,13 +17,27 @@ from collections import Counter
 from typing import Hashable, Iterable, Mapping, NamedTuple, Sequence
 
 
-def group_cap(replication: int, groups: int) -> int:
-    """Most replicas of one partition that one rack may hold."""
-    return max(1, -(-replication // max(1, groups)))
+class SpreadRule(NamedTuple):
+    """Most replicas of one partition in one rack, and fewest racks it spans."""
+
+    cap: int
+    spans: int
 
 
-def spans_needed(replication: int, groups: int) -> int:
-    return min(replication, groups)
+def group_cap(replication: int, sizes: Iterable[int]) -> int:
+    """Most replicas of one partition that one rack may hold, ``sizes``
+    being the SPUs of each rack (see the module text)."""
+    sizes = sorted(sizes)
+    level = max(1, -(-replication // max(1, len(sizes))))
+    # Racks smaller than the level hold all they can; the rest share what is left.
+    while sum(min(n, level) for n in sizes) < replication and level < max(sizes, default=0):
+        level += 1
+    return level
+
+
+def spread_rule(replication: int, sizes: Iterable[int]) -> SpreadRule:
+    sizes = list(sizes)
+    return SpreadRule(group_cap(replication, sizes), min(replication, len(sizes)))
 
 
 class Spread(NamedTuple):
@@ -28,9 +46,8 @@ class Spread(NamedTuple):
     fewest_groups: int
     most_in_one: int
 
-    def fine(self, replication: int, groups: int) -> bool:
-        return self.most_in_one <= group_cap(replication, groups) and \
-            self.fewest_groups >= spans_needed(replication, groups)
+    def fine(self, rule: SpreadRule) -> bool:
+        return self.most_in_one <= rule.cap and self.fewest_groups >= rule.spans
 
 
 def topic_spread(keyed: Iterable[Iterable[Hashable]]) -> Spread:
@@ -59,35 +76,34 @@ def map_spread(replica_map: Sequence[Sequence[int]], key: Mapping[int, Hashable]
     return Spread(min(distinct), max(1, topic_spread(map(get, reps) for reps in crowded).most_in_one))
 
 
-def misplaced(keys: list[Hashable], replication: int, groups: int) -> bool:
+def misplaced(keys: list[Hashable], replication: int, rule: SpreadRule) -> bool:
     """The partition cannot reach a good spread by adding replicas alone."""
     counts = Counter(keys)
-    if counts and max(counts.values()) > group_cap(replication, groups):
+    if counts and max(counts.values()) > rule.cap:
         return True
-    missing = spans_needed(replication, groups) - len(counts)
+    missing = rule.spans - len(counts)
     return missing > replication - len(keys)
 
 
-def full_groups(keys: list[Hashable], replication: int, groups: int) -> set[Hashable]:
+def full_groups(keys: list[Hashable], replication: int, rule: SpreadRule) -> set[Hashable]:
     """Groups a newcomer may not come from: at their cap, or the slots left
     are all needed for racks the partition does not span yet."""
     counts = Counter(keys)
-    cap = group_cap(replication, groups)
-    missing = spans_needed(replication, groups) - len(counts)
+    missing = rule.spans - len(counts)
     slots = replication - len(keys)
     if missing >= slots:
         return set(counts)
-    return {g for g, n in counts.items() if n >= cap}
+    return {g for g, n in counts.items() if n >= rule.cap}
 
 
 def secure_counts(replica_map: Iterable[Sequence[int]], key: Mapping[int, Hashable],
-                  replication: int, groups: int) -> dict[int, int]:
+                  replication: int, rule: SpreadRule) -> dict[int, int]:
     """Replicas per SPU that need not move for the spread: all but those of a
     repeated rack in a partition that ``misplaced`` condemns."""
     counts: dict[int, int] = {}
     for reps in replica_map:
         keys = [key.get(s, s) for s in reps]
-        risky = misplaced(keys, replication, groups)
+        risky = misplaced(keys, replication, rule)
         for spu, k in zip(reps, keys):
             if not (risky and keys.count(k) > 1):
                 counts[spu] = counts.get(spu, 0) + 1

@@ -16,9 +16,10 @@ is how "weighted remainders" and "nodes in a rack differ by at most one"
 come about; which side each share rounds to is chosen to move the fewest
 replicas. SPUs without a rack form a group of their own each, so they never
 count against anti-affinity. With fewer groups than the replication factor
-(but two or more) a partition may hold ``ceil(RF / groups)`` replicas in one
-group and must span every group (``spread``), so a group's share lies between
-``partitions * floor(RF / groups)`` and ``partitions * ceil(RF / groups)``.
+(but two or more) a partition may hold ``cap`` replicas in one group (usually
+``ceil(RF / groups)``) and must span every group (``spread``), so a group's
+share lies between ``partitions * min(SPUs, floor(RF / groups))`` and
+``partitions * min(SPUs, cap)``: a rack never gets more than its SPUs hold.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
 
 from planner.core.model import Spu
-from planner.core.spread import group_cap
+from planner.core.spread import SpreadRule, spread_rule
 
 EPS = 1e-9
 ONE_GROUP = "*"
@@ -40,8 +41,14 @@ class TopicShares:
     shares: Mapping[int, float]
     # SPU -> anti-affinity group; None when anti-affinity is not enforced.
     group_of: Mapping[int, str] | None
-    # Most replicas of one partition in one group (see ``spread``).
+    # Most replicas of one partition in one group, and fewest groups it
+    # spans (see ``spread``).
     group_cap: int = 1
+    group_spans: int = 1
+
+    @property
+    def rule(self) -> SpreadRule:
+        return SpreadRule(self.group_cap, self.group_spans)
 
 
 def floor_share(x: float) -> int:
@@ -57,23 +64,35 @@ def group_key(spu: Spu) -> str:
     return spu.rack if spu.rack is not None else f"~{spu.id}"
 
 
-def waterfill(total: float, weights: Mapping[Hashable, float], cap: float,
-              floor: float = 0.0) -> dict[Hashable, float]:
-    """Split ``total`` by weight, no part above ``cap`` nor below ``floor``;
-    what a clamped part gives up or takes is shared again by weight."""
+def waterfill(total: float, weights: Mapping[Hashable, float],
+              cap: float | Mapping[Hashable, float],
+              floor: float | Mapping[Hashable, float] = 0.0) -> dict[Hashable, float]:
+    """Split ``total`` by weight, no part above its ``cap`` nor below its
+    ``floor`` (one for all, or one per key); what a clamped part gives up or
+    takes is shared again by weight."""
+    caps = cap if isinstance(cap, Mapping) else dict.fromkeys(weights, cap)
+    floors = floor if isinstance(floor, Mapping) else dict.fromkeys(weights, floor)
     shares: dict[Hashable, float] = {}
     active = dict(weights)
     left = total
     while active:
         weight = sum(active.values())
-        over = [k for k, w in active.items() if left * w / weight >= cap - EPS]
-        under = [] if over else [k for k, w in active.items() if left * w / weight < floor - EPS]
+        over = [k for k, w in active.items() if left * w / weight >= caps[k] - EPS]
+        under = [k for k, w in active.items() if left * w / weight < floors[k] - EPS]
         if not over and not under:
             shares.update({k: left * w / weight for k, w in active.items()})
             break
-        for key in over or under:
-            shares[key] = cap if over else floor
-            left -= shares[key]
+        # What the parts over their caps give up against what the parts under
+        # their floors take: the larger side decides whether the level rises
+        # (then the parts over stay at their caps) or falls (the parts under
+        # stay at their floors). Fixing one side blindly can overshoot.
+        given = sum(max(0.0, left * active[k] / weight - caps[k]) for k in over)
+        taken = sum(floors[k] - left * active[k] / weight for k in under)
+        fixed = [(k, caps[k]) for k in over] if given >= taken else []
+        fixed += [(k, floors[k]) for k in under] if taken >= given else []
+        for key, value in fixed:
+            shares[key] = value
+            left -= value
             del active[key]
     return shares
 
@@ -93,16 +112,23 @@ def topic_shares(name: str, partitions: int, replication: int,
         return TopicShares(name, total, waterfill(total, weights, partitions), None)
     group_of = {s.id: group_key(s) for s in spus}
     group_weights: dict[Hashable, float] = {}
+    sizes: dict[Hashable, int] = {}
     for spu in spus:
-        group_weights[group_of[spu.id]] = group_weights.get(group_of[spu.id], 0.0) + spu.weight
-    cap = group_cap(replication, len(group_weights))
+        group = group_of[spu.id]
+        group_weights[group] = group_weights.get(group, 0.0) + spu.weight
+        sizes[group] = sizes.get(group, 0) + 1
+    rule = spread_rule(replication, sizes.values())
     least = replication // len(group_weights)
-    per_group = waterfill(total, group_weights, partitions * cap, partitions * least)
+    # A rack holds at most one replica of a partition per SPU: a small rack's
+    # share stops at what its SPUs can hold, and the others take the rest.
+    caps = {g: partitions * min(n, rule.cap) for g, n in sizes.items()}
+    floors = {g: partitions * min(n, least) for g, n in sizes.items()}
+    per_group = waterfill(total, group_weights, caps, floors)
     shares: dict[int, float] = {}
     for group, share in per_group.items():
         members = {s.id: s.weight for s in spus if group_of[s.id] == group}
         shares.update(waterfill(share, members, partitions))
-    return TopicShares(name, total, shares, group_of, cap)
+    return TopicShares(name, total, shares, group_of, rule.cap, rule.spans)
 
 
 def all_topic_shares(topics: Iterable[tuple[str, int, int]], spus: Sequence[Spu],
@@ -116,7 +142,7 @@ def all_topic_shares(topics: Iterable[tuple[str, int, int]], spus: Sequence[Spu]
             cache[key] = topic_shares(name, partitions, replication, spus, anti_affinity)
         cached = cache[key]
         result.append(TopicShares(name, cached.total, cached.shares, cached.group_of,
-                                  cached.group_cap))
+                                  cached.group_cap, cached.group_spans))
     return result
 
 

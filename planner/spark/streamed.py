@@ -153,7 +153,7 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
         own = SimpleNamespace(counts={name: facts.counts}, spread={name: facts.spread})
         placed = task.current if settled(task, own) else assign_topic(task)
         bound = topic_lower_bound(topic, s, replication, facts.counts,
-                                  not facts.spread.fine(replication, groups))
+                                  not facts.spread.fine(s.rule))
         return name, (topic, placed, bound)
 
     shares_of_b, rf_b = context.broadcast(shares_of), context.broadcast(dict(rf))
@@ -224,9 +224,8 @@ def _secure(layout: RDD, facts: Mapping, shares: Sequence[TopicShares],
     for s in shares:
         if s.group_of is None:
             continue
-        count = len(set(s.group_of.values()))
-        if not facts[s.topic].spread.fine(rf[s.topic], count):
-            wanted[s.topic] = (s.group_of, rf[s.topic], count)
+        if not facts[s.topic].spread.fine(s.rule):
+            wanted[s.topic] = (s.group_of, rf[s.topic], s.rule)
     if not wanted:
         return {}
     return dict(layout.filter(lambda kv: kv[0] in wanted)

@@ -18,10 +18,9 @@
   const rendered = seqsNode ? JSON.parse(seqsNode.textContent) : {};  // group -> seq of the render
   const VERSION = 1;
   const STALE_AFTER_MS = 5000;      // reconnecting this long: the data may be out of date
-  const seqs = {};                  // group -> last sequence applied
   const resyncing = {};             // group -> messages held while its snapshot is fetched
-  const live = {socket: null, open: false, ever: false, backoff: 1000, dataAt: Date.now(),
-                closedAt: null, applied: 0, snapshots: 0};
+  const live = {open: false, ever: false, final: false, dataAt: Date.now(), closedAt: null,
+                applied: 0, snapshots: 0};
   window.liveState = live;          // read by the browser tests and the indicator
   const status = document.getElementById("live-status");
 
@@ -34,7 +33,10 @@
     if (!status) return;
     const now = Date.now();
     let state = "live", text = "live";
-    if (!live.open) {
+    if (!live.open && live.final) {
+      state = "stale";
+      text = "not live: sign in again or reload";
+    } else if (!live.open) {
       const stale = live.closedAt !== null && now - live.closedAt > STALE_AFTER_MS;
       state = stale ? "stale" : "reconnecting";
       text = stale ? "stale: data " + age(now - live.dataAt) + " old" : "reconnecting…";
@@ -98,8 +100,14 @@
       if (spu.resolution) {
         setBadge(el.querySelector(".badge"), spu.resolution);
         if (el.hasAttribute("data-state")) {
-          el.classList.remove("online", "offline");
+          el.classList.remove("online", "offline", "init");
           el.classList.add(spu.resolution.toLowerCase());
+        }
+        // Not Online: down at once. Online may still hide a killed loop, which only the
+        // status cell of the load that follows can say (cluster/views/tables.py status_cell).
+        if (spu.resolution !== "Online" && !(spu.cells && spu.cells.status)
+            && el.hasAttribute("data-cell-class")) {
+          setCellClass(el, "spu-down");
         }
       }
       const counts = el.querySelector('[data-field="counts"]');
@@ -118,12 +126,14 @@
           setText(c.querySelector("[data-cell-text]") || c, cell.text);
           setCellClass(c, cell.css);
         });
-        el.querySelectorAll('[data-cell-class="' + name + '"]').forEach((c) => setCellClass(c, cell.css));
+        const classed = '[data-cell-class="' + name + '"]';
+        if (el.matches(classed)) setCellClass(el, cell.css);  // the row itself (status)
+        el.querySelectorAll(classed).forEach((c) => setCellClass(c, cell.css));
       });
     });
   }
   function setCellClass(el, css) {
-    el.classList.remove("muted", "skew-ok", "skew-warn", "skew-bad");
+    el.classList.remove("muted", "skew-ok", "skew-warn", "skew-bad", "spu-up", "spu-down");
     if (css) el.classList.add(css);
   }
   // As cluster/views/tables.py share_cell: amber below 90%, red below 50%.
@@ -181,15 +191,30 @@
     }
     if (box.innerHTML !== list.outerHTML) box.replaceChildren(list);
   }
+  // As cluster/views/events.py param_text: long lists say how many more, long text is cut.
+  function paramText(value) {
+    if (Array.isArray(value) && value.length > 8) {
+      return "[" + value.slice(0, 8).map((v) => JSON.stringify(v)).join(", ") + ", … "
+        + (value.length - 8) + " more]";
+    }
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return text.length <= 80 ? text : text.slice(0, 79) + "…";
+  }
   function eventRow(e, withParams) {
     const tr = document.createElement("tr");
-    const cells = [e.at.replace("T", " ").slice(0, 19), e.actor, e.object_type + " " + e.object_name,
-                   e.operation];
+    const cells = [e.actor, e.object_type + " " + e.object_name, e.operation];
     if (withParams) {
-      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + JSON.stringify(v)).join(" ") || "–");
+      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + paramText(v)).join(" ") || "–");
     }
     cells.push(e.result || (withParams ? "ok" : ""));
+    const when = document.createElement("td"), time = document.createElement("time");
+    when.className = "nowrap";
+    time.setAttribute("datetime", e.at);
+    time.textContent = e.at.replace("T", " ").slice(0, 19);
+    when.append(time);
+    tr.append(when);
     cells.forEach((text) => { const td = document.createElement("td"); td.textContent = text; tr.append(td); });
+    if (window.localTimes) window.localTimes(tr);
     return tr;
   }
   function addEvents(events) {
@@ -223,6 +248,7 @@
   }
 
   // ---- sequences and resync ------------------------------------------------------
+  const sequences = window.ctrlSocket.Sequences();
   async function resync(group) {
     if (resyncing[group]) return;
     resyncing[group] = [];
@@ -236,9 +262,9 @@
       apply(snapshot);
       // The snapshot's number as is: every message of the group was held meanwhile, and a
       // sequence that started over (a flushed Redis, a new namespace) must not stall the page.
-      seqs[group] = snapshot.seq;
+      sequences.set(group, snapshot.seq);
     } catch (error) {
-      delete seqs[group];  // the next message is taken as it comes
+      sequences.forget(group);  // the next message is taken as it comes
     } finally {
       const held = resyncing[group] || [];
       delete resyncing[group];
@@ -248,42 +274,37 @@
   function receive(message) {
     const group = message.group;
     if (resyncing[group]) { resyncing[group].push(message); return; }
-    const last = seqs[group];
-    if (last !== undefined && message.seq <= last) return;  // the snapshot already holds it
+    const seen = sequences.check(group, message.seq);
+    if (seen === "old") return;  // the snapshot already holds it
     apply(message);
-    seqs[group] = message.seq;
-    if (last !== undefined && message.seq > last + 1) resync(group);
+    sequences.set(group, message.seq);
+    if (seen === "gap") resync(group);
   }
   function hello(message) {
     // Away for a while, or changed between the render and this hello: resync those groups.
     const stale = groupsToResync(live.ever ? {} : rendered, message.groups, live.ever);
     Object.entries(message.groups).forEach(([group, seq]) => {
       if (stale.includes(group)) resync(group);
-      else seqs[group] = seq;
+      else sequences.set(group, seq);
     });
     live.ever = true;
   }
 
-  // ---- the socket ----------------------------------------------------------------
-  function connect() {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + window.location.host + path);
-    live.socket = socket;
-    socket.onopen = () => { live.open = true; live.closedAt = null; live.backoff = 1000; showStatus(); };
-    socket.onmessage = (event) => {
-      const message = JSON.parse(event.data);
+  // ---- the socket (static/js/socket.js) ------------------------------------------
+  if (!window.ctrlSocket) return;  // the page did not load the socket module
+  const connection = window.ctrlSocket.open(path, {
+    onOpen() { live.open = true; live.closedAt = null; showStatus(); },
+    onMessage(message) {
       if (message.v !== VERSION) { window.location.reload(); return; }
       if (message.type === "live.hello") hello(message);
       else receive(message);
-    };
-    socket.onclose = (event) => {
+    },
+    onClose(event, final) {
       live.open = false;
+      live.final = final;
       if (live.closedAt === null) live.closedAt = Date.now();
       showStatus();
-      if (event.code === 4401 || event.code === 4404) return;  // not logged in, or no such page
-      setTimeout(connect, live.backoff);
-      live.backoff = Math.min(live.backoff * 2, 30000);
-    };
-  }
-  connect();
+    },
+  });
+  live.connection = connection;
 })();

@@ -11,7 +11,7 @@
   const progress = document.getElementById("apply-progress");
   const SPU_FIELDS = ["moves_in_done", "moves_in_total", "moves_out_done", "moves_out_total",
                       "moves_in_flight", "bytes_moved"];
-  let lastSeq = null, delay = 1000, reloading = false;
+  let reloading = false;
   window.planApply = {messages: 0, reads: 0, open: false};
 
   function text(value) {
@@ -60,31 +60,25 @@
     } catch (e) { /* the next reconnect reads again */ }
   }
 
-  function onMessage(event) {
-    const message = JSON.parse(event.data);
+  const sequences = window.ctrlSocket ? window.ctrlSocket.Sequences() : null;
+  function onMessage(message) {
     if (message.type !== "plan.progress") return;
     window.planApply.messages += 1;
-    if (lastSeq !== null && message.seq <= lastSeq) return;  // older than what is shown
-    const skipped = lastSeq !== null && message.seq > lastSeq + 1;
-    lastSeq = message.seq;
+    const seen = sequences.check("plan", message.seq);
+    if (seen === "old") return;  // older than what is shown
+    sequences.set("plan", message.seq);
     show(message);
-    if (skipped) read();
+    if (seen === "gap") read();
   }
 
-  function connect() {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + window.location.host + "/ws/plans/" + card.dataset.planId + "/");
-    socket.onopen = () => { delay = 1000; window.planApply.open = true; lastSeq = null; read(); };
-    socket.onmessage = onMessage;
-    socket.onclose = (event) => {
-      window.planApply.open = false;
-      if (event.code === 4401 || event.code === 4403) return;
-      read();
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 4000);
-    };
+  // The shared socket (static/js/socket.js): back-off up to 4 s, no retry on 4401/4403/4404.
+  if (window.ctrlSocket && "WebSocket" in window) {
+    window.ctrlSocket.open("/ws/plans/" + card.dataset.planId + "/", {
+      onOpen() { window.planApply.open = true; sequences.reset(); read(); },
+      onMessage,
+      onClose(event, final) { window.planApply.open = false; if (!final) read(); },
+    }, 4000);
+  } else {
+    setInterval(read, 2000);
   }
-
-  if ("WebSocket" in window) connect();
-  else setInterval(read, 2000);
 })();

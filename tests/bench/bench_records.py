@@ -21,7 +21,7 @@ RUNS = 9
 def build() -> None:
     """One partition whose first ten million offsets were compacted, 10,000 retained."""
     from cluster.adapters import hot_state
-    from cluster.adapters.settle import ensure_replicated
+    from cluster.services.settle import ensure_replicated
     from cluster.services import spu_connect, spu_register, topic_create
 
     spu_register(spu_id=0)

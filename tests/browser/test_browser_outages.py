@@ -14,7 +14,7 @@ pytestmark = pytest.mark.redis
 def replicated_topic(transactional_db, redis_url):
     from cluster.models import ClusterState
     from cluster.services import topic_create
-    from cluster.adapters.settle import ensure_replicated
+    from cluster.services.settle import ensure_replicated
 
     # transactional_db flushes the row migration 0002 made; topic creation chains from it.
     ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)

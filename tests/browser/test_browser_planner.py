@@ -75,11 +75,11 @@ def test_the_grid_table_sorts_by_a_column(new_page, operator, racked_topics, sho
     page = new_page(operator)
     page.goto(f"/planner/grids/{grid.pk}/")
     page.wait_for_selector("#chart-scatter[data-drawn='1']")
-    page.click("#grid-table th:has-text('replicas_moved')")
+    page.click("#grid-table th:has-text('replicas moved')")
     values = page.locator("#grid-table tbody tr td:nth-child(2)").evaluate_all(
         "cells => cells.map(c => parseFloat(c.dataset.value))")
     assert values == sorted(values) and len(values) == 20
-    page.click("#grid-table th:has-text('replicas_moved')")
+    page.click("#grid-table th:has-text('replicas moved')")
     again = page.locator("#grid-table tbody tr td:nth-child(2)").evaluate_all(
         "cells => cells.map(c => parseFloat(c.dataset.value))")
     assert again == sorted(values, reverse=True)

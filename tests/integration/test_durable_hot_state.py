@@ -12,7 +12,7 @@ from django.core.management import call_command
 from cluster.adapters import hot_state, lease
 from cluster.adapters.lease import LeaseLost, WriteOp
 from cluster.adapters.redis_keys import bound_to_store
-from cluster.adapters.settle import LocalQueue
+from cluster.services.settle import LocalQueue
 from cluster.models import ClusterState, Event, Partition, Topic
 from cluster.services import topic_create
 from cluster.services.replication import replication_tick
@@ -77,13 +77,18 @@ def test_every_key_of_a_store_carries_its_id(orders):
 def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(orders):
     assert produce("orders", "first-1", "first-2")["state"] == "acknowledged"
     first = ClusterState.objects.get()
-    # A second installation: another database (another store id), the same Redis database.
-    ClusterState.objects.filter(pk=first.pk).update(store_id="00000000-0000-0000-0000-000000000002")
+    # A second installation: another database (another store id, no Redis recorded yet),
+    # the same Redis database.
+    ClusterState.objects.filter(pk=first.pk).update(
+        store_id="00000000-0000-0000-0000-000000000002", redis_marker="", redis_url="",
+        applied_offset=0)
     Partition.objects.update(hw=0, leo=0)
     call_command("partition", "list", stdout=StringIO())
     assert produce("orders", "second")["state"] == "acknowledged"
     assert [r["value"] for r in consume("orders")] == ["second"]
-    ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id)
+    ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id,
+                                                    redis_marker=first.redis_marker,
+                                                    applied_offset=first.applied_offset)
     assert [r["value"] for r in consume("orders")] == ["first-1", "first-2"]
 
 
@@ -129,12 +134,21 @@ def test_record_ids_continue_after_a_refused_save(orders, settings):
     assert hot_state.load().state.next_record_id >= before
 
 
-def test_a_lost_hot_state_keeps_the_store_figures_and_says_how_much_is_gone(orders):
+def test_a_lost_hot_state_is_refused_then_adopted_and_its_loss_reported_once(orders):
+    from cluster.adapters.store_identity import HotStateMismatch
+
     for n in range(3):
         produce("orders", f"v{n}")
     produce("orders", "w", partition=1)
-    hot_state.client().flushdb()  # Redis came back empty
+    hot_state.client().flushdb()  # Redis came back empty: not adopted silently
+    with pytest.raises(HotStateMismatch, match="store adopt-redis"):
+        tick()
+    assert hot_state.client().dbsize() == 0
+    assert not Event.objects.filter(operation="hot-state-lost").exists()
+    call_command("store", "adopt-redis", stdout=StringIO())
     tick()
+    tick()
+    assert Event.objects.filter(operation="redis-adopted").count() == 1
     rows = dict(Partition.objects.values_list("index", "hw"))
     assert rows == {0: 3, 1: 1}
     event = Event.objects.get(operation="hot-state-lost")
@@ -145,15 +159,20 @@ def test_a_lost_hot_state_keeps_the_store_figures_and_says_how_much_is_gone(orde
     assert consume("orders") == [{"offset": 3, "value": "after"}]
 
 
-def test_an_older_hot_state_is_brought_up_to_the_store_hw(orders):
+def test_a_store_hw_above_an_intact_hot_state_is_not_restored(orders):
+    """A Redis whose metadata log reaches the store's applied offset lost nothing: a store
+    figure above it (here forged) is not a reason to compact records away (issue 18)."""
     produce("orders", "a", "b")
-    Partition.objects.filter(index=0).update(hw=5, leo=5)  # the store saw more than Redis kept
+    Partition.objects.filter(index=0).update(hw=5, leo=5)
     meta = json.loads(hot_state.client().get(hot_state.META))
     meta["checked"] = "an earlier Redis run"
     hot_state.client().set(hot_state.META, json.dumps(meta))
     tick()
-    assert Partition.objects.get(index=0).hw == 5
-    assert Event.objects.get(operation="hot-state-lost").params["missing_records"] == 3
+    assert not Event.objects.filter(operation="hot-state-lost").exists()
+    assert [r["value"] for r in consume("orders")] == ["a", "b"]
+    from cluster.services.replication import replication_resync_store
+    assert replication_resync_store() == 1  # the reconcile beat writes the true figure back
+    assert Partition.objects.get(index=0).hw == 2
 
 
 def test_compaction_drops_the_values_of_compacted_records(orders, settings):
@@ -166,7 +185,7 @@ def test_compaction_drops_the_values_of_compacted_records(orders, settings):
 
 
 def test_a_topic_deleted_while_a_tick_reads_the_store_does_not_crash_it(orders, monkeypatch):
-    from cluster.services import replication
+    from cluster.engine import topology as replication
 
     topic_create(name="brief", partitions=1, replication=1)
     real = replication._add_topic

@@ -147,9 +147,11 @@ def test_a_page_upload_nested_5000_deep_shows_the_reason(operator_client):
     assert response.status_code == 400 and b"nested too deeply" in response.content
 
 
-def test_an_oversized_body_on_the_topics_api_is_a_json_error(api, db):
-    body = json.dumps({"name": "big", "replica_assignment": "x" * (3 * 1024 * 1024)})
+def test_an_oversized_body_on_the_topics_api_is_413_in_words(api, db):
+    body = json.dumps({"name": "big", "replica_assignment": "x" * (6 * 1024 * 1024)})
     response = api.generic("POST", "/api/topics/", body, content_type="application/json")
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert "request refused" in response.json()["error"]
+    assert response.json() == {
+        "error": "the request body is too large: this server reads at most 2 MiB (2097152 bytes)",
+        "details": {"limit_bytes": 2097152}}

@@ -25,7 +25,7 @@ def application(redis_url):
 
 @pytest.fixture
 def orders(redis_url):
-    from cluster.adapters.settle import ensure_replicated
+    from cluster.services.settle import ensure_replicated
     from cluster.models import ClusterState
     from cluster.services import topic_create
 

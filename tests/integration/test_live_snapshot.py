@@ -23,7 +23,7 @@ def application(redis_url):
 
 @pytest.fixture
 def orders(redis_url):
-    from cluster.adapters.settle import ensure_replicated
+    from cluster.services.settle import ensure_replicated
     from cluster.models import ClusterState
     from cluster.services import topic_create
 
@@ -80,7 +80,8 @@ def test_the_cluster_snapshot_restores_topic_counts_health_and_the_topic_heatmap
     heatmap = got["charts"]["chart-topics"]["data"][0]
     on_spu = dict(zip(heatmap["x"], heatmap["z"][0]))
     assert heatmap["y"] == ["orders"] and sum(on_spu.values()) == 18
-    assert on_spu["SPU 0"] == sum(0 in reps for _, _, reps, _ in rows)
+    # The offline SPU's column says so: its replicas are held, not served.
+    assert on_spu["SPU 0 (offline)"] == sum(0 in reps for _, _, reps, _ in rows)
 
 
 def test_the_cluster_snapshot_gives_each_spu_its_skew_and_share_cells_as_the_spu_page_does(
@@ -93,13 +94,20 @@ def test_the_cluster_snapshot_gives_each_spu_its_skew_and_share_cells_as_the_spu
     got = {s["id"]: s for s in snapshot(viewer_client, "cluster")["spus"]}
     page = viewer_client.get("/spus/").content.decode()
     for spu_id, row in got.items():
-        tr = re.search(rf'<tr data-spu="{spu_id}">(.*?)</tr>', page, re.S).group(1)
+        tr_match = re.search(rf'<tr data-spu="{spu_id}" class="([\w-]+)"[^>]*>(.*?)</tr>',
+                             page, re.S)
+        assert tr_match.group(1) == row["cells"]["status"]["css"], spu_id
+        tr = tr_match.group(2)
         for name in ("leader_skew", "replica_skew"):
             cell = re.search(rf'<td class="num ([\w-]+)" data-cell="{name}">([^<]*)</td>', tr)
             assert row["cells"][name] == {"css": cell.group(1), "text": cell.group(2)}, spu_id
         share = re.search(r'data-cell="preferred_share"><span data-cell-text>([^<]*)<', tr)
         assert row["cells"]["preferred_share"]["text"] == share.group(1)
-    assert got[0]["leaders"] == 0 and got[0]["cells"]["leader_skew"]["css"] == "skew-bad"
+    # Offline, SPU 0 cannot lead: its row is marked down, its leader count not judged.
+    assert got[0]["leaders"] == 0 and got[0]["cells"]["leader_skew"]["css"] == "muted"
+    held = got[0]["replicas"]
+    assert got[0]["cells"]["status"] == {"css": "spu-down",
+                                         "text": f"offline · {held} replicas not served"}
     assert sum(s["preferred"] for s in got.values()) == 6
 
 

@@ -1,4 +1,7 @@
-"""`make run`'s supervisor: it serves the app, and an interrupt stops every process."""
+"""`make run`'s supervisor: it serves the app, and an interrupt stops every process; its
+Redis is the private one unless REDIS_URL names another, and is recorded for commands."""
+import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -36,16 +39,29 @@ def test_run_serves_the_app_and_an_interrupt_stops_every_process(tmp_path, redis
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
+        said = _wait_for_line(proc, "redis:", 60)
+        assert redis_server in said and "external, from REDIS_URL" in said, said
         url = _wait_for_line(proc, "Control room running at", 120).split()[-1]
         assert (tmp_path / "operator-password.txt").exists()
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 3
         with urllib.request.urlopen(url + "login/", timeout=10) as page:
             assert page.status == 200 and b"Log in" in page.read()
+        assert (tmp_path / "redis.url").read_text().strip() == redis_server
+        # A second shell without REDIS_URL reaches the Redis make run uses.
+        second_shell = {k: v for k, v in env.items() if k != "REDIS_URL"}
+        status = subprocess.run([sys.executable, "manage.py", "store", "status", "--json"],
+                                cwd=ROOT, env=second_shell, text=True, capture_output=True,
+                                timeout=60)
+        assert status.returncode == 0, status.stderr
+        reached = json.loads(status.stdout)
+        assert reached["reached_redis"]["url"] == redis_server
+        assert reached["verdict"] in ("ok", "unclaimed"), reached
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
         gone, alive = psutil.wait_procs(children, timeout=15)
         assert not alive, [p.cmdline() for p in alive]
+        assert (tmp_path / "redis.url").read_text().strip() == redis_server
     finally:
         _kill_tree(proc)
 
@@ -61,3 +77,49 @@ def _kill_tree(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
     psutil.wait_procs(family, timeout=10)
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """scripts/run.py as a module (it is a script, not a package member)."""
+    spec = importlib.util.spec_from_file_location("make_run_script", ROOT / "scripts" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look themselves up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.redis
+def test_run_starts_its_private_redis_unless_redis_url_is_set_and_records_it(
+        tmp_path, redis_server, monkeypatch, capsys, run):
+    monkeypatch.delenv("REDIS_PRIVATE", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    stack = run.Stack()
+    try:
+        private = run.start_redis(stack, tmp_path)
+        assert stack.redis is not None and private != redis_server
+        assert "private" in capsys.readouterr().out
+        recorded = tmp_path / "redis.url"
+        assert recorded.read_text().strip() == private
+        assert recorded.stat().st_mode & 0o777 == 0o600
+        run.stop(stack.processes())
+        monkeypatch.delenv("REDIS_URL")
+        again = run.Stack()
+        assert run.start_redis(again, tmp_path) == private  # same port: same URL next run
+        run.stop(again.processes())
+    finally:
+        run.stop(stack.processes())
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    external = run.Stack()
+    assert run.start_redis(external, tmp_path) == redis_server and external.redis is None
+    assert "external, from REDIS_URL" in capsys.readouterr().out
+    assert (tmp_path / "redis.url").read_text().strip() == redis_server
+
+
+def test_run_refuses_a_redis_url_that_does_not_answer_instead_of_starting_another(
+        tmp_path, monkeypatch, run):
+    monkeypatch.setenv("REDIS_URL", f"redis://:pw@127.0.0.1:{free_port()}/0")
+    with pytest.raises(SystemExit) as refused:
+        run.start_redis(run.Stack(), tmp_path)
+    assert "does not answer" in str(refused.value) and "pw" not in str(refused.value)
+    assert not (tmp_path / "redis.url").exists()

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 @pytest.fixture(autouse=True)
 def cluster(redis_url):
     from cluster.services import topic_create
-    from cluster.adapters.settle import ensure_replicated
+    from cluster.services.settle import ensure_replicated
 
     for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3))):
         register_spus(*ids, rack=rack, online=True)

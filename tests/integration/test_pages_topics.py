@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -128,11 +129,15 @@ def test_every_error_names_the_partition_and_the_rule(operator_client, five_spus
 
 @pytest.mark.parametrize("content", [[{"id": 0, "replicas": [0, 9]}],
                                      [{"id": 0, "replicas": [1, 1]}], b"{not json"])
-def test_the_reason_stands_next_to_the_file_field(operator_client, five_spus, content):
+def test_the_file_field_points_to_the_problem_listed_once(operator_client, five_spus, content):
     html = _upload(operator_client, content, action="create").content.decode()
     field = html[html.index('id="id_file"'):]
     assert field.index('id="id_file-error"') < field.index("</div>")
-    assert "partition" in field[:field.index("</div>")] or "JSON" in field[:field.index("</div>")]
+    # The field points to the list, where the problem is named once (not twice).
+    assert "The file breaks 1 rule: see the list." in field[:field.index("</div>")]
+    message = re.search(r'<tr data-rule="[\w-]+"><td>[^<]*</td><td><code>[^<]*</code></td>'
+                        r'<td>([^<]*)</td>', html).group(1)
+    assert html.count(message) == 1
 
 
 def test_a_file_over_1_mib_is_refused_before_it_is_parsed(operator_client, five_spus):

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from cluster.adapters.settle import LocalQueue, settle
+from cluster.services.settle import LocalQueue, settle
 from cluster.models import Partition, Spu
 from cluster.services.replication import replication_tick
 from planner.execution import plan_apply, plan_cancel, plan_status, plan_wait

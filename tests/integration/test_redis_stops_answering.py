@@ -105,12 +105,15 @@ def test_the_lease_and_its_renewal_let_go_of_a_stopped_redis(stoppable_redis, se
 
 
 def test_publishing_a_task_to_a_stopped_redis_fails_instead_of_hanging(stoppable_redis,
-                                                                        settings):
+                                                                        settings, redis_server):
     # An app configured as webapp/celery.py configures the web's and the worker's, with the
     # settings' own timeouts (kombu's default waits forever); Celery retries a publish 3 times.
     app = Celery("publish-check", set_as_current=False)
     app.config_from_object("django.conf:settings", namespace="CELERY")
+    # The broker is the one that stops; the result backend is the suite's own live Redis
+    # (left to the settings, it was whatever Redis the machine had on 6379).
     app.conf.broker_url = settings.REDIS_URL
+    app.conf.result_backend = redis_server
     stoppable_redis()
     try:
         error, took = timed(lambda: app.send_task("cluster.tasks.replication_tick", expires=1))

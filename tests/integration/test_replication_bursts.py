@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cluster.adapters.settle import ensure_replicated
+from cluster.services.settle import ensure_replicated
 
 from tests.helpers import register_spus, run
 

@@ -107,7 +107,7 @@ def test_topic_list_describe_and_delete():
     refused("topic", "describe", "t")
 
 
-def test_partition_list_json_has_one_row_per_partition():
+def test_partition_list_json_has_one_row_per_partition(redis_url):
     register_spus(0, 1)
     run("topic", "create", "t", "-p", "2", "-r", "2")
     rows = json.loads(run("partition", "list", "--topic", "t", "--json"))

@@ -10,8 +10,11 @@ How a shell drives it (load state, call, persist state, then act on actions):
 * SPU down / up: ``handle(state, SpuOffline(spu))`` / ``SpuOnline(spu)``;
 * ``NotifyCandidate`` action: an SPU task calls ``spu_receive_notice(state,
   notice)`` and, if it returns a ``PromotionSucceeded``, feeds it to ``handle``;
-* ``StartElectionTimer`` action: a countdown task that later feeds
-  ``TimerFired(topic, partition, candidate, attempt)``; stale ones are no-ops;
+* or, as the running engine does: ``run_elections(state, now_ms, stopped)`` after
+  every step answers notices and fires the timers whose deadline (kept in the
+  replica set) passed (``timers``);
+* ``StartElectionTimer`` action: fed back later as ``TimerFired(topic, partition,
+  candidate, attempt)``; stale ones are no-ops;
 * periodic reconciliation: ``handle(state, ReconcileElections())``;
 * produce: ``produce(state, ProduceRequest(...))`` for a ProduceResult (or
   ``handle`` for its actions); read: ``consume(state, topic, partition, offset)``;
@@ -47,6 +50,7 @@ emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
 """
 from __future__ import annotations
 
+from .acks import AckOutcome, ack_outcome, outcome_on_append
 from .connections import connection_count, connection_counts
 from .controller import handle
 from .election import (choose_candidate, promotion_failed, promotion_succeeded,
@@ -86,6 +90,7 @@ from .sync import follower_fetch, leader_update, replication_step
 from .throttle import PlannedMove, moves_to_start, spu_load
 from .topology import add_topic
 from .unclean import waiting_for
+from .timers import next_deadline, run_elections
 
 __all__ = [
     "AckFailed", "Acks", "Action", "ClusterState", "ConsumeResult", "Event",
@@ -115,4 +120,5 @@ __all__ = [
     "imbalanced_spus", "leader_imbalance", "move_progress", "moves_in_flight",
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
     "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
+    "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
 ]

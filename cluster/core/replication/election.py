@@ -116,7 +116,7 @@ def start_election(state: ClusterState, rs: ReplicaSet, reason: str) -> list[Act
 def _propose_next(state: ClusterState, rs: ReplicaSet) -> list[Action]:
     candidate = choose_candidate(rs, state.spus)
     if candidate is None:
-        rs.candidate = None
+        rs.candidate, rs.deadline_ms = None, None
         if _unclean_allowed(state, rs):
             return elect_unclean(state, rs, unclean_candidate(rs, state.spus), forced=False)
         return _set_resolution(rs, OFFLINE, "no eligible leader candidate in the LRS")
@@ -164,6 +164,7 @@ def force_unclean(state: ClusterState, topic: str, partition: int,
 def _propose(state: ClusterState, rs: ReplicaSet, candidate: int) -> list[Action]:
     rs.attempt += 1
     rs.candidate = candidate
+    rs.deadline_ms = state.clock_ms + state.election_timeout_ms
     actions = _set_resolution(rs, CANDIDATE_FOUND, f"candidate SPU {candidate}")
     live = tuple(s for s in rs.replicas if state.spus[s])
     actions.append(NotifyCandidate(rs.topic, rs.partition, candidate, rs.attempt, live))
@@ -280,7 +281,7 @@ def promotion_succeeded(state: ClusterState, ev: PromotionSucceeded) -> list[Act
 def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
                    old: int | None = None) -> list[Action]:
     """SC side of a successful promotion: Online, new LRS, followers told."""
-    rs.leader, rs.candidate, rs.tried = spu, None, []
+    rs.leader, rs.candidate, rs.tried, rs.deadline_ms = spu, None, [], None
     rs.epoch += 1
     for s, r in rs.replica.items():
         r.claims_leadership = s == spu

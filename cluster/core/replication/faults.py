@@ -39,6 +39,7 @@ from .events import (Action, CancelReassignment, ElectUncleanLeader, Event,
 from .invariants import InvariantChecker, InvariantViolation
 from .produce import consume
 from .state import Acks, ClusterState, Isolation, Resolution, new_cluster
+from .timers import run_elections
 from .topology import add_topic
 
 _ACKS = (Acks.NONE, Acks.LEADER, Acks.ALL)
@@ -98,6 +99,9 @@ class _Run:
     def __init__(self, seed: int, out: Callable[[str], None] | None) -> None:
         self.rng = Random(seed)
         self.compaction = Random(seed * 7919 + 1)
+        # The engine's way of running elections (deadlines and notices as state), drawn
+        # from a stream of its own like compaction, so the other draws stay the seed's.
+        self.elections_rng = Random(seed * 104729 + 3)
         self.report = ScheduleReport(seed)
         self.out = out
         self.state = random_cluster(self.rng)
@@ -132,6 +136,24 @@ class _Run:
         r.moves_completed += isinstance(a, MoveCompleted)
         r.rollbacks += isinstance(a, MoveRolledBack)
         r.unclean += isinstance(a, UncleanLeaderElected)
+
+    def elections_pass(self) -> None:
+        """``run_elections`` as every engine step runs it, some SPU loops stopped."""
+        rng = self.elections_rng
+        if rng.random() >= 0.06:
+            return
+        up = [s for s, alive in self.state.spus.items() if alive]
+        stopped = set(rng.sample(up, rng.randint(0, len(up)))) if up else set()
+        self.now += rng.choice((0, 0, 200, 600))
+        self.recent.append(("run_elections", self.now, sorted(stopped)))
+        actions = run_elections(self.state, self.now, stopped)
+        if self.out:
+            self.out(f"run_elections(now={self.now}, stopped={sorted(stopped)})\n    -> {actions}")
+        for a in actions:
+            if not isinstance(a, (NotifyCandidate, StartElectionTimer)):
+                self._count(a)
+        self.checker.check(self.state, actions)
+        self.report.acked_all += self.checker.observe(self.state, actions)
 
     def deliver_notice(self, succeed: bool) -> None:
         notice = self.notices.pop(self.rng.randrange(len(self.notices)))
@@ -260,6 +282,12 @@ class _Run:
             while self.timers and not self.notices:
                 self.apply(self.timers.pop(0))
             self.apply(ReconcileElections())
+            # A pass with every loop running: elections proposed by an earlier pass have no
+            # message in the queues, only their deadline in the state.
+            self.now += self.state.election_timeout_ms
+            actions = run_elections(self.state, self.now)
+            self.checker.check(self.state, actions)
+            self.report.acked_all += self.checker.observe(self.state, actions)
             if not (self.notices or self.responses):
                 break
         for i in range(8):
@@ -289,6 +317,7 @@ def run_schedule(seed: int, *, steps: int | None = None,
     try:
         for i in range(n):
             run.step()
+            run.elections_pass()
         i = n
         run.heal()
     except InvariantViolation as exc:

@@ -36,7 +36,8 @@ def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
             "attempt": rs.attempt, "tried": list(rs.tried),
             "pending": [list(p) for p in rs.pending],
             "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas],
-            "move": None if rs.move is None else move_to_dict(rs.move)}
+            "move": None if rs.move is None else move_to_dict(rs.move),
+            "deadline_ms": rs.deadline_ms}
 
 
 def move_to_dict(m: Reassignment) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def replica_set_from_dict(d: dict[str, Any]) -> ReplicaSet:
         d["leader"], [int(s) for s in d["lrs"]], Resolution(d["resolution"]),
         int(d["hw"]), int(d["epoch"]), d["candidate"], int(d["attempt"]),
         [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]],
-        None if move is None else move_from_dict(move))
+        None if move is None else move_from_dict(move), d.get("deadline_ms"))
 
 
 def topic_to_dict(t: TopicConfig) -> dict[str, Any]:

@@ -214,6 +214,9 @@ class ReplicaSet:
     # (offset, record_id) of acks=all records not yet committed, offset order.
     pending: list[tuple[int, int]] = field(default_factory=list)
     move: Reassignment | None = None
+    # When the current candidate's wait-for-response timer fires (CandidateFound only):
+    # a deadline kept in the state, so no lost message can strand the election.
+    deadline_ms: int | None = None
 
     @property
     def key(self) -> Key:
@@ -236,6 +239,8 @@ class ClusterState:
     election_timeout_ms: int = DEFAULT_ELECTION_TIMEOUT_MS
     # Directed (follower SPU, leader SPU) links; one per direction per pair.
     connections: set[tuple[int, int]] = field(default_factory=set)
+    # The time of the step being applied (the shell sets it): election deadlines count from it.
+    clock_ms: int = 0
     # SPU -> keys of the sets with a replica on it, as an insertion-ordered set.
     _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
 

@@ -8,6 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
 from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
+from cluster.adapters.store_identity import check_hot_state_identity
+from cluster.core.names import name_problem
 from cluster.errors import DomainError, Unavailable
 
 REFUSED = 1
@@ -21,6 +23,8 @@ class SubcommandCommand(BaseCommand):
     requires_system_checks: list = []
     # Actions that read or step the hot state: they check Redis answers before changing anything.
     redis_actions: frozenset[str] = frozenset()
+    # ...and that the Redis is this store's (store_identity.py), before anything is written.
+    checks_identity = True
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True,
@@ -30,13 +34,19 @@ class SubcommandCommand(BaseCommand):
     def add_actions(self, actions: Any) -> None:
         raise NotImplementedError
 
+    def check_input(self, **options: Any) -> None:
+        """Refuse (``fail``) what no handler could use; runs before Redis is asked."""
+
     def handle(self, *args: Any, **options: Any) -> None:
         handler = getattr(self, f"handle_{options['action'].replace('-', '_')}")
+        self.check_input(**options)  # bad input is exit 2 whether Redis answers or not
         if options["action"] in self.redis_actions:
             unreachable = reachable_redis_or_reason()
             if unreachable:
                 raise CommandError(unreachable, returncode=NO_REDIS)
         try:
+            if options["action"] in self.redis_actions and self.checks_identity:
+                check_hot_state_identity()
             handler(**options)
         except Unavailable as exc:
             raise CommandError(exc.message, returncode=REFUSED) from None
@@ -52,6 +62,12 @@ class SubcommandCommand(BaseCommand):
 
     def fail(self, message: str) -> None:
         raise CommandError(message, returncode=BAD_INPUT)
+
+    def require_name(self, name: str, kind: str = "topic") -> None:
+        """A name no object can have is bad input, not an empty answer."""
+        problem = name_problem(name, kind)
+        if problem:
+            self.fail(problem)
 
 
 # Past this size JSON is for programs, not eyes: indenting goes through the

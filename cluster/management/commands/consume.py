@@ -5,7 +5,7 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_consume
-from cluster.adapters.settle import ensure_replicated
+from cluster.services.settle import ensure_replicated
 
 
 class Command(SubcommandCommand):
@@ -23,6 +23,9 @@ class Command(SubcommandCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         options["action"] = "consume"
         super().handle(*args, **options)
+
+    def check_input(self, topic: str, **_: Any) -> None:
+        self.require_name(topic)
 
     def handle_consume(self, topic: str, partition: int, offset: int, max_records: int | None,
                        uncommitted: bool, json: bool, **_: Any) -> None:

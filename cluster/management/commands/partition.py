@@ -20,6 +20,10 @@ class Command(SubcommandCommand):
         listing.add_argument("--topic", default=None)
         listing.add_argument("--json", action="store_true")
 
+    def check_input(self, topic: str | None = None, **_: Any) -> None:
+        if topic is not None:
+            self.require_name(topic)
+
     def handle_list(self, topic: str | None, json: bool, **_: Any) -> None:
         rows = replication_partition_list(topic)
         text_rows = [[r["topic"], r["partition"], r["leader"], r["replicas"], r["lrs"],

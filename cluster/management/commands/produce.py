@@ -5,6 +5,7 @@ by the LRS), 1 with the reason when it is refused or fails, 2 on bad input.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.core.management.base import CommandError
@@ -13,6 +14,8 @@ from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_produce_and_wait
 
 REFUSED = 1
+# An hour: longer than any settle the engine needs, short enough to be a wait and not a hang.
+MAX_WAIT_S = 3600.0
 
 
 class Command(SubcommandCommand):
@@ -34,6 +37,11 @@ class Command(SubcommandCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         options["action"] = "produce"
         super().handle(*args, **options)
+
+    def check_input(self, topic: str, wait_s: float | None, **_: Any) -> None:
+        self.require_name(topic)
+        if wait_s is not None and not (math.isfinite(wait_s) and 0 <= wait_s <= MAX_WAIT_S):
+            self.fail(f"--wait-s must be from 0 to {MAX_WAIT_S:g} seconds, not {wait_s:g}")
 
     def handle_produce(self, topic: str, partition: int, count: int | None,
                        values: list[str] | None, acks: str, wait_s: float | None, json: bool,

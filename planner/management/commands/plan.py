@@ -5,9 +5,11 @@ import json as jsonlib
 from pathlib import Path
 from typing import Any
 
+from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
+from planner.core.scenarios import MAX_UP_TO
 from planner.follow_up import plan_rollback
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
@@ -33,7 +35,8 @@ class Command(ExecutionActions, SubcommandCommand):
         rebalance.add_argument("--json", action="store_true")
         grid = actions.add_parser("grid", help="evaluate every single-SPU removal, rack loss "
                                                "and rack growth")
-        grid.add_argument("--up-to", type=int, default=3, help="add 1..K SPUs to each rack")
+        grid.add_argument("--up-to", type=int, default=3,
+                          help=f"add 1..K SPUs to each rack (K at most {MAX_UP_TO})")
         _option_flags(grid)
         grid.add_argument("--json", action="store_true")
         export = actions.add_parser("export", help="write a stored plan's files")
@@ -46,6 +49,8 @@ class Command(ExecutionActions, SubcommandCommand):
         self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
+        for text in opts["add_spu"]:
+            self.require_rack(text.partition(":")[2])
         scenario = scenario_from_input(add_spus=opts["add_spu"], remove_spus=opts["remove_spu"],
                                        lose_racks=opts["lose_rack"],
                                        replication=opts["replication"])
@@ -56,8 +61,8 @@ class Command(ExecutionActions, SubcommandCommand):
         self.emit(plan_document(record), opts["json"], _summary(record))
 
     def handle_grid(self, **opts: Any) -> None:
-        if opts["up_to"] < 0:
-            self.fail("--up-to must be 0 or more")
+        if not 0 <= opts["up_to"] <= MAX_UP_TO:
+            self.fail(f"--up-to must be from 0 to {MAX_UP_TO}")
         rows = plan_grid(options=_options(opts), engine=opts["engine"], up_to=opts["up_to"])
         text = table([[r["scenario"]] + [_fmt(r.get(c)) for c in GRID_COLUMNS] for r in rows],
                      ["SCENARIO"] + [c.upper() for c in GRID_COLUMNS])
@@ -81,11 +86,19 @@ class Command(ExecutionActions, SubcommandCommand):
         except OSError as exc:
             self.fail(f"cannot write {path}: {exc.strerror}")
 
+    def require_rack(self, rack: str) -> None:
+        # No SPU could be registered in it (cluster/core/spus.py), so no plan could be applied.
+        if rack and rack_problem(rack):
+            shown = rack if len(rack) <= 63 else f"of {len(rack):,} characters"
+            self.fail(f"--add-spu rack {shown} must be 1-63 letters, digits, '.', '_' or '-'")
+
     def _read(self, path: Path) -> str:
         try:
-            return path.read_text()
+            return path.read_text(encoding="utf-8")
         except OSError as exc:
             self.fail(f"cannot read {path}: {exc.strerror}")
+        except UnicodeDecodeError:
+            self.fail(f"{path} is not a Kafka reassignment JSON file (not UTF-8 text)")
 
     def _export(self, record: Plan, kafka: Path | None, fluvio: Path | None) -> None:
         files = plan_exports(record)

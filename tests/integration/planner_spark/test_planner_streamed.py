@@ -83,3 +83,22 @@ def test_a_topic_on_an_unknown_spu_or_a_repeated_name_is_refused_by_the_driver(s
     with pytest.raises(PlanError, match="unique"):
         plan_streamed(spark, cluster.spus,
                       topics_from_cluster(spark, (*cluster.topics, cluster.topics[0]), 2))
+
+
+def test_the_streamed_plan_matches_in_process_on_racks_too_small_for_their_share(spark):
+    """RF 4 over racks of 6, 3 and 1 SPUs (issue 19): the rack caps, the
+    spread check and the secure counts are the driver's and executors' too."""
+    rng = random.Random(19)
+    spus = tuple(Spu(i, "a" if i < 6 else "b" if i < 9 else "c") for i in range(10))
+    topics = tuple(Topic(f"t{k}", tuple(tuple(rng.sample(range(10), 3)) for _ in range(23)))
+                   for k in range(6))
+    cluster = Cluster(spus, topics)
+    scenario = Scenario("rf 4, lose one", remove_spus=(2,),
+                        replication=tuple((f"t{k}", 4) for k in range(0, 6, 2)))
+    expected = plan(cluster, scenario)
+    streamed = plan_streamed(spark, cluster.spus, topics_from_cluster(spark, cluster.topics, 3),
+                             scenario)
+    for key in SAME_FIGURES:
+        assert streamed.metrics[key] == expected.metrics[key], key
+    assert streamed.before == expected.before
+    assert expected.metrics["rack_violations"] == 0 < expected.before["rack_violations"]

@@ -10,7 +10,7 @@ copying the fewest replicas. It runs in two exact steps:
    families, so the flow polytope is integral). Its cost is a lower bound.
 2. partition level: for those counts, the cheapest placement of every
    partition's replicas on distinct SPUs (one per rack under anti-affinity,
-   ``ceil(RF / racks)`` per rack with fewer racks than replicas),
+   the rack cap of ``spread`` with fewer racks than replicas),
    a flow through partition -> partition rack -> topic SPU.
 
 When step 2 costs what step 1 does, that is the exact optimum ("certified").
@@ -186,8 +186,8 @@ def partition_level(topic: Topic, shares, replication: int, quota: dict[int, int
         net.edge("S", ("p", pid), replication, replication)
         for spu in shares.shares:
             group = shares.group_of[spu] if shares.group_of else str(spu)
-            # At most group_cap replicas per rack (1, or ceil(RF / racks) with
-            # fewer racks than replicas, which for RF <= 3 also spans every rack).
+            # At most group_cap replicas per rack (1, or the cap of ``spread``
+            # with fewer racks than replicas, which for RF <= 3 also spans every rack).
             net.edge(("p", pid), ("pg", pid, group), 0, shares.group_cap if shares.group_of else 1)
             net.edge(("pg", pid, group), ("s", spu), 0, 1, 0 if spu in reps else 1)
     for spu, q in quota.items():

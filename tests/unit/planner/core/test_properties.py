@@ -15,10 +15,14 @@ from planner.core import Cluster, Options, Scenario, Spu, Topic, plan
 def clusters(draw):
     racks = draw(st.sampled_from([0, 2, 3, 4]))
     count = draw(st.integers(max(3, racks), 9))
-    spus = tuple(Spu(i, f"r{i % racks}" if racks else None) for i in range(count))
+    # Even racks (SPU i in rack i mod racks) or uneven ones, down to one SPU.
+    even = draw(st.booleans())
+    spus = tuple(Spu(i, (f"r{i % racks}" if even or i < racks else
+                         f"r{draw(st.integers(0, racks - 1))}") if racks else None)
+                 for i in range(count))
     topics = []
     for k in range(draw(st.integers(1, 3))):
-        rf = draw(st.integers(1, 3))
+        rf = draw(st.integers(1, min(4, count)))
         partitions = draw(st.integers(1, 8))
         replicas = tuple(tuple(draw(st.permutations(range(count)))[:rf]) for _ in range(partitions))
         topics.append(Topic(f"t{k}", replicas))
@@ -34,7 +38,8 @@ def planned(draw):
     rack = cluster.spus[0].rack
     scenario = draw(st.sampled_from([
         Scenario("none"), Scenario("add", add_spus=(Spu(first, rack),)),
-        Scenario("remove", remove_spus=(first - 1,))]))
+        Scenario("remove", remove_spus=(first - 1,)),
+        Scenario("rf", replication=(("t0", draw(st.integers(1, min(4, first)))),))]))
     if scenario.remove_spus and first - 1 < max(t.replication for t in cluster.topics):
         scenario = Scenario("none")
     return cluster, scenario, options, plan(cluster, scenario, options)
@@ -53,6 +58,10 @@ EMPTY_SPU = case_of(
     Scenario(), Options(anti_affinity=True, balance_leaders=False, optimise_order=False))
 
 
+def replication(topic, scenario) -> int:
+    return dict(scenario.replication).get(topic.name, topic.replication)
+
+
 def eligible(cluster, scenario):
     spus = [s for s in (*cluster.spus, *scenario.add_spus) if s.id not in scenario.remove_spus]
     return spus
@@ -67,7 +76,7 @@ def test_every_partition_keeps_its_replication_factor_on_distinct_live_spus(case
         target = result.target[topic.name]
         assert len(target) == topic.partitions
         for reps in target:
-            assert len(reps) == topic.replication == len(set(reps))
+            assert len(reps) == replication(topic, scenario) == len(set(reps))
             assert set(reps) <= live
 
 
@@ -81,7 +90,7 @@ def test_anti_affinity_holds_when_enabled_and_possible(case):
         return
     rack_of = {s.id: s.rack for s in spus}
     for topic in cluster.topics:
-        if len(racks) >= topic.replication:
+        if len(racks) >= replication(topic, scenario):
             for reps in result.target[topic.name]:
                 assert len({rack_of[s] for s in reps}) == len(reps)
 

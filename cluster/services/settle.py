@@ -3,19 +3,18 @@
 Commands and scripts must work without a Celery worker. ``settle`` checks
 for one cheaply (the key a running worker refreshes, see cluster/tasks.py):
 with a worker it nudges a tick and polls the hot state; without one it runs
-the very same services here, answering candidate notices at once and firing
-election timers when they are due, until the outcome holds.
+the very same ticks here (each answers candidate notices and fires the election
+timers that are due: they are state), until the outcome holds.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from cluster.adapters import hot_state
-from cluster.core.replication import NotifyCandidate, Resolution, StartElectionTimer
+from cluster.core.replication import Resolution
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.adapters.scheduler import Followups, scheduler
@@ -27,44 +26,19 @@ IN_PROCESS_PAUSE_S = 0.05
 BUSY = (Resolution.ELECTION, Resolution.CANDIDATE_FOUND)
 
 
-@dataclass
 class LocalQueue:
-    """The in-process stand-in for the notice and timer tasks."""
-    notices: list[NotifyCandidate] = field(default_factory=list)
-    timers: list[tuple[float, StartElectionTimer]] = field(default_factory=list)
+    """The in-process dispatcher: elections are state, so there is nothing to queue; a
+    command stepping the services here simply ticks again until its outcome holds."""
 
     def __call__(self, followups: Followups) -> None:
-        self.notices += followups.notices
-        due = time.monotonic()
-        self.timers += [(due + t.timeout_ms / 1000, t) for t in followups.timers]
+        self.next_deadline_ms = followups.next_deadline_ms
 
     def drain(self) -> None:
-        while self.notices:
-            batch, self.notices = self.notices, []
-            replication.replication_notices(batch, dispatch=self)
-        self._drop_stale_timers()
-        now = time.monotonic()
-        due = [t for at, t in self.timers if at <= now]
-        if due:
-            self.timers = [(at, t) for at, t in self.timers if at > now]
-            replication.replication_timers(due, dispatch=self)
-
-    def _drop_stale_timers(self) -> None:
-        # A timer whose candidate already answered is a no-op; waiting for it would stall.
-        if not self.timers:
-            return
-        hot = hot_state.load({(t.topic, t.partition) for _, t in self.timers})
-        self.timers = [(at, t) for at, t in self.timers if _current(hot, t)]
+        """Kept for callers that stepped notices and timers here before they were state."""
 
     @property
     def idle(self) -> bool:
-        return not self.notices and not self.timers
-
-
-def _current(hot: hot_state.HotState, t: StartElectionTimer) -> bool:
-    rs = hot.state.replica_sets.get((t.topic, t.partition))
-    return (rs is not None and rs.resolution is Resolution.CANDIDATE_FOUND
-            and rs.attempt == t.attempt and rs.candidate == t.candidate)
+        return True
 
 
 def worker_running() -> bool:
@@ -104,8 +78,7 @@ def _step_here(done: Callable[[], bool], deadline: float) -> bool:
     queue = LocalQueue()
     while True:
         replication.replication_tick(dispatch=queue)
-        queue.drain()
-        if queue.idle and done():
+        if done():
             return True
         if time.monotonic() > deadline:
             return False

@@ -1,0 +1,109 @@
+"""The hot state beside the replica sets: SPU loops (stopped ones, heartbeats), the worker's
+presence, record values and produce tickets (split from hot_state.py, which re-exports
+these names). Keys live in the store's namespace like every hot-state key."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TypedDict
+
+import redis
+
+from cluster.adapters import lease
+from cluster.adapters.lease import WriteOp
+from cluster.adapters.redis_keys import client, key
+
+# How long a produce outcome can be polled for (GET /api/produce/<id>/).
+TICKET_TTL_S = 3600
+
+
+class Ticket(TypedDict, total=False):
+    """An acks=all write someone waits for; the ack actions fill in its outcome."""
+    count: int
+    state: str             # an AckOutcome value: pending, acknowledged or failed
+    acked: int
+    code: str | None
+    reason: str | None
+    topic: str             # where the write went, so its outcome can be read from the
+    partition: int         # hot state if the ticket's update was lost in a crash
+    base_offset: int
+
+
+def values_key(topic: str) -> str:
+    return key(f"values:{topic}")
+
+
+def killed() -> set[int]:
+    return {int(s) for s in client().smembers(key("killed"))}
+
+
+def kill(spu: int) -> None:
+    client().sadd(key("killed"), spu)
+
+
+def revive(spu: int) -> None:
+    client().srem(key("killed"), spu)
+
+
+def beat(spus: Iterable[int], now_ms: int) -> None:
+    mapping = {str(s): now_ms for s in spus}
+    if mapping:
+        client().hset(key("heartbeats"), mapping=mapping)
+
+
+def heartbeats() -> dict[int, int]:
+    return {int(s): int(ms) for s, ms in client().hgetall(key("heartbeats")).items()}
+
+
+def forget_heartbeat(spu: int) -> None:
+    client().hdel(key("heartbeats"), spu)
+
+
+def clear_worker() -> None:
+    client().delete(key("worker"))
+
+
+def worker_alive() -> bool:
+    try:
+        return bool(client().exists(key("worker")))
+    except redis.exceptions.ConnectionError:
+        return False
+
+
+def store_values(topic: str, values: dict[int, str]) -> None:
+    if values:
+        lease.fenced_write([WriteOp("hset", values_key(topic),
+                                    {str(k): v for k, v in values.items()})])
+
+
+def read_values(topic: str, ids: list[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    found = client().hmget(values_key(topic), [str(i) for i in ids])
+    return {i: v.decode() for i, v in zip(ids, found) if v is not None}
+
+
+def ticket_key(first_id: int) -> str:
+    return key(f"ticket:{first_id}")
+
+
+def write_ticket(first_id: int, ticket: Ticket, *, still_open: bool) -> None:
+    """An acks=all write someone waits for; ack actions fill in its outcome."""
+    lease.fenced_write([WriteOp("setex", ticket_key(first_id), (TICKET_TTL_S, json.dumps(ticket))),
+                        WriteOp("sadd" if still_open else "srem", key("tickets"), first_id)])
+
+
+def read_ticket(first_id: int) -> Ticket | None:
+    raw = client().get(ticket_key(first_id))
+    return None if raw is None else json.loads(raw)
+
+
+def open_tickets() -> dict[int, Ticket]:
+    """Tickets still pending; one whose key expired (nobody polled it for an hour) leaves
+    the open set here, so the set never grows with abandoned writes."""
+    ids = [int(i) for i in client().smembers(key("tickets"))]
+    found = client().mget([ticket_key(i) for i in ids]) if ids else []
+    expired = [i for i, v in zip(ids, found) if v is None]
+    if expired:
+        client().srem(key("tickets"), *expired)
+    return {i: json.loads(v) for i, v in zip(ids, found) if v is not None}

@@ -1,0 +1,151 @@
+"""The metadata log in Redis: one ordered truth of every control-plane change.
+
+Entries live in a Redis stream (``mlog``) whose ids are ``<offset>-1``, with
+the offset counter beside it (``mlog:head``). They are appended by a script
+queued inside the same fenced transaction as the hot state they describe
+(``append_op``), so a refused save writes neither, and concurrent shard ticks
+get offsets in the order their transactions ran. Each entry is JSON with
+``type`` and ``at`` (ms); its offset is its stream id.
+
+The log is bounded as KRaft bounds ``__cluster_metadata``: entries the store's
+projection has applied may be trimmed once the log is longer than
+``METADATA_LOG_RETENTION``; the store's rows are then the snapshot at the
+offset it applied (``ClusterState.applied_offset``), and ``start()`` tells
+where the log begins.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, NamedTuple
+
+from django.conf import settings
+
+from cluster.adapters.lease import WriteOp
+from cluster.adapters.redis_keys import client, key
+
+APPEND = "mlog"
+# Offsets come from the counter, never from the stream: XADD with an id that is not
+# above the stream's last one fails, and a failed command does not abort a transaction.
+_APPEND_SCRIPT = """
+local n = #ARGV
+local last = tonumber(redis.call('incrby', KEYS[1], n))
+local first = last - n + 1
+for i = 1, n do
+  redis.call('xadd', KEYS[2], (first + i - 1) .. '-1', 'e', ARGV[i])
+end
+return first
+"""
+
+
+# The entries of the unit of work running in this context, if one runs: what a service
+# logs while it holds the lease becomes an entry of that unit's commit (``note``).
+_open: ContextVar[list[dict[str, Any]] | None] = ContextVar("metadata_log_open", default=None)
+
+
+@contextmanager
+def collecting(entries: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    token = _open.set(entries)
+    try:
+        yield entries
+    finally:
+        _open.reset(token)
+
+
+def note(entry: dict[str, Any]) -> bool:
+    """Add ``entry`` to the running unit of work's commit; False when none runs."""
+    entries = _open.get()
+    if entries is None:
+        return False
+    entries.append(entry)
+    return True
+
+
+class Entry(NamedTuple):
+    offset: int
+    data: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The dump's shape: ``offset``, ``type``, ``at`` and the entry's fields."""
+        return {"offset": self.offset, **self.data}
+
+
+def head_key() -> str:
+    return key("mlog:head")
+
+
+def stream_key() -> str:
+    return key("mlog")
+
+
+def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
+    """The write that appends ``entries`` in the fenced transaction (None if none)."""
+    if not entries:
+        return None
+    now = int(time.time() * 1000)
+    payload = [json.dumps(e if "at" in e else {**e, "at": now}, separators=(",", ":"))
+               for e in entries]
+    return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(), stream_key()], payload))
+
+
+def head() -> int:
+    """The last offset written (0 for an empty log)."""
+    raw = client().get(head_key())
+    return int(raw) if raw is not None else 0
+
+
+def start() -> int:
+    """The first offset still held (head + 1 when the log holds nothing)."""
+    first = client().xrange(stream_key(), count=1)
+    return _offset(first[0][0]) if first else head() + 1
+
+
+def _offset(stream_id: bytes | str) -> int:
+    text = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
+    return int(text.split("-", 1)[0])
+
+
+def read(first: int, limit: int = 1000) -> list[Entry]:
+    """Entries from offset ``first`` on, at most ``limit``, in order."""
+    found = client().xrange(stream_key(), min=f"{max(first, 0)}-0", count=limit)
+    return [Entry(_offset(sid), json.loads(fields[b"e"])) for sid, fields in found]
+
+
+def read_all(first: int = 0, batch: int = 5000) -> Iterator[Entry]:
+    """Every entry from ``first`` on, in batches."""
+    while True:
+        entries = read(first, batch)
+        yield from entries
+        if len(entries) < batch:
+            return
+        first = entries[-1].offset + 1
+
+
+def set_head_at_least(offset: int) -> None:
+    """After a Redis lost entries: offsets go on above what the store already applied."""
+    script = ("local h = tonumber(redis.call('get', KEYS[1]) or '0') "
+              "if h < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end return 0")
+    client().eval(script, 1, head_key(), offset)
+
+
+def trim(applied: int, retention: int | None = None) -> int:
+    """Drop entries the store applied, keeping the newest ``retention``; returns how many."""
+    keep = settings.METADATA_LOG_RETENTION if retention is None else retention
+    below = min(applied + 1, head() - keep + 1)
+    if below <= 1:
+        return 0
+    return int(client().xtrim(stream_key(), minid=f"{below}-0", approximate=False))
+
+
+def size_bytes() -> int:
+    """The stream's memory in Redis (for the benchmark's log-size figures)."""
+    return int(client().memory_usage(stream_key()) or 0)
+
+
+def offsets_of(result: dict[str, Any], entries: Iterable[Any]) -> list[int]:
+    """The offsets ``fenced_write`` gave the entries appended with ``append_op``."""
+    first = result.get(APPEND)
+    return [] if first is None else [int(first) + i for i, _ in enumerate(entries)]

@@ -1,0 +1,183 @@
+"""The hot state's encodings: a replica set in msgpack, a move in flight, and the summary
+the store mirrors of a set (split from hot_state.py; hot_state re-exports these names).
+
+A set is stored as a format version, then its fields. Logs are stored once:
+every replica whose log is a prefix of the leader's is stored as its length,
+and compacted offsets as a count (``core.replication.compaction``), the same
+count the core keeps as the replica's log start. Optional fields live in a
+trailing dict, kept only when not default (``OPTIONAL_SET_FIELDS``), so a field
+added to the core later needs one entry there, not a new format.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import msgpack
+
+from cluster.core.replication import (MovePhase, Reassignment, Replica, ReplicaSet,
+                                      Resolution)
+from cluster.core.replication.compaction import reference_replica
+
+_RESOLUTIONS = {r.value: r for r in Resolution}
+# The set encoding's version; a later one may add fields, an older one still decodes.
+SET_FORMAT = 2
+
+
+# (spu, leo, hw) of one replica. A plain tuple, always unpacked by name: as a
+# NamedTuple its 30,000 constructions a tick doubled the cost of summary().
+ReplicaStatus = tuple[int, int, int]
+
+
+class Summary(NamedTuple):
+    """What the store mirrors of a replica set (its partition row's status columns)."""
+    leader: int | None
+    lrs: tuple[int, ...]
+    resolution: Resolution
+    hw: int
+    leo: int | None  # the leader's LEO; None without a leader
+    replicas: tuple[ReplicaStatus, ...]
+    epoch: int = 0
+
+    def status(self) -> tuple[int | None, tuple[int, ...], Resolution]:
+        """The part whose change is an event: leader, LRS, resolution."""
+        return self.leader, self.lrs, self.resolution
+
+    def log_status(self) -> tuple[tuple[int, ...], int | None, tuple[int, ...], Resolution, int]:
+        """The part the metadata log records (core.replication.metadata.Status)."""
+        return (tuple([s for s, _, _ in self.replicas]), self.leader, self.lrs,
+                self.resolution, self.epoch)
+
+    def stored_leo(self) -> int:
+        # Without a leader the row keeps the longest replica's LEO.
+        return self.leo if self.leo is not None else max(leo for _, leo, _ in self.replicas)
+
+
+
+
+def _log_out(r: Replica, ref: Replica) -> Any:
+    """A replica's log: its LEO when it is a prefix of ``ref``'s, else [start, records]."""
+    n = r.leo
+    if r is ref:
+        return n
+    if n <= ref.start:
+        if r.start == n:  # wholly compacted up to its LEO: a prefix of anything that long
+            return n
+    elif n <= ref.leo and r.start == ref.start and (r.log[-1] == ref.log[n - ref.start - 1]
+                                                    and r.log == ref.log[:n - ref.start]):
+        return n
+    return [r.start, r.log]
+
+
+def _replica_in(spu: int, enc: Any, ref_start: int, ref_tail: list[int]) -> Replica:
+    """The replica a stored log stands for; only its retained records are built."""
+    if not isinstance(enc, int):
+        start, tail = enc
+        return Replica(spu, tail, start=start)
+    if enc <= ref_start:
+        return Replica(spu, [], start=enc)
+    return Replica(spu, ref_tail[:enc - ref_start], start=ref_start)
+
+
+def encode_set(rs: ReplicaSet) -> bytes:
+    ref = reference_replica(rs)
+    leo = ref.leo
+    # A caught-up follower's clock is reset at every fetch: storing it would make
+    # every set "changed" at every tick. Lag time then counts from the first
+    # step that sees it behind (at most one tick later than the core would).
+    replicas = [(_log_out(r, ref), r.hw, r.claims_leadership, r.seen_attempt,
+                 r.caught_up_ms if r.leo < leo else None)
+                for r in (rs.replica[s] for s in rs.replicas)]
+    return msgpack.packb((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
+                          rs.resolution.value, rs.hw, rs.epoch, rs.candidate, rs.attempt,
+                          rs.tried, rs.pending, ref.start, ref.log, replicas, _extras(rs)))
+
+
+def _extras(rs: ReplicaSet) -> dict[str, Any]:
+    defaults = ReplicaSet.__dataclass_fields__
+    return {name: encode(getattr(rs, name)) for name, (encode, _) in OPTIONAL_SET_FIELDS.items()
+            if getattr(rs, name) != _default(defaults[name])}
+
+
+def _default(f: Any) -> Any:
+    return f.default_factory() if callable(f.default_factory) else f.default
+
+
+def _set_fields(data: bytes) -> list[Any]:
+    fields = msgpack.unpackb(data)
+    # Format 1 had no version and no extras: it starts with the topic name.
+    return [1, *fields, {}] if isinstance(fields[0], str) else fields
+
+
+def decode_set(data: bytes) -> ReplicaSet:
+    fields = _set_fields(data)
+    (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
+     tried, pending, start, tail, states, extras) = fields[:17]
+    replica = {}
+    for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
+        r = replica[s] = _replica_in(s, log, start, tail)
+        r.hw, r.claims_leadership, r.seen_attempt, r.caught_up_ms = rhw, claims, seen, caught
+    return ReplicaSet(topic, partition, replicas, replica, leader, lrs,
+                      _RESOLUTIONS[resolution], hw, epoch, candidate, attempt, tried,
+                      [(o, i) for o, i in pending],
+                      **{k: OPTIONAL_SET_FIELDS[k][1](v) for k, v in extras.items()
+                         if k in OPTIONAL_SET_FIELDS})
+
+
+class LeaderLog(NamedTuple):
+    """The leader's side of one replica set, without building its compacted prefix."""
+    leader: int | None
+    resolution: Resolution
+    hw: int
+    leo: int
+    log_start: int
+    tail: list[int]
+
+    def records(self, offset: int, end: int) -> list[int]:
+        """Record ids at offsets [offset, end), compacted ones left out: cost follows end - offset."""
+        first = max(offset, self.log_start)
+        return self.tail[first - self.log_start:end - self.log_start] if first < end else []
+
+
+def encode_move(move: Reassignment | None) -> tuple[Any, ...] | None:
+    """A move in flight as the set encoding's optional ``move`` field (None: no move)."""
+    if move is None:
+        return None
+    return (move.original, move.target, move.elect_preferred, move.timeout_ms,
+            move.started_ms, move.stalled_ms, move.rolling_back, move.reason,
+            move.phase.value, move.caught_up)
+
+
+def decode_move(enc: Any) -> Reassignment | None:
+    # Values written before moves existed have no move field: no move in flight.
+    if enc is None:
+        return None
+    (original, target, elect_preferred, timeout_ms, started_ms, stalled_ms, rolling_back,
+     reason, phase, caught_up) = enc
+    return Reassignment(list(original), list(target), elect_preferred, timeout_ms, started_ms,
+                        stalled_ms, rolling_back, reason, MovePhase(phase), list(caught_up))
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "move": (encode_move, decode_move),
+    "deadline_ms": (_same, _same),
+}
+
+
+_new_summary = tuple.__new__
+
+
+def summary(rs: ReplicaSet) -> Summary:
+    """Runs twice per set and step: one comprehension, no properties."""
+    rep = rs.replica
+    leader = rs.leader
+    # tuple.__new__ skips the NamedTuple's Python-level __new__: a quarter of this function.
+    return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
+                                  None if leader is None else rep[leader].leo,
+                                  tuple([(s, rep[s].leo, rep[s].hw) for s in rs.replicas]),
+                                  rs.epoch))
+

@@ -1,0 +1,42 @@
+"""What a step appends to the metadata log: status changes of the sets it saved,
+topics it started replicating, and the core's actions that a status cannot say.
+(What services log meanwhile is noted into the same commit: services/events.py.)"""
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.adapters.hot_state import HotState, Summary
+from cluster.core.replication import Action, Key
+from cluster.core.replication import metadata
+from cluster.core.replication.metadata import Status
+
+
+def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+                 at: int) -> list[dict[str, Any]]:
+    """Entries for the saved sets whose logged status moved, new topics, and actions."""
+    why = metadata.reasons(actions)
+    out: list[dict[str, Any]] = []
+    for key, new in after.items():
+        old = hot.before.get(key)
+        if old is None or key[0] in hot.added:
+            continue
+        if _status_moved(old, new):
+            entry = metadata.partition_entry(key, Status(*old.log_status()),
+                                             Status(*new.log_status()), why.get(key, ""))
+            entry["topic_pk"] = hot.topics[key[0]]["pk"]
+            out.append(entry)
+    for name in sorted(hot.added):
+        if name in hot.topics:
+            sets = [hot.state.replica_sets[(name, p)]
+                    for p in range(len(hot.topics[name]["partitions"]))]
+            out.append({**metadata.topic_entry(name, sets), "topic_pk": hot.topics[name]["pk"]})
+    out += metadata.action_entries(hot.state, actions)
+    return [{**e, "at": at} for e in out]
+
+
+def _status_moved(old: Summary, new: Summary) -> bool:
+    """Runs for every saved set of a busy tick: cheap fields first, replica ids last."""
+    if (old.leader != new.leader or old.lrs != new.lrs or old.resolution is not new.resolution
+            or old.epoch != new.epoch or len(old.replicas) != len(new.replicas)):
+        return True
+    return any(a[0] != b[0] for a, b in zip(old.replicas, new.replicas))

@@ -1,0 +1,153 @@
+"""The hot state follows the store's spec: SPUs registered and their status, topics
+provisioned or deleted, topic settings; and the connection manager (003) marks
+silent SPUs offline. Every change is noted into the unit of work's log entries;
+the store hears of the engine's own decisions only through their projection."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from cluster.adapters import hot_state, metadata_log
+from cluster.adapters.hot_state import HotState
+from cluster.core import replication as core
+from cluster.core.replication import Action
+from cluster.core.spus import SpuResolution
+from cluster.core.topic_controller import TopicResolution
+from cluster.models import Partition, Spu, Topic
+
+CONNECTION_MANAGER = "connection-manager"
+ONLINE, OFFLINE = SpuResolution.ONLINE.value, SpuResolution.OFFLINE.value
+
+
+def sync_topology(hot: HotState) -> list[Action]:
+    """SPUs registered/unregistered, their Online/Offline status, topics provisioned/deleted."""
+    store = dict(Spu.objects.values_list("id", "resolution"))
+    _sync_registered(hot, store)
+    actions = _sync_status(hot, store)
+    return actions + _sync_topics(hot, provisioned_topics())
+
+
+def provisioned_topics() -> dict[str, tuple[int, int, int, float, bool]]:
+    return {name: (pk, min_lrs, max_lag, rate, unclean)
+            for pk, name, min_lrs, max_lag, rate, unclean in
+            Topic.objects.filter(resolution=TopicResolution.PROVISIONED.value)
+            .values_list("id", "name", "min_lrs", "max_lag", "producer_rate",
+                         "unclean_leader_election")}
+
+
+def topology_unchanged(hot: HotState) -> bool:
+    """SPUs and provisioned topics as the hot state has them; topic settings applied here."""
+    store = dict(Spu.objects.values_list("id", "resolution"))
+    spus = hot.state.spus
+    if store.keys() - spus.keys() or any(
+            up != (store.get(s) == ONLINE) for s, up in spus.items()):
+        return False
+    rows = provisioned_topics()
+    if {n: r[0] for n, r in rows.items()} != {n: t["pk"] for n, t in hot.topics.items()}:
+        return False
+    for name, row in rows.items():
+        _apply_settings(hot, name, row)
+    return True
+
+
+def _apply_settings(hot: HotState, name: str, row: tuple[int, int, int, float, bool]) -> None:
+    _, min_lrs, max_lag, rate, unclean = row
+    cfg = hot.state.topics[name]
+    if (cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election) != (min_lrs, max_lag, unclean):
+        metadata_log.note({"type": "topic-config", "topic": name, "min_lrs": min_lrs,
+                           "max_lag": max_lag, "unclean_leader_election": unclean})
+    cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
+    hot.topics[name]["rate"] = rate
+
+
+def _sync_registered(hot: HotState, store: dict[int, str]) -> None:
+    state = hot.state
+    for spu in sorted(store.keys() - state.spus.keys()):
+        core.register_spu(state, spu, online=False)
+        metadata_log.note({"type": "spu-registered", "spu": spu})
+    for spu in sorted(state.spus.keys() - store.keys()):
+        # An unregistered SPU named in a replica map stays, offline, for the election rules.
+        if not state.sets_of(spu):
+            del state.spus[spu]
+            hot_state.forget_heartbeat(spu)
+            metadata_log.note({"type": "spu-forgotten", "spu": spu})
+
+
+def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
+    actions: list[Action] = []
+    for spu, online in sorted(hot.state.spus.items()):
+        wanted = store.get(spu) == ONLINE
+        if wanted != online:
+            metadata_log.note({"type": "spu-sync", "spu": spu, "online": wanted})
+            actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
+                                   else core.SpuOffline(spu))
+    return actions
+
+
+def _sync_topics(hot: HotState, rows: dict[str, tuple[int, int, int, float, bool]]
+                 ) -> list[Action]:
+    for name in [n for n, t in hot.topics.items() if rows.get(n, (None,))[0] != t["pk"]]:
+        _drop_topic(hot, name)
+    actions: list[Action] = []
+    for name, row in rows.items():
+        if name not in hot.topics:
+            actions += _add_topic(hot, name, row[0], row[1], row[2])
+        if name in hot.state.topics:  # else deleted while this tick read the store
+            _apply_settings(hot, name, row)
+    return actions
+
+
+def _drop_topic(hot: HotState, name: str) -> None:
+    metadata_log.note({"type": "topic-dropped", "topic": name, "topic_pk": hot.topics[name]["pk"]})
+    for key in [k for k in hot.state.replica_sets if k[0] == name]:
+        del hot.state.replica_sets[key]
+        hot.raw.pop(key, None)
+        hot.before.pop(key, None)
+    hot.state.topics.pop(name, None)
+    hot.topics.pop(name, None)
+    hot.dropped.add(name)
+    hot.state.reindex()
+
+
+def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int) -> list[Action]:
+    rows = list(Partition.objects.filter(topic_id=pk).order_by("index")
+                .values_list("id", "replicas"))
+    if not rows:
+        return []  # deleted since this tick read the topic list: the next tick drops it
+    for spu in {s for _, replicas in rows for s in replicas} - hot.state.spus.keys():
+        core.register_spu(hot.state, spu, online=False)
+    lag_time = settings.REPLICATION_LAG_TIME_MAX_MS or None
+    actions = core.add_topic(hot.state, name, [replicas for _, replicas in rows],
+                             max_lag=max_lag, min_lrs=min_lrs, lag_time_max_ms=lag_time)
+    hot.topics[name] = {"pk": pk, "partitions": [p for p, _ in rows], "rate": 0.0}
+    hot.added.add(name)  # its first statuses go in one topic-replicated entry
+    return actions
+
+
+def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
+    """Every live loop beats and fetches; then silent SPUs are dropped (003)."""
+    state = hot.state
+    hot_state.beat([s for s, up in state.spus.items() if up and s not in stopped], at)
+    actions = connection_manager(hot, at)
+    max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
+    # Moves decide before the fetches, on the state the previous step left (core.reassign).
+    actions += core.advance_moves(state, at)
+    return actions + core.replication_step(state, at, max_records,
+                                           stopped={s for s in stopped if state.spus.get(s)})
+
+
+def connection_manager(hot: HotState, at: int) -> list[Action]:
+    """An SPU whose heartbeat stopped loses its connection and is marked offline."""
+    timeout_ms = settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
+    beats = hot_state.heartbeats()
+    actions: list[Action] = []
+    for spu in [s for s, up in hot.state.spus.items() if up]:
+        last = beats.get(spu)
+        if last is None:
+            hot_state.beat([spu], at)  # first sight: the clock starts now
+        elif at - last > timeout_ms:
+            # The store's SPU row follows from this entry once the commit lands.
+            metadata_log.note({"type": "spu", "spu": spu, "resolution": OFFLINE,
+                               "from": ONLINE, "by": CONNECTION_MANAGER,
+                               "silent_ms": at - last})
+            actions += core.handle(hot.state, core.SpuOffline(spu))
+    return actions

@@ -1,0 +1,127 @@
+"""One unit of work of the replication engine (STYLE.md section 7).
+
+    with the store's fenced leases:
+        load the hot state (all of it, some sets, or a shard's)
+        apply the step, then every election the state says is due (core.run_elections)
+        commit: the changed sets + the metadata-log entries describing them, one fenced write
+    then the projections: the store's offsets columns (engine/mirror.py), the store's
+    status rows and events (projections/store.py), tick steps' deferred writes, produce
+    tickets, live messages, metrics.
+
+Nothing a reader can see is written before the commit lands; a refused commit
+(the lease was lost) leaves the store, the log and Redis as they were. What
+the step leaves for later is only a time: the earliest election deadline, for
+which the dispatcher may ask a tick (a lost request costs one beat, nothing more).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from cluster.adapters import hot_state, metadata_log, shards, tick_steps
+from cluster.adapters.hot_state import HotState, Summary, summary
+from cluster.adapters.live_batches import publish_partitions
+from cluster.adapters.scheduler import Dispatch, Followups, scheduler
+from cluster.adapters.store_identity import locked_for_this_store
+from cluster.core import replication as core
+from cluster.core.replication import Action, Key
+from cluster.engine.entries import step_entries
+from cluster.engine.mirror import mirror_offsets
+from cluster.engine.tickets import settle_tickets
+from cluster.metrics.hooks import count_step
+from cluster.projections import store as store_projection
+from cluster.services.events import announce
+
+Step = Callable[[HotState], list[Action]]
+Save = Callable[..., list[Key]]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
+               dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
+               record_ids: int = 0, now: int | None = None) -> list[Action]:
+    """Load (all, or the sets of ``keys``), apply ``step``, commit, project, dispatch.
+
+    ``record_ids``: how many records ``step`` may produce (sharded, ids come in blocks).
+    """
+    if keys is not None and shards.sharded():
+        wanted = list(keys)
+        return run_on_shards(step, locks=shards.locks_of(wanted), pick=lambda _: wanted,
+                             record_ids=record_ids, dispatch=dispatch,
+                             lock_timeout_s=lock_timeout_s, now=now)
+    at = now if now is not None else now_ms()
+    with locked_for_this_store(lock_timeout_s):
+        hot = hot_state.load(keys)
+        shards.adopt_record_ids(hot.state)
+        actions = run_unit(hot, step, at, hot_state.save)
+    _follow_up(hot, actions, dispatch)
+    return actions
+
+
+def run_on_shards(step: Step, *, locks: list[str],
+                  pick: Callable[[dict[str, Any]], Iterable[Key]], record_ids: int,
+                  dispatch: Dispatch | None, lock_timeout_s: float | None,
+                  now: int | None = None) -> list[Action]:
+    """``run_locked`` under some shards' leases: their sets only, saved without the meta."""
+    at = now if now is not None else now_ms()
+    with locked_for_this_store(lock_timeout_s, locks=locks):
+        hot = hot_state.load_selected(pick)
+        first = hot.state.next_record_id
+        if record_ids:
+            first = hot.state.next_record_id = shards.reserve_record_ids(record_ids, first)
+
+        def bounded(h: HotState) -> list[Action]:
+            actions = step(h)
+            if h.state.next_record_id > first + record_ids:
+                # Nothing is saved: ids past the block could collide with another shard's.
+                raise RuntimeError(f"a step produced {h.state.next_record_id - first} records "
+                                   f"with {record_ids} ids reserved")
+            return actions
+
+        actions = run_unit(hot, bounded, at, hot_state.save_sets)
+    _follow_up(hot, actions, dispatch)
+    return actions
+
+
+def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool = True
+          ) -> list[Action]:
+    """Apply, commit with the log entries, then run the projections."""
+    hot.state.clock_ms = at
+    after: dict[Key, Summary] = {}
+    with metadata_log.collecting(hot.log), tick_steps.collecting_after_save() as later:
+        actions = step(hot)
+        if elections:
+            actions += core.run_elections(hot.state, at, hot_state.killed())
+
+        def entries(keys: list[Key]) -> list[dict[str, Any]]:
+            sets = hot.state.replica_sets
+            after.update((k, summary(sets[k])) for k in keys if k in sets)
+            return step_entries(hot, actions, after, at)
+
+        save(hot, log=entries)
+    project(hot, actions, after)
+    for callback in later:
+        callback()
+    return actions
+
+
+def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> None:
+    """Everything readers see, once the commit landed."""
+    moved = [k for k, new in after.items()
+             if k in hot.before and hot.before[k].status() != new.status()]
+    written = mirror_offsets(hot, after)
+    events = store_projection.catch_up()
+    count_step(actions, events)
+    announce(events)
+    settle_tickets(actions)
+    publish_partitions(written, moved=moved)
+
+
+def _follow_up(hot: HotState, actions: list[Action], dispatch: Dispatch | None) -> None:
+    deadline = core.next_deadline(hot.state)
+    followups = Followups(next_deadline_ms=deadline)
+    (dispatch or scheduler().dispatch)(followups)

@@ -1,0 +1,62 @@
+"""``store status|adopt-redis|reidentify``: which Redis holds this database's hot state.
+
+``status`` prints both identities (the database's record of its Redis, and the
+Redis reached); ``adopt-redis`` makes the Redis reached this store's, logging
+once what it replaced; ``reidentify`` gives a copied database its own store id.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from cluster.adapters.redis_keys import reachable
+from cluster.adapters.store_identity import identity_status
+from cluster.management.commands._cli import NO_REDIS, SubcommandCommand
+from cluster.services.store import store_adopt_redis, store_reidentify
+
+
+class Command(SubcommandCommand):
+    help = "Show or settle which Redis holds this store's hot state."
+    redis_actions = frozenset({"adopt-redis", "reidentify"})
+    checks_identity = False  # these commands are how a refused identity is settled
+
+    def add_actions(self, actions: Any) -> None:
+        status = actions.add_parser("status", help="the store's and the Redis's identities")
+        status.add_argument("--json", action="store_true")
+        adopt = actions.add_parser(
+            "adopt-redis", help="make the Redis reached hold this store's hot state "
+                                "(what it lacks is reported as lost, once)")
+        adopt.add_argument("--take-over", action="store_true",
+                           help="also when another database owns the namespace (this "
+                                "database was moved, and the other is gone)")
+        adopt.add_argument("--json", action="store_true")
+        again = actions.add_parser("reidentify",
+                                   help="give a copied database its own store id and namespace")
+        again.add_argument("--force", action="store_true",
+                           help="also when no other database owns the namespace")
+        again.add_argument("--json", action="store_true")
+
+    def handle_status(self, json: bool, **_: Any) -> None:
+        unreachable = reachable()
+        if unreachable:
+            raise CommandError(unreachable, returncode=NO_REDIS)
+        status = identity_status()
+        recorded, reached = status["recorded_redis"], status["reached_redis"]
+        owner = reached["owner"] or {}
+        lines = [f"store:          {status['store_id']}",
+                 f"database:       {status['database']['identity']}",
+                 f"recorded Redis: {recorded['url'] or '-'} (marker {recorded['marker'] or '-'})",
+                 f"reached Redis:  {reached['url']} (marker {owner.get('marker', '-')}, "
+                 f"owner {owner.get('database', '-')})",
+                 f"verdict:        {status['verdict']}"]
+        lines += [status["reason"]] if status["reason"] else []
+        self.emit(status, json, "\n".join(lines))
+
+    def handle_adopt_redis(self, take_over: bool, json: bool, **_: Any) -> None:
+        change = store_adopt_redis(take_over=take_over, by="cli")
+        self.emit(change.as_json(), json, change.message)
+
+    def handle_reidentify(self, force: bool, json: bool, **_: Any) -> None:
+        change = store_reidentify(force=force, by="cli")
+        self.emit(change.as_json(), json, change.message)

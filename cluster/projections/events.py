@@ -1,0 +1,108 @@
+"""The event page as a projection: the log entries an operator audits, as Event rows.
+
+Each row keeps its entry's offset (``Event.log_offset``, unique), so applying
+an entry twice writes one row.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.models import Event
+
+CONTROLLER = "partition-controller"
+STATUS_FIELDS = ("leader", "lrs", "resolution")
+
+
+def events_of(offset: int, entry: dict[str, Any]) -> list[Event]:
+    maker = _MAKERS.get(entry["type"])
+    return [] if maker is None else [e for e in maker(entry) if e is not None]
+
+
+def _event(entry: dict[str, Any], operation: str, params: dict[str, Any],
+           result: str = "", actor: str = CONTROLLER) -> Event:
+    return Event(actor=actor, object_type="partition",
+                 object_name=f"{entry['topic']}/{entry['partition']}",
+                 operation=operation, params=params, result=result)
+
+
+def _partition(entry: dict[str, Any]) -> list[Event | None]:
+    changed = entry.get("changed") or {}
+    status = {n: changed[n] for n in STATUS_FIELDS if n in changed}
+    out: list[Event | None] = []
+    if status:
+        out.append(_event(entry, "status", status, entry.get("reason", "")))
+    if "replicas" in changed:
+        old, new = changed["replicas"]["from"], changed["replicas"]["to"]
+        out.append(_event(entry, "replicas", {
+            "replicas": new, "adding": [s for s in new if s not in old],
+            "removing": [s for s in old if s not in new]}))
+    return out
+
+
+def _unclean(entry: dict[str, Any]) -> list[Event | None]:
+    how = "operator override" if entry["forced"] else "topic allows unclean election"
+    params = {k: entry[k] for k in ("spu", "old_hw", "new_hw", "offsets_lost", "forced")}
+    params["given_up"] = entry["given_up"]
+    return [_event(entry, "unclean-election", params,
+                   f"SPU {entry['spu']} leads without every committed record ({how}): "
+                   f"{entry['offsets_lost']} committed offset(s) given up "
+                   f"(offsets {entry['new_hw']} to {entry['old_hw'] - 1})")]
+
+
+def _truncation(entry: dict[str, Any]) -> list[Event | None]:
+    return [_event(entry, "truncate", {"spu": entry["spu"], "from": entry["from"],
+                                       "to": entry["to"]}, entry["reason"])]
+
+
+def _move(operation: str, fields: tuple[str, ...], reason: bool = False):
+    def make(entry: dict[str, Any]) -> list[Event | None]:
+        return [_event(entry, operation, {f: entry[f] for f in fields},
+                       entry.get("reason", "") if reason else "")]
+    return make
+
+
+def _topic(entry: dict[str, Any]) -> list[Event | None]:
+    return [Event(actor=CONTROLLER, object_type="topic", object_name=entry["topic"],
+                  operation="replication-start",
+                  params={"partitions": len(entry["statuses"])})]
+
+
+def _noted(entry: dict[str, Any]) -> list[Event | None]:
+    return [Event(actor=entry["actor"], object_type=entry["object_type"],
+                  object_name=entry["object_name"], operation=entry["operation"],
+                  params=entry.get("params") or {}, result=entry.get("result", ""))]
+
+
+def _lost(entry: dict[str, Any]) -> list[Event | None]:
+    return [Event(actor=CONTROLLER, object_type="topic", object_name=topic,
+                  operation="hot-state-lost",
+                  params={"missing_records": sum(parts.values()), "partitions": parts},
+                  result=entry["reason"])
+            for topic, parts in entry["topics"].items()]
+
+
+def _spu(entry: dict[str, Any]) -> list[Event | None]:
+    name, by = str(entry["spu"]), entry.get("by", CONTROLLER)
+    out: list[Event | None] = [Event(actor=by, object_type="spu", object_name=name,
+                                     operation="resolution",
+                                     params={"from": entry["from"], "to": entry["resolution"]})]
+    if entry.get("silent_ms") is not None:
+        out.append(Event(actor=by, object_type="spu", object_name=name,
+                         operation="heartbeat-lost", params={"silent_ms": entry["silent_ms"]}))
+    return out
+
+
+_MAKERS = {
+    "spu": _spu,
+    "partition": _partition,
+    "unclean-election": _unclean,
+    "truncation": _truncation,
+    "move-start": _move("move-start", ("original", "target")),
+    "move-progress": _move("move-progress", ("phase", "caught_up", "records_copied",
+                                             "records_total")),
+    "move-complete": _move("move-complete", ("replicas", "leader")),
+    "move-rollback": _move("move-rollback", ("replicas",), reason=True),
+    "topic-replicated": _topic,
+    "event": _noted,
+    "hot-state-lost": _lost,
+}

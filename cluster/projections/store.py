@@ -1,0 +1,137 @@
+"""The database as a projection of the metadata log.
+
+``catch_up`` applies every entry past ``ClusterState.applied_offset`` in offset
+order, in one transaction per batch that also advances the offset: partition
+status (replicas, preferred leader, leader, LRS, resolution, leader epoch),
+topic replica maps, SPU statuses the engine decided, and events. Entries carry
+whole statuses, so applying one twice changes nothing; the first write of the
+transaction takes the state row's lock (PostgreSQL) or the database's write
+lock (SQLite), so two processes catching up never interleave.
+
+Whichever process committed entries calls ``catch_up`` right after; one that
+died in between leaves them for the next caller (every unit of work, and the
+reconcile beat), so nothing committed is ever missing from the store for long.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import F
+
+from cluster.adapters import metadata_log
+from cluster.adapters.metadata_log import Entry
+from cluster.models import ClusterState, Event, Partition, Spu, Topic
+from cluster.projections.events import events_of
+
+log = logging.getLogger(__name__)
+BATCH = 2000
+
+
+def catch_up() -> list[Event]:
+    """Apply what the store has not applied yet; return the events it wrote."""
+    written: list[Event] = []
+    while True:
+        with transaction.atomic():
+            applied = _lock_applied_offset()
+            entries = metadata_log.read(applied + 1, BATCH)
+            if entries:
+                written += apply_entries(entries)
+                ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
+                    applied_offset=entries[-1].offset)
+        if len(entries) < BATCH:
+            break
+    return written
+
+
+def _lock_applied_offset() -> int:
+    # A write first: it serialises catch-ups on both databases before anything is read.
+    ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)
+    ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
+        applied_offset=F("applied_offset"))
+    return ClusterState.objects.values_list("applied_offset", flat=True).get(
+        pk=ClusterState.SINGLETON)
+
+
+def applied_offset() -> int:
+    return ClusterState.objects.values_list("applied_offset", flat=True).filter(
+        pk=ClusterState.SINGLETON).first() or 0
+
+
+def apply_entries(entries: Iterable[Entry]) -> list[Event]:
+    """Apply entries in order; the caller's transaction records the offset reached."""
+    statuses: dict[tuple[int, int], list[Any]] = {}
+    maps: dict[int, dict[int, list[int]]] = {}
+    events: list[Event] = []
+    for offset, data in entries:
+        kind = data["type"]
+        if kind == "partition":
+            pk, index = data.get("topic_pk"), data["partition"]
+            if pk is not None:
+                statuses[(pk, index)] = _row(data)
+                if "replicas" in (data.get("changed") or {}):
+                    maps.setdefault(pk, {})[index] = data["replicas"]
+        elif kind == "topic-replicated" and data.get("topic_pk") is not None:
+            for index, row in enumerate(data["statuses"]):
+                statuses[(data["topic_pk"], index)] = _row(dict(zip(
+                    ("replicas", "leader", "lrs", "resolution", "epoch"), row)))
+        elif kind == "spu":
+            _apply_spu(data)
+        elif kind == "hot-state-lost":
+            _apply_loss(data)
+        for event in events_of(offset, data):
+            event.log_offset = offset
+            events.append(event)
+    _write_statuses(statuses)
+    _write_maps(maps)
+    # Several events of one entry share its offset: only the first keeps it (the column is
+    # unique); the rest are written with it, so a replay still writes them once.
+    seen: set[int] = set()
+    for event in events:
+        if event.log_offset in seen:
+            event.log_offset = None
+        else:
+            seen.add(event.log_offset)
+    Event.objects.bulk_create(events, batch_size=1000, ignore_conflicts=True)
+    return events
+
+
+def _row(data: dict[str, Any]) -> list[Any]:
+    replicas = data["replicas"]
+    return [json.dumps(replicas), replicas[0] if replicas else 0, data["leader"],
+            json.dumps(data["lrs"]), data["resolution"], data["epoch"]]
+
+
+def _write_statuses(statuses: dict[tuple[int, int], list[Any]]) -> None:
+    if not statuses:
+        return
+    table = Partition._meta.db_table
+    sql = (f"UPDATE {table} SET replicas = %s, initial_leader = %s, leader = %s, lrs = %s, "
+           f"resolution = %s, epoch = %s WHERE topic_id = %s AND {_quoted('index')} = %s")
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [[*row, pk, index] for (pk, index), row in statuses.items()])
+
+
+def _quoted(column: str) -> str:
+    return connection.ops.quote_name(column)
+
+
+def _write_maps(maps: dict[int, dict[int, list[int]]]) -> None:
+    for topic in Topic.objects.select_for_update().filter(pk__in=list(maps)):
+        replica_map = list(topic.replica_map)
+        for index, replicas in maps[topic.pk].items():
+            if index < len(replica_map):
+                replica_map[index] = replicas
+        Topic.objects.filter(pk=topic.pk).update(replica_map=replica_map)
+
+
+def _apply_spu(data: dict[str, Any]) -> None:
+    Spu.objects.filter(pk=data["spu"]).update(resolution=data["resolution"])
+
+
+def _apply_loss(data: dict[str, Any]) -> None:
+    for topic in data["topics"]:
+        Topic.objects.filter(name=topic).update(reason=data["reason"])

@@ -1,0 +1,45 @@
+"""Reading the metadata log: what `metadata dump`, `metadata tail` and /api/metadata/ show."""
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from cluster.adapters import metadata_log
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.errors import InvalidInput
+from cluster.projections import store as store_projection
+
+MAX_PAGE = 5000
+
+
+class MetadataPage(TypedDict):
+    entries: list[dict[str, Any]]
+    start: int      # the first offset the log still holds
+    head: int       # the last offset written
+    applied: int    # the last offset the store's projection applied
+    next: int       # where the next page starts
+
+
+def parse_offset(value: object, name: str = "from") -> int:
+    """A non-negative integer offset, or InvalidInput naming the problem."""
+    text = str(value).strip()
+    if not text.isdigit() or len(text) > 18:
+        raise InvalidInput(f"{name} must be a whole number of at least 0 (an offset), "
+                           f"not {str(value)[:40]!r}", field=name)
+    return int(text)
+
+
+def parse_limit(value: object) -> int:
+    limit = parse_offset(value, "limit")
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}", field="limit")
+    return limit
+
+
+def metadata_page(first: int = 0, limit: int = 1000) -> MetadataPage:
+    """Entries from offset ``first`` on (at most ``limit``), with where the log stands."""
+    with bound_to_store():
+        entries = metadata_log.read(first, limit)
+        head, start = metadata_log.head(), metadata_log.start()
+    following = entries[-1].offset + 1 if entries else max(first, start)
+    return MetadataPage(entries=[e.as_json() for e in entries], start=start, head=head,
+                        applied=store_projection.applied_offset(), next=following)

@@ -1,0 +1,26 @@
+// Times for people: every <time datetime> the server renders (in UTC, cluster/templatetags/
+// numbers.py local_time) is shown short in the reader's own zone: "14:03:12" today,
+// "24 Nov 09:15" this year, "24 Nov 2025" before. The title keeps the full UTC moment.
+(function () {
+  "use strict";
+  function pad(n) { return String(n).padStart(2, "0"); }
+  function short(date, now) {
+    const clock = pad(date.getHours()) + ":" + pad(date.getMinutes());
+    if (date.toDateString() === now.toDateString()) return clock + ":" + pad(date.getSeconds());
+    const day = date.toLocaleDateString(undefined, {day: "numeric", month: "short"});
+    return date.getFullYear() === now.getFullYear()
+      ? day + " " + clock : day + " " + date.getFullYear();
+  }
+  function localise(root) {
+    const now = new Date();
+    (root || document).querySelectorAll("time[datetime]").forEach((el) => {
+      const date = new Date(el.getAttribute("datetime"));
+      if (isNaN(date)) return;
+      el.textContent = short(date, now);
+      el.title = date.toISOString().replace("T", " ").slice(0, 19) + " UTC";
+    });
+  }
+  window.localTimes = localise;
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => localise());
+  else localise();
+})();
