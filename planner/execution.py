@@ -104,6 +104,10 @@ def _check_applicable(plan: Plan, moves: list[PlanMove]) -> None:
                        "again)", field="plan_id", details={"spus": missing, "steps": steps})
 
 
+# 1 TiB/s: past any link; keeps the value inside the column.
+MAX_BYTES_PER_S = 2**40
+
+
 def _check_caps(max_moves_per_spu: int, max_moves: int,
                 throttle_bytes_per_s: int | None) -> None:
     for name, value in (("max_moves_per_spu", max_moves_per_spu), ("max_moves", max_moves)):
@@ -113,10 +117,6 @@ def _check_caps(max_moves_per_spu: int, max_moves: int,
         raise InvalidInput(f"throttle_bytes_per_s must be 1 to {MAX_BYTES_PER_S} (bytes a "
                            "second), or left out for no byte throttle",
                            field="throttle_bytes_per_s")
-
-
-# 1 TiB/s: past any link; keeps the value inside the column.
-MAX_BYTES_PER_S = 2**40
 
 
 def _active() -> PlanExecution | None:
