@@ -1,51 +1,51 @@
-"""Carrying stored plans out: apply, pause, resume, cancel, status, and the executor.
+"""Carrying stored plans out: apply, pause, resume, cancel, status.
 
 The use cases only write the execution row; every change of the replication
-state is the executor's, which runs inside each replication tick
-(``plan_executor_step``, installed at app ready through
-cluster/adapters/tick_steps.py): it notes the moves that ended, starts the
-next ones Cruise Control's throttle allows (``core.moves_to_start``), sends
-cancels, records progress and announces it. With a worker that is the beat's
-tick; without one ``plan_wait`` steps the ticks here (services/settle.py).
-Rules (states, drift, outcomes) are in planner/core/execution.py.
+state is the executor's (planner/executor.py), which runs inside each
+replication tick. With a worker that is the beat's tick; without one
+``plan_wait`` steps the ticks here (services/settle.py). Rules (states,
+drift, outcomes, throttles) are in planner/core/execution.py. One plan is
+carried out at a time: the database's constraint decides between two applies
+racing (planner/models.py), not a read before the write.
 """
 from __future__ import annotations
 
-import copy
+import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cluster.adapters.hot_state import HotState
 from cluster.services.settle import kick, settle, worker_running
-from cluster.core import replication as core
-from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.live import PlanProgress
 from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
-                                    PlanMove, final_state, finished_move, layout_drift,
-                                    layout_of, plan_moves, unavailable_targets)
-from planner.live import offer_apply_progress
-from planner.models import Plan, PlanExecution
-from planner.selectors import PlanStatus, execution_record
+                                    PlanMove, full_bucket, layout_drift, layout_of, plan_moves,
+                                    preparation_steps, targets_not_ready,
+                                    unavailable_targets)
 from planner.core.jobs import PlanState
+from planner.executor import announce, executing
+from planner.models import Plan, PlanExecution
+from planner.selectors import PlanStatus, pace_of
 from planner.services import plan_cancel as plan_cancel_computation
-from planner.services import plan_drain
 
-EXECUTOR = "plan-executor"
 S = ExecutionState
 
 
 class ExecutionStatus(PlanStatus):
-    """``plan status --json``: issue 12's keys (planner/selectors.py) and the throttle."""
+    """``plan status --json``: issue 12's keys (planner/selectors.py), the throttles,
+    the bytes copied so far and their rate, and the estimated finish while running."""
     moves_failed: int
     max_moves_per_spu: int
     max_moves: int
+    throttle_bytes_per_s: int | None
+    bytes_copied: int
+    bytes_per_s: float | None
+    eta_s: float | None
+    estimated_finish_at: str | None
 
 
 def _plan(plan_id: int) -> Plan:
@@ -69,12 +69,14 @@ def _iso(moment) -> str | None:
 def plan_status(*, plan_id: int) -> ExecutionStatus:
     plan = _plan(plan_id)
     e = _execution(plan) or PlanExecution(plan=plan, moves_total=len(plan.moves))
+    pace = pace_of(e, plan.metrics.get("bytes_moved"))
     return ExecutionStatus(id=plan.pk, state=e.state, moves_total=e.moves_total,
-                      moves_done=e.moves_done, moves_in_flight=len(e.in_flight),
-                      bytes_moved=e.bytes_moved, started_at=_iso(e.started_at),
-                      finished_at=_iso(e.finished_at), reason=e.reason,
-                      moves_failed=e.moves_failed, max_moves_per_spu=e.max_moves_per_spu,
-                      max_moves=e.max_moves)
+                           moves_done=e.moves_done, moves_in_flight=len(e.in_flight),
+                           bytes_moved=e.bytes_moved, started_at=_iso(e.started_at),
+                           finished_at=_iso(e.finished_at), reason=e.reason,
+                           moves_failed=e.moves_failed, max_moves_per_spu=e.max_moves_per_spu,
+                           max_moves=e.max_moves, throttle_bytes_per_s=e.throttle_bytes_per_s,
+                           bytes_copied=e.bytes_copied, **pace)
 
 
 # ---- apply: refuse a plan made for another cluster ---------------------------------
@@ -92,50 +94,85 @@ def _check_applicable(plan: Plan, moves: list[PlanMove]) -> None:
                        field="plan_id", details={"drift": drift})
     registered = Spu.objects.values_list("id", flat=True)
     online = Spu.objects.filter(resolution=SpuResolution.ONLINE.value).values_list("id", flat=True)
-    missing = unavailable_targets(moves, registered, online)
-    if missing:
+    ready = targets_not_ready(moves, registered, online)
+    if ready.unregistered or ready.offline:
+        missing = unavailable_targets(moves, registered, online)
+        racks = {s["id"]: s.get("rack") for s in plan.scenario.get("add_spus", [])}
+        steps = preparation_steps(ready, racks)
         raise Conflict(f"plan {plan.pk} moves replicas to SPUs that cannot take them: "
-                       f"{'; '.join(missing)}", field="plan_id", details={"spus": missing})
+                       f"{'; '.join(missing)} (first {', then '.join(steps)}, then apply "
+                       "again)", field="plan_id", details={"spus": missing, "steps": steps})
 
 
-def _check_caps(max_moves_per_spu: int, max_moves: int) -> None:
+# 1 TiB/s: past any link; keeps the value inside the column.
+MAX_BYTES_PER_S = 2**40
+
+
+def _check_caps(max_moves_per_spu: int, max_moves: int,
+                throttle_bytes_per_s: int | None) -> None:
     for name, value in (("max_moves_per_spu", max_moves_per_spu), ("max_moves", max_moves)):
         if value < 1:
             raise InvalidInput(f"{name} must be at least 1", field=name)
+    if throttle_bytes_per_s is not None and not 1 <= throttle_bytes_per_s <= MAX_BYTES_PER_S:
+        raise InvalidInput(f"throttle_bytes_per_s must be 1 to {MAX_BYTES_PER_S} (bytes a "
+                           "second), or left out for no byte throttle",
+                           field="throttle_bytes_per_s")
 
 
 def _active() -> PlanExecution | None:
-    return (PlanExecution.objects.filter(state__in=[S.RUNNING.value, S.PAUSED.value])
-            .first() or PlanExecution.objects.filter(state=S.CANCELLED.value,
-                                                     finished_at__isnull=True).first())
+    return PlanExecution.objects.filter(finished_at__isnull=True).first()
+
+
+def _one_at_a_time() -> Conflict:
+    other = _active()
+    which = f"plan {other.plan_id} is being carried out ({other.state})" if other else \
+        "another plan is being carried out"
+    return Conflict(f"{which}; one plan at a time", field="plan_id")
 
 
 @transaction.atomic
 def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
-               max_moves: int | None = None, by: Actor = None) -> PlanExecution:
+               max_moves: int | None = None, throttle_bytes_per_s: int | None = None,
+               by: Actor = None) -> PlanExecution:
     """Start carrying the plan out; refused (nothing changed) when it no longer fits."""
     per_spu = settings.PLAN_MAX_MOVES_PER_SPU if max_moves_per_spu is None else max_moves_per_spu
     total = settings.PLAN_MAX_MOVES if max_moves is None else max_moves
-    _check_caps(per_spu, total)
+    _check_caps(per_spu, total, throttle_bytes_per_s)
     plan = _plan(plan_id)
     if _execution(plan) is not None:
         raise Conflict(f"plan {plan_id} was already applied ({plan.execution.state})",
                        field="plan_id")
-    other = _active()
-    if other is not None:
-        raise Conflict(f"plan {other.plan_id} is being carried out ({other.state}); "
-                       "one plan at a time", field="plan_id")
+    if _active() is not None:  # the common refusal, in words; the constraint below decides
+        raise _one_at_a_time()
     moves = plan_moves(plan.moves)
     _check_applicable(plan, moves)
-    execution = PlanExecution.objects.create(
-        plan=plan, state=(S.RUNNING if moves else S.DONE).value, max_moves_per_spu=per_spu,
-        max_moves=total, moves_total=len(moves), started_at=timezone.now(),
-        finished_at=None if moves else timezone.now(), created_by=actor_name(by))
+    execution = _claim(plan, moves, per_spu, total, throttle_bytes_per_s, by)
     log_event(by, "plan", plan.pk, "apply", {"moves": len(moves), "max_moves_per_spu": per_spu,
-                                            "max_moves": total})
+                                            "max_moves": total,
+                                            "throttle_bytes_per_s": throttle_bytes_per_s})
     transaction.on_commit(_nudge)
-    transaction.on_commit(lambda: _announce(execution))
+    transaction.on_commit(lambda: announce(execution))
     return execution
+
+
+def _claim(plan: Plan, moves: list[PlanMove], per_spu: int, total: int,
+           rate: int | None, by: Actor) -> PlanExecution:
+    """The execution row; a second unfinished one (or a second for this plan) is refused
+    by the database, so two applies racing cannot both start."""
+    now = timezone.now()
+    bucket = full_bucket(rate or 0, int(time.time() * 1000))
+    try:
+        with transaction.atomic():
+            return PlanExecution.objects.create(
+                plan=plan, state=(S.RUNNING if moves else S.DONE).value,
+                max_moves_per_spu=per_spu, max_moves=total, throttle_bytes_per_s=rate,
+                throttle_tokens=bucket.tokens, throttle_at_ms=bucket.at_ms,
+                moves_total=len(moves), started_at=now, finished_at=None if moves else now,
+                created_by=actor_name(by))
+    except IntegrityError:
+        if PlanExecution.objects.filter(plan=plan).exists():
+            raise Conflict(f"plan {plan.pk} was already applied", field="plan_id") from None
+        raise _one_at_a_time() from None
 
 
 def _nudge() -> None:
@@ -159,7 +196,7 @@ def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: Execution
     transaction.on_commit(_nudge)
     execution.refresh_from_db()
     # Other pages on this plan hear of the pause, resume or cancel before any move ends.
-    transaction.on_commit(lambda: _announce(execution))
+    transaction.on_commit(lambda: announce(execution))
     return execution
 
 
@@ -192,18 +229,9 @@ def plan_stop(*, plan_id: int, by: Actor = None) -> Plan:
     return _plan(plan_id)
 
 
-@transaction.atomic
-def spu_drain(*, spu_id: int, max_moves_per_spu: int | None = None,
-              max_moves: int | None = None, by: Actor = None) -> PlanExecution:
-    """Plan the SPU's decommission and apply it: afterwards it holds no replica."""
-    plan = plan_drain(spu_id=spu_id, by=by)
-    return plan_apply(plan_id=plan.pk, max_moves_per_spu=max_moves_per_spu,
-                      max_moves=max_moves, by=by)
-
-
 def moves_in_flight() -> int:
     """Moves started and not finished, over every running or paused plan (for /metrics)."""
-    return sum(len(e.in_flight) for e in _executing())
+    return sum(len(e.in_flight) for e in executing())
 
 
 def plan_finished(plan_id: int) -> bool:
@@ -216,159 +244,3 @@ def plan_wait(*, plan_id: int, timeout_s: float) -> bool:
     return settle(lambda: plan_finished(plan_id), timeout_s=timeout_s)
 
 
-# ---- the executor (inside each replication tick) ------------------------------------
-
-def _executing() -> list[PlanExecution]:
-    return list(PlanExecution.objects.filter(
-        state__in=[S.RUNNING.value, S.PAUSED.value, S.CANCELLED.value],
-        finished_at__isnull=True))
-
-
-# A stored plan never changes, so its parsed moves are kept for the ticks that follow:
-# reading the plan row each tick decoded its whole "current" layout (10,000 partitions).
-# Keyed with the creation time too: a database made anew reuses plan ids.
-_moves_cache: dict[tuple[int, object], list[PlanMove]] = {}
-
-
-def _moves_of(plan_id: int) -> list[PlanMove]:
-    key = (plan_id, Plan.objects.filter(pk=plan_id).values_list("created_at", flat=True).get())
-    if key not in _moves_cache:
-        _moves_cache.clear()
-        rows = Plan.objects.filter(pk=plan_id).values_list("moves", flat=True).get()
-        _moves_cache[key] = plan_moves(rows)
-    return _moves_cache[key]
-
-
-def plan_executor_step(hot: HotState, at: int) -> list[Action]:
-    """Note ended moves, start or cancel moves, record progress: every live execution."""
-    actions: list[Action] = []
-    for execution in _executing():
-        actions += _step(hot, execution, at)
-    return actions
-
-
-def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
-    moves = _moves_of(e.plan_id)
-    before = (e.moves_done, e.moves_failed, len(e.in_flight), e.state)
-    _note_finished(hot, e, moves)
-    actions: list[Action] = []
-    if e.state == S.RUNNING.value:
-        actions += _start_moves(hot, e, moves, at)
-    elif e.state == S.CANCELLED.value and not e.cancel_sent:
-        actions += _cancel_in_flight(hot, e, moves)
-    _save(e)
-    if before != (e.moves_done, e.moves_failed, len(e.in_flight), e.state):
-        _announce(e)
-    return actions
-
-
-def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> None:
-    still: list[int] = []
-    for index in e.in_flight:
-        move = moves[index]
-        rs = hot.state.replica_sets.get((move.topic, move.partition))
-        moving = rs is not None and rs.move is not None
-        ended = finished_move(move, rs.replicas if rs else None, moving)
-        if ended is None:
-            still.append(index)
-        elif ended.reached:
-            e.moves_done += 1
-            copied = _bytes_per_replica(rs)
-            e.landed[str(index)] = copied
-            e.bytes_moved += copied * len(move.added)
-        else:
-            _fail(e, move, "rolled back" if rs is not None else "partition gone")
-    e.in_flight = still
-
-
-def _bytes_per_replica(rs: core.ReplicaSet) -> int:
-    """Every new replica copied the whole log: records x record size."""
-    leo = max((len(r.log) for r in rs.replica.values()), default=0)
-    return leo * settings.REPLICATION_RECORD_BYTES
-
-
-def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
-    e.moves_failed += 1
-    if not e.reason:
-        e.reason = f"{move.topic}/{move.partition}: {why}"
-
-
-def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
-    started, spus = set(e.started), hot.state.spus
-    # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
-    pending = [_planned(m) for m in moves
-               if m.index not in started and all(spus.get(s) for s in m.added)]
-    flying = [_planned(moves[i]) for i in e.in_flight]
-    chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
-                                 max_moves=e.max_moves)
-    by_key = {(m.topic, m.partition): m for m in moves if m.index not in started}
-    actions: list[Action] = []
-    for planned in chosen:
-        move = by_key[(planned.topic, planned.partition)]
-        e.started.append(move.index)
-        try:
-            actions += _start(hot, move, at)
-            e.in_flight.append(move.index)
-        except ReplicationError as exc:
-            _fail(e, move, str(exc))
-    return actions
-
-
-def _planned(m: PlanMove) -> PlannedMove:
-    return PlannedMove(m.topic, m.partition, m.before, m.after)
-
-
-def _start(hot: HotState, move: PlanMove, at: int) -> list[Action]:
-    rs = hot.state.replica_set(move.topic, move.partition)
-    if tuple(rs.replicas) != move.before:
-        raise ReplicationError(f"replicas are {rs.replicas}, the plan expected {list(move.before)}")
-    # The target's first replica leads at the end: the plan balanced leaders that way.
-    return core.handle(hot.state, core.ReassignPartition(
-        move.topic, move.partition, move.after, elect_preferred=True,
-        timeout_ms=settings.PLAN_MOVE_TIMEOUT_MS, now_ms=at))
-
-
-def _cancel_in_flight(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> list[Action]:
-    actions: list[Action] = []
-    for index in e.in_flight:
-        move = moves[index]
-        try:
-            actions += core.handle(hot.state, core.CancelReassignment(move.topic, move.partition))
-        except ReplicationError:
-            continue  # it ended on this very tick; the next step counts it
-    e.cancel_sent = True
-    return actions
-
-
-def _save(e: PlanExecution) -> None:
-    """Progress columns always; the state only from the one it was read in (a pause may race)."""
-    PlanExecution.objects.filter(pk=e.pk).update(
-        moves_done=e.moves_done, moves_failed=e.moves_failed, bytes_moved=e.bytes_moved,
-        started=e.started, in_flight=e.in_flight, cancel_sent=e.cancel_sent, reason=e.reason,
-        landed=e.landed)
-    state = S(e.state)
-    end = final_state(state, total=e.moves_total, started=len(e.started),
-                      in_flight=len(e.in_flight), failed=e.moves_failed)
-    if end is None and state is S.CANCELLED and e.cancel_sent and not e.in_flight:
-        end = S.CANCELLED
-    if end is not None:
-        now = timezone.now()
-        if PlanExecution.objects.filter(pk=e.pk, state=state.value).update(
-                state=end.value, finished_at=now):
-            e.state, e.finished_at = end.value, now
-            log_event(EXECUTOR, "plan", e.plan_id, end.value,
-                      {"moves_done": e.moves_done, "moves_failed": e.moves_failed},
-                      result=e.reason)
-
-
-def _announce(e: PlanExecution) -> None:
-    """The plan's page and the cluster's pages: coalesced, built and sent off this thread."""
-    if not settings.LIVE_UPDATES:
-        return
-    snapshot = copy.copy(e)
-    snapshot.landed, snapshot.in_flight = dict(e.landed), list(e.in_flight)
-    moves = _moves_of(e.plan_id)
-    counts = PlanProgress(type="plan.progress", plan=e.plan_id, state=e.state,
-                          moves_total=e.moves_total, moves_done=e.moves_done,
-                          moves_in_flight=len(e.in_flight))
-    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves), counts)

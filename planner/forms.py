@@ -11,6 +11,7 @@ from django import forms
 from cluster.errors import DomainError
 from planner import core
 from planner.core.jobs import EngineChoice
+from planner.execution import MAX_BYTES_PER_S
 from planner.services import scenario_from_input
 
 # The flags of ``plan rebalance`` a grid line may use, and the service keyword each fills.
@@ -165,11 +166,21 @@ def _scenario_line(number: int, line: str) -> core.Scenario:
 
 
 class PlanApplyForm(forms.Form):
-    """Cruise Control's throttle, and a confirmation: applying moves real replicas."""
+    """Cruise Control's throttles, and a confirmation: applying moves real replicas."""
     max_moves_per_spu = forms.IntegerField(label="Moves per SPU at once", min_value=1,
                                            max_value=1000, initial=5)
     max_moves = forms.IntegerField(label="Moves in flight at most", min_value=1,
                                    max_value=100_000, initial=50)
+    throttle_bytes_per_s = forms.IntegerField(
+        label="Bytes per second at most", required=False, min_value=1,
+        max_value=MAX_BYTES_PER_S, help_text="Kafka's --throttle: the copies start no faster "
+                                             "than this. Empty: no byte throttle.")
     confirm = forms.BooleanField(label="I want to move these replicas now",
                                  error_messages={"required": "Tick the box to confirm."})
+
+
+class DrainForm(PlanApplyForm):
+    """The drain's preview, applied: ``expect`` names the moves the operator read."""
+    expect = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    field_order = ["max_moves_per_spu", "max_moves", "throttle_bytes_per_s", "confirm"]
 

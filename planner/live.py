@@ -85,6 +85,11 @@ class ExecutionRecord(TypedDict):
     max_moves_per_spu: int
     max_moves: int
     reason: str
+    throttle_bytes_per_s: int | None
+    bytes_copied: int
+    bytes_per_s: float | None
+    eta_s: float | None
+    estimated_finish_at: str | None
     per_spu: list[SpuProgress]
 
 

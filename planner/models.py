@@ -23,6 +23,7 @@ class Plan(Tracked):
     class Source(models.TextChoices):
         STORE = "store", "cluster store"
         KAFKA_JSON = "kafka-json", "Kafka reassignment JSON"
+        DRAIN = "drain", "drain of one SPU"
 
     class Engine(models.TextChoices):
         LOCAL = "local"
@@ -92,10 +93,24 @@ class PlanExecution(models.Model):
     # of its new replicas; per-SPU progress and each move's outcome are read from it.
     landed = models.JSONField(default=dict)
     cancel_sent = models.BooleanField(default=False)
+    # Bytes per second the plan's copies may start at (None: only the move counts throttle),
+    # and its token bucket (planner/core/execution.py): tokens left as of throttle_at_ms.
+    throttle_bytes_per_s = models.PositiveBigIntegerField(null=True, blank=True)
+    throttle_tokens = models.FloatField(default=0)
+    throttle_at_ms = models.BigIntegerField(default=0)
+    # Bytes copied so far: landed moves, plus what the new replicas of moves in flight hold.
+    bytes_copied = models.BigIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True, default="")
     created_by = models.CharField(max_length=150, blank=True, default="")
+
+    class Meta:
+        # One plan carried out at a time, decided by the database: of two applies racing,
+        # the second insert fails, whatever each read before (finished_at is set on ending).
+        constraints = [models.UniqueConstraint(models.Value(1),
+                                               condition=models.Q(finished_at__isnull=True),
+                                               name="one_plan_carried_out_at_a_time")]
 
     def __str__(self) -> str:
         return f"execution of plan {self.plan_id}: {self.state}"

@@ -6,9 +6,12 @@ import io
 import json
 import zipfile
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, Iterable, TypedDict
 
-from planner.core.execution import PlanMove, plan_moves
+from django.utils import timezone
+
+from planner.core.execution import ExecutionState, PlanMove, copy_rate, eta_s, plan_moves
 from planner.core.spu_progress import move_outcome, per_spu_progress
 from planner.live import ExecutionRecord
 from planner.models import Plan, PlanExecution, PlanGrid
@@ -46,20 +49,37 @@ def landed_of(e: PlanExecution) -> dict[int, int]:
     return {int(index): copied for index, copied in e.landed.items()}
 
 
-def execution_record(e: PlanExecution, moves: Sequence[PlanMove]) -> ExecutionRecord:
+def pace_of(e: PlanExecution, planned_bytes: object = None) -> dict[str, object]:
+    """The copy rate so far and, while running, the estimated finish (planner/core)."""
+    elapsed = e.duration_s
+    rate = copy_rate(e.bytes_copied, elapsed)
+    left = None
+    if isinstance(planned_bytes, int) and e.throttle_bytes_per_s:
+        left = max(0, planned_bytes - e.bytes_copied)
+    eta = None if e.state != ExecutionState.RUNNING.value else eta_s(
+        moves_done=e.moves_done, moves_total=e.moves_total, elapsed_s=elapsed,
+        bytes_left=left, rate=e.throttle_bytes_per_s)
+    finish = None if eta is None else _iso(timezone.now() + timedelta(seconds=eta))
+    return {"bytes_per_s": rate, "eta_s": eta, "estimated_finish_at": finish}
+
+
+def execution_record(e: PlanExecution, moves: Sequence[PlanMove],
+                     planned_bytes: object = None) -> ExecutionRecord:
     """Reads only the row and the plan's moves: the executor builds it off the tick's thread."""
     return ExecutionRecord(
         state=e.state, applied_by=e.created_by, started_at=_iso(e.started_at),
         finished_at=_iso(e.finished_at), duration_s=e.duration_s, moves_total=e.moves_total,
         moves_done=e.moves_done, moves_failed=e.moves_failed, moves_in_flight=len(e.in_flight),
         bytes_moved=e.bytes_moved, max_moves_per_spu=e.max_moves_per_spu,
-        max_moves=e.max_moves, reason=e.reason,
+        max_moves=e.max_moves, reason=e.reason, throttle_bytes_per_s=e.throttle_bytes_per_s,
+        bytes_copied=e.bytes_copied, **pace_of(e, planned_bytes),  # type: ignore[typeddict-item]
         per_spu=per_spu_progress(moves, landed_of(e), e.in_flight))
 
 
 def plan_execution(record: Plan) -> ExecutionRecord | None:
     e = PlanExecution.objects.filter(plan=record).first()
-    return None if e is None else execution_record(e, plan_moves(record.moves))
+    return None if e is None else execution_record(e, plan_moves(record.moves),
+                                                   record.metrics.get("bytes_moved"))
 
 
 def moves_with_outcome(record: Plan) -> list[dict[str, Any]]:
@@ -68,8 +88,9 @@ def moves_with_outcome(record: Plan) -> list[dict[str, Any]]:
     if e is None:
         return [{**m, "outcome": None} for m in record.moves]
     started, flying, landed = set(e.started), set(e.in_flight), landed_of(e)
+    ended = e.finished_at is not None
     return [{**m, "outcome": move_outcome(i, started=started, in_flight=flying,
-                                          landed=landed).value}
+                                          landed=landed, ended=ended).value}
             for i, m in enumerate(record.moves)]
 
 

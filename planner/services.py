@@ -149,14 +149,6 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
     return record
 
 
-def plan_drain(*, spu_id: int, by: Actor = None) -> Plan:
-    """The decommission scenario for one SPU: every replica off it, with minimal movement."""
-    if not SpuRow.objects.filter(pk=spu_id).exists():
-        raise InvalidInput(f"SPU {spu_id} is not registered", field="spu_id")
-    scenario = scenario_from_input(remove_spus=[spu_id], name=f"drain SPU {spu_id}")
-    return plan_create(scenario=scenario, options=core.Options(), by=by)
-
-
 def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core.Options,
               engine: str = "local", up_to: int = 3) -> list[dict[str, Any]]:
     """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth)."""

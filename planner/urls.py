@@ -2,18 +2,25 @@ from __future__ import annotations
 
 from django.urls import path
 
-from planner import views
+from planner import apply_views, views
 
 app_name = "planner"
 urlpatterns = [
     path("", views.workbench, name="workbench"),
     path("plans/new/", views.plan_create_view, name="plan-create"),
     path("plans/<int:plan_id>/", views.plan_detail, name="plan"),
-    path("plans/<int:plan_id>/cancel/", views.plan_cancel_view, name="plan-cancel"),
-    path("plans/<int:plan_id>/apply/", views.plan_apply_view, name="plan-apply"),
-    path("plans/<int:plan_id>/pause/", views.plan_pause_view, name="plan-pause"),
-    path("plans/<int:plan_id>/resume/", views.plan_resume_view, name="plan-resume"),
-    path("drain/<int:spu_id>/", views.spu_drain_view, name="spu-drain"),
+    path("plans/<int:plan_id>/cancel/", apply_views.plan_cancel_view, name="plan-cancel"),
+    path("plans/<int:plan_id>/apply/", apply_views.plan_apply_view, name="plan-apply"),
+    path("plans/<int:plan_id>/pause/", apply_views.plan_pause_view, name="plan-pause"),
+    path("plans/<int:plan_id>/resume/", apply_views.plan_resume_view, name="plan-resume"),
+    path("plans/<int:plan_id>/register-spus/", apply_views.plan_register_spus_view,
+         name="plan-register-spus"),
+    path("plans/<int:plan_id>/online-spus/", apply_views.plan_online_spus_view,
+         name="plan-online-spus"),
+    path("plans/<int:plan_id>/rest/", apply_views.plan_rest_view, name="plan-rest"),
+    path("plans/<int:plan_id>/rollback.json", apply_views.plan_rollback_json,
+         name="plan-rollback"),
+    path("drain/<int:spu_id>/", apply_views.spu_drain_view, name="spu-drain"),
     path("plans/<int:plan_id>/reassignment.json", views.plan_kafka_json, name="plan-kafka"),
     path("plans/<int:plan_id>/fluvio.zip", views.plan_fluvio_zip, name="plan-fluvio"),
     path("plans/<int:plan_id>/moves.csv", views.plan_moves_csv, name="plan-csv"),

@@ -10,11 +10,9 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from cluster.charts import PLOTLY_CONFIG
-from cluster.errors import DomainError
 from cluster.templatetags.numbers import human_bytes, ratio
 from cluster.models import Spu
 from cluster.views._shell import (call_action, call_service, operator_required, paginate,
@@ -22,7 +20,7 @@ from cluster.views._shell import (call_action, call_service, operator_required, 
 from planner import charts, core
 from planner.core.jobs import GridState, PlanState
 from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
-from planner import execution
+from planner.follow_up import ENDED_EARLY, plan_spus_needed
 from planner.forms import GridForm, PlanApplyForm, PlanForm
 from planner.models import Plan, PlanGrid
 from planner.selectors import (fluvio_zip, kafka_json, moves_csv, moves_filtered,
@@ -93,11 +91,17 @@ def plan_detail(request: HttpRequest, plan_id: int,
                                "execution": record_of_apply,
                                "apply_form": apply_form or PlanApplyForm(),
                                "moving": status["state"] in ("running", "paused"),
+                               "ended_early": status["state"] in ENDED_EARLY
+                               and status["finished_at"] is not None,
                                # A cancelled plan still rolls its moves in flight back.
                                "unfinished": record_of_apply is not None
                                and record_of_apply["finished_at"] is None}
     if context["computed"]:
         context.update(_plan_results(request, record))
+        if record_of_apply is None:
+            needed = plan_spus_needed(record)
+            context.update(spus_needed=needed,
+                           spus_unregistered=[s for s in needed if not s["registered"]])
     return render(request, "planner/plan.html", context,
                   status=400 if apply_form is not None else 200)
 
@@ -186,65 +190,6 @@ def _rounded(value: object) -> object:
 
 def _shown(column: str, value: object) -> str:
     return human_bytes(value) if column == "bytes_moved" else ratio(value)
-
-
-@require_POST
-@operator_required
-def plan_cancel_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    """Cancels the computation while it runs; once applied, the execution."""
-    return _act(request, execution.plan_stop, plan_id, "cancelled")
-
-
-@require_POST
-@operator_required
-def plan_apply_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    form = PlanApplyForm(request.POST)
-    if not form.is_valid():
-        return plan_detail(request, plan_id, apply_form=form)
-    outcome = call_service(form, execution.plan_apply, plan_id=plan_id, by=request.user,
-                           max_moves_per_spu=form.cleaned_data["max_moves_per_spu"],
-                           max_moves=form.cleaned_data["max_moves"])
-    if not outcome.ok:
-        return plan_detail(request, plan_id, apply_form=form)
-    messages.success(request, f"Plan {plan_id} is being carried out: "
-                              f"{outcome.value.moves_total} moves.")
-    return _to_apply(plan_id)
-
-
-def _to_apply(plan_id: int) -> HttpResponse:
-    return redirect(reverse("planner:plan", kwargs={"plan_id": plan_id}) + "#apply")
-
-
-def _act(request: HttpRequest, service: Any, plan_id: int, done: str) -> HttpResponse:
-    refusal = call_action(request, service, f"Plan {plan_id} {done}.", plan_id=plan_id)
-    if refusal:
-        messages.error(request, refusal)
-    return _to_apply(plan_id)
-
-
-def _control_view(service: Any, done: str) -> Any:
-    @require_POST
-    @operator_required
-    def view(request: HttpRequest, plan_id: int) -> HttpResponse:
-        return _act(request, service, plan_id, done)
-    return view
-
-
-plan_pause_view = _control_view(execution.plan_pause, "paused")
-plan_resume_view = _control_view(execution.plan_resume, "resumed")
-
-
-@require_POST
-@operator_required
-def spu_drain_view(request: HttpRequest, spu_id: int) -> HttpResponse:
-    """Plan the SPU's decommission and apply it; the plan's page shows the progress."""
-    try:
-        drain = execution.spu_drain(spu_id=spu_id, by=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("cluster:spus")
-    messages.success(request, f"Draining SPU {spu_id}: {drain.moves_total} moves.")
-    return _to_apply(drain.plan_id)
 
 
 @require_POST

@@ -1,10 +1,15 @@
-"""The demo cluster of `make run`: the seed's 12 SPUs in 4 racks, two topics."""
+"""The demo cluster of `make run`: the seed's 12 SPUs in 4 racks, two topics.
+
+Loaded once per store (``ClusterState.demo_loaded``): what an operator removes
+afterwards (a drained and unregistered SPU, a deleted topic, an SPU taken
+offline) stays as they left it across restarts. A store that already holds
+SPUs or topics from before the flag existed counts as loaded.
+"""
 from __future__ import annotations
 
 from django.db import transaction
 
-from cluster.core.spus import SpuResolution
-from cluster.models import Spu, Topic
+from cluster.models import ClusterState, Spu, Topic
 from cluster.services.records import topic_set_producer_rate
 from cluster.services.spus import spu_connect, spu_register
 from cluster.services.topics import topic_create
@@ -21,18 +26,26 @@ DEMO_PRODUCER_RATES = {"orders": 6.0, "clickstream": 16.0}
 
 @transaction.atomic
 def demo_load(*, by: str = "demo") -> list[str]:
-    """Idempotent: registers what is missing and connects the SPUs."""
+    """Register the demo SPUs and topics and connect the SPUs, once per store; afterwards
+    (and on a store that already has a cluster) it changes nothing and answers []."""
+    state, _ = ClusterState.objects.select_for_update().get_or_create(pk=ClusterState.SINGLETON)
+    if state.demo_loaded or Spu.objects.exists() or Topic.objects.exists():
+        ClusterState.objects.filter(pk=state.pk).update(demo_loaded=True)
+        return []
+    done = _load(by)
+    ClusterState.objects.filter(pk=state.pk).update(demo_loaded=True)
+    return done
+
+
+def _load(by: str) -> list[str]:
     done = []
     for rack, spu_ids in DEMO_RACKS.items():
         for spu_id in spu_ids:
-            if not Spu.objects.filter(pk=spu_id).exists():
-                spu_register(spu_id=spu_id, rack=rack, by=by)
-                done.append(f"SPU {spu_id} ({rack})")
-            if Spu.objects.get(pk=spu_id).resolution != SpuResolution.ONLINE.value:
-                spu_connect(spu_id=spu_id)
+            spu_register(spu_id=spu_id, rack=rack, by=by)
+            spu_connect(spu_id=spu_id)
+            done.append(f"SPU {spu_id} ({rack})")
     for spec in DEMO_TOPICS:
-        if not Topic.objects.filter(name=spec["name"]).exists():
-            topic_create(**spec, by=by)
-            done.append(f"topic {spec['name']}")
+        topic_create(**spec, by=by)
         topic_set_producer_rate(name=spec["name"], rate=DEMO_PRODUCER_RATES[spec["name"]], by=by)
+        done.append(f"topic {spec['name']}")
     return done

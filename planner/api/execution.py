@@ -2,7 +2,8 @@
 
 Each answers the plan's execution status, the shape of ``plan status --json``;
 a refusal (a plan that no longer fits the cluster, a state that does not allow
-the request) answers 409 and changes nothing.
+the request, another plan being carried out, even one applied at the same
+instant) answers 409 and changes nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from rest_framework.response import Response
 
 from cluster.api.views import ERRORS, ApiView
 from planner.api.serializers import PlanStatusSerializer
-from planner.execution import plan_apply, plan_cancel, plan_pause, plan_resume, plan_status
+from planner.execution import (MAX_BYTES_PER_S, plan_apply, plan_cancel, plan_pause,
+                               plan_resume, plan_status)
 
 
 class PlanApplySerializer(serializers.Serializer):
@@ -23,6 +25,9 @@ class PlanApplySerializer(serializers.Serializer):
                                                  allow_null=True)
     max_moves = serializers.IntegerField(required=False, min_value=1, default=None,
                                          allow_null=True)
+    throttle_bytes_per_s = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_BYTES_PER_S, default=None, allow_null=True,
+        help_text="bytes a second the moves may copy (Kafka's --throttle); none by default")
 
 
 class ExecutionStatusSerializer(PlanStatusSerializer):
@@ -30,6 +35,11 @@ class ExecutionStatusSerializer(PlanStatusSerializer):
     moves_failed = serializers.IntegerField()
     max_moves_per_spu = serializers.IntegerField()
     max_moves = serializers.IntegerField()
+    throttle_bytes_per_s = serializers.IntegerField(allow_null=True)
+    bytes_copied = serializers.IntegerField()
+    bytes_per_s = serializers.FloatField(allow_null=True)
+    eta_s = serializers.FloatField(allow_null=True)
+    estimated_finish_at = serializers.DateTimeField(allow_null=True)
 
 
 class PlanApplyView(ApiView):
@@ -41,7 +51,8 @@ class PlanApplyView(ApiView):
     def post(self, request: Request, plan_id: int) -> Response:
         data = self.validated(PlanApplySerializer, request.data)
         plan_apply(plan_id=plan_id, max_moves_per_spu=data["max_moves_per_spu"],
-                   max_moves=data["max_moves"], by=request.user)
+                   max_moves=data["max_moves"],
+                   throttle_bytes_per_s=data["throttle_bytes_per_s"], by=request.user)
         return Response(plan_status(plan_id=plan_id))
 
 

@@ -97,8 +97,9 @@ class MoveSerializer(serializers.Serializer):
     leader_change = serializers.BooleanField()
     outcome = serializers.ChoiceField(choices=MOVE_OUTCOMES, allow_null=True,
                                       help_text="once the plan is applied: waiting, in flight, "
-                                                "done, or failed (rolled back or could not "
-                                                "start); null before")
+                                                "done, failed (rolled back or could not "
+                                                "start), or not started (the plan ended "
+                                                "first); null before")
 
 
 class MovesPageSerializer(serializers.Serializer):
@@ -135,6 +136,15 @@ class ExecutionSerializer(serializers.Serializer):
     max_moves_per_spu = serializers.IntegerField()
     max_moves = serializers.IntegerField()
     reason = serializers.CharField(allow_blank=True)
+    throttle_bytes_per_s = serializers.IntegerField(allow_null=True,
+                                                    help_text="null: no byte-rate throttle")
+    bytes_copied = serializers.IntegerField(help_text="landed moves and the new replicas of "
+                                                      "moves in flight so far")
+    bytes_per_s = serializers.FloatField(allow_null=True, help_text="bytes copied per second "
+                                                                    "since the plan started")
+    eta_s = serializers.FloatField(allow_null=True, help_text="seconds left at the pace so "
+                                                              "far, while running")
+    estimated_finish_at = serializers.DateTimeField(allow_null=True)
     per_spu = SpuProgressSerializer(many=True)
 
 

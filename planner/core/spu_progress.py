@@ -27,7 +27,8 @@ class SpuProgress(TypedDict):
 
 
 class MoveOutcome(str, Enum):
-    WAITING = "waiting"        # not started yet (or never: paused, cancelled, failed)
+    WAITING = "waiting"        # not started yet: the plan is running or paused
+    NOT_STARTED = "not started"  # never started: the plan ended (cancelled, failed) first
     IN_FLIGHT = "in flight"
     DONE = "done"              # reached its target
     FAILED = "failed"          # rolled back, or could not start
@@ -65,10 +66,13 @@ def per_spu_progress(moves: Sequence[PlanMove], landed: Mapping[int, int],
 
 
 def move_outcome(index: int, *, started: Collection[int], in_flight: Collection[int],
-                 landed: Mapping[int, int]) -> MoveOutcome:
-    """A started move that is neither in flight nor landed rolled back or never began."""
+                 landed: Mapping[int, int], ended: bool = False) -> MoveOutcome:
+    """A started move that is neither in flight nor landed rolled back or never began;
+    one never started waits while the plan runs, and was never started once it ``ended``."""
     if index in landed:
         return MoveOutcome.DONE
     if index in in_flight:
         return MoveOutcome.IN_FLIGHT
-    return MoveOutcome.FAILED if index in started else MoveOutcome.WAITING
+    if index in started:
+        return MoveOutcome.FAILED
+    return MoveOutcome.NOT_STARTED if ended else MoveOutcome.WAITING

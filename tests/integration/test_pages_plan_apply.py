@@ -64,14 +64,34 @@ def test_a_viewer_sees_the_plan_but_cannot_apply_it(plan_id, viewer_client):  # 
     assert not PlanExecution.objects.exists()
 
 
-def test_drain_from_the_spu_row_applies_a_plan_that_empties_the_spu(operator_client,
-                                                                     live_cluster):
+def test_drain_from_the_spu_row_previews_every_move_then_applies_only_those(operator_client,
+                                                                           live_cluster):
     assert "planner/drain/0/" in operator_client.get("/spus/").content.decode()
-    answer = operator_client.post("/planner/drain/0/")
+    held = [p.pk for p in Partition.objects.all() if 0 in p.replicas]
+    bare = operator_client.post("/planner/drain/0/")
+    assert bare.status_code == 302 and bare["Location"] == "/planner/drain/0/"
+    preview = operator_client.get("/planner/drain/0/")
+    page = preview.content.decode()
+    assert page.count("<tr data-move=") == len(held) > 0
+    assert not Plan.objects.exists() and not PlanExecution.objects.exists()
+    expect = preview.context["form"].initial["expect"]
+    answer = operator_client.post("/planner/drain/0/", {**APPLY, "expect": expect,
+                                                        "throttle_bytes_per_s": "1000000"})
     assert answer.status_code == 302
     execution = PlanExecution.objects.get()
+    assert answer["Location"].endswith(f"/planner/plans/{execution.plan_id}/#apply")
+    assert execution.moves_total == len(held) and execution.throttle_bytes_per_s == 1_000_000
     assert plan_wait(plan_id=execution.plan_id, timeout_s=60)
     assert not [p.pk for p in Partition.objects.all() if 0 in p.replicas]
+
+
+def test_a_drain_is_refused_when_the_cluster_changed_since_its_preview(operator_client,
+                                                                      live_cluster):
+    answer = operator_client.post("/planner/drain/0/", {**APPLY, "expect": "0" * 16},
+                                  follow=True)
+    assert "the cluster changed since the preview" in answer.content.decode()
+    assert answer.redirect_chain[-1][0] == "/planner/drain/0/"
+    assert not Plan.objects.exists() and not PlanExecution.objects.exists()
 
 
 def test_elect_preferred_leaders_from_the_overview_reports_what_it_did(operator_client,

@@ -212,7 +212,9 @@ def test_a_cancelled_plans_moves_say_which_landed_and_which_did_not(plan, api, o
                 api.get(f"/api/plans/{plan['id']}/?limit=100").json()["moves"]["results"]]
     assert e.state == "cancelled" and outcomes.count("done") == e.moves_done
     assert outcomes.count("failed") == e.moves_failed
-    assert "waiting" in outcomes and "in flight" not in outcomes
+    # Moves that never started say so: nothing is waiting for a plan that has ended.
+    assert "not started" in outcomes and "waiting" not in outcomes
+    assert "in flight" not in outcomes
 
 
 def test_the_plan_page_shows_who_applied_it_how_long_it_took_and_each_spu(plan, operator,

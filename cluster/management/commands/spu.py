@@ -1,7 +1,7 @@
-"""``spu register|unregister|update|list|offline|online|kill|drain``: like ``fluvio cluster spu``.
+"""``spu register|unregister|update|list|offline|online|kill``: like ``fluvio cluster spu``.
 
-``drain`` plans the SPU's decommission (planner) and applies it; with ``--wait``
-it returns when every replica has left the SPU (docs/execution.md).
+Other apps add actions at ready (``_installed_actions``): the planner adds
+``drain`` (planner/management/spu_drain.py), so this command names no planner.
 
 ``offline`` / ``online`` / ``kill`` return once the elections they caused are
 finished (stepped here when no Celery worker runs); ``kill`` also waits for
@@ -11,21 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandError
 
 from cluster.management.commands._cli import SubcommandCommand, table
+from cluster.management.commands._installed_actions import installed
 from cluster.models import Spu
 from cluster.selectors.shapes import spu_describe
 from cluster.services import spu_register, spu_unregister, spu_update
 from cluster.services.outages import (OutageResult, settle_outage, spu_kill, spu_offline,
                                       spu_online)
-from planner.execution import plan_status, plan_wait, spu_drain
-from planner.management.commands._plan_execution import DEFAULT_WAIT_S, NOT_ENDED, status_text
 
 
 class Command(SubcommandCommand):
     help = "Register, unregister and list SPUs."
     redis_actions = frozenset({"offline", "online", "kill"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for action in installed("spu"):
+            setattr(self, f"handle_{action.name}",
+                    lambda _action=action, **options: _action.handle(self, **options))
 
     def add_actions(self, actions: Any) -> None:
         register = actions.add_parser("register", help="register a custom SPU")
@@ -44,12 +48,6 @@ class Command(SubcommandCommand):
         update.add_argument("--public", default=None, help="HOST:PORT")
         update.add_argument("--private", default=None, help="HOST:PORT")
         update.add_argument("--json", action="store_true")
-        drain = actions.add_parser("drain", help="move every replica off the SPU (a plan, "
-                                                 "applied), so it can be unregistered")
-        drain.add_argument("spu_id", type=int, metavar="ID")
-        drain.add_argument("--wait", action="store_true", help="return when the plan has ended")
-        drain.add_argument("--timeout-s", type=float, default=DEFAULT_WAIT_S)
-        drain.add_argument("--json", action="store_true")
         listing = actions.add_parser("list", help="list SPUs")
         listing.add_argument("--json", action="store_true")
         for name, text in (("offline", "take an SPU offline (the SC drops it)"),
@@ -60,6 +58,8 @@ class Command(SubcommandCommand):
             outage.add_argument("--no-wait", action="store_true",
                                 help="return without waiting for the elections")
             outage.add_argument("--json", action="store_true")
+        for action in installed("spu"):
+            action.add_parser(actions)
 
     def handle_register(self, spu_id: int, rack: str, public: str, private: str,
                         **_: Any) -> None:
@@ -79,15 +79,6 @@ class Command(SubcommandCommand):
         self.emit(spu_describe(spu), json, f"SPU {spu.id}: rack {spu.rack or '(none)'}, "
                                            f"public {spu.public_endpoint}, "
                                            f"private {spu.private_endpoint}")
-
-    def handle_drain(self, spu_id: int, wait: bool, timeout_s: float, json: bool,
-                     **_: Any) -> None:
-        execution = spu_drain(spu_id=spu_id, by="cli")
-        if wait and not plan_wait(plan_id=execution.plan_id, timeout_s=timeout_s):
-            raise CommandError(f"the drain of SPU {spu_id} (plan {execution.plan_id}) has not "
-                               f"ended after {timeout_s:g} s", returncode=NOT_ENDED)
-        status = plan_status(plan_id=execution.plan_id)
-        self.emit(status, json, f"drain of SPU {spu_id}: " + status_text(status))
 
     def spu_id(self, options: dict[str, Any]) -> int:
         """``spu unregister 3`` and ``spu unregister --id 3`` both work (fluvio uses --id)."""

@@ -11,8 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from planner.execution import (PlanStatus, plan_apply, plan_cancel, plan_pause, plan_resume,
-                               plan_status, plan_wait)
+from planner.execution import (ExecutionStatus, plan_apply, plan_cancel, plan_pause,
+                               plan_resume, plan_status, plan_wait)
 
 DEFAULT_WAIT_S = 3600.0
 NOT_ENDED = 1
@@ -26,6 +26,7 @@ class ExecutionActions:
         apply.add_argument("plan_id", type=int)
         apply.add_argument("--max-moves-per-spu", type=int, default=settings.PLAN_MAX_MOVES_PER_SPU)
         apply.add_argument("--max-moves", type=int, default=settings.PLAN_MAX_MOVES)
+        throttle_flags(apply)
         apply.add_argument("--wait", action="store_true", help="return when the plan has ended")
         apply.add_argument("--timeout-s", type=float, default=DEFAULT_WAIT_S,
                            help="with --wait: give up waiting after this long (exit 1)")
@@ -38,10 +39,11 @@ class ExecutionActions:
             sub.add_argument("plan_id", type=int)
             sub.add_argument("--json", action="store_true")
 
-    def handle_apply(self, plan_id: int, max_moves_per_spu: int, max_moves: int, wait: bool,
-                     timeout_s: float, json: bool, **_: Any) -> None:
+    def handle_apply(self, plan_id: int, max_moves_per_spu: int, max_moves: int,
+                     throttle_bytes_per_s: int | None, wait: bool, timeout_s: float, json: bool,
+                     **_: Any) -> None:
         plan_apply(plan_id=plan_id, max_moves_per_spu=max_moves_per_spu, max_moves=max_moves,
-                   by="cli")
+                   throttle_bytes_per_s=throttle_bytes_per_s, by="cli")
         if wait and not plan_wait(plan_id=plan_id, timeout_s=timeout_s):
             self._show(plan_status(plan_id=plan_id), json)
             raise CommandError(f"plan {plan_id} has not ended after {timeout_s:g} s",
@@ -63,12 +65,25 @@ class ExecutionActions:
         plan_cancel(plan_id=plan_id, by="cli")
         self._show(plan_status(plan_id=plan_id), json)
 
-    def _show(self, status: PlanStatus, as_json: bool) -> None:
+    def _show(self, status: ExecutionStatus, as_json: bool) -> None:
         self.emit(status, as_json, status_text(status))  # type: ignore[attr-defined]
 
 
-def status_text(s: PlanStatus) -> str:
+def throttle_flags(parser: Any) -> None:
+    """The byte-rate throttle beside the move counts (``plan apply``, ``spu drain``)."""
+    parser.add_argument("--throttle-bytes-per-s", type=int, default=None, metavar="BYTES",
+                        help="copy at most this many bytes a second (Kafka's --throttle); "
+                             "no byte throttle by default")
+
+
+def status_text(s: ExecutionStatus) -> str:
     text = (f"plan {s['id']}: {s['state']}, {s['moves_done']}/{s['moves_total']} moves done, "
             f"{s['moves_in_flight']} in flight, {s['moves_failed']} failed, "
-            f"{s['bytes_moved']:,} bytes moved")
+            f"{s['bytes_copied']:,} bytes copied")
+    if s["bytes_per_s"] is not None:
+        text += f" at {s['bytes_per_s']:,.0f} bytes/s"
+    if s["throttle_bytes_per_s"]:
+        text += f" (throttle {s['throttle_bytes_per_s']:,} bytes/s)"
+    if s["eta_s"] is not None:
+        text += f", about {s['eta_s']:,.0f} s left"
     return text + (f" ({s['reason']})" if s["reason"] else "")

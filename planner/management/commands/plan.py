@@ -10,6 +10,7 @@ from cluster.management.commands._cli import SubcommandCommand, table
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
 from planner.core.scenarios import MAX_UP_TO
+from planner.follow_up import plan_rollback
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
                               scenario_from_input)
@@ -42,6 +43,9 @@ class Command(ExecutionActions, SubcommandCommand):
         export.add_argument("plan_id", type=int)
         export.add_argument("--kafka", type=Path, default=None, metavar="FILE")
         export.add_argument("--fluvio", type=Path, default=None, metavar="DIR")
+        export.add_argument("--rollback", type=Path, default=None, metavar="FILE",
+                            help="today's assignment of the partitions the plan moves (Kafka "
+                                 "reassignment JSON): keep it before apply to undo the plan")
         self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
@@ -64,13 +68,23 @@ class Command(ExecutionActions, SubcommandCommand):
                      ["SCENARIO"] + [c.upper() for c in GRID_COLUMNS])
         self.emit(rows, opts["json"], text)
 
-    def handle_export(self, plan_id: int, kafka: Path | None, fluvio: Path | None, **_: Any) -> None:
+    def handle_export(self, plan_id: int, kafka: Path | None, fluvio: Path | None,
+                      rollback: Path | None, **_: Any) -> None:
         record = Plan.objects.filter(pk=plan_id).first()
         if record is None:
             self.fail(f"plan {plan_id} not found")
-        if not kafka and not fluvio:
-            self.fail("give --kafka FILE and/or --fluvio DIR")
+        if not kafka and not fluvio and not rollback:
+            self.fail("give --kafka FILE, --fluvio DIR and/or --rollback FILE")
         self._export(record, kafka, fluvio)
+        if rollback:
+            self._write(rollback, jsonlib.dumps(plan_rollback(record), indent=2))
+            self.stderr.write(f"wrote the rollback file (today's assignment) to {rollback}")
+
+    def _write(self, path: Path, text: str) -> None:
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            self.fail(f"cannot write {path}: {exc.strerror}")
 
     def require_rack(self, rack: str) -> None:
         # No SPU could be registered in it (cluster/core/spus.py), so no plan could be applied.

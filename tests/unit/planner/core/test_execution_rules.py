@@ -59,3 +59,24 @@ def test_a_running_plan_ends_done_or_failed_once_all_started_moves_ended():
 
 def test_a_paused_plan_never_ends_by_itself():
     assert final_state(S.PAUSED, total=3, started=3, in_flight=0, failed=0) is None
+
+
+def test_the_rollback_file_is_todays_assignment_of_the_moved_partitions_as_kafka_prints_it():
+    from planner.core.execution import PlanMove, rollback_reassignment
+
+    moves = [PlanMove(0, "t", 1, (1, 2), (3, 2)), PlanMove(1, "s", 0, (0, 1), (1, 0))]
+    document = rollback_reassignment(moves, {"t": [[0, 1], [2, 1]]})
+    assert document == {"version": 1, "partitions": [
+        {"topic": "s", "partition": 0, "replicas": [0, 1], "log_dirs": ["any", "any"]},
+        {"topic": "t", "partition": 1, "replicas": [2, 1], "log_dirs": ["any", "any"]}]}
+
+
+def test_a_plan_adding_spus_is_made_ready_by_registering_then_bringing_them_online():
+    from planner.core.execution import PlanMove, preparation_steps, targets_not_ready
+
+    moves = [PlanMove(0, "t", 0, (0, 1), (7, 1)), PlanMove(1, "t", 1, (1, 0), (8, 0))]
+    ready = targets_not_ready(moves, registered=[0, 1, 8], online=[0, 1])
+    assert ready == ([7], [8])
+    assert preparation_steps(ready, {7: "rack-z"}) == [
+        "spu register --id 7 --rack rack-z", "spu online 7", "spu online 8"]
+    assert preparation_steps(targets_not_ready(moves, [0, 1, 7, 8], [0, 1, 7, 8]), {}) == []

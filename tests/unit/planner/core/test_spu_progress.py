@@ -50,3 +50,10 @@ def test_a_started_move_neither_in_flight_nor_landed_failed():
             for i in range(4)}
     assert seen == {0: MoveOutcome.DONE, 1: MoveOutcome.IN_FLIGHT, 2: MoveOutcome.FAILED,
                     3: MoveOutcome.WAITING}
+
+
+def test_a_move_never_started_reads_not_started_once_the_plan_ended():
+    kwargs = dict(started={0}, in_flight=set(), landed={})
+    assert move_outcome(1, **kwargs, ended=True) is MoveOutcome.NOT_STARTED
+    assert move_outcome(1, **kwargs, ended=False) is MoveOutcome.WAITING
+    assert move_outcome(0, **kwargs, ended=True) is MoveOutcome.FAILED

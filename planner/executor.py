@@ -1,0 +1,245 @@
+"""The plan executor: one step of every live execution, inside each replication tick.
+
+``plan_executor_step`` is installed at app ready (cluster/adapters/tick_steps.py)
+and runs in the tick's locked load-modify-save: it notes the moves that ended,
+starts the next ones the throttles allow (Cruise Control's move counts,
+``core.moves_to_start``, then the byte rate, planner/core/execution.py), sends
+cancels, and works out the progress. It writes nothing to the database itself:
+the progress is handed to ``tick_steps.after_save`` and lands only once the
+tick's fenced save of the hot state did, so a refused save (the lease lost)
+leaves the database saying what the hot state says, and the moves are started
+again by a later tick.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from cluster.adapters import tick_steps
+from cluster.adapters.hot_state import HotState
+from cluster.core import replication as core
+from cluster.core.replication import Action, PlannedMove, ReplicationError
+from cluster.live import PlanProgress
+from cluster.services.events import log_event
+from planner.core.execution import (ByteBucket, ExecutionState, PlanMove, final_state,
+                                    finished_move, plan_moves, refill, within_byte_rate)
+from planner.live import offer_apply_progress
+from planner.models import Plan, PlanExecution
+from planner.selectors import execution_record
+
+EXECUTOR = "plan-executor"
+S = ExecutionState
+# The columns a step may change; compared before and after to skip idle writes.
+PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "started",
+            "in_flight", "cancel_sent", "reason", "landed", "throttle_tokens",
+            "throttle_at_ms")
+
+
+def executing() -> list[PlanExecution]:
+    return list(PlanExecution.objects.filter(
+        state__in=[S.RUNNING.value, S.PAUSED.value, S.CANCELLED.value],
+        finished_at__isnull=True))
+
+
+# A stored plan never changes, so its parsed moves are kept for the ticks that follow:
+# reading the plan row each tick decoded its whole "current" layout (10,000 partitions).
+# Keyed with the creation time too: a database made anew reuses plan ids.
+_moves_cache: dict[tuple[int, object], list[PlanMove]] = {}
+
+
+def moves_of(plan_id: int) -> list[PlanMove]:
+    key = (plan_id, Plan.objects.filter(pk=plan_id).values_list("created_at", flat=True).get())
+    if key not in _moves_cache:
+        _moves_cache.clear()
+        rows = Plan.objects.filter(pk=plan_id).values_list("moves", flat=True).get()
+        _moves_cache[key] = plan_moves(rows)
+    return _moves_cache[key]
+
+
+def plan_executor_step(hot: HotState, at: int) -> list[Action]:
+    """Note ended moves, start or cancel moves, and hand the progress to after the save."""
+    actions: list[Action] = []
+    for execution in executing():
+        actions += _step(hot, execution, at)
+    return actions
+
+
+def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
+    moves = moves_of(e.plan_id)
+    saved = _progress(e)
+    shown = _shown(e)
+    _note_finished(hot, e, moves)
+    actions: list[Action] = []
+    if e.state == S.RUNNING.value:
+        actions += _start_moves(hot, e, moves, at)
+    elif e.state == S.CANCELLED.value and not e.cancel_sent:
+        actions += _cancel_in_flight(hot, e, moves)
+    if e.in_flight:
+        e.bytes_copied = e.bytes_moved + _copying(hot, e, moves)
+    else:
+        e.bytes_copied = e.bytes_moved
+    end = _end_state(e)
+    if end is not None or _progress(e) != saved:
+        tick_steps.after_save(lambda: _save(e, end, shown))
+    return actions
+
+
+def _progress(e: PlanExecution) -> tuple[Any, ...]:
+    return tuple(copy.copy(getattr(e, name)) for name in PROGRESS)  # lists of ints: shallow
+
+
+def _shown(e: PlanExecution) -> tuple[Any, ...]:
+    return (e.moves_done, e.moves_failed, len(e.in_flight), e.state, e.bytes_copied)
+
+
+def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> None:
+    still: list[int] = []
+    for index in e.in_flight:
+        move = moves[index]
+        rs = hot.state.replica_sets.get((move.topic, move.partition))
+        moving = rs is not None and rs.move is not None
+        ended = finished_move(move, rs.replicas if rs else None, moving)
+        if ended is None:
+            still.append(index)
+        elif ended.reached:
+            e.moves_done += 1
+            copied = _bytes_per_replica(rs)
+            e.landed[str(index)] = copied
+            e.bytes_moved += copied * len(move.added)
+        else:
+            _fail(e, move, "rolled back" if rs is not None else "partition gone")
+    e.in_flight = still
+
+
+def _bytes_per_replica(rs: core.ReplicaSet) -> int:
+    """Every new replica copies the whole retained log: records x record size."""
+    leo = max((len(r.log) for r in rs.replica.values()), default=0)
+    return leo * settings.REPLICATION_RECORD_BYTES
+
+
+def _copying(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> int:
+    """Bytes the new replicas of the moves in flight already hold."""
+    copied = 0
+    for index in e.in_flight:
+        move = moves[index]
+        rs = hot.state.replica_sets.get((move.topic, move.partition))
+        for spu in move.added if rs is not None else ():
+            replica = rs.replica.get(spu)
+            copied += len(replica.log) if replica is not None else 0
+    return copied * settings.REPLICATION_RECORD_BYTES
+
+
+def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
+    e.moves_failed += 1
+    if not e.reason:
+        e.reason = f"{move.topic}/{move.partition}: {why}"
+
+
+def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
+    started, spus = set(e.started), hot.state.spus
+    # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
+    pending = [_planned(m) for m in moves
+               if m.index not in started and all(spus.get(s) for s in m.added)]
+    flying = [_planned(moves[i]) for i in e.in_flight]
+    chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
+                                 max_moves=e.max_moves)
+    by_key = {(m.topic, m.partition): m for m in moves if m.index not in started}
+    chosen_moves = _within_byte_rate(hot, e, [by_key[(p.topic, p.partition)] for p in chosen],
+                                     at)
+    actions: list[Action] = []
+    for move in chosen_moves:
+        e.started.append(move.index)
+        try:
+            actions += _start(hot, move, at)
+            e.in_flight.append(move.index)
+        except ReplicationError as exc:
+            _fail(e, move, str(exc))
+    return actions
+
+
+def _within_byte_rate(hot: HotState, e: PlanExecution, chosen: list[PlanMove],
+                      at: int) -> list[PlanMove]:
+    rate = e.throttle_bytes_per_s
+    if not rate or not chosen:
+        return chosen
+    bucket = refill(ByteBucket(e.throttle_tokens, e.throttle_at_ms), rate, at)
+    sizes = [_move_bytes(hot, m) for m in chosen]
+    count, bucket = within_byte_rate(sizes, bucket, rate)
+    if count:  # an idle tick keeps the stored bucket: refilling later gives the same tokens
+        e.throttle_tokens, e.throttle_at_ms = bucket
+    return chosen[:count]
+
+
+def _move_bytes(hot: HotState, move: PlanMove) -> int:
+    rs = hot.state.replica_sets.get((move.topic, move.partition))
+    return 0 if rs is None else _bytes_per_replica(rs) * len(move.added)
+
+
+def _planned(m: PlanMove) -> PlannedMove:
+    return PlannedMove(m.topic, m.partition, m.before, m.after)
+
+
+def _start(hot: HotState, move: PlanMove, at: int) -> list[Action]:
+    rs = hot.state.replica_set(move.topic, move.partition)
+    if rs.move is not None and (tuple(rs.move.original), tuple(rs.move.target)) == \
+            (move.before, move.after):
+        return []  # already under way: a start whose progress never reached the database
+    if tuple(rs.replicas) != move.before:
+        raise ReplicationError(f"replicas are {rs.replicas}, the plan expected {list(move.before)}")
+    # The target's first replica leads at the end: the plan balanced leaders that way.
+    return core.handle(hot.state, core.ReassignPartition(
+        move.topic, move.partition, move.after, elect_preferred=True,
+        timeout_ms=settings.PLAN_MOVE_TIMEOUT_MS, now_ms=at))
+
+
+def _cancel_in_flight(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> list[Action]:
+    actions: list[Action] = []
+    for index in e.in_flight:
+        move = moves[index]
+        try:
+            actions += core.handle(hot.state, core.CancelReassignment(move.topic, move.partition))
+        except ReplicationError:
+            continue  # it ended on this very tick; the next step counts it
+    e.cancel_sent = True
+    return actions
+
+
+def _end_state(e: PlanExecution) -> ExecutionState | None:
+    state = S(e.state)
+    end = final_state(state, total=e.moves_total, started=len(e.started),
+                      in_flight=len(e.in_flight), failed=e.moves_failed)
+    if end is None and state is S.CANCELLED and e.cancel_sent and not e.in_flight:
+        end = S.CANCELLED
+    return end
+
+
+def _save(e: PlanExecution, end: ExecutionState | None, shown: tuple[Any, ...]) -> None:
+    """After the tick's save: progress columns always; the state only from the one it was
+    read in (a pause may have raced)."""
+    PlanExecution.objects.filter(pk=e.pk).update(**{name: getattr(e, name) for name in PROGRESS})
+    if end is not None:
+        now = timezone.now()
+        if PlanExecution.objects.filter(pk=e.pk, state=e.state).update(
+                state=end.value, finished_at=now):
+            e.state, e.finished_at = end.value, now
+            log_event(EXECUTOR, "plan", e.plan_id, end.value,
+                      {"moves_done": e.moves_done, "moves_failed": e.moves_failed},
+                      result=e.reason)
+    if shown != _shown(e):
+        announce(e)
+
+
+def announce(e: PlanExecution) -> None:
+    """The plan's page and the cluster's pages: coalesced, built and sent off this thread."""
+    if not settings.LIVE_UPDATES:
+        return
+    snapshot = copy.copy(e)
+    snapshot.landed, snapshot.in_flight = dict(e.landed), list(e.in_flight)
+    moves = moves_of(e.plan_id)
+    counts = PlanProgress(type="plan.progress", plan=e.plan_id, state=e.state,
+                          moves_total=e.moves_total, moves_done=e.moves_done,
+                          moves_in_flight=len(e.in_flight))
+    offer_apply_progress(e.plan_id, lambda: execution_record(snapshot, moves), counts)
