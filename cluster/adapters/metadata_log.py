@@ -140,11 +140,6 @@ def trim(applied: int, retention: int | None = None) -> int:
     return int(client().xtrim(stream_key(), minid=f"{below}-0", approximate=False))
 
 
-def size_bytes() -> int:
-    """The stream's memory in Redis (for the benchmark's log-size figures)."""
-    return int(client().memory_usage(stream_key()) or 0)
-
-
 def offsets_of(result: dict[str, Any], entries: Iterable[Any]) -> list[int]:
     """The offsets ``fenced_write`` gave the entries appended with ``append_op``."""
     first = result.get(APPEND)

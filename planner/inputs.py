@@ -1,0 +1,105 @@
+"""What plans start from: the cluster as the store has it (or a Kafka reassignment file
+describes it), and a scenario typed by a person (SPUs to add or remove, factor changes)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from cluster.core.topic_controller import TopicResolution
+from cluster.errors import InvalidInput
+from cluster.models import Partition as PartitionRow
+from cluster.models import Spu as SpuRow
+from cluster.models import Topic as TopicRow
+from planner import core
+
+
+def cluster_from_store() -> core.Cluster:
+    """SPUs and provisioned topics of the store, as the planner sees them:
+    with each partition's actual leader and its size from the replication
+    state (see ``partition_state``)."""
+    spus = tuple(core.Spu(spu_id, rack or None)
+                 for spu_id, rack in SpuRow.objects.order_by("id").values_list("id", "rack"))
+    state = partition_state()
+    topics = tuple(_topic(pk, name, replica_map, state.get(pk, {}))
+                   for pk, name, replica_map in TopicRow.objects
+                   .filter(resolution=TopicResolution.PROVISIONED.value)
+                   .order_by("name").values_list("pk", "name", "replica_map") if replica_map)
+    return _checked(lambda: core.Cluster(spus, topics))
+
+
+class PartitionState(NamedTuple):
+    leader: int | None
+    records: int
+
+
+def partition_state() -> dict[int, dict[int, PartitionState]]:
+    """Topic pk -> partition index -> actual leader and retained records.
+
+    Retained records are the leader's LEO less what retention compacted away
+    below HW (the replication shell keeps ``REPLICATION_LOG_RETENTION``
+    records under HW; 0 keeps everything)."""
+    retain = settings.REPLICATION_LOG_RETENTION
+    state: dict[int, dict[int, PartitionState]] = {}
+    for topic, index, leader, hw, leo in PartitionRow.objects.values_list(
+            "topic_id", "index", "leader", "hw", "leo"):
+        records = leo - max(0, hw - retain) if retain else leo
+        state.setdefault(topic, {})[index] = PartitionState(leader, max(0, records))
+    return state
+
+
+def _topic(pk: int, name: str, replica_map: list, rows: dict[int, PartitionState]) -> core.Topic:
+    replicas = tuple(tuple(r) for r in replica_map)
+    if not rows:
+        return core.Topic(name, replicas)
+    known = [rows.get(p) for p in range(len(replicas))]
+    per_record = settings.PLANNER_BYTES_PER_RECORD
+    return core.Topic(name, replicas,
+                      sizes=tuple(0 if row is None else row.records * per_record for row in known),
+                      leaders=tuple(None if row is None else row.leader for row in known))
+
+
+def cluster_from_kafka_json(document: str | dict) -> core.Cluster:
+    """The layout of a Kafka reassignment file; its brokers must be registered SPUs."""
+    store = cluster_from_store()
+    layout = _checked(lambda: core.parse_kafka_reassignment(document, store.spus))
+    unknown = sorted({s.id for s in layout.spus} - {s.id for s in store.spus})
+    if unknown:
+        raise InvalidInput(f"broker id{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(map(str, unknown))} in the file "
+                           f"{'are' if len(unknown) > 1 else 'is'} not a registered SPU",
+                           field="file", details={"unknown_spus": unknown})
+    return layout
+
+
+def scenario_from_input(*, add_spus: Sequence[str] = (), remove_spus: Sequence[int] = (),
+                        lose_racks: Sequence[str] = (), replication: Sequence[str] = (),
+                        name: str = "") -> core.Scenario:
+    """Parse CLI/form spellings: ``ID:RACK`` additions, ``TOPIC:RF`` changes."""
+    added = tuple(_added_spu(text) for text in add_spus)
+    changes = tuple(_replication_change(text) for text in replication)
+    label = name or _scenario_label(added, remove_spus, lose_racks, changes)
+    return core.Scenario(label, added, tuple(remove_spus), tuple(lose_racks), changes)
+
+
+def _added_spu(text: str) -> core.Spu:
+    spu_id, _, rack = text.partition(":")
+    if not spu_id.isdigit():
+        raise InvalidInput(f"--add-spu {text!r} must be ID or ID:RACK", field="add_spu")
+    return core.Spu(int(spu_id), rack or None)
+
+
+def _replication_change(text: str) -> tuple[str, int]:
+    topic, _, factor = text.rpartition(":")
+    if not topic or not factor.isdigit() or int(factor) < 1:
+        raise InvalidInput(f"replication change {text!r} must be TOPIC:FACTOR", field="replication")
+    return topic, int(factor)
+
+
+def _scenario_label(added: Sequence[core.Spu], removed: Sequence[int],
+                    racks: Sequence[str], changes: Sequence[tuple[str, int]]) -> str:
+    where = [f"{s.id}@{s.rack or '-'}" for s in added]
+    parts = [f"add {', '.join(where)}" if added else "",
+             f"remove {', '.join(map(str, removed))}" if removed else "",
+             f"lose {', '.join(racks)}" if racks else "",
+             ", ".join(f"{t} rf {rf}" for t, rf in changes)]
+    return "; ".join(p for p in parts if p) or "rebalance"
