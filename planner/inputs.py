@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from django.conf import settings
+
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import InvalidInput
 from cluster.models import Partition as PartitionRow
@@ -103,3 +105,11 @@ def _scenario_label(added: Sequence[core.Spu], removed: Sequence[int],
              f"lose {', '.join(racks)}" if racks else "",
              ", ".join(f"{t} rf {rf}" for t, rf in changes)]
     return "; ".join(p for p in parts if p) or "rebalance"
+
+
+def _checked(build):
+    """A planner refusal (PlanError) as the InvalidInput every shell turns into a 400 / exit 2."""
+    try:
+        return build()
+    except core.PlanError as exc:
+        raise InvalidInput(str(exc), details={"planner": str(exc)}) from None

@@ -23,8 +23,9 @@ from planner.core.planner import Mapper
 from planner.live import Kind, publish_progress
 from planner.models import Plan, PlanGrid
 from planner.progress import Reporter
-from planner.inputs import (PartitionState, cluster_from_kafka_json,  # noqa: F401 (re-exported)
-                            cluster_from_store, partition_state, scenario_from_input)
+from planner.inputs import (PartitionState, _checked,  # noqa: F401 (re-exported)
+                            cluster_from_kafka_json, cluster_from_store, partition_state,
+                            scenario_from_input)
 
 
 def run_plan(cluster: core.Cluster, scenario: core.Scenario, options: core.Options,
@@ -89,13 +90,6 @@ def plan_exports(record: Plan) -> dict[str, Any]:
     """Kafka reassignment JSON and one Fluvio assignment file per topic."""
     plan = core.plan_from_dict(plan_document(record))
     return {"kafka": core.kafka_reassignment(plan), "fluvio": core.fluvio_assignments(plan)}
-
-
-def _checked(build):
-    try:
-        return build()
-    except core.PlanError as exc:
-        raise InvalidInput(str(exc), details={"planner": str(exc)}) from None
 
 
 # --- The workbench: plans and grids as jobs (a Celery task when a worker runs) ---

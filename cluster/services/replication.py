@@ -34,7 +34,7 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.mirror import stored_shape, write_offsets
 from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
-                                     topology_unchanged, connection_manager)
+                                     topology_unchanged)
 from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
                                          run_on_shards, run_unit)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
