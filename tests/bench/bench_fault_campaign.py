@@ -13,7 +13,6 @@ an acknowledgement, and whether every process stopped. Run:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import signal
 import sys
@@ -25,67 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.fault_campaign import (PARTITIONS, TOPIC, campaign, redis_killed,  # noqa: E402
+                                  spu_loop_killed, spu_outage, worker_killed, worker_paused)
 from tests.stack import ProducerReport, Stack, lost_records, produce_until  # noqa: E402
 
-TOPIC = "campaign"
-PARTITIONS = 3
-LEASE_S = 3.0
-
-
-def spu_outage(stack: Stack, rng: random.Random) -> str:
-    spu = rng.randrange(12)
-    stack.api("POST", f"spus/{spu}/offline/")
-    time.sleep(rng.uniform(2, 5))
-    stack.api("POST", f"spus/{spu}/online/")
-    return f"SPU {spu} offline and back"
-
-
-def spu_loop_killed(stack: Stack, rng: random.Random) -> str:
-    spu = rng.randrange(12)
-    stack.api("POST", f"spus/{spu}/kill/")
-    time.sleep(rng.uniform(4, 7))
-    stack.api("POST", f"spus/{spu}/online/")
-    return f"SPU {spu} loop killed, brought back"
-
-
-def worker_killed(stack: Stack, rng: random.Random) -> str:
-    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
-    time.sleep(rng.uniform(3, 6))
-    return "worker SIGKILL (supervisor restarts it)"
-
-
-def worker_paused(stack: Stack, rng: random.Random) -> str:
-    worker = stack.child("celery -A webapp worker")
-    pause = LEASE_S + rng.uniform(1, 4)
-    os.killpg(worker.pid, signal.SIGSTOP)
-    time.sleep(pause)
-    os.killpg(worker.pid, signal.SIGCONT)
-    return f"worker SIGSTOP for {pause:.1f} s"
-
-
-def redis_killed(stack: Stack, rng: random.Random) -> str:
-    os.kill(stack.child("redis-server").pid, signal.SIGKILL)
-    time.sleep(rng.uniform(3, 5))
-    return "redis-server SIGKILL (supervisor restarts it from its append-only file)"
-
-
+# The benchmark's mix: whole-process faults at random moments (the test adds elections
+# interrupted on purpose and unclean elections: tests/integration/test_fault_campaign.py).
 FAULTS = [spu_outage, spu_loop_killed, worker_killed, worker_paused, redis_killed]
-
-
-def campaign(stack: Stack, seconds: float, rng: random.Random) -> list[str]:
-    log, deadline = [], time.monotonic() + seconds
-    # Every kind once, in a random order, then random draws until the time is up.
-    schedule = rng.sample(FAULTS, len(FAULTS))
-    while time.monotonic() < deadline:
-        fault = schedule.pop(0) if schedule else rng.choice(FAULTS)
-        at = time.monotonic()
-        try:
-            done = fault(stack, rng)
-        except OSError as exc:  # an outage call timing out is a finding, not the end
-            done = f"{fault.__name__}: the API did not answer ({exc})"
-        log.append(f"{at - (deadline - seconds):6.1f} s  {done}")
-        time.sleep(rng.uniform(2, 5))
-    return log
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,7 +60,7 @@ def run(stack: Stack, seconds: float, rng: random.Random) -> None:
     start = time.monotonic()
     for t in threads:
         t.start()
-    log = campaign(stack, seconds, rng)
+    log = campaign(stack, seconds, rng, FAULTS)
     time.sleep(5)  # let the last fault heal under load
     end = time.monotonic()
     stop.set()

@@ -1,0 +1,179 @@
+"""Faults for campaigns against a real stack (tests/stack.py), shared by the fault campaign
+test (tests/integration/test_fault_campaign.py) and its benchmark
+(tests/bench/bench_fault_campaign.py): each takes the stack and a seeded random source,
+does its damage, heals what it broke, and returns a line saying what it did."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+
+from tests.stack import Stack
+
+TOPIC = "campaign"
+PARTITIONS = 3
+LEASE_S = 3.0  # REPLICATION_LOCK_LEASE_S's default
+
+
+def _rows(stack: Stack, topic: str | None = None) -> list[dict]:
+    query = f"topic={topic}&" if topic else ""
+    status, body = stack.api("GET", f"partitions/?{query}limit=1000")
+    assert status == 200, body
+    return body["results"] if isinstance(body, dict) else body
+
+
+def _online(stack: Stack) -> set[int]:
+    status, body = stack.api("GET", "spus/?limit=1000")
+    rows = body["results"] if isinstance(body, dict) else body
+    return {r["id"] for r in rows if r["resolution"] == "Online"}
+
+
+class LeaderWatch:
+    """Samples the campaign topic: how long each partition stayed leaderless while one of
+    its LRS members was online (so an election could have led it)."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack, self.stop = stack, threading.Event()
+        self.longest: dict[int, float] = {}
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        since: dict[int, float] = {}
+        while not self.stop.wait(0.4):
+            try:
+                rows, online = _rows(self.stack, TOPIC), _online(self.stack)
+            except (OSError, ValueError, KeyError):
+                continue
+            now = time.monotonic()
+            for r in rows:
+                p = r["partition"]
+                electable = r["leader"] is None and any(s in online for s in r["lrs"])
+                if electable:
+                    since.setdefault(p, now)
+                    self.longest[p] = max(self.longest.get(p, 0.0), now - since[p])
+                else:
+                    since.pop(p, None)
+
+    def finish(self) -> dict[int, float]:
+        self.stop.set()
+        self.thread.join(10)
+        return self.longest
+
+
+# ---- faults ----------------------------------------------------------------------------
+
+def spu_outage(stack: Stack, rng: random.Random) -> str:
+    spu = rng.randrange(12)
+    stack.api("POST", f"spus/{spu}/offline/")
+    time.sleep(rng.uniform(2, 4))
+    stack.api("POST", f"spus/{spu}/online/")
+    return f"SPU {spu} offline and back"
+
+
+def election_with_worker_killed(stack: Stack, rng: random.Random) -> str:
+    """Issue 18's stranded-timer case: a candidate's loop stopped, a leader's SPU offline,
+    the worker SIGKILLed while the elections wait for their timers."""
+    killed, offline = rng.sample(range(12), 2)
+    stack.api("POST", f"spus/{killed}/kill/")
+    threading.Thread(target=stack.api, args=("POST", f"spus/{offline}/offline/"),
+                     daemon=True).start()
+    time.sleep(2.5)
+    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+    time.sleep(rng.uniform(4, 6))
+    for spu in (killed, offline):
+        stack.api("POST", f"spus/{spu}/online/")
+    return f"SPU {killed} loop killed, SPU {offline} offline, worker SIGKILL mid-election"
+
+
+def election_with_worker_paused(stack: Stack, rng: random.Random) -> str:
+    spu = rng.randrange(12)
+    threading.Thread(target=stack.api, args=("POST", f"spus/{spu}/offline/"),
+                     daemon=True).start()
+    time.sleep(0.3)
+    worker = stack.child("celery -A webapp worker")
+    pause = LEASE_S + rng.uniform(1, 3)
+    os.killpg(worker.pid, signal.SIGSTOP)
+    time.sleep(pause)
+    os.killpg(worker.pid, signal.SIGCONT)
+    stack.api("POST", f"spus/{spu}/online/")
+    return f"SPU {spu} offline, worker SIGSTOP for {pause:.1f} s mid-election"
+
+
+def redis_killed(stack: Stack, rng: random.Random) -> str:
+    os.kill(stack.child("redis-server").pid, signal.SIGKILL)
+    time.sleep(rng.uniform(3, 5))
+    return "redis-server SIGKILL (the supervisor restarts it from its append-only file)"
+
+
+def unclean_election(stack: Stack, rng: random.Random) -> str:
+    """Every LRS member of one partition down, a replica outside the LRS back, and the
+    operator forcing it to lead: the offsets it lacks are given up, and reported."""
+    p = rng.randrange(PARTITIONS)
+    row = next(r for r in _rows(stack, TOPIC) if r["partition"] == p)
+    if row["leader"] is None:
+        return f"unclean election skipped: {TOPIC}/{p} already leaderless"
+    followers = [s for s in row["replicas"] if s != row["leader"]]
+    for spu in followers:
+        stack.api("POST", f"spus/{spu}/offline/")
+    time.sleep(1.5)  # the leader alone takes writes (min LRS 1)
+    stack.api("POST", f"spus/{row['leader']}/offline/")
+    stack.api("POST", f"spus/{followers[0]}/online/")
+    status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
+                                                        "partition": p})
+    for spu in (row["leader"], *followers[1:]):
+        stack.api("POST", f"spus/{spu}/online/")
+    return f"unclean election of {TOPIC}/{p}: {status} {body.get('error', '')}".strip()
+
+
+FAULTS = [spu_outage, election_with_worker_killed, election_with_worker_paused,
+          redis_killed, unclean_election]
+
+
+def campaign(stack: Stack, seconds: float, rng: random.Random,
+             faults: list | None = None) -> list[str]:
+    """Every kind of ``faults`` once in a random order, then random draws until ``seconds``."""
+    faults = FAULTS if faults is None else faults
+    log, start = [], time.monotonic()
+    schedule = rng.sample(faults, len(faults))
+    while time.monotonic() < start + seconds or schedule:
+        fault = schedule.pop(0) if schedule else rng.choice(faults)
+        at = time.monotonic() - start
+        try:
+            done = fault(stack, rng)
+        except (OSError, ValueError, StopIteration) as exc:
+            done = f"{fault.__name__}: the API did not answer ({exc})"
+        log.append(f"{at:6.1f} s  {done}")
+        time.sleep(rng.uniform(1, 3))
+    return log
+
+
+def spu_loop_killed(stack: Stack, rng: random.Random) -> str:
+    spu = rng.randrange(12)
+    stack.api("POST", f"spus/{spu}/kill/")
+    time.sleep(rng.uniform(4, 7))
+    stack.api("POST", f"spus/{spu}/online/")
+    return f"SPU {spu} loop killed, brought back"
+
+
+def worker_killed(stack: Stack, rng: random.Random) -> str:
+    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+    time.sleep(rng.uniform(3, 6))
+    return "worker SIGKILL (supervisor restarts it)"
+
+
+def worker_paused(stack: Stack, rng: random.Random) -> str:
+    worker = stack.child("celery -A webapp worker")
+    pause = LEASE_S + rng.uniform(1, 4)
+    os.killpg(worker.pid, signal.SIGSTOP)
+    time.sleep(pause)
+    os.killpg(worker.pid, signal.SIGCONT)
+    return f"worker SIGSTOP for {pause:.1f} s"
+
+
+def redis_killed(stack: Stack, rng: random.Random) -> str:
+    os.kill(stack.child("redis-server").pid, signal.SIGKILL)
+    time.sleep(rng.uniform(3, 5))
+    return "redis-server SIGKILL (supervisor restarts it from its append-only file)"
