@@ -34,6 +34,8 @@ BATCH = 2000
 def catch_up() -> list[Event]:
     """Apply what the store has not applied yet; return the events it wrote."""
     written: list[Event] = []
+    if metadata_log.head() <= applied_offset():
+        return written  # nothing new: no write lock taken (most units of work append nothing)
     while True:
         with transaction.atomic():
             applied = _lock_applied_offset()
