@@ -84,22 +84,23 @@ plan_resume_view = _control_view(execution.plan_resume, "resumed")
 @require_POST
 @operator_required
 def plan_register_spus_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    try:
-        ids = plan_register_spus(plan_id=plan_id, by=request.user)
-        messages.success(request, f"Registered SPU {', '.join(map(str, ids))}: bring "
-                                  f"{'them' if len(ids) > 1 else 'it'} online next.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return to_apply(plan_id)
+    return _spu_step(request, plan_id, plan_register_spus, lambda ids, them: (
+        f"Registered SPU {ids}: bring {them} online next."))
 
 
 @require_POST
 @operator_required
 def plan_online_spus_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    return _spu_step(request, plan_id, plan_online_spus,
+                     lambda ids, _: f"SPU {ids} online: the plan can be applied.")
+
+
+def _spu_step(request: HttpRequest, plan_id: int, service, said) -> HttpResponse:
+    """One step of a plan that adds SPUs (register, bring online), said as a message."""
     try:
-        ids = plan_online_spus(plan_id=plan_id, by=request.user)
-        messages.success(request, f"SPU {', '.join(map(str, ids))} online: the plan can be "
-                                  "applied.")
+        ids = service(plan_id=plan_id, by=request.user)
+        messages.success(request, said(", ".join(map(str, ids)),
+                                       "them" if len(ids) > 1 else "it"))
     except DomainError as exc:
         messages.error(request, exc.message)
     return to_apply(plan_id)

@@ -81,7 +81,7 @@ def election_with_worker_killed(stack: Stack, rng: random.Random) -> str:
     threading.Thread(target=stack.api, args=("POST", f"spus/{offline}/offline/"),
                      daemon=True).start()
     time.sleep(2.5)
-    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+    kill_worker(stack)
     time.sleep(rng.uniform(4, 6))
     for spu in (killed, offline):
         stack.api("POST", f"spus/{spu}/online/")
@@ -93,11 +93,7 @@ def election_with_worker_paused(stack: Stack, rng: random.Random) -> str:
     threading.Thread(target=stack.api, args=("POST", f"spus/{spu}/offline/"),
                      daemon=True).start()
     time.sleep(0.3)
-    worker = stack.child("celery -A webapp worker")
-    pause = LEASE_S + rng.uniform(1, 3)
-    os.killpg(worker.pid, signal.SIGSTOP)
-    time.sleep(pause)
-    os.killpg(worker.pid, signal.SIGCONT)
+    pause = pause_worker(stack, LEASE_S + rng.uniform(1, 3))
     stack.api("POST", f"spus/{spu}/online/")
     return f"SPU {spu} offline, worker SIGSTOP for {pause:.1f} s mid-election"
 
@@ -159,17 +155,27 @@ def spu_loop_killed(stack: Stack, rng: random.Random) -> str:
 
 
 def worker_killed(stack: Stack, rng: random.Random) -> str:
-    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+    kill_worker(stack)
     time.sleep(rng.uniform(3, 6))
     return "worker SIGKILL (supervisor restarts it)"
 
 
-def worker_paused(stack: Stack, rng: random.Random) -> str:
+def pause_worker(stack: Stack, seconds: float) -> float:
+    """SIGSTOP the worker for ``seconds`` (past its lease: another holder may step in)."""
     worker = stack.child("celery -A webapp worker")
-    pause = LEASE_S + rng.uniform(1, 4)
     os.killpg(worker.pid, signal.SIGSTOP)
-    time.sleep(pause)
+    time.sleep(seconds)
     os.killpg(worker.pid, signal.SIGCONT)
+    return seconds
+
+
+def kill_worker(stack: Stack) -> None:
+    """SIGKILL the worker (the supervisor restarts it)."""
+    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+
+
+def worker_paused(stack: Stack, rng: random.Random) -> str:
+    pause = pause_worker(stack, LEASE_S + rng.uniform(1, 4))
     return f"worker SIGSTOP for {pause:.1f} s"
 
 

@@ -122,9 +122,9 @@ class HotState:
     dropped: set[str] = field(default_factory=set)
     added: set[str] = field(default_factory=set)
     checked: str | None = None
-    # Metadata-log entries this unit of work appends with its save, and the offsets they got.
+    # Metadata-log entries this unit of work appends with its save (the projections read
+    # them back from the log, in offset order, with everyone else's).
     log: list[dict[str, Any]] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
@@ -244,8 +244,7 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     """One fenced transaction: the state's writes and the log entries describing them."""
     hot.log = hot.log + entries
     append = metadata_log.append_op(hot.log)
-    result = lease.fenced_write(ops + ([append] if append else []))
-    hot.offsets = metadata_log.offsets_of(result, hot.log)
+    lease.fenced_write(ops + ([append] if append else []))
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> HotState:

@@ -49,7 +49,7 @@ class WriteOp(NamedTuple):
     """One write of a fenced transaction: ``set``, ``sadd``, ``srem`` (arg a value),
     ``setex`` (arg (seconds, value)), ``del``, ``hset`` (arg a mapping), ``hdel``
     (arg a list of fields) or ``eval`` (arg (script, keys, args): a script run inside
-    the transaction, whose result ``fenced_write`` returns under ``key``)."""
+    the transaction, such as the metadata log's append)."""
     op: str
     key: str
     arg: Any = None
@@ -149,15 +149,13 @@ def current_token() -> int:
     return max((int(held.token) for held in _current.get()), default=0)
 
 
-def fenced_write(ops: Sequence[WriteOp]) -> dict[str, Any]:
-    """Apply ``ops`` in one transaction, only if every lease held still holds its lock.
-
-    Returns the results of the ``eval`` ops, by their ``key``."""
+def fenced_write(ops: Sequence[WriteOp]) -> None:
+    """Apply ``ops`` in one transaction, only if every lease held still holds its lock."""
     leases = _current.get()
     if not leases:
         raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
     if not ops:
-        return {}
+        return
     if any(held.lost for held in leases):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
     with ExitStack() as stack:
@@ -169,20 +167,16 @@ def fenced_write(ops: Sequence[WriteOp]) -> dict[str, Any]:
             if any(pipe.get(held.lock_key) != held.token.encode() for held in leases):
                 raise redis.exceptions.WatchError
             pipe.multi()
-            evals = {}
             for op in ops:
-                if op.op == "eval":
-                    evals[op.key] = len(pipe.command_stack)
                 _apply(pipe, op)
             for held in leases:
                 pipe.pexpire(held.lock_key, held.lease_ms)
-            results = pipe.execute()
+            pipe.execute()
         except redis.exceptions.WatchError:
             for held in leases:
                 held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
-    return {name: results[i] for name, i in evals.items()}
 
 
 def _apply(pipe: Any, op: WriteOp) -> None:

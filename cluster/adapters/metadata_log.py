@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, NamedTuple
@@ -138,9 +138,3 @@ def trim(applied: int, retention: int | None = None) -> int:
     if below <= 1:
         return 0
     return int(client().xtrim(stream_key(), minid=f"{below}-0", approximate=False))
-
-
-def offsets_of(result: dict[str, Any], entries: Iterable[Any]) -> list[int]:
-    """The offsets ``fenced_write`` gave the entries appended with ``append_op``."""
-    first = result.get(APPEND)
-    return [] if first is None else [int(first) + i for i, _ in enumerate(entries)]
