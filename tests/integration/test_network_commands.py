@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from cluster.adapters import hot_state
@@ -77,3 +78,18 @@ def test_the_api_cuts_and_heals_for_operators_and_refuses_viewers(cluster, api, 
     assert api.post("/api/net/cuts/", {"spu": 7}, format="json").status_code == 404
     assert api.post("/api/net/heal/", {"all": True}, format="json").json()["in_force"] == 0
     assert hot_state.load(keys=[]).state.cuts == []
+
+
+def test_the_spu_and_overview_pages_show_the_link_matrix_and_refuse_viewers_a_cut(
+        cluster, operator_client, viewer):
+    viewer_client = Client()
+    viewer_client.force_login(viewer)
+    answer = operator_client.post("/net/cut/", {"spu": "2", "source": "producers",
+                                                "next": "/spus/"})
+    assert answer.status_code == 302
+    for page in ("/", "/spus/"):
+        html = viewer_client.get(page).content.decode()
+        assert "SPU 2 -/- producers" in html and 'class="net-cut"' in html
+        assert 'action="/net/cut/"' not in html  # no controls for a viewer
+    assert viewer_client.post("/net/heal/").status_code == 403
+    assert json.loads(run("net", "status", "--json"))[0]["kind"] == "producers"
