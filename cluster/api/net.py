@@ -54,6 +54,7 @@ class HealedSerializer(serializers.Serializer):
 
 class NetCutsView(ApiView):
     serializer_class = CutSerializer
+    pagination_class = None  # a handful of cuts: the whole list, as ``net status --json``
 
     @extend_schema(summary="The network cuts in force (empty when healed)",
                    responses={200: CutSerializer(many=True), **READ_ERRORS})
@@ -88,10 +89,10 @@ class NetReportView(ApiView):
 
     @extend_schema(summary="The latest network rehearsal: writes kept, acks=1 writes "
                            "truncated (offsets), unacknowledged writes lost, time without "
-                           "a leader per partition, refused writes (null before any cut)",
+                           "a leader per partition, refused writes (report null before any cut)",
                    responses={200: dict[str, Any], **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        return Response(net_report())
+        return Response({"report": net_report()})
 
 
 class NetMatrixView(ApiView):
