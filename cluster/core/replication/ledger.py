@@ -12,7 +12,7 @@ plain dict in the cluster state, saved with it; its record lists are capped
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .events import (Action, LeaderChanged, ProduceAccepted, ProduceRefused,
                      RecordsAcknowledged, ReplicaTruncated)
@@ -56,6 +56,8 @@ def account(state: ClusterState, actions: Iterable[Action], at: int) -> None:
     r = state.rehearsal
     for a in actions:
         _count(r, a, at)
+    if len(r["acks1"]) > LIMIT // 2:
+        _forget_committed(state, r)
     if r.get("heal_ms") is not None:
         r["healed_ms"] = r.pop("heal_ms")
 
@@ -64,8 +66,8 @@ def _count(r: dict[str, Any], a: Action, at: int) -> None:
     if isinstance(a, (ProduceRefused, ProduceAccepted, RecordsAcknowledged)):
         _writes(r, a)
     elif isinstance(a, ReplicaTruncated):
-        _keep(r, "truncated", [[a.topic, a.partition, a.spu, a.new_leo + i, rid]
-                               for i, rid in enumerate(a.records)])
+        _keep(r, "truncated", len(a.records), lambda: [
+            [a.topic, a.partition, a.spu, a.new_leo + i, rid] for i, rid in enumerate(a.records)])
     elif isinstance(a, LeaderChanged):
         _leaders(r, a, at)
 
@@ -79,14 +81,36 @@ def _writes(r: dict[str, Any], a: Action) -> None:
     elif isinstance(a, RecordsAcknowledged):
         r["acked"][_ACKS[a.acks]] += len(a.records)
         if a.acks is Acks.LEADER:
-            _keep(r, "acks1", [[a.topic, a.partition, o, rid] for o, rid in a.records])
+            _keep(r, "acks1", len(a.records),
+                  lambda: [[a.topic, a.partition, o, rid] for o, rid in a.records])
 
 
-def _keep(r: dict[str, Any], name: str, rows: list[list[Any]]) -> None:
+def _keep(r: dict[str, Any], name: str, n: int, rows: Callable[[], list[list[Any]]]) -> None:
+    """Append the rows while under ``LIMIT`` (built only then: this runs per write)."""
     room = LIMIT - len(r[name])
-    if len(rows) > room:
+    if n > room:
         r["capped"] = True
-    r[name].extend(rows[:max(0, room)])
+    if room > 0:
+        r[name].extend(rows()[:room])
+
+
+def _forget_committed(state: ClusterState, r: dict[str, Any]) -> None:
+    """acks=1 records below their set's HW are committed: no cut can lose them any more,
+    so only their count is kept (the list holds the writes still at risk)."""
+    sets, kept = state.replica_sets, []
+    for row in r["acks1"]:
+        if not _committed(sets.get((row[0], row[1])), row[2], row[3]):
+            kept.append(row)
+    r["acks1_committed"] = r.get("acks1_committed", 0) + len(r["acks1"]) - len(kept)
+    r["acks1"] = kept
+
+
+def _committed(rs: Any, offset: int, record: int) -> bool:
+    """Below HW on the leader's log (a deposed leader's record at that offset is not)."""
+    if rs is None or rs.leader is None or offset >= rs.hw:
+        return False
+    leader = rs.replica[rs.leader]
+    return leader.start <= offset < leader.leo and leader.at(offset) == record
 
 
 def _leaders(r: dict[str, Any], a: LeaderChanged, at: int) -> None:
@@ -111,7 +135,8 @@ def report(state: ClusterState, now: int) -> dict[str, Any] | None:
         leaderless[name] = leaderless.get(name, 0) + now - since
     return {"started_ms": r["started_ms"], "healed_ms": r["healed_ms"], "cuts": r["cuts"],
             "settled": not active(state),
-            "acknowledged_kept": {"acks_1": len(acks1) - len(truncated_acked),
+            "acknowledged_kept": {"acks_1": len(acks1) - len(truncated_acked)
+                                  + r.get("acks1_committed", 0),
                                   "acks_all": r["acked"]["all"]},
             "acknowledged": dict(r["acked"]),
             "acks1_truncated": truncated_acked,

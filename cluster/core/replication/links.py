@@ -159,7 +159,8 @@ def label(cut: Cut) -> str:
     spus = ",".join(map(str, cut.spus))
     arrow = " -/-> " if cut.one_way else " -/- "
     if cut.kind == "racks":
-        return f"racks {','.join(cut.racks)}{arrow}the rest"
+        side, other = (cut.racks + ("the rest",))[:2]
+        return f"racks {side}{arrow}{other}"
     if cut.kind == "spu":
         return f"SPU {spus}{arrow}SPU {','.join(map(str, cut.peers))}"
     return f"SPU {spus}{arrow}{cut.kind}"

@@ -217,3 +217,15 @@ def test_the_fault_schedules_catch_two_leaders_accepted_in_one_epoch(monkeypatch
     monkeypatch.setattr(election, "install_leader", same_epoch)
     failure = _first_failure(range(400))
     assert failure is not None and "accepted two leaders" in failure
+
+
+def test_the_ledger_keeps_only_acks_1_writes_still_at_risk_and_counts_the_rest(monkeypatch):
+    monkeypatch.setattr(ledger, "LIMIT", 4)
+    state, rs = cluster()
+    handle(state, CutLinks("producers", (3,), now_ms=0))
+    for _ in range(3):
+        ledger.account(state, produce(state, ProduceRequest("t", 0, Acks.LEADER, 1)).actions, 0)
+        replication_step(state)
+    report = ledger.report(state, 0)
+    assert report["acknowledged_kept"]["acks_1"] == 3 and not report["capped"]
+    assert len(state.rehearsal["acks1"]) < 3
