@@ -159,8 +159,8 @@ def label(cut: Cut) -> str:
     spus = ",".join(map(str, cut.spus))
     arrow = " -/-> " if cut.one_way else " -/- "
     if cut.kind == "racks":
-        side, other = (cut.racks + ("the rest",))[:2]
-        return f"racks {side}{arrow}{other}"
+        names = [*cut.racks, "the rest"] if cut.racks else [f"of SPUs {spus}", "the rest"]
+        return f"racks {names[0]}{arrow}{names[1]}"
     if cut.kind == "spu":
         return f"SPU {spus}{arrow}SPU {','.join(map(str, cut.peers))}"
     return f"SPU {spus}{arrow}{cut.kind}"
