@@ -25,13 +25,13 @@ def deposed_leader(state: ClusterState, rs: ReplicaSet) -> int | None:
     return None
 
 
-def routed(state: ClusterState, req: ProduceRequest, acks: Acks
-           ) -> tuple[bool, str | None, str | None, int | None, tuple[int, ...],
-                      tuple[Action, ...]] | None:
-    """The outcome of a write a cut decides, or None for the ordinary path.
+# (accepted, code, reason, base offset, record ids, actions): produce.ProduceResult's
+# fields (that module imports this one, so the tuple crosses, not the class).
+Outcome = tuple[bool, str | None, str | None, int | None, tuple[int, ...], tuple[Action, ...]]
 
-    Returns (accepted, code, reason, base offset, record ids, actions).
-    """
+
+def routed(state: ClusterState, req: ProduceRequest, acks: Acks) -> Outcome | None:
+    """The outcome of a write a cut decides, or None for the ordinary path."""
     rs = state.replica_sets.get((req.topic, req.partition))
     if rs is None or req.count < 1:
         return None
@@ -46,7 +46,7 @@ def routed(state: ClusterState, req: ProduceRequest, acks: Acks
 
 
 def _write_deposed(state: ClusterState, rs: ReplicaSet, spu: int, req: ProduceRequest,
-                   acks: Acks):
+                   acks: Acks) -> Outcome:
     epoch = rs.deposed[spu]
     if acks is Acks.ALL:
         reason = (f"SPU {spu} still leads epoch {epoch} in its own eyes, cut off from the SC "
