@@ -9,6 +9,12 @@ acknowledged, records truncated (with offsets and ids, from
 ``report`` turns that into what the rehearsal kept and lost. The ledger is a
 plain dict in the cluster state, saved with it; its record lists are capped
 (``LIMIT``) so a long rehearsal under load stays small, and ``capped`` says so.
+
+Only the acks=1 writes a cut puts at risk are listed one by one: those a
+deposed leader acknowledged, and those of a leader a cut touches or that is
+alone in its LRS (nobody else holds them yet). Any other acks=1 write is
+fetched by a follower that no cut separates from its leader and is counted
+only; a listed one leaves the list once committed (``_forget_committed``).
 """
 from __future__ import annotations
 
@@ -16,9 +22,10 @@ from typing import Any, Callable, Iterable
 
 from .events import (Action, LeaderChanged, ProduceAccepted, ProduceRefused,
                      RecordsAcknowledged, ReplicaTruncated)
+from .reach import blocked_pairs
 from .state import Acks, ClusterState
 
-LIMIT = 5000
+LIMIT = 20_000
 _ACKS = {Acks.NONE: "0", Acks.LEADER: "1", Acks.ALL: "all"}
 
 
@@ -54,8 +61,12 @@ def account(state: ClusterState, actions: Iterable[Action], at: int) -> None:
     if not active(state):
         return
     r = state.rehearsal
+    touched = {s for pair in blocked_pairs(state) for s in pair if isinstance(s, int)}
     for a in actions:
-        _count(r, a, at)
+        if isinstance(a, RecordsAcknowledged) and a.acks is Acks.LEADER:
+            _acks1(state, r, a, touched)
+        else:
+            _count(r, a, at)
     if len(r["acks1"]) > LIMIT // 2:
         _forget_committed(state, r)
     if r.get("heal_ms") is not None:
@@ -72,6 +83,18 @@ def _count(r: dict[str, Any], a: Action, at: int) -> None:
         _leaders(r, a, at)
 
 
+def _acks1(state: ClusterState, r: dict[str, Any], a: RecordsAcknowledged,
+           touched: set[int]) -> None:
+    r["acked"]["1"] += len(a.records)
+    rs = state.replica_sets.get((a.topic, a.partition))
+    at_risk = (a.spu is not None or rs is None or rs.leader in touched or len(rs.lrs) < 2)
+    if at_risk:
+        _keep(r, "acks1", len(a.records),
+              lambda: [[a.topic, a.partition, o, rid] for o, rid in a.records])
+    else:
+        r["acks1_committed"] = r.get("acks1_committed", 0) + len(a.records)
+
+
 def _writes(r: dict[str, Any], a: Action) -> None:
     if isinstance(a, ProduceRefused):
         name = _name(a.topic, a.partition)
@@ -80,9 +103,6 @@ def _writes(r: dict[str, Any], a: Action) -> None:
         r["acked"]["0"] += len(a.record_ids)
     elif isinstance(a, RecordsAcknowledged):
         r["acked"][_ACKS[a.acks]] += len(a.records)
-        if a.acks is Acks.LEADER:
-            _keep(r, "acks1", len(a.records),
-                  lambda: [[a.topic, a.partition, o, rid] for o, rid in a.records])
 
 
 def _keep(r: dict[str, Any], name: str, n: int, rows: Callable[[], list[list[Any]]]) -> None:

@@ -219,13 +219,22 @@ def test_the_fault_schedules_catch_two_leaders_accepted_in_one_epoch(monkeypatch
     assert failure is not None and "accepted two leaders" in failure
 
 
-def test_the_ledger_keeps_only_acks_1_writes_still_at_risk_and_counts_the_rest(monkeypatch):
+def test_the_ledger_lists_the_acks_1_writes_a_cut_puts_at_risk_until_they_commit(monkeypatch):
     monkeypatch.setattr(ledger, "LIMIT", 4)
-    state, rs = cluster()
-    handle(state, CutLinks("producers", (3,), now_ms=0))
+    state, rs = cluster(max_lag=0)
+    handle(state, CutLinks("spu", (2,), peers=(1,), now_ms=0))  # the leader is touched
     for _ in range(3):
         ledger.account(state, produce(state, ProduceRequest("t", 0, Acks.LEADER, 1)).actions, 0)
-        replication_step(state)
+        assert state.rehearsal["acks1"]  # listed: a cut touches its leader
+        replication_step(state)  # follower 3 fetches: committed by the LRS {1, 3}
     report = ledger.report(state, 0)
     assert report["acknowledged_kept"]["acks_1"] == 3 and not report["capped"]
-    assert len(state.rehearsal["acks1"]) < 3
+    assert len(state.rehearsal["acks1"]) < 3  # the committed ones were forgotten
+
+
+def test_the_ledger_only_counts_acks_1_writes_no_cut_touches():
+    state = new_cluster([1, 2, 3, 4], election_timeout_ms=100)
+    add_topic(state, "t", [[1, 2, 3]])
+    handle(state, CutLinks("producers", (4,), now_ms=0))
+    ledger.account(state, produce(state, ProduceRequest("t", 0, Acks.LEADER, 2)).actions, 0)
+    assert state.rehearsal["acks1"] == [] and state.rehearsal["acked"]["1"] == 2
