@@ -68,7 +68,8 @@ def scenario(clock: Clock, label: str, request: object, steps: int) -> None:
           f"max {max(c for _, c in after):.0f} ms")
     print(f"  report: acks=1 truncated {report.get('acks1_truncated_count')}, unacknowledged "
           f"lost {report.get('unacknowledged_lost')}, refused {report.get('refused_total')}, "
-          f"partitions that lost their leader {len(report.get('leaderless_ms', {}))}")
+          f"partitions that lost their leader {len(report.get('leaderless_ms', {}))}"
+          f"{' (record lists capped)' if report.get('capped') else ''}")
 
 
 def main(argv: list[str] | None = None) -> None:

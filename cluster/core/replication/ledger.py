@@ -26,6 +26,7 @@ from .reach import blocked_pairs
 from .state import Acks, ClusterState
 
 LIMIT = 20_000
+KEPT = 1000  # records listed per kind once settled (the counts stay exact)
 _ACKS = {Acks.NONE: "0", Acks.LEADER: "1", Acks.ALL: "all"}
 
 
@@ -53,7 +54,8 @@ def healed(state: ClusterState, at: int) -> None:
 
 def active(state: ClusterState) -> bool:
     r = state.rehearsal
-    return r is not None and (r["healed_ms"] is None or bool(r["leaderless_since"]))
+    return (r is not None and "settled" not in r
+            and (r["healed_ms"] is None or bool(r["leaderless_since"])))
 
 
 def account(state: ClusterState, actions: Iterable[Action], at: int) -> None:
@@ -71,6 +73,17 @@ def account(state: ClusterState, actions: Iterable[Action], at: int) -> None:
         _forget_committed(state, r)
     if r.get("heal_ms") is not None:
         r["healed_ms"] = r.pop("heal_ms")
+    if not active(state):
+        _settle(state, at)
+
+
+def _settle(state: ClusterState, at: int) -> None:
+    """Keep the settled report only, its record lists cut to ``KEPT``: the cluster meta
+    is saved every tick, and the raw lists would weigh on every tick until the next cut."""
+    done = report(state, at)
+    for name in ("acks1_truncated", "truncated"):
+        done[name] = done[name][:KEPT]
+    state.rehearsal = {"settled": done, "healed_ms": done["healed_ms"]}
 
 
 def _count(r: dict[str, Any], a: Action, at: int) -> None:
@@ -146,6 +159,8 @@ def report(state: ClusterState, now: int) -> dict[str, Any] | None:
     r = state.rehearsal
     if r is None:
         return None
+    if "settled" in r:
+        return r["settled"]
     lost = {row[4]: row for row in r["truncated"]}
     acks1 = {row[3]: row for row in r["acks1"]}
     truncated_acked = [{"topic": t, "partition": p, "offset": o, "record": rid,
@@ -164,6 +179,7 @@ def report(state: ClusterState, now: int) -> dict[str, Any] | None:
             "unacknowledged_lost": len([rid for rid in lost if rid not in acks1]),
             "truncated": [{"topic": t, "partition": p, "spu": s, "offset": o, "record": rid}
                           for t, p, s, o, rid in lost.values()],
+            "truncated_count": len(lost),
             "leaderless_ms": leaderless, "still_leaderless": sorted(r["leaderless_since"]),
             "refused": dict(r["refused"]), "refused_total": sum(r["refused"].values()),
             "capped": r["capped"]}

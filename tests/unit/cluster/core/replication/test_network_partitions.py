@@ -97,6 +97,7 @@ def test_the_rehearsal_reports_every_truncated_acks_1_write_with_its_offset():
     assert [(r["offset"], r["record"]) for r in report["acks1_truncated"]] == [
         (2, result.record_ids[0]), (3, result.record_ids[1])]
     assert report["refused_total"] == 1 and report["acknowledged_kept"]["acks_1"] == 0
+    assert set(state.rehearsal) == {"settled", "healed_ms"}  # settled: only the report stays
 
 
 def test_a_one_way_cut_leader_hears_the_new_epoch_and_takes_no_write():
