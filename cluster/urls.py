@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from cluster.views import (assets, events, heatmaps, leaders, outages, overview, partitions,
-                           spus, topics)
+from cluster.views import (assets, events, heatmaps, leaders, network, outages, overview,
+                           partitions, spus, topics)
 
 app_name = "cluster"
 urlpatterns = [
@@ -17,6 +17,8 @@ urlpatterns = [
     path("spus/<int:spu_id>/kill/", outages.spu_kill_view, name="spu-kill"),
     path("racks/<str:rack>/offline/", outages.rack_offline_view, name="rack-offline"),
     path("racks/<str:rack>/online/", outages.rack_online_view, name="rack-online"),
+    path("net/cut/", network.net_cut_view, name="net-cut"),
+    path("net/heal/", network.net_heal_view, name="net-heal"),
     path("leaders/elect-preferred/", leaders.leaders_elect_preferred_view,
          name="leaders-elect-preferred"),
     path("spu-groups/create/", spus.spg_create_view, name="spg-create"),

@@ -165,6 +165,8 @@ def _same(value: Any) -> Any:
 OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "move": (encode_move, decode_move),
     "deadline_ms": (_same, _same),
+    # msgpack keys must be strings or a list: a deposed leader as [spu, epoch] pairs.
+    "deposed": (lambda d: sorted(d.items()), lambda pairs: {int(s): int(e) for s, e in pairs}),
 }
 
 

@@ -8,7 +8,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from cluster.api import leaders, live, metadata, outages, views
+from cluster.api import leaders, live, metadata, net, outages, views
 
 
 class SchemaView(views.JsonErrors, SpectacularAPIView):
@@ -40,6 +40,10 @@ urlpatterns = [
     path("topics/<str:name>/records/", api(outages.RecordsView), name="topic-records"),
     path("leaders/elect/", api(leaders.LeaderElectView), name="leaders-elect"),
     path("metadata/", api(metadata.MetadataLogView), name="metadata"),
+    path("net/cuts/", api(net.NetCutsView), name="net-cuts"),
+    path("net/heal/", api(net.NetHealView), name="net-heal"),
+    path("net/report/", api(net.NetReportView), name="net-report"),
+    path("net/matrix/", api(net.NetMatrixView), name="net-matrix"),
     path("token/", api(views.TokenView), name="token"),
     path("tokens/<str:username>/", api(views.UserTokenView), name="user-token"),
     path("schema/", api(SchemaView), name="schema"),

@@ -126,8 +126,10 @@ def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int) ->
 def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
     """Every live loop beats and fetches; then silent SPUs are dropped (003)."""
     state = hot.state
-    hot_state.beat([s for s, up in state.spus.items() if up and s not in stopped], at)
-    actions = connection_manager(hot, at)
+    # A cut between an SPU and the SC drops its heartbeats (the session rule: core.links).
+    hot_state.beat([s for s, up in state.spus.items()
+                    if up and s not in stopped and core.links.beats(state, s)], at)
+    actions = connection_manager(hot, at, stopped)
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
     # Moves decide before the fetches, on the state the previous step left (core.reassign).
     actions += core.advance_moves(state, at)
@@ -135,7 +137,8 @@ def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
                                            stopped={s for s in stopped if state.spus.get(s)})
 
 
-def connection_manager(hot: HotState, at: int) -> list[Action]:
+def connection_manager(hot: HotState, at: int, stopped: set[int] = frozenset()
+                       ) -> list[Action]:
     """An SPU whose heartbeat stopped loses its connection and is marked offline."""
     timeout_ms = settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
     beats = hot_state.heartbeats()
@@ -149,5 +152,7 @@ def connection_manager(hot: HotState, at: int) -> list[Action]:
             metadata_log.note({"type": "spu", "spu": spu, "resolution": OFFLINE,
                                "from": ONLINE, "by": CONNECTION_MANAGER,
                                "silent_ms": at - last})
-            actions += core.handle(hot.state, core.SpuOffline(spu))
+            # A silent SPU whose loop still runs (a cut) may go on leading: core.links.
+            actions += core.handle(hot.state, core.links.SessionExpired(
+                spu, running=spu not in stopped))
     return actions

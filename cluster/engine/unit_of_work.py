@@ -96,6 +96,7 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
         actions = step(hot)
         if elections:
             actions += core.run_elections(hot.state, at, hot_state.killed())
+        core.ledger.account(hot.state, actions, at)  # a network rehearsal's accounting
 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets

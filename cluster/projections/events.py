@@ -51,7 +51,19 @@ def _unclean(entry: dict[str, Any]) -> list[Event | None]:
 
 def _truncation(entry: dict[str, Any]) -> list[Event | None]:
     return [_event(entry, "truncate", {"spu": entry["spu"], "from": entry["from"],
-                                       "to": entry["to"]}, entry["reason"])]
+                                       "to": entry["to"],
+                                       "records": len(entry.get("records", ()))},
+                   entry["reason"])]
+
+
+def _network(entry: dict[str, Any]) -> list[Event | None]:
+    """A cut or heal, with who did it (cluster/services/network.py)."""
+    cuts = [entry] if entry["type"] == "net-cut" else entry["cuts"]
+    operation = "cut" if entry["type"] == "net-cut" else "heal"
+    params = {"cuts": [c["label"] for c in cuts], "rejoined": entry.get("rejoined", [])}
+    return [Event(actor=entry.get("by") or CONTROLLER, object_type="network",
+                  object_name=", ".join(c["label"] for c in cuts)[:200], operation=operation,
+                  params=params)]
 
 
 def _move(operation: str, fields: tuple[str, ...], reason: bool = False):
@@ -105,4 +117,6 @@ _MAKERS = {
     "topic-replicated": _topic,
     "event": _noted,
     "hot-state-lost": _lost,
+    "net-cut": _network,
+    "net-heal": _network,
 }

@@ -119,7 +119,8 @@ def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
     if hot.checked != hot_state.redis_run_id() or not topology_unchanged(hot):
         return None
     stopped = hot_state.killed()
-    live = [s for s, up in hot.state.spus.items() if up and s not in stopped]
+    live = [s for s, up in hot.state.spus.items()
+            if up and s not in stopped and core.links.beats(hot.state, s)]
     hot_state.beat(live, at)
     beats, timeout_ms = hot_state.heartbeats(), settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
     if any(at - beats.get(s, at) > timeout_ms for s, up in hot.state.spus.items() if up):

@@ -42,6 +42,11 @@ Leadership (``leadership``): ``ElectPreferredLeaders(topic)`` for the
 ``RebalanceLeaders(threshold)`` from the periodic auto-rebalance check;
 ``leader_imbalance`` for pages.
 
+Network cuts (``links``; rules there, accounting in ``ledger``): feed
+``links.CutLinks`` / ``links.HealLinks`` from operator actions and
+``links.SessionExpired(spu)`` when the SC's session timeout passes for an SPU
+whose heartbeats stop (``links.beats`` says whose get through).
+
 Unclean election (``unclean``): topics created with
 ``unclean_leader_election=True`` elect a live non-LRS replica by themselves;
 ``ElectUncleanLeader(topic, partition, spu)`` is the operator's override. Both
@@ -50,6 +55,7 @@ emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
 """
 from __future__ import annotations
 
+from . import ledger, links
 from .acks import AckOutcome, ack_outcome, outcome_on_append
 from .connections import connection_count, connection_counts
 from .controller import handle
@@ -60,7 +66,7 @@ from .events import (CancelReassignment, ElectPreferredLeaders,
                      ElectUncleanLeader, MoveCompleted, MoveProgressed,
                      MoveRolledBack, MoveStarted, ReassignPartition,
                      RebalanceLeaders, ReplicasChanged, UncleanLeaderElected)
-from .events import (INVALID_REQUEST, LEADER_LOST, NOT_ENOUGH_REPLICAS,
+from .events import (INVALID_REQUEST, LEADER_LOST, NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS,
                      NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER,
                      UNKNOWN_TOPIC_OR_PARTITION, AckFailed, Action, Event,
                      FollowerFetch, LeaderChanged, LrsChanged, NotifyCandidate,
@@ -121,4 +127,5 @@ __all__ = [
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
     "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
     "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
+    "NETWORK_EXCEPTION", "ledger", "links",
 ]

@@ -17,10 +17,13 @@ __all__ = ["COMPACTED", "compact", "reference_replica"]
 
 
 def reference_replica(rs: ReplicaSet) -> Replica:
-    """The leader, or the replica with the longest log while there is no leader."""
+    """The leader, or while there is none the LRS member with the longest log: LRS
+    members hold the committed log (an old leader's tail or a deposed leader's is
+    not the set's: it is cut when it rejoins)."""
     if rs.leader is not None:
         return rs.replica[rs.leader]
-    return max(rs.replica.values(), key=lambda r: r.leo)
+    pool = [rs.replica[s] for s in rs.lrs if s in rs.replica] or list(rs.replica.values())
+    return max(pool, key=lambda r: r.leo)
 
 
 def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
@@ -34,6 +37,22 @@ def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
     start, target = reference_replica(rs).start, rs.hw - retain
     if target - start < step:
         return start
-    for r in rs.replica.values():
+    ref = reference_replica(rs)
+    # Decided before any replica moves: the reference itself is compacted in the loop.
+    agreeing = [r for r in rs.replica.values() if _agrees(r, ref, target)]
+    for r in agreeing:
         r.compact_to(target)
     return target
+
+
+def _agrees(r: Replica, ref: Replica, target: int) -> bool:
+    """The replica holds the reference's record where its compaction would end.
+
+    One that does not (a deposed leader, an old leader's uncommitted tail) keeps
+    its log: its rejoin cuts those records and reports them, never silently.
+    It receives nothing while it diverges, so what it keeps does not grow.
+    """
+    end = min(target, r.leo)
+    if end <= r.start:
+        return True
+    return ref.start <= end - 1 < ref.leo and r.at(end - 1) == ref.at(end - 1)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import election, leadership, reassign
+from . import election, leadership, links, reassign
 from .events import (Action, CancelReassignment, ElectPreferredLeaders,
                      ElectUncleanLeader, Event, FollowerFetch, ProduceRequest,
                      PromotionFailed, PromotionSucceeded, ReassignPartition,
@@ -39,7 +39,8 @@ _HANDLERS: dict[type, Callable[[ClusterState, object], list[Action]]] = {
     FollowerFetch: _fetch,
     ReplicationTick: _tick,
     SpuOffline: lambda s, e: election.spu_offline(s, e.spu),
-    SpuOnline: lambda s, e: election.spu_online(s, e.spu),
+    # Whoever brings an SPU back, it learns the epochs: a deposed leader is fenced.
+    SpuOnline: lambda s, e: links.spu_back(s, e.spu),
     PromotionSucceeded: lambda s, e: election.promotion_succeeded(s, e),
     PromotionFailed: lambda s, e: election.promotion_failed(s, e),
     TimerFired: lambda s, e: election.timer_fired(s, e),
@@ -49,6 +50,9 @@ _HANDLERS: dict[type, Callable[[ClusterState, object], list[Action]]] = {
     ElectPreferredLeaders: lambda s, e: list(leadership.elect_preferred_leaders(s, e.topic).actions),
     RebalanceLeaders: lambda s, e: list(leadership.rebalance_leaders(s, e.threshold).actions),
     ElectUncleanLeader: lambda s, e: election.force_unclean(s, e.topic, e.partition, e.spu),
+    links.CutLinks: lambda s, e: (links.cut_links(s, e), [])[1],
+    links.HealLinks: lambda s, e: links.heal(s, e.cut_id).actions,
+    links.SessionExpired: lambda s, e: links.session_expired(s, e.spu, e.running),
 }
 
 

@@ -165,6 +165,8 @@ class RecordsAcknowledged:
     # the commit (a later fetch round judges a follower), so the set's LRS after the
     # step does not tell.
     lrs: tuple[int, ...] = ()
+    # acks=1 from a leader the SC deposed (``links``): the SPU that acknowledged them.
+    spu: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +237,8 @@ class ReplicaTruncated:
     old_leo: int
     new_leo: int
     reason: str
+    # The record ids dropped, at offsets new_leo.. (never silent: the rehearsal reports them).
+    records: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,3 +317,5 @@ NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
 LEADER_LOST = "LEADER_LOST"
 INVALID_REQUEST = "INVALID_REQUEST"
+# Kafka's NetworkException: the producer cannot reach the leader (a cut, ``links``).
+NETWORK_EXCEPTION = "NETWORK_EXCEPTION"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Callable
 
+from . import links
 from .compaction import compact, reference_replica
 from .controller import handle
 from .election import spu_receive_notice
@@ -38,7 +39,7 @@ from .events import (Action, CancelReassignment, ElectUncleanLeader, Event,
                      StartElectionTimer, TimerFired, UncleanLeaderElected)
 from .invariants import InvariantChecker, InvariantViolation
 from .produce import consume
-from .state import Acks, ClusterState, Isolation, Resolution, new_cluster
+from .state import Acks, ClusterState, Isolation, Replica, Resolution, new_cluster
 from .timers import run_elections
 from .topology import add_topic
 
@@ -58,6 +59,8 @@ class ScheduleReport:
     rollbacks: int = 0
     unclean: int = 0
     compactions: int = 0
+    cuts: int = 0
+    expiries: int = 0
 
 
 @dataclass
@@ -73,12 +76,15 @@ class FaultTotals:
     rollbacks: int = 0
     unclean: int = 0
     compactions: int = 0
+    cuts: int = 0
+    expiries: int = 0
     seconds: float = 0.0
 
     def add(self, r: ScheduleReport) -> None:
         self.schedules += 1
         for name in ("steps", "produced", "acked_all", "elections", "crashes", "moves",
-                     "moves_completed", "rollbacks", "unclean", "compactions"):
+                     "moves_completed", "rollbacks", "unclean", "compactions", "cuts",
+                     "expiries"):
             setattr(self, name, getattr(self, name) + getattr(r, name))
 
 
@@ -102,6 +108,8 @@ class _Run:
         # The engine's way of running elections (deadlines and notices as state), drawn
         # from a stream of its own like compaction, so the other draws stay the seed's.
         self.elections_rng = Random(seed * 104729 + 3)
+        # Network cuts, a stream of their own too (``links``).
+        self.links_rng = Random(seed * 15485863 + 5)
         self.report = ScheduleReport(seed)
         self.out = out
         self.state = random_cluster(self.rng)
@@ -185,12 +193,40 @@ class _Run:
         elif x < 0.64:
             self._crash()
         elif x < 0.71:
-            down = [s for s in self.spus if not self.state.spus[s]]
+            # An SPU whose session a cut broke comes back only when the cut heals.
+            down = [s for s in self.spus
+                    if not self.state.spus[s] and s not in self.state.expired]
             if down:
                 self.apply(SpuOnline(rng.choice(down)))
         else:
             self._deliveries(x, key)
         self._maybe_compact()
+        self._maybe_cut()
+
+    def _maybe_cut(self) -> None:
+        """Cut a link (to the SC, another SPU or the producers; some one-way), let the
+        SC's session timeout pass for SPUs whose heartbeats stopped, or heal."""
+        rng, state = self.links_rng, self.state
+        x = rng.random()
+        if x < 0.03 and len(state.cuts) < 2:
+            self.report.cuts += 1
+            self.apply(self._random_cut(rng))
+        elif x < 0.07:
+            for spu in [s for s in self.spus if state.spus[s] and not links.beats(state, s)]:
+                self.report.expiries += 1
+                self.apply(links.SessionExpired(spu))
+        elif x < 0.09 and state.cuts:
+            self.apply(links.HealLinks(rng.choice([None, rng.choice(state.cuts).id])))
+
+    def _random_cut(self, rng: Random) -> links.CutLinks:
+        kind = rng.choice(("controller", "controller", "spu", "producers", "racks"))
+        side = tuple(rng.sample(self.spus, 1 if kind != "racks" else rng.randint(1, min(2, len(self.spus)))))
+        rest = [s for s in self.spus if s not in side]
+        if kind in ("spu", "racks") and not rest:
+            kind = "controller"
+        peers = () if kind in ("controller", "producers") else (
+            (rng.choice(rest),) if kind == "spu" else tuple(rest))
+        return links.CutLinks(kind, side, peers, rng.random() < 0.3, now_ms=self.now)
 
     def _maybe_compact(self) -> None:
         rng = self.compaction
@@ -271,6 +307,8 @@ class _Run:
             raise InvariantViolation(f"{key}: UNCOMMITTED read stopped short of LEO")
 
     def heal(self) -> None:
+        if self.state.cuts:
+            self.apply(links.HealLinks())
         for spu in self.spus:
             if not self.state.spus[spu]:
                 self.apply(SpuOnline(spu))
@@ -303,9 +341,15 @@ class _Run:
             if rs.move is not None:
                 raise InvariantViolation(f"{rs.key} move {rs.move} still in flight after heal")
             lead = rs.replica[rs.leader]
-            if rs.hw != lead.leo or any((r.start, r.log) != (lead.start, lead.log)
-                                        for r in rs.replica.values()):
+            if rs.hw != lead.leo or any(not _same_log(r, lead) for r in rs.replica.values()):
                 raise InvariantViolation(f"{rs.key} replicas did not converge after heal")
+
+
+def _same_log(r: Replica, lead: Replica) -> bool:
+    """Same LEO and records; one that kept an uncompacted prefix (compaction leaves a
+    diverged replica alone until it rejoins) may start lower."""
+    first = max(r.start, lead.start)
+    return r.leo == lead.leo and r.records(first, r.leo) == lead.records(first, lead.leo)
 
 
 def run_schedule(seed: int, *, steps: int | None = None,

@@ -20,7 +20,12 @@ Checked per replica set:
 * an unclean election (``UncleanLeaderElected``) is accepted only where it was
   allowed -- the topic's setting, or an override announced with
   ``allow_unclean`` -- and only for exactly the offsets it reports as lost;
-  the committed log is then cut there and every other rule applies as before.
+  the committed log is then cut there and every other rule applies as before;
+* at most one leader per leader epoch is ever accepted by the SC (a deposed
+  leader that goes on writing does so under its old epoch, fenced by the newer);
+* an acks=1 acknowledgement is either committed later or, when the replica
+  that acknowledged it cuts it (a deposed or crashed leader rejoining), that
+  cut reports the record: truncations reported equal truncations made.
 
 This is stronger than 004's guarantee ("not lost while one in-sync replica
 survives"): logs are durable across SPU restarts here and elections never leave
@@ -30,9 +35,9 @@ property would pass whenever this one does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
-from .events import Action, RecordsAcknowledged, UncleanLeaderElected
+from .events import Action, RecordsAcknowledged, ReplicaTruncated, UncleanLeaderElected
 from .produce import ConsumeResult
 from .state import COMPACTED, Acks, ClusterState, Key, ReplicaSet, Resolution
 
@@ -50,6 +55,10 @@ class _Track:
     leader_leo: int = 0
     replicas: list[int] = field(default_factory=list)
     lrs: list[int] = field(default_factory=list)
+    leader: int | None = None
+    leaders: dict[int, int] = field(default_factory=dict)  # epoch -> the SC's leader
+    # acks=1 records not yet committed: (acknowledging SPU, offset, record id).
+    at_risk: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def _fail(rs: ReplicaSet, msg: str) -> None:
@@ -67,6 +76,7 @@ class InvariantChecker:
 
     def check(self, state: ClusterState, actions: Iterable[Action] = ()) -> None:
         """Check every set; ``actions`` are the step's, for the unclean elections in it."""
+        actions = actions if isinstance(actions, (list, tuple)) else list(actions)
         self._note_unclean(state, actions)
         for key, rs in state.replica_sets.items():
             t = self.tracks.get(key)
@@ -85,6 +95,28 @@ class InvariantChecker:
             self._logs(state, rs, t)
             if rs.resolution is Resolution.ONLINE:
                 self._leader_log(rs, t)
+            if t.at_risk:
+                self._truncations(rs, t, actions)
+
+    @staticmethod
+    def _reported(rs: ReplicaSet, spu: int, actions: Sequence[Action]) -> set[int]:
+        return {rid for a in actions if isinstance(a, ReplicaTruncated)
+                and (a.topic, a.partition, a.spu) == (rs.topic, rs.partition, spu)
+                for rid in a.records}
+
+    def _truncations(self, rs: ReplicaSet, t: _Track, actions: Sequence[Action]) -> None:
+        """An acks=1 record leaves the replica that acknowledged it only with a report."""
+        c, keep = t.committed, []
+        for spu, o, rid in t.at_risk:
+            r = rs.replica.get(spu)
+            if (o < len(c) and c[o] == rid) or r is None:
+                continue  # committed (safe for good), or its replica moved away
+            if r.start <= o < r.leo and r.log[o - r.start] == rid:
+                keep.append((spu, o, rid))
+            elif rid not in self._reported(rs, spu, actions):
+                _fail(rs, f"acks=1 record {rid} at offset {o} left SPU {spu} "
+                          f"without a truncation report")
+        t.at_risk = keep
 
     def _note_unclean(self, state: ClusterState, actions: Iterable[Action]) -> None:
         for a in actions:
@@ -177,8 +209,12 @@ class InvariantChecker:
     def _leader_log(self, rs: ReplicaSet, t: _Track) -> None:
         leader = rs.replica[rs.leader]
         leo = leader.leo
-        if rs.epoch != t.epoch:
-            t.epoch = rs.epoch
+        if rs.epoch != t.epoch or rs.leader != t.leader:
+            t.epoch, t.leader = rs.epoch, rs.leader
+            first = t.leaders.setdefault(rs.epoch, rs.leader)
+            if first != rs.leader:
+                _fail(rs, f"epoch {rs.epoch} accepted two leaders: SPU {first} "
+                          f"and SPU {rs.leader}")
             for o, rid in t.acked.items():
                 if o >= leo or (o >= leader.start and leader.at(o) != rid):
                     _fail(rs, f"acknowledged record {rid} at offset {o} lost by leader {rs.leader}")
@@ -194,6 +230,10 @@ class InvariantChecker:
                 rs = state.replica_sets[(a.topic, a.partition)]
                 self._acked(state, rs, a)
                 n += len(a.records)
+            elif isinstance(a, RecordsAcknowledged) and a.acks is Acks.LEADER:
+                rs = state.replica_sets[(a.topic, a.partition)]
+                spu = a.spu if a.spu is not None else rs.leader
+                self.tracks[rs.key].at_risk += [(spu, o, rid) for o, rid in a.records]
         return n
 
     def _acked(self, state: ClusterState, rs: ReplicaSet, a: RecordsAcknowledged) -> None:

@@ -96,7 +96,7 @@ def _entry_of(state: ClusterState, a: Action) -> Entry | None:
                 "given_up": [a.new_hw, a.old_hw]}
     if isinstance(a, ReplicaTruncated):
         return {"type": "truncation", **where, "spu": a.spu, "from": a.old_leo,
-                "to": a.new_leo, "reason": a.reason}
+                "to": a.new_leo, "reason": a.reason, "records": list(a.records)}
     return _move_entry(a, where)
 
 

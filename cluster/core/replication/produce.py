@@ -15,6 +15,7 @@ from .events import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                      ProduceRefused, ProduceRequest, RecordsAcknowledged)
 from .state import (Acks, ClusterState, Isolation, NoLeader, ReplicaSet,
                     Resolution)
+from . import partitions_net
 from .sync import leader_update
 
 
@@ -65,6 +66,10 @@ def _refusal(state: ClusterState, req: ProduceRequest, acks: Acks) -> ProduceRes
 def produce(state: ClusterState, req: ProduceRequest) -> ProduceResult:
     """Append req.count records on the leader; refuse with a reason when not allowed."""
     acks = Acks.parse(req.acks)
+    if state.cuts or state.expired:
+        cut = partitions_net.routed(state, req, acks)
+        if cut is not None:
+            return ProduceResult(*cut)
     refused = _refusal(state, req, acks)
     if refused is not None:
         return refused

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from . import events as ev
-from .state import (Acks, ClusterState, MovePhase, Reassignment, Replica,
+from .state import (Acks, ClusterState, Cut, MovePhase, Reassignment, Replica,
                     ReplicaSet, Resolution, TopicConfig)
 
 FORMAT_VERSION = 1
@@ -37,7 +37,8 @@ def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
             "pending": [list(p) for p in rs.pending],
             "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas],
             "move": None if rs.move is None else move_to_dict(rs.move),
-            "deadline_ms": rs.deadline_ms}
+            "deadline_ms": rs.deadline_ms,
+            "deposed": [[s, e] for s, e in sorted(rs.deposed.items())]}
 
 
 def move_to_dict(m: Reassignment) -> dict[str, Any]:
@@ -62,7 +63,8 @@ def replica_set_from_dict(d: dict[str, Any]) -> ReplicaSet:
         d["leader"], [int(s) for s in d["lrs"]], Resolution(d["resolution"]),
         int(d["hw"]), int(d["epoch"]), d["candidate"], int(d["attempt"]),
         [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]],
-        None if move is None else move_from_dict(move), d.get("deadline_ms"))
+        None if move is None else move_from_dict(move), d.get("deadline_ms"),
+        {int(s): int(e) for s, e in d.get("deposed", ())})
 
 
 def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
@@ -76,7 +78,21 @@ def cluster_meta_to_dict(state: ClusterState) -> dict[str, Any]:
             "topics": [topic_to_dict(t) for t in state.topics.values()],
             "next_record_id": state.next_record_id,
             "election_timeout_ms": state.election_timeout_ms,
-            "connections": sorted([list(c) for c in state.connections])}
+            "connections": sorted([list(c) for c in state.connections]),
+            "cuts": [cut_to_dict(c) for c in state.cuts], "next_cut_id": state.next_cut_id,
+            "expired": [[s, at] for s, at in sorted(state.expired.items())],
+            "rehearsal": state.rehearsal}
+
+
+def cut_to_dict(c: Cut) -> dict[str, Any]:
+    return {"id": c.id, "kind": c.kind, "spus": list(c.spus), "peers": list(c.peers),
+            "one_way": c.one_way, "racks": list(c.racks), "since_ms": c.since_ms}
+
+
+def cut_from_dict(d: dict[str, Any]) -> Cut:
+    return Cut(int(d["id"]), str(d["kind"]), tuple(int(s) for s in d["spus"]),
+               tuple(int(s) for s in d["peers"]), bool(d["one_way"]),
+               tuple(str(r) for r in d["racks"]), int(d["since_ms"]))
 
 
 def cluster_to_dict(state: ClusterState) -> dict[str, Any]:
@@ -93,7 +109,11 @@ def cluster_from_dict(d: dict[str, Any]) -> ClusterState:
         topics={t["name"]: TopicConfig(**t) for t in d["topics"]},
         next_record_id=int(d["next_record_id"]),
         election_timeout_ms=int(d["election_timeout_ms"]),
-        connections={(int(a), int(b)) for a, b in d["connections"]})
+        connections={(int(a), int(b)) for a, b in d["connections"]},
+        cuts=[cut_from_dict(c) for c in d.get("cuts", ())],
+        next_cut_id=int(d.get("next_cut_id", 1)),
+        expired={int(s): int(at) for s, at in d.get("expired", ())},
+        rehearsal=d.get("rehearsal"))
     for rsd in d.get("replica_sets", ()):
         rs = replica_set_from_dict(rsd)
         state.replica_sets[rs.key] = rs

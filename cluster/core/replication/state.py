@@ -217,6 +217,9 @@ class ReplicaSet:
     # When the current candidate's wait-for-response timer fires (CandidateFound only):
     # a deadline kept in the state, so no lost message can strand the election.
     deadline_ms: int | None = None
+    # SPU -> the leader epoch it still believes it leads: a leader the SC deposed when its
+    # session expired, cut off from the SC so it never heard (see ``links``).
+    deposed: dict[int, int] = field(default_factory=dict)
 
     @property
     def key(self) -> Key:
@@ -230,6 +233,23 @@ class ReplicaSet:
         return [s for s in self.replicas if s != self.leader]
 
 
+@dataclass(slots=True)
+class Cut:
+    """A network cut in force (``links``): the SPUs of one side against the other end.
+
+    ``kind`` names the other end: ``controller``, ``producers``, ``spu`` (the SPUs in
+    ``peers``) or ``racks`` (``peers`` are the SPUs of every other rack, and the SC sits
+    with them). ``one_way`` drops only what ``spus`` send; what they are sent arrives.
+    """
+    id: int
+    kind: str
+    spus: tuple[int, ...]
+    peers: tuple[int, ...] = ()
+    one_way: bool = False
+    racks: tuple[str, ...] = ()
+    since_ms: int = 0
+
+
 @dataclass
 class ClusterState:
     spus: dict[int, bool] = field(default_factory=dict)
@@ -241,6 +261,15 @@ class ClusterState:
     connections: set[tuple[int, int]] = field(default_factory=set)
     # The time of the step being applied (the shell sets it): election deadlines count from it.
     clock_ms: int = 0
+    # Network cuts in force and the SPUs the SC declared offline for a session a cut
+    # broke (SPU -> when): those still run, and rejoin when the cut heals (``links``).
+    cuts: list[Cut] = field(default_factory=list)
+    next_cut_id: int = 1
+    expired: dict[int, int] = field(default_factory=dict)
+    # The accounting of the latest rehearsal (``ledger``), a plain JSON-able dict.
+    rehearsal: dict | None = None
+    # (from, to) node pairs the cuts block, rebuilt on demand (``links.blocked_pairs``).
+    _blocked: frozenset | None = field(default=None, repr=False, compare=False)
     # SPU -> keys of the sets with a replica on it, as an insertion-ordered set.
     _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .acks import settle_acks
 from .connections import connect
+from .reach import fetch_cut
 from .events import Action, LrsChanged, ReplicaTruncated
 from .state import COMPACTED, ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
 
@@ -49,9 +50,10 @@ def truncate(rs: ReplicaSet, spu: int, to: int, reason: str) -> list[Action]:
     old = r.leo
     if to >= old:
         return []
+    dropped = tuple(r.records(to, old))
     r.truncate(to)
     r.hw = min(r.hw, to)
-    return [ReplicaTruncated(rs.topic, rs.partition, spu, old, to, reason)]
+    return [ReplicaTruncated(rs.topic, rs.partition, spu, old, to, reason, dropped)]
 
 
 def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
@@ -67,8 +69,8 @@ def align_with_leader(rs: ReplicaSet, spu: int) -> list[Action]:
 
 
 def _pull(r: Replica, leader: Replica, leo: int,
-          max_records: int | None) -> tuple[int, int] | None:
-    """Append the missing records; return (old LEO, kept) if a stale tail was cut first."""
+          max_records: int | None) -> tuple[int, int, tuple[int, ...]] | None:
+    """Append the missing records; return (old LEO, kept, ids cut) if a stale tail was cut."""
     # Replica.leo/last/at/copy_from spelled out for the usual case: this runs per fetch.
     log, first = r.log, leader.start
     n = r.start + len(log)
@@ -76,8 +78,10 @@ def _pull(r: Replica, leader: Replica, leo: int,
     if n and (n > leo or (log[-1] if log else r.last()) != (
             leader.log[n - 1 - first] if n > first else COMPACTED)):
         # Cheap per-fetch epoch check; only a stale log pays for the full scan.
-        r.truncate(common_prefix(r, leader, r.hw))
-        cut, n = (n, r.leo), r.leo
+        keep = common_prefix(r, leader, r.hw)
+        dropped = tuple(r.records(keep, n))
+        r.truncate(keep)
+        cut, n = (n, keep, dropped), keep
     if n < leo:
         end = leo if max_records is None else min(leo, n + max_records)
         if n >= first:
@@ -140,18 +144,19 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     return actions
 
 
-def _cut_report(rs: ReplicaSet, r: Replica, cut: tuple[int, int] | None) -> list[Action]:
+def _cut_report(rs: ReplicaSet, r: Replica,
+                cut: tuple[int, int, tuple[int, ...]] | None) -> list[Action]:
     if cut is None:
         return []
     return [ReplicaTruncated(rs.topic, rs.partition, r.spu, cut[0], cut[1],
-                             f"diverged from leader {rs.leader}")]
+                             f"diverged from leader {rs.leader}", cut[2])]
 
 
 def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
                    max_records: int | None = None, now_ms: int | None = None) -> list[Action]:
     """One fetch round of one follower; a no-op unless both ends are live."""
     if (rs.resolution is not _ONLINE or spu == rs.leader or spu not in rs.replica
-            or not state.spus.get(spu)):
+            or not state.spus.get(spu) or (spu, rs.leader) in fetch_cut(state)):
         return []
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
@@ -173,6 +178,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
+    # Follower -> leader pairs a network cut separates: they neither fetch nor serve.
+    cut = fetch_cut(state) if state.cuts else ()
     for rs in state.replica_sets.values():
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
@@ -182,6 +189,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         leo, last = lead.start + len(llog), llog[-1] if llog else lead.last()
         live = [rs.replica[s] for s in rs.replicas
                 if s != leader and spus[s] and s not in stopped]
+        if cut:
+            live = [r for r in live if (r.spu, leader) not in cut]
         for r in live:
             conns.add((r.spu, leader))
             # r.leo and r.last() spelled out: the common case is a caught-up follower.

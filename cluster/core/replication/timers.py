@@ -16,6 +16,7 @@ from collections.abc import Collection
 from .election import (CANDIDATE_FOUND, promotion_succeeded, reconcile_elections,
                        spu_receive_notice, timer_fired)
 from .events import Action, NotifyCandidate, TimerFired
+from .reach import silenced
 from .state import ClusterState, ReplicaSet
 
 # Each round may move an election to its next candidate; a set has at most as many
@@ -27,6 +28,9 @@ def run_elections(state: ClusterState, now_ms: int,
                   stopped: Collection[int] = ()) -> list[Action]:
     """Answer pending notices, fire due timers, retry Offline sets; return the actions."""
     state.clock_ms = now_ms
+    if state.cuts:
+        # An SPU cut from the SC gets no notice or cannot report its promotion.
+        stopped = {*stopped, *silenced(state)}
     actions: list[Action] = []
     for _ in range(MAX_ROUNDS):
         busy = [rs for rs in state.replica_sets.values() if rs.resolution is CANDIDATE_FOUND]

@@ -108,5 +108,6 @@ def test_a_follower_holding_records_the_leader_lacks_is_cut_back_on_fetch():
     state, rs = seed_example()
     rs.replica[F2].log.append(999_999)  # a tail from an older leader
     actions = handle(state, FollowerFetch("seed", 0, F2))
-    assert ReplicaTruncated("seed", 0, F2, 3, 2, f"diverged from leader {LEADER}") in actions
+    assert ReplicaTruncated("seed", 0, F2, 3, 2, f"diverged from leader {LEADER}",
+                            (999_999,)) in actions
     assert rs.replica[F2].log == rs.replica[LEADER].log

@@ -1,0 +1,197 @@
+"""Network partitions: cut and heal links, read the cuts in force and the rehearsal's report.
+
+A cut is control-plane state (``core.links``): each use case is one unit of
+work of the engine that changes the cuts and appends its ``net-cut`` /
+``net-heal`` entry (who did it included) in the same fenced write. What the
+cut then does (heartbeats lost, the session expiring, a deposed leader taking
+writes, truncations on rejoin) the engine's ticks decide through the core.
+``net_step`` runs those ticks here when no worker does, as ``produce`` does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cluster.adapters import hot_state, metadata_log
+from cluster.adapters.hot_state import HotState
+from cluster.core.replication import Action, ReplicationError, ledger, links
+from cluster.core.spus import SpuResolution
+from cluster.engine.unit_of_work import now_ms, run_locked
+from cluster.errors import InvalidInput, NotFound
+from cluster.models import Spu
+from cluster.services.events import Actor, actor_name
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue, elections_settled, kick, settle, worker_running
+
+SOURCES = ("controller", "spu", "producers")
+
+
+@dataclass(frozen=True)
+class CutRequest:
+    """What an operator asked: ``spu`` from ``source`` (``peer`` for spu), or a rack split."""
+    spu: int | None = None
+    source: str = "controller"
+    peer: int | None = None
+    racks: str | None = None
+    one_way: bool = False
+
+
+def _registered(spu: int, field: str) -> None:
+    if not Spu.objects.filter(pk=spu).exists():
+        raise NotFound(f"SPU {spu} is not registered", field=field)
+
+
+def _rack_groups(text: str) -> list[list[str]]:
+    """``a,b`` splits rack a from rack b; ``a+b,c`` racks a and b from c; ``a`` a from the rest."""
+    groups = [[r.strip() for r in g.split("+") if r.strip()] for g in text.split(",")]
+    if not 1 <= len(groups) <= 2 or any(not g for g in groups):
+        raise InvalidInput("--racks takes one or two rack groups: A,B or A+B,C", field="racks")
+    return groups
+
+
+def _rack_split(text: str) -> links.CutLinks:
+    """The smaller group is cut; the SC sits with the larger (and with racks not named)."""
+    groups = _rack_groups(text)
+    rows = list(Spu.objects.values_list("id", "rack"))
+    known = {rack for _, rack in rows if rack}
+    for rack in (r for g in groups for r in g):
+        if rack not in known:
+            raise NotFound(f"no SPU is in rack {rack!r}", field="racks")
+    sides = [sorted(s for s, rack in rows if rack in g) for g in groups]
+    if len(sides) == 2 and len(sides[1]) < len(sides[0]):
+        sides.reverse()
+        groups.reverse()
+    side = sides[0]
+    rest = sorted(s for s, _ in rows if s not in side)
+    if not rest:
+        raise InvalidInput("the racks named hold every SPU: nothing is on the other side",
+                           field="racks")
+    names = ["+".join(g) for g in groups] + (["the rest"] if len(groups) == 1 else [])
+    return links.CutLinks("racks", tuple(side), tuple(rest), False, tuple(names))
+
+
+def _spu_cut(req: CutRequest) -> links.CutLinks:
+    if req.spu is None:
+        raise InvalidInput("give --spu N or --racks A,B", field="spu")
+    _registered(req.spu, "spu")
+    if req.source not in SOURCES:
+        raise InvalidInput(f"--from is one of controller, spu M, producers; not {req.source!r}",
+                           field="from")
+    if req.source != "spu":
+        return links.CutLinks(req.source, (req.spu,), (), req.one_way)
+    if req.peer is None or req.peer == req.spu:
+        raise InvalidInput("--from spu needs another SPU's id", field="from")
+    _registered(req.peer, "from")
+    return links.CutLinks("spu", (req.spu,), (req.peer,), req.one_way)
+
+
+def cut_request(req: CutRequest) -> links.CutLinks:
+    """The core's event for an operator's request; bad input raises before anything runs."""
+    if req.racks is not None:
+        if req.spu is not None or req.one_way:
+            raise InvalidInput("--racks goes alone (a rack split is both ways)", field="racks")
+        return _rack_split(req.racks)
+    return _spu_cut(req)
+
+
+def net_cut(*, request: CutRequest, by: Actor = None) -> dict[str, Any]:
+    """Put a cut in force (one unit of work: the cut and its log entry)."""
+    wanted = cut_request(request)
+    made: list[dict[str, Any]] = []
+
+    def step(hot: HotState) -> list[Action]:
+        ev = links.CutLinks(wanted.kind, wanted.spus, wanted.peers, wanted.one_way,
+                            wanted.racks, hot.state.clock_ms)
+        try:
+            cut = links.cut_links(hot.state, ev)
+        except ReplicationError as exc:
+            raise InvalidInput(str(exc), field="spu") from None
+        entry = {**links.cut_entry(cut), "by": actor_name(by)}
+        metadata_log.note(entry)
+        made.append(links.cut_fields(cut))
+        return []
+
+    run_locked(step)
+    return made[0]
+
+
+def net_heal(*, cut_id: int | None = None, heal_all: bool = False,
+             by: Actor = None) -> dict[str, Any]:
+    """Heal one cut (by id; the latest without one) or every cut; rejoining SPUs are
+    fenced by the newer epochs and what they lose is reported (``net_report``)."""
+    out: dict[str, Any] = {}
+
+    def step(hot: HotState) -> list[Action]:
+        state = hot.state
+        if not state.cuts:
+            raise InvalidInput("no cut is in force", field="id")
+        target = None if heal_all else (cut_id if cut_id is not None else state.cuts[-1].id)
+        try:
+            healed = links.heal(state, target)
+        except ReplicationError as exc:
+            raise NotFound(str(exc), field="id") from None
+        entries = links.heal_entries(healed.cuts, healed.rejoined)
+        for entry in entries:
+            metadata_log.note({**entry, "by": actor_name(by)} if entry["type"] == "net-heal"
+                              else entry)
+        out.update(healed=[links.cut_fields(c) for c in healed.cuts],
+                   rejoined=healed.rejoined, in_force=len(state.cuts))
+        return healed.actions
+
+    run_locked(step)
+    return out
+
+
+def _meta_state():
+    return hot_state.load(keys=[]).state
+
+
+def net_status() -> list[dict[str, Any]]:
+    """The cuts in force, each naming its SPUs or racks (empty when healed)."""
+    return [links.cut_fields(c) for c in _meta_state().cuts]
+
+
+def net_report() -> dict[str, Any] | None:
+    """The latest rehearsal's accounting (None before the first cut)."""
+    return ledger.report(_meta_state(), now_ms())
+
+
+def net_matrix() -> dict[str, Any]:
+    """Who can reach whom, for the pages: one row per SPU, a column per other end."""
+    state = _meta_state()
+    spus = sorted(state.spus)
+    ends: list[Any] = [links.CONTROLLER, links.PRODUCERS, *spus]
+    rows = [{"spu": s, "expired": s in state.expired,
+             "cells": [_cell(state, s, end) for end in ends]} for s in spus]
+    return {"ends": [str(e) for e in ends], "rows": rows,
+            "cuts": [links.cut_fields(c) for c in state.cuts]}
+
+
+def _cell(state: Any, spu: int, end: Any) -> str:
+    if end == spu:
+        return "self"
+    out, back = links.blocked(state, spu, end), links.blocked(state, end, spu)
+    return "cut" if out and back else "out-cut" if out else "in-cut" if back else "ok"
+
+
+def net_step(*, settle_s: float = 0.0) -> bool:
+    """Run the engine after a cut or heal: nudge the worker, or tick here when none runs.
+
+    With ``settle_s`` wait (up to that long) until every SPU whose heartbeats are cut
+    is offline in the store and no election is running."""
+    if settle_s <= 0:
+        if worker_running():
+            kick()
+        else:
+            replication_tick(dispatch=LocalQueue())
+        return True
+    return settle(_settled, timeout_s=settle_s)
+
+
+def _settled() -> bool:
+    state = _meta_state()
+    silent = [s for s, up in state.spus.items() if up and not links.beats(state, s)]
+    online = set(Spu.objects.filter(resolution=SpuResolution.ONLINE.value)
+                 .values_list("id", flat=True))
+    rejoined = [s for s in state.spus if state.spus[s] and s not in online]
+    return not silent and not rejoined and elections_settled()
