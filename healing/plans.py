@@ -52,7 +52,7 @@ def store_fix(fix: core.Fix, anomalies: Sequence[core.Anomaly]) -> Plan:
     metrics = {"replicas_moved": sum(len(m.added) for m in fix.moves),
                "partitions_moved": len(fix.moves),
                "leader_changes": sum(m.leader_change for m in fix.moves),
-               "left_for_later": fix.cut}
+               "left_for_later": fix.cut, "rack_rule_broken": fix.racks_broken}
     plan = Plan.objects.create(
         created_by=ACTOR, name=fix.name[:200], engine=Plan.Engine.LOCAL,
         source=Plan.Source.STORE, scenario=scenario,
@@ -60,7 +60,7 @@ def store_fix(fix: core.Fix, anomalies: Sequence[core.Anomaly]) -> Plan:
         target=core.target_of(fix.current, fix.moves), current=fix.current)
     log_event(ACTOR, "plan", plan.pk, "create",
               {"anomalies": [a.key for a in anomalies], "moves": len(moves),
-               "left_for_later": fix.cut},
+               "left_for_later": fix.cut, "rack_rule_broken": fix.racks_broken},
               result=f"{metrics['replicas_moved']} replicas moved")
     return plan
 

@@ -34,6 +34,8 @@ class Fix:
     moves: tuple[Move, ...]
     current: dict[str, Any]  # the planner's serial cluster form: what the plan starts from
     cut: int = 0  # moves left out by the hourly bound
+    # Moved partitions left on fewer racks than replicas: the rack rule broken, said so.
+    racks_broken: int = 0
 
 
 def layout(snapshot: Snapshot) -> dict[str, list[tuple[int, ...]]]:
@@ -69,7 +71,10 @@ def plan_fix(kind: AnomalyType, snapshot: Snapshot, spus: Collection[int] = (),
              budget: int | None = None) -> Fix:
     moves, name = _moves(kind, snapshot, spus)
     kept = moves if budget is None else moves[:budget]
-    return Fix(name, tuple(kept), current_of(snapshot), len(moves) - len(kept))
+    rack = rack_of(snapshot)
+    broken = sum(len({rack.get(s) for s in m.after}) < len(m.after) for m in kept) \
+        if all(r is not None for r in rack.values()) else 0
+    return Fix(name, tuple(kept), current_of(snapshot), len(moves) - len(kept), broken)
 
 
 def _moves(kind: AnomalyType, snapshot: Snapshot,

@@ -38,6 +38,11 @@ def test_the_leader_on_the_lost_spu_is_replaced_by_a_replica_that_stays():
     assert m.after[0] in m.before and m.after[-1] not in m.before
 
 
+def test_a_fix_says_how_many_partitions_it_leaves_breaking_the_rack_rule():
+    assert plan_fix(AnomalyType.SPU_DOWN, snapshot(SPREAD, down=(4,)), [4]).racks_broken == 0
+    assert plan_fix(AnomalyType.SPU_DOWN, snapshot(SPREAD, down=(4, 5)), [4, 5]).racks_broken == 6
+
+
 def test_when_the_rack_is_back_one_replica_per_partition_moves_to_it():
     drained = drain_many(snapshot(SPREAD, down=(4, 5)), [4, 5])
     layout = [m.after for m in sorted(drained, key=lambda m: m.partition)]
