@@ -126,3 +126,28 @@ def test_notify_only_plans_an_spu_down_past_its_thresholds_and_changes_nothing(
     assert {e.operation for e in automatic} >= {"detected", "alerting", "planned", "create",
                                                 "cancelled"}
     assert all(e.log_offset is not None for e in automatic), "entries of the metadata log"
+
+
+def test_the_healing_endpoints_answer_what_the_schema_documents(api, viewer):
+    from rest_framework.test import APIClient
+
+    from tests.integration.test_api_schema import check
+
+    schema = api.get("/api/schema/?format=json").json()
+    reader = APIClient()
+    reader.force_authenticate(viewer)
+    Anomaly.objects.create(type="slow_spu", subject="spu-2", state="alerting", detail="slow",
+                           spus=[2], detected_at="2026-01-01T00:00:00Z")
+    calls = [(api, "get", "/api/healing/", None),
+             (api, "post", "/api/healing/", {"mode": "heal"}),
+             (api, "post", "/api/healing/", {"mode": "sometimes"}),
+             (reader, "post", "/api/healing/", {"mode": "off"}),
+             (api, "get", "/api/healing/anomalies/", None),
+             (api, "get", "/api/healing/anomalies/?state=closed", None),
+             (api, "get", "/api/healing/settings/", None),
+             (api, "post", "/api/healing/settings/", {"name": "fix_after_s", "value": "2"}),
+             (api, "post", "/api/healing/settings/", {"name": "fix_after_s", "value": "x"})]
+    for client, method, path, body in calls:
+        response = getattr(client, method)(path, body, format="json")
+        check(schema, response, method, path)
+    assert api.get("/api/healing/").json()["anomalies"][0]["type"] == "slow_spu"
