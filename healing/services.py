@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from datetime import datetime, timedelta, timezone as tz
 from typing import Any, TypeVar
 
@@ -105,8 +106,12 @@ def healing_check(*, now_ms: int | None = None) -> dict[str, Any]:
     settled = [_settled(a, a.key in present) for a in map(as_core, open_rows)]
     anomalies = core.advance(settled, findings, now, settings)
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now)
-    return _in_metadata_log(lambda: _write(row, open_rows, anomalies, planned, waiting, shrinks,
-                                           snapshot, mode, settings))
+    write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
+                    mode, settings)
+    known = {r.pk: as_core(r) for r in open_rows}
+    quiet = planned is None and all(known.get(a.id) == a for a in anomalies)
+    # A run that changed nothing logs nothing: it need not wait for the engine's lease.
+    return write() if quiet else _in_metadata_log(write)
 
 
 def _settled(anomaly: Found, still_there: bool) -> Found:
@@ -156,10 +161,14 @@ def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
                      for a in anomalies]
     for anomaly in anomalies:
         _save(anomaly, before.get(anomaly.id), snapshot.at_ms)
-    row.in_lrs = sorted(core.in_lrs(snapshot))
+    members = sorted(map(list, core.in_lrs(snapshot)))
+    fields = ["shrinks", "waiting", "checked_at", "updated_at"]
+    if members != row.in_lrs:  # tens of thousands of entries at scale: written on change only
+        row.in_lrs = members
+        fields.append("in_lrs")
     row.shrinks = {str(k): v for k, v in shrinks.items()}
     row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
-    row.save(update_fields=["in_lrs", "shrinks", "waiting", "checked_at", "updated_at"])
+    row.save(update_fields=fields)
     return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
             "planned": planned[1].name if planned else None}
 

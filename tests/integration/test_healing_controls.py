@@ -117,6 +117,7 @@ def test_notify_only_plans_an_spu_down_past_its_thresholds_and_changes_nothing(
     assert sample(samples, "controlroom_self_healing_moves_total") == 0
     page = client.get("/healing/")
     assert f'href="/planner/plans/{plan.pk}/"'.encode() in page.content
+    assert client.get(f"/planner/plans/{plan.pk}/").status_code == 200
 
     spu_online(spu_id=4)
     healing_check(now_ms=t0 + 6_000)
