@@ -26,6 +26,7 @@ from healing.core import AnomalyState, AnomalyType, Mode
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
 from healing.snapshot import cluster_snapshot
+from planner.core import PlanError
 
 T = TypeVar("T")
 
@@ -132,9 +133,13 @@ def _next_fix(anomalies: list[Found], snapshot: core.Snapshot, settings: core.Se
     budget = core.moves_allowed(settings, moves_last_hour())
     if budget == 0:
         return f"the bound of {settings.moves_per_hour} moves per hour is reached", None
-    fix = core.plan_fix(chosen[0].type, snapshot, [s for a in chosen for s in a.spus], budget)
+    try:
+        fix = core.plan_fix(chosen[0].type, snapshot, [s for a in chosen for s in a.spus], budget)
+    except PlanError as exc:  # e.g. no SPU left to take a replica: said, retried next run
+        return f"no plan can fix {chosen[0].type.value} now: {exc}", None
     if not fix.moves:
-        return f"no move can fix {chosen[0].type.value} now", None
+        quiet = chosen[0].type is AnomalyType.SLOW_SPU  # it leads nothing: nothing to do
+        return "" if quiet else f"no move can fix {chosen[0].type.value} now", None
     return "", (chosen, fix)
 
 

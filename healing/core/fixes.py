@@ -9,6 +9,8 @@
   rack it lacks, one move per missing rack and never the leader when another
   replica will do (minimal movement, Redpanda's rack-awareness repair).
 * Goal violation: the planner's minimal-movement rebalance (planner/core/planner.py).
+* Slow SPU (when ``slow_spu_move_leaders`` is on): its preferred leaderships move to
+  an LRS member, replicas reordered only.
 
 Every fix keeps at most ``budget`` moves (the hourly bound); what is left is
 planned again once those landed.
@@ -89,7 +91,11 @@ def _moves(kind: AnomalyType, snapshot: Snapshot,
         return restore_spread(snapshot), "self-healing: restore rack spread"
     if kind is AnomalyType.GOAL_VIOLATION:
         return rebalance(snapshot), "self-healing: rebalance"
-    raise ValueError(f"{kind.value} anomalies are only reported")
+    if kind is AnomalyType.SLOW_SPU:
+        ids = sorted(spus)
+        return demote(snapshot, ids), f"self-healing: leadership off slow SPU " \
+                                      f"{', '.join(map(str, ids))}"
+    raise ValueError(f"{kind.value} has no fix")
 
 
 def drain_many(snapshot: Snapshot, spu_ids: Iterable[int]) -> list[Move]:
@@ -175,6 +181,20 @@ def restore_spread(snapshot: Snapshot) -> list[Move]:
             after[victim] = taker
         if tuple(after) != p.replicas:
             moves.append(_move(p.topic, p.partition, p.replicas, tuple(after)))
+    return moves
+
+
+def demote(snapshot: Snapshot, spus: Collection[int]) -> list[Move]:
+    """The slow SPUs' preferred leaderships handed to an LRS member that is not slow: the same
+    replicas, reordered (the executor elects the new first replica, nothing is copied)."""
+    slow, moves = set(spus), []
+    for p in snapshot.partitions:
+        if not p.replicas or p.replicas[0] not in slow:
+            continue
+        heir = next((r for r in p.replicas if r in p.lrs and r not in slow), None)
+        if heir is not None:
+            after = (heir, *(r for r in p.replicas if r != heir))
+            moves.append(_move(p.topic, p.partition, p.replicas, after))
     return moves
 
 

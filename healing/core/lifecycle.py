@@ -10,7 +10,8 @@
 Cruise Control's two thresholds (``broker.failure.alert.threshold.ms``,
 ``self.healing.threshold.ms``) are the SPU-down anomaly's; the other kinds
 alert at once and are fixed once they lasted ``fix_after_s`` (a flapping
-figure is not worth a plan). A slow SPU is only reported.
+figure is not worth a plan). A slow SPU is only reported unless
+``slow_spu_move_leaders`` is on: then its leaderships move away.
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def due(anomalies: Sequence[Anomaly], now_ms: int, settings: Settings,
 
 
 def _ready(a: Anomaly, now_ms: int, settings: Settings, mode: Mode) -> bool:
-    if a.type not in PRIORITY:
+    if a.type is AnomalyType.SLOW_SPU and not settings.slow_spu_move_leaders:
         return False  # reported only
     if a.state is S.PLANNED:
         return mode is Mode.HEAL  # a dry run's plan may be stale: plan again, then apply

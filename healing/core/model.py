@@ -22,7 +22,7 @@ class AnomalyType(StrEnum):
 
 # Which fix goes first when several are due: lost replicas before spread before balance.
 PRIORITY = (AnomalyType.SPU_DOWN, AnomalyType.UNDER_REPLICATED, AnomalyType.RACK_SPREAD,
-            AnomalyType.GOAL_VIOLATION)
+            AnomalyType.GOAL_VIOLATION, AnomalyType.SLOW_SPU)
 
 
 class AnomalyState(StrEnum):
@@ -122,6 +122,8 @@ class Settings:
     slow_spu_enabled: bool = True
     slow_spu_shrinks: int = 3
     slow_spu_window_s: float = 300.0
+    # The option: a slow SPU's preferred leaderships move to a replica in the LRS.
+    slow_spu_move_leaders: bool = False
     # How long a spread, balance or topology anomaly must last before a plan fixes it.
     fix_after_s: float = 10.0
     moves_per_hour: int = 5000

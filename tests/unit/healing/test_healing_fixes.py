@@ -84,3 +84,21 @@ def test_the_hourly_budget_cuts_the_plan_and_counts_what_is_left():
     assert len(fix.moves) == 2 and fix.cut == 1
     target = target_of(fix.current, fix.moves)
     assert sum(4 in p["replicas"] for p in target["t"]) == 1
+
+
+def test_a_drain_with_no_spu_left_to_take_a_replica_is_refused_by_the_planner():
+    import pytest
+
+    from planner.core import PlanError
+
+    with pytest.raises(PlanError, match="no other SPU"):
+        plan_fix(AnomalyType.SPU_DOWN, snapshot([(0, 1, 2)], down=(2,),
+                                                racks={0: "a", 1: "b", 2: "c"}), [2])
+
+
+def test_a_slow_spus_leaderships_go_to_an_lrs_member_without_copying_anything():
+    lrs = [(2, 4) if p == 0 else reps for p, reps in enumerate(SPREAD)]  # 0 slow on t/0
+    fix = plan_fix(AnomalyType.SLOW_SPU, snapshot(SPREAD, lrs=lrs), [0])
+    [m] = fix.moves
+    assert m.before == (0, 2, 4) and m.after == (2, 0, 4)
+    assert m.added == () and m.removed == () and m.leader_change

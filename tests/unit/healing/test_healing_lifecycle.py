@@ -93,3 +93,9 @@ def test_a_healed_anomaly_is_handed_back_once_and_never_reopened():
 def test_the_hourly_bound_leaves_what_is_left_of_it():
     assert moves_allowed(Settings(moves_per_hour=100), 60) == 40
     assert moves_allowed(Settings(moves_per_hour=100), 160) == 0
+
+
+def test_moving_leadership_off_a_slow_spu_is_an_option():
+    slow = Finding(AnomalyType.SLOW_SPU, "spu-2", "left the LRS 3 times", (2,), 3)
+    [a] = advance([], [slow], 0, Settings(slow_spu_move_leaders=True, fix_after_s=1))
+    assert due([a], 1_000, Settings(slow_spu_move_leaders=True, fix_after_s=1), Mode.HEAL) == [a]
