@@ -22,6 +22,7 @@ class AnomalyRow(TypedDict):
     planned_at: str | None
     finished_at: str | None
     plan: int | None
+    plan_id: int | None  # the same id under the name `healing status --json` readers expect
     plans: int
     plan_state: str | None
     moves: int | None
@@ -48,7 +49,8 @@ def anomaly_row(a: Anomaly, e: Any = None) -> AnomalyRow:
     return AnomalyRow(id=a.pk, type=a.type, subject=a.subject, state=a.state, detail=a.detail,
                       spus=list(a.spus), detected_at=a.detected_at.isoformat(),
                       alerted_at=_iso(a.alerted_at), planned_at=_iso(a.planned_at),
-                      finished_at=_iso(a.finished_at), plan=a.plan_id, plans=a.plans,
+                      finished_at=_iso(a.finished_at), plan=a.plan_id, plan_id=a.plan_id,
+                      plans=a.plans,
                       plan_state=e.state if e else ("pending" if a.plan_id else None),
                       moves=e.moves_total if e else (a.plan.metrics.get("partitions_moved")
                                                      if a.plan_id else None),

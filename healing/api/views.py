@@ -30,6 +30,7 @@ class AnomalySerializer(serializers.Serializer):
     planned_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     plan = serializers.IntegerField(allow_null=True, help_text="the plan that fixes it")
+    plan_id = serializers.IntegerField(allow_null=True, help_text="the same, by its other name")
     plans = serializers.IntegerField(help_text="plans made for it")
     plan_state = serializers.CharField(allow_null=True)
     moves = serializers.IntegerField(allow_null=True)

@@ -104,7 +104,7 @@ def test_notify_only_plans_an_spu_down_past_its_thresholds_and_changes_nothing(
     assert status()["anomalies"][0]["state"] == "alerting"
     healing_check(now_ms=t0 + 5_000)
     [anomaly] = status()["anomalies"]
-    assert anomaly["state"] == "planned" and anomaly["plan"]
+    assert anomaly["state"] == "planned" and anomaly["plan"] == anomaly["plan_id"] is not None
     plan = Plan.objects.get(pk=anomaly["plan"])
     assert plan.created_by == "self-healing" and len(plan.moves) == 3
     assert all(m["removed"] == [4] for m in plan.moves)
