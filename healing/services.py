@@ -203,9 +203,10 @@ def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
         old.finished_at = _at(now_ms)
     old.save()
     if state_changed:
+        # The row as the page shows it travels in the event: the page patches itself with it.
         log_event(ACTOR, "anomaly", old.pk, a.state.value,
-                  {"type": a.type.value, "subject": a.subject, "plan": a.plan_id},
-                  result=a.detail)
+                  {"type": a.type.value, "subject": a.subject, "plan": a.plan_id,
+                   "detected_at": old.detected_at.isoformat()}, result=a.detail)
 
 
 def _in_metadata_log(work: Callable[[], T]) -> T:
