@@ -6,5 +6,6 @@ from django.urls import include, path
 
 urlpatterns = [
     path("plans/", include("planner.api.urls")),
+    path("healing/", include("healing.api.urls")),
     path("", include("cluster.api.urls")),
 ]

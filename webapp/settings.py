@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "axes",
     "cluster",
     "planner",
+    "healing",
 ]
 
 MIDDLEWARE = [
@@ -190,10 +191,15 @@ PLAN_MAX_MOVES_PER_SPU = env_int("PLAN_MAX_MOVES_PER_SPU", 5, minimum=1)
 PLAN_MAX_MOVES = env_int("PLAN_MAX_MOVES", 50, minimum=1)
 PLAN_MOVE_TIMEOUT_MS = env_int("PLAN_MOVE_TIMEOUT_MS", 60_000, minimum=1)
 REPLICATION_RECORD_BYTES = env_int("REPLICATION_RECORD_BYTES", 1024, minimum=1)
+# Self-healing's anomaly detector (healing/): how often it looks and drives its plans.
+HEALING_CHECK_INTERVAL_S = env_float("HEALING_CHECK_INTERVAL_S", 5.0)
 CELERY_BEAT_SCHEDULE = {
     "leader-rebalance": {"task": "cluster.tasks.leader_rebalance_check",
                          "schedule": LEADER_IMBALANCE_CHECK_INTERVAL_S,
                          "options": {"expires": LEADER_IMBALANCE_CHECK_INTERVAL_S}},
+    "healing-check": {"task": "healing.tasks.healing_check",
+                      "schedule": HEALING_CHECK_INTERVAL_S,
+                      "options": {"expires": HEALING_CHECK_INTERVAL_S}},
     "reconcile-topics": {"task": "cluster.tasks.reconcile_topics",
                          "schedule": RECONCILE_INTERVAL_S},
     # Ticks expire after one interval: a backlog (no worker for a while) is dropped, not replayed.

@@ -5,7 +5,7 @@ series, so a scrape's size follows SPUs and topics, not partitions.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import redis
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
@@ -26,12 +26,19 @@ KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
          "step": tuple(tally.MOVE_STEPS.values()),
          "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
 _moves_in_flight: list[Callable[[], int]] = []
+_families: list[Callable[[], Iterable[Metric]]] = []
 
 
 def register_moves_in_flight(source: Callable[[], int]) -> None:
     """Plan execution (reassignment) registers how many moves it has started and not finished."""
     if source not in _moves_in_flight:  # an app made ready twice counts once
         _moves_in_flight.append(source)
+
+
+def register_families(source: Callable[[], Iterable[Metric]]) -> None:
+    """Another app's series (self-healing's anomalies), read at scrape time like these."""
+    if source not in _families:
+        _families.append(source)
 
 
 class ControlRoomCollector(Collector):
@@ -55,6 +62,8 @@ class ControlRoomCollector(Collector):
                          counters.SHARD_TICK, fields)
         yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
                      sum(source() for source in _moves_in_flight))
+        for source in _families:
+            yield from source()
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

@@ -216,3 +216,24 @@ def test_the_topic_list_counts_and_the_partition_rows_hw_change_in_place(browser
     finally:
         topics_ctx.close()
         rows_ctx.close()
+
+
+def test_the_healing_page_shows_an_anomaly_and_its_plan_as_they_happen(browser, stack):
+    """Self-healing in notify-only mode on the stack's real beat: the SPU's anomaly appears,
+    then its plan, on /healing/ without loading the page again."""
+    stack.python("from healing.services import healing_enable, healing_set\n"
+                 "healing_set(name='spu_down_alert_after_s', value='0')\n"
+                 "healing_set(name='spu_down_heal_after_s', value='1')\n"
+                 "healing_enable(notify_only=True)")
+    context, page = logged_in_page(browser, stack)
+    try:
+        page.goto("/healing/")
+        page.wait_for_function("() => window.healingLive && window.healingLive.open")
+        loads = full_page_loads(page)
+        stack.manage("spu", "offline", "5")
+        row = page.locator("#open-anomalies tr[data-anomaly]", has_text="spu-5")
+        row.locator("td", has_text="planned").wait_for(timeout=20_000)
+        assert row.locator("a[href^='/planner/plans/']").count() == 1
+        assert loads == [], loads
+    finally:
+        context.close()

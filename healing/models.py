@@ -1,0 +1,53 @@
+"""Self-healing's store: its switches and thresholds (one row), and every anomaly it saw."""
+from __future__ import annotations
+
+from django.db import models
+
+from healing.core import AnomalyState, AnomalyType, Mode
+
+
+def _choices(enum: type) -> list[tuple[str, str]]:
+    return [(member.value, member.value) for member in enum]
+
+
+class HealingConfig(models.Model):
+    """A single row: the mode, the settings changed from their defaults, and the detector's
+    memory between runs (LRS members last seen, each SPU's recent LRS shrinks)."""
+
+    SINGLETON = 1
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
+    mode = models.CharField(max_length=16, choices=_choices(Mode), default=Mode.OFF.value)
+    values = models.JSONField(default=dict, blank=True, help_text="settings set by name")
+    in_lrs = models.JSONField(default=list, blank=True)
+    shrinks = models.JSONField(default=dict, blank=True)
+    # Why the last run did not plan (an operator's plan runs, the hourly bound), or "".
+    waiting = models.TextField(blank=True, default="")
+    checked_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"self-healing: {self.mode}"
+
+
+class Anomaly(models.Model):
+    """One anomaly from detection to its outcome; ``plan`` is the plan that fixes it."""
+
+    type = models.CharField(max_length=24, choices=_choices(AnomalyType), db_index=True)
+    subject = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=_choices(AnomalyState), db_index=True)
+    detail = models.TextField(blank=True, default="")
+    spus = models.JSONField(default=list, blank=True)
+    detected_at = models.DateTimeField()
+    alerted_at = models.DateTimeField(null=True, blank=True)
+    planned_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    plan = models.ForeignKey("planner.Plan", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="anomalies")
+    plans = models.PositiveIntegerField(default=0, help_text="plans made for it")
+
+    class Meta:
+        ordering = ["-detected_at", "-id"]
+        verbose_name_plural = "anomalies"
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.subject}: {self.state}"

@@ -1,0 +1,223 @@
+"""Self-healing use cases: switch it, set its thresholds, and run one detection (the beat's).
+
+``healing_check`` is one run of the anomaly detector: it reads the store
+(healing/snapshot.py), lets the core decide (healing/core), and writes what
+changed. Every automatic action (an anomaly's new state, a plan made, a plan
+applied) is logged with the actor ``self-healing`` inside a unit of work of
+the replication engine, so it is an entry of the metadata log.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from datetime import datetime, timedelta, timezone as tz
+from typing import Any, TypeVar
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from cluster.errors import Conflict, InvalidInput
+from cluster.services.events import Actor, log_event
+from healing import core
+from healing.core import Anomaly as Found
+from healing.core import AnomalyState, AnomalyType, Mode
+from healing.models import Anomaly, HealingConfig
+from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
+from healing.snapshot import cluster_snapshot
+from planner.core import PlanError
+
+T = TypeVar("T")
+
+
+def config() -> HealingConfig:
+    return HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)[0]
+
+
+def current_settings(row: HealingConfig | None = None) -> core.Settings:
+    return core.settings_from((row or config()).values)
+
+
+# ---- the operator's switches ---------------------------------------------------------
+
+def healing_enable(*, notify_only: bool = False, by: Actor = None) -> HealingConfig:
+    mode = Mode.NOTIFY_ONLY if notify_only else Mode.HEAL
+    return _set_mode(mode, by)
+
+
+def healing_disable(*, by: Actor = None) -> HealingConfig:
+    return _set_mode(Mode.OFF, by)
+
+
+@transaction.atomic
+def _set_mode(mode: Mode, by: Actor) -> HealingConfig:
+    row = config()
+    if row.mode != mode.value:
+        row.mode = mode.value
+        row.save(update_fields=["mode", "updated_at"])
+        log_event(by, "healing", "mode", "set", {"mode": mode.value})
+    return row
+
+
+@transaction.atomic
+def healing_set(*, name: str, value: str, by: Actor = None) -> core.Settings:
+    """``healing set NAME VALUE``: a bad name or value is refused, nothing stored."""
+    try:
+        typed = core.parse_setting(name, value)
+        row = config()
+        values = {**row.values, name: typed}
+        core.check_thresholds(core.settings_from(values))
+    except core.SettingError as exc:
+        raise InvalidInput(str(exc), field="value" if name in core.SETTING_NAMES else "name") \
+            from None
+    row.values = values
+    row.save(update_fields=["values", "updated_at"])
+    log_event(by, "healing", name, "set", {"value": typed})
+    return current_settings(row)
+
+
+# ---- one detection run (the beat's task) ------------------------------------------------
+
+def _ms(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+def _at(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=tz.utc)
+
+
+def as_core(row: Anomaly) -> Found:
+    return Found(AnomalyType(row.type), row.subject, AnomalyState(row.state),
+                 _ms(row.detected_at), row.detail, tuple(row.spus), _ms(row.alerted_at),
+                 row.plan_id, row.pk)
+
+
+def healing_check(*, now_ms: int | None = None) -> dict[str, Any]:
+    """Detect, follow every anomaly through its states, and plan (and apply) the next fix."""
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    row, snapshot = config(), cluster_snapshot(now)
+    settings, mode = current_settings(row), Mode(row.mode)
+    fresh = core.new_shrinks(frozenset(tuple(x) for x in row.in_lrs), snapshot)
+    shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
+                                     settings.slow_spu_window_s)
+    findings = core.detect(snapshot, settings, [(s, len(t)) for s, t in shrinks.items()])
+    present = {(f.type.value, f.subject) for f in findings}
+    open_rows = list(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES]))
+    settled = [_settled(a, a.key in present) for a in map(as_core, open_rows)]
+    anomalies = core.advance(settled, findings, now, settings)
+    waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now)
+    write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
+                    mode, settings)
+    known = {r.pk: as_core(r) for r in open_rows}
+    quiet = planned is None and all(known.get(a.id) == a for a in anomalies)
+    # A run that changed nothing logs nothing: it need not wait for the engine's lease.
+    return write() if quiet else _in_metadata_log(write)
+
+
+def _settled(anomaly: Found, still_there: bool) -> Found:
+    outcome, reason = outcome_of(anomaly.plan_id)
+    return core.settle(anomaly, outcome, still_there, reason)
+
+
+def _next_fix(anomalies: list[Found], snapshot: core.Snapshot, settings: core.Settings,
+              mode: Mode, now: int) -> tuple[str, tuple[list[Found], core.Fix] | None]:
+    """Why nothing is planned now, or the anomalies the next plan fixes and its moves."""
+    chosen = core.due(anomalies, now, settings, mode)
+    if not chosen:
+        return "", None
+    running = active_execution()
+    if running is not None:
+        whose = "a self-healing" if running.plan.created_by == ACTOR else "an operator's"
+        return f"{whose} plan ({running.plan_id}) is being carried out", None
+    budget = core.moves_allowed(settings, moves_last_hour())
+    if budget == 0:
+        return f"the bound of {settings.moves_per_hour} moves per hour is reached", None
+    try:
+        fix = core.plan_fix(chosen[0].type, snapshot, [s for a in chosen for s in a.spus], budget)
+    except PlanError as exc:  # e.g. no SPU left to take a replica: said, retried next run
+        return f"no plan can fix {chosen[0].type.value} now: {exc}", None
+    if not fix.moves:
+        quiet = chosen[0].type is AnomalyType.SLOW_SPU  # it leads nothing: nothing to do
+        return "" if quiet else f"no move can fix {chosen[0].type.value} now", None
+    return "", (chosen, fix)
+
+
+def moves_last_hour() -> int:
+    since = timezone.now() - timedelta(hours=1)
+    from planner.models import PlanExecution
+
+    return PlanExecution.objects.filter(plan__created_by=ACTOR, started_at__gte=since) \
+        .aggregate(n=Sum("moves_total"))["n"] or 0
+
+
+@transaction.atomic
+def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
+           planned: tuple[list[Found], core.Fix] | None, waiting: str,
+           shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
+           settings: core.Settings) -> dict[str, Any]:
+    before = {r.pk: r for r in open_rows}
+    if planned is not None:
+        chosen, fix = planned
+        plan = store_fix(fix, chosen)
+        applied, waiting = _apply(plan, settings) if mode is Mode.HEAL else (False, waiting)
+        keys, as_mode = {a.key for a in chosen}, Mode.HEAL if applied else Mode.NOTIFY_ONLY
+        anomalies = [core.planned(a, plan.pk, as_mode) if a.key in keys else a
+                     for a in anomalies]
+    for anomaly in anomalies:
+        _save(anomaly, before.get(anomaly.id), snapshot.at_ms)
+    members = sorted(map(list, core.in_lrs(snapshot)))
+    fields = ["shrinks", "waiting", "checked_at", "updated_at"]
+    if members != row.in_lrs:  # tens of thousands of entries at scale: written on change only
+        row.in_lrs = members
+        fields.append("in_lrs")
+    row.shrinks = {str(k): v for k, v in shrinks.items()}
+    row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
+    row.save(update_fields=fields)
+    return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
+            "planned": planned[1].name if planned else None}
+
+
+def _apply(plan: Any, settings: core.Settings) -> tuple[bool, str]:
+    """Apply the plan; an operator's apply that won the race leaves it planned (next run
+    plans afresh)."""
+    try:
+        with transaction.atomic():
+            apply_fix(plan, settings)
+    except Conflict as exc:
+        return False, str(exc)
+    return True, ""
+
+
+def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
+    state_changed = old is None or old.state != a.state.value
+    if old is None:
+        old = Anomaly(type=a.type.value, subject=a.subject, detected_at=_at(a.detected_ms))
+    elif not state_changed and old.detail == a.detail and old.plan_id == a.plan_id:
+        return
+    if a.plan_id is not None and a.plan_id != old.plan_id:
+        old.planned_at, old.plans = _at(now_ms), old.plans + 1
+    old.state, old.detail, old.spus, old.plan_id = a.state.value, a.detail, list(a.spus), a.plan_id
+    old.alerted_at = _at(a.alerted_ms)
+    if a.state not in core.OPEN_STATES:
+        old.finished_at = _at(now_ms)
+    old.save()
+    if state_changed:
+        # The row as the page shows it travels in the event: the page patches itself with it.
+        log_event(ACTOR, "anomaly", old.pk, a.state.value,
+                  {"type": a.type.value, "subject": a.subject, "plan": a.plan_id,
+                   "detected_at": old.detected_at.isoformat()}, result=a.detail)
+
+
+def _in_metadata_log(work: Callable[[], T]) -> T:
+    """Run ``work`` inside a unit of work of the engine: what it logs are metadata-log entries."""
+    from cluster.services.replication import run_locked
+
+    out: list[T] = []
+
+    def step(_hot: Any) -> list:
+        out.append(work())
+        return []
+
+    run_locked(step, keys=[])
+    return out[0]

@@ -1,0 +1,100 @@
+// The open anomalies of /healing/, live: every automatic action of self-healing is an event
+// of the cluster group (/ws/cluster/) carrying the anomaly's row, so the table patches itself
+// from the message; on connecting and after a skipped sequence number it reads /api/healing/.
+(function () {
+  "use strict";
+  const script = document.currentScript;
+  const OPEN = ["detected", "alerting", "planned", "applying"];
+  const planUrl = (id) => script.dataset.planUrl.replace(/0\/$/, id + "/");
+  const body = document.querySelector("#open-anomalies tbody");
+  const rows = new Map();  // anomaly id -> its row as /api/healing/ gives it
+
+  const cell = (row, text) => { const td = row.insertCell(); td.textContent = text; return td; };
+
+  function draw() {
+    body.replaceChildren();
+    if (!rows.size) {
+      const row = body.insertRow(); row.className = "none";
+      cell(row, "No open anomaly.").colSpan = 7;
+      return;
+    }
+    for (const a of [...rows.values()].sort((x, y) => (x.detected_at < y.detected_at ? 1 : -1))) {
+      const row = body.insertRow(); row.dataset.anomaly = a.id;
+      [a.type, a.subject, a.state, a.detected_at].forEach((t) => cell(row, t));
+      const plan = cell(row, "");
+      if (a.plan) {
+        const link = document.createElement("a");
+        link.href = planUrl(a.plan); link.textContent = "#" + a.plan;
+        plan.append(link, " " + (a.plan_state || ""));
+      }
+      cell(row, a.moves === null || a.moves === undefined ? "" : (a.moves_done || 0) + " / " + a.moves);
+      cell(row, a.detail);
+    }
+  }
+
+  function status(s) {
+    document.getElementById("healing-mode").textContent = s.mode;
+    const waiting = document.getElementById("healing-waiting");
+    waiting.hidden = !s.waiting;
+    waiting.querySelector("span").textContent = s.waiting;
+    rows.clear();
+    s.anomalies.forEach((a) => rows.set(String(a.id), a));
+    draw();
+  }
+
+  async function resync() {
+    try {
+      const answer = await fetch("/api/healing/", {credentials: "same-origin",
+                                                   headers: {Accept: "application/json"}});
+      if (answer.ok) status(await answer.json());
+    } catch (e) { /* the next gap or reconnect tries again */ }
+  }
+
+  function event(e) {
+    if (e.object_type === "anomaly") {
+      const id = String(e.object_name);
+      if (!OPEN.includes(e.operation)) { rows.delete(id); return; }
+      const known = rows.get(id) || {id, moves: null, plan_state: null};
+      rows.set(id, {...known, type: e.params.type, subject: e.params.subject, state: e.operation,
+                    plan: e.params.plan, detail: e.result, detected_at: e.params.detected_at});
+    } else if (e.object_type === "plan") {
+      for (const a of rows.values()) {
+        if (String(a.plan) === String(e.object_name)) a.plan_state = e.operation;
+      }
+    }
+  }
+
+  function progress(p) {
+    for (const a of rows.values()) {
+      if (String(a.plan) === String(p.plan)) {
+        Object.assign(a, {plan_state: p.state, moves_done: p.moves_done, moves: p.moves_total});
+      }
+    }
+  }
+
+  let sequences = null;
+  // For tests and the curious: whether the socket is open, and how many messages were applied.
+  const state = window.healingLive = {open: false, applied: 0};
+  function receive(message) {
+    state.applied += 1;
+    if (message.type === "live.hello") { resync(); return; }
+    if (message.type === "plan.progress") progress(message);
+    if (message.seq === undefined) { draw(); return; }
+    const seen = sequences.check(message.group, message.seq);
+    if (seen === "old") return;
+    sequences.set(message.group, message.seq);
+    if (seen === "gap") { resync(); return; }
+    (message.events || []).forEach(event);
+    draw();
+  }
+  // socket.js is deferred after this script (it closes the base template's body).
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!window.ctrlSocket) return;
+    sequences = window.ctrlSocket.Sequences();
+    window.ctrlSocket.open("/ws/cluster/", {
+      onMessage: receive,
+      onOpen() { state.open = true; },
+      onClose() { state.open = false; },
+    });
+  });
+})();
