@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/", include("webapp.api_urls")),
     re_path(r"^api/(?P<path>.*)$", csrf_exempt(login_not_required(api_not_found))),
     path("planner/", include("planner.urls")),
+    path("history/", include("history.urls")),
     path("", include("cluster.metrics.urls")),
     path("", include("cluster.urls")),
 ]
