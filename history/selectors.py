@@ -33,6 +33,8 @@ def parse_point(text: object, name: str = "at") -> Point:
     raw = str(text).strip()
     if raw.isdigit() and len(raw) <= 18:
         return Point(offset=int(raw))
+    # A "+" left unencoded in a query string arrives as a space.
+    raw = raw.replace(" ", "+") if "T" in raw else raw
     try:
         when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:

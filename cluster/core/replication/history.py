@@ -97,7 +97,7 @@ def _hw(m: Moment, entry: Entry) -> None:
     for topic, rows in entry["topics"].items():
         for partition, hw, flat in rows:
             m.offsets[(topic, partition)] = (hw, tuple(
-                (flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)))
+                (flat[i], hw + flat[i + 1], hw + flat[i + 2]) for i in range(0, len(flat), 3)))
 
 
 def _unclean(m: Moment, entry: Entry) -> None:
@@ -130,12 +130,14 @@ _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_drop
 # --- checkpoints -------------------------------------------------------------------
 
 def checkpoint_entry(changed: Mapping[Key, Offsets]) -> Entry | None:
-    """One compact ``hw`` entry for the partitions whose offsets moved (None if none)."""
+    """One compact ``hw`` entry for the partitions whose offsets moved (None if none):
+    ``topics: {name: [[partition, hw, [spu, leo - hw, replica hw - hw, ...]], ...]}``."""
     if not changed:
         return None
     topics: dict[str, list[list[Any]]] = {}
     for (topic, partition), (hw, replicas) in sorted(changed.items()):
-        flat = [v for triple in replicas for v in triple]
+        # Each replica's LEO and HW as distances from the partition's HW: mostly 0, so small.
+        flat = [v for spu, leo, rhw in replicas for v in (spu, leo - hw, rhw - hw)]
         topics.setdefault(topic, []).append([partition, hw, flat])
     return {"type": "hw", "topics": topics}
 
