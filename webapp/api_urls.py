@@ -7,5 +7,6 @@ from django.urls import include, path
 urlpatterns = [
     path("plans/", include("planner.api.urls")),
     path("healing/", include("healing.api.urls")),
+    path("history/", include("history.api_urls")),
     path("", include("cluster.api.urls")),
 ]

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "cluster",
     "planner",
     "healing",
+    "history",
 ]
 
 MIDDLEWARE = [
@@ -193,7 +194,16 @@ PLAN_MOVE_TIMEOUT_MS = env_int("PLAN_MOVE_TIMEOUT_MS", 60_000, minimum=1)
 REPLICATION_RECORD_BYTES = env_int("REPLICATION_RECORD_BYTES", 1024, minimum=1)
 # Self-healing's anomaly detector (healing/): how often it looks and drives its plans.
 HEALING_CHECK_INTERVAL_S = env_float("HEALING_CHECK_INTERVAL_S", 5.0)
+# History replay (history/, docs/history.md): how far back moments are kept, how often the
+# replayed cluster is snapshotted, and how often HW/LEO are checkpointed into the log.
+HISTORY_RETENTION_S = env_float("HISTORY_RETENTION_S", 7 * 24 * 3600.0)
+HISTORY_SNAPSHOT_S = env_float("HISTORY_SNAPSHOT_S", 600.0)
+HISTORY_SNAPSHOT_ENTRIES = env_int("HISTORY_SNAPSHOT_ENTRIES", 20_000, minimum=100)
+HISTORY_HW_INTERVAL_S = env_float("HISTORY_HW_INTERVAL_S", 300.0)
+
 CELERY_BEAT_SCHEDULE = {
+    "history-snapshot": {"task": "history.tasks.history_snapshot", "schedule": 60.0,
+                         "options": {"expires": 60.0}},
     "leader-rebalance": {"task": "cluster.tasks.leader_rebalance_check",
                          "schedule": LEADER_IMBALANCE_CHECK_INTERVAL_S,
                          "options": {"expires": LEADER_IMBALANCE_CHECK_INTERVAL_S}},

@@ -14,6 +14,7 @@ urlpatterns = [
     re_path(r"^api/(?P<path>.*)$", csrf_exempt(login_not_required(api_not_found))),
     path("planner/", include("planner.urls")),
     path("healing/", include("healing.urls")),
+    path("history/", include("history.urls")),
     path("", include("cluster.metrics.urls")),
     path("", include("cluster.urls")),
 ]

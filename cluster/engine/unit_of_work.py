@@ -35,6 +35,14 @@ from cluster.services.events import announce
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]
+# Given the unit, its saved sets, its time and whether it writes entries already: more
+# entries for the same commit (history's HW checkpoints), installed at app ready.
+ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
+_extra_entries: dict[str, ExtraEntries] = {}
+
+
+def install_extra_entries(name: str, hook: ExtraEntries) -> None:
+    _extra_entries[name] = hook
 
 
 def now_ms() -> int:
@@ -101,7 +109,10 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets
             after.update((k, summary(sets[k])) for k in keys if k in sets)
-            return step_entries(hot, actions, after, at)
+            out = step_entries(hot, actions, after, at)
+            for hook in _extra_entries.values():
+                out += hook(hot, after, at, bool(out or hot.log))
+            return out
 
         save(hot, log=entries)
     project(hot, actions, after)

@@ -1,0 +1,197 @@
+"""History replay: the cluster at any offset of the metadata log, rebuilt by a fold.
+
+A ``Moment`` is what the store's rows and the replication's offsets held right
+after one offset: every partition's logged status (``metadata.fold``), its HW
+and each replica's LEO/HW as the latest ``hw`` checkpoint entry recorded them,
+the SPUs the engine knows (online or not) and the SPU loops an operator killed.
+A moment is rebuilt from the nearest snapshot at or below it (``encode`` /
+``decode``), never from offset 0.
+
+HW and LEO are no status entries (they move every tick); ``hw`` checkpoint
+entries carry those of the partitions whose offsets moved since the last
+checkpoint, at most once per interval and in every unit of work that also
+changes a status, so a moment's HW is exact at every status change and at most
+one interval old in between (docs/history.md).
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .metadata import Entry, Status, fold, status_from_row, _status_row
+from .state import Key, Resolution
+from .summary import PartitionSummary, ReplicaStatus
+from .unclean import waiting_for
+
+ONLINE = "Online"
+# One replica's offsets in a checkpoint: (spu, leo, hw).
+Offsets = tuple[int, tuple[tuple[int, int, int], ...]]
+
+
+@dataclass
+class Moment:
+    """The cluster right after ``offset`` (``at``: that entry's time, epoch ms)."""
+    offset: int = 0
+    at: int = 0
+    statuses: dict[Key, Status] = field(default_factory=dict)
+    offsets: dict[Key, Offsets] = field(default_factory=dict)
+    spus: dict[int, bool] = field(default_factory=dict)
+    killed: set[int] = field(default_factory=set)
+
+    def copy(self) -> Moment:
+        return Moment(self.offset, self.at, dict(self.statuses), dict(self.offsets),
+                      dict(self.spus), set(self.killed))
+
+
+def apply(moment: Moment, offset: int, entry: Entry) -> None:
+    """Fold one entry into ``moment`` (entries come in offset order)."""
+    fold(moment.statuses, entry)
+    kind = entry["type"]
+    handler = _HANDLERS.get(kind)
+    if handler is not None:
+        handler(moment, entry)
+    moment.offset = offset
+    moment.at = max(moment.at, int(entry.get("at") or 0))
+
+
+def replay(moment: Moment, entries: Iterable[tuple[int, Entry]]) -> Moment:
+    for offset, entry in entries:
+        apply(moment, offset, entry)
+    return moment
+
+
+def _topic_replicated(m: Moment, entry: Entry) -> None:
+    topic = entry["topic"]
+    for index, row in enumerate(entry["statuses"]):
+        m.offsets.pop((topic, index), None)
+        for spu in row[0]:
+            # The engine registers an SPU named by a map, offline, when it first sees it.
+            m.spus.setdefault(spu, False)
+
+
+def _topic_dropped(m: Moment, entry: Entry) -> None:
+    for key in [k for k in m.offsets if k[0] == entry["topic"]]:
+        del m.offsets[key]
+
+
+def _spu_registered(m: Moment, entry: Entry) -> None:
+    m.spus.setdefault(entry["spu"], False)
+
+
+def _spu_forgotten(m: Moment, entry: Entry) -> None:
+    m.spus.pop(entry["spu"], None)
+
+
+def _spu_sync(m: Moment, entry: Entry) -> None:
+    m.spus[entry["spu"]] = bool(entry["online"])
+
+
+def _spu(m: Moment, entry: Entry) -> None:
+    m.spus[entry["spu"]] = entry["resolution"] == ONLINE
+
+
+def _hw(m: Moment, entry: Entry) -> None:
+    for topic, rows in entry["topics"].items():
+        for partition, hw, flat in rows:
+            m.offsets[(topic, partition)] = (hw, tuple(
+                (flat[i], hw + flat[i + 1], hw + flat[i + 2]) for i in range(0, len(flat), 3)))
+
+
+def _unclean(m: Moment, entry: Entry) -> None:
+    # The HW given up: the checkpoint of the same commit says it too, this keeps it if not.
+    key = (entry["topic"], entry["partition"])
+    hw, replicas = m.offsets.get(key, (0, ()))
+    new = entry["new_hw"]
+    m.offsets[key] = (min(hw, new), tuple((s, leo, min(h, new)) for s, leo, h in replicas))
+
+
+def _noted(m: Moment, entry: Entry) -> None:
+    if entry.get("object_type") != "spu":
+        return
+    try:
+        spu = int(entry["object_name"])
+    except (TypeError, ValueError):
+        return
+    if entry.get("operation") == "kill":
+        m.killed.add(spu)
+    elif entry.get("operation") in ("start", "online"):
+        m.killed.discard(spu)
+
+
+_HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_dropped,
+             "spu-registered": _spu_registered, "spu-forgotten": _spu_forgotten,
+             "spu-sync": _spu_sync, "spu": _spu, "hw": _hw,
+             "unclean-election": _unclean, "event": _noted}
+
+
+# --- checkpoints -------------------------------------------------------------------
+
+def checkpoint_entry(changed: Mapping[Key, Offsets]) -> Entry | None:
+    """One compact ``hw`` entry for the partitions whose offsets moved (None if none):
+    ``topics: {name: [[partition, hw, [spu, leo - hw, replica hw - hw, ...]], ...]}``."""
+    if not changed:
+        return None
+    topics: dict[str, list[list[Any]]] = {}
+    for (topic, partition), (hw, replicas) in sorted(changed.items()):
+        # Each replica's LEO and HW as distances from the partition's HW: mostly 0, so small.
+        flat = [v for spu, leo, rhw in replicas for v in (spu, leo - hw, rhw - hw)]
+        topics.setdefault(topic, []).append([partition, hw, flat])
+    return {"type": "hw", "topics": topics}
+
+
+# --- rows ----------------------------------------------------------------------------
+
+def partition_row(m: Moment, key: Key) -> tuple[PartitionSummary, tuple[int, ...]]:
+    """The core's summary of one partition at the moment, and the SPUs it waits for."""
+    status = m.statuses[key]
+    hw, replicas = m.offsets.get(key, (0, ()))
+    known = {s: (leo, h) for s, leo, h in replicas}
+    status_list = [ReplicaStatus(spu=s, leo=known.get(s, (0, 0))[0], hw=known.get(s, (0, 0))[1])
+                   for s in status.replicas]
+    leo = None if status.leader is None else known.get(status.leader, (0, 0))[0]
+    summary = PartitionSummary(topic=key[0], partition=key[1], leader=status.leader,
+                               replicas=list(status.replicas), lrs=list(status.lrs),
+                               resolution=status.resolution.value, hw=hw, leo=leo,
+                               replica_status=status_list)
+    # waiting_for reads only a set's resolution and LRS, which a Status carries too.
+    return summary, waiting_for(status, m.spus)  # type: ignore[arg-type]
+
+
+def keys_of(m: Moment, topic: str | None = None) -> list[Key]:
+    return sorted(k for k in m.statuses if topic is None or k[0] == topic)
+
+
+def totals(m: Moment) -> dict[str, int]:
+    """The live pages' totals at the moment."""
+    sts = m.statuses.values()
+    return {"partitions": len(m.statuses),
+            "offline": sum(1 for s in sts if s.resolution is Resolution.OFFLINE),
+            "leaderless": sum(1 for s in sts if s.leader is None),
+            "under_replicated": sum(1 for s in sts if len(s.lrs) < len(s.replicas)),
+            "spus": len(m.spus), "spus_offline": sum(1 for up in m.spus.values() if not up),
+            "spus_killed": len(m.killed)}
+
+
+# --- snapshots ----------------------------------------------------------------------
+
+def encode(m: Moment) -> bytes:
+    """A snapshot: the moment as compressed JSON."""
+    doc = {"offset": m.offset, "at": m.at,
+           "statuses": [[t, p, *_status_row(s)] for (t, p), s in m.statuses.items()],
+           "offsets": [[t, p, hw, [v for r in reps for v in r]]
+                       for (t, p), (hw, reps) in m.offsets.items()],
+           "spus": [[s, up] for s, up in m.spus.items()], "killed": sorted(m.killed)}
+    return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
+
+
+def decode(blob: bytes) -> Moment:
+    doc = json.loads(zlib.decompress(blob))
+    m = Moment(offset=doc["offset"], at=doc["at"], killed=set(doc["killed"]))
+    m.statuses = {(t, p): status_from_row(row) for t, p, *row in doc["statuses"]}
+    m.offsets = {(t, p): (hw, tuple((f[i], f[i + 1], f[i + 2]) for i in range(0, len(f), 3)))
+                 for t, p, hw, f in doc["offsets"]}
+    m.spus = {s: up for s, up in doc["spus"]}
+    return m

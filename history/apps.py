@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class HistoryConfig(AppConfig):
+    name = "history"
+    verbose_name = "History replay"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # History hooks into the engine and the log's trim from here, so neither imports it.
+        from cluster.adapters import metadata_log
+        from cluster.engine import unit_of_work
+        from history import checkpoints, services
+
+        unit_of_work.install_extra_entries("history-hw", checkpoints.hw_checkpoint)
+        metadata_log.install_trim_floor(services.trim_floor)

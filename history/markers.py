@@ -1,0 +1,79 @@
+"""The events marked on the scrubber: outages, recoveries, elections, unclean elections,
+plan starts and ends, drains; one marker per kind and second (an outage's hundreds of
+partition events are one mark)."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import Q
+
+from cluster.models import Event
+from history.selectors import iso
+
+MAX_EVENTS = 20_000
+PLAN_ENDS = ("done", "cancelled", "failed")
+
+
+def kind_of(object_type: str, operation: str, params: dict[str, Any]) -> str | None:
+    """Which mark an event makes on the scrubber (None: none)."""
+    if object_type in ("spu", "rack"):
+        if operation in ("kill", "offline", "heartbeat-lost") or (
+                operation == "resolution" and params.get("to") == "Offline"):
+            return "outage"
+        if operation in ("start", "online") or (
+                operation == "resolution" and params.get("to") == "Online"):
+            return "recovery"
+    if operation in ("unclean-election", "elect-unclean"):
+        return "unclean"
+    if object_type == "partition" and operation == "status" and "leader" in params:
+        return "election"
+    if object_type == "plan":
+        if operation == "create" and "drain" in params:
+            return "drain"
+        if operation == "apply":
+            return "plan-start"
+        if operation in PLAN_ENDS:
+            return "plan-end"
+    return None
+
+
+_WANTED = (Q(object_type__in=("spu", "rack", "plan"))
+           | Q(operation__in=("unclean-election", "elect-unclean"))
+           | Q(object_type="partition", operation="status"))
+
+
+def markers(since_ms: int | None, until_ms: int | None = None) -> list[dict[str, Any]]:
+    """Marks from ``since_ms`` on (epoch ms), oldest first."""
+    query = Event.objects.filter(_WANTED)
+    if since_ms:
+        query = query.filter(at__gte=datetime.fromtimestamp(since_ms / 1000, UTC))
+    if until_ms:
+        query = query.filter(at__lte=datetime.fromtimestamp(until_ms / 1000 + 1, UTC))
+    rows = query.order_by("-at").values_list("at", "log_offset", "object_type", "object_name",
+                                             "operation", "params")[:MAX_EVENTS]
+    marks: dict[tuple[str, int], dict[str, Any]] = {}
+    for at, offset, object_type, name, operation, params in reversed(list(rows)):
+        kind = kind_of(object_type, operation, params or {})
+        if kind is None:
+            continue
+        ms = int(at.timestamp() * 1000)
+        mark = marks.setdefault((kind, ms // 1000), {
+            "kind": kind, "at": ms, "offsets": [], "count": 0,
+            "label": f"{kind}: {object_type} {name} {operation}"})
+        mark["count"] += 1
+        if offset is not None:
+            mark["offsets"].append(offset)
+    return [_ends(m) for m in sorted(marks.values(), key=lambda m: m["at"])]
+
+
+def _ends(mark: dict[str, Any]) -> dict[str, Any]:
+    """The moments just before and just after the mark's events, for a one-click compare."""
+    offsets = mark.pop("offsets")
+    if offsets:
+        mark["before"], mark["after"] = str(min(offsets) - 1), str(max(offsets))
+    else:
+        mark["before"] = iso(mark["at"] - 1)
+        mark["after"] = iso((mark["at"] // 1000 + 1) * 1000)
+    mark["moment"] = mark["after"]
+    return mark

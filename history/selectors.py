@@ -1,0 +1,165 @@
+"""History's reads: a moment rebuilt from its nearest snapshot, its rows, two moments compared.
+
+Used by `history at` / `history diff`, /api/history/ and the /history/ pages alike.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from cluster.adapters import metadata_log
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.core.replication import history as core
+from cluster.core.replication import history_diff as diffs
+from cluster.core.replication.history import Moment
+from cluster.errors import InvalidInput
+from cluster.models import Spu
+from cluster.selectors.shapes import PartitionRow, live_partition_row
+from history.models import Snapshot
+
+_CACHE_SIZE = 4
+_decoded: OrderedDict[int, Moment] = OrderedDict()
+
+
+class Point(NamedTuple):
+    """A moment asked for: by log offset, or by time (epoch ms)."""
+    offset: int | None = None
+    at_ms: int | None = None
+
+
+def parse_point(text: object, name: str = "at") -> Point:
+    """An offset (a whole number) or an ISO 8601 time (UTC unless it says otherwise)."""
+    raw = str(text).strip()
+    if raw.isdigit() and len(raw) <= 18:
+        return Point(offset=int(raw))
+    # A "+" left unencoded in a query string arrives as a space.
+    raw = raw.replace(" ", "+") if "T" in raw else raw
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} must be a log offset (a whole number) or an ISO 8601 time "
+                           f"such as 2026-11-25T04:40:00Z, not {raw[:40]!r}", field=name) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return Point(at_ms=int(when.timestamp() * 1000))
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def stamp(m: Moment) -> dict[str, Any]:
+    return {"offset": m.offset, "at": m.at, "time": iso(m.at) if m.at else None}
+
+
+def history_bounds() -> dict[str, Any]:
+    """Where history begins (its oldest snapshot, or offset 0) and the log's head."""
+    oldest = Snapshot.objects.order_by("offset").values_list("offset", "at").first()
+    with bound_to_store():
+        head, start = metadata_log.head(), metadata_log.start()
+        last = metadata_log.read(head, 1) if head else []
+    if oldest is None:
+        begins = (0, _first_at()) if start <= 1 else (None, None)
+    else:
+        begins = oldest
+    head_at = last[0].data.get("at", 0) if last else 0
+    return {"begins": {"offset": begins[0], "at": begins[1],
+                       "time": iso(begins[1]) if begins[1] else None},
+            "head": {"offset": head, "at": head_at, "time": iso(head_at) if head_at else None},
+            "log_start": start, "snapshots": Snapshot.objects.count()}
+
+
+def _first_at() -> int:
+    first = metadata_log.read(0, 1)
+    return first[0].data.get("at", 0) if first else 0
+
+
+def moment_at(point: Point) -> tuple[Moment, int]:
+    """The moment asked for and the snapshot offset its replay started from."""
+    snap = _nearest_snapshot(point)
+    base = _decode(snap) if snap is not None else None
+    with bound_to_store():
+        if base is None:
+            if metadata_log.start() > 1:
+                raise InvalidInput("history begins at its first snapshot and none is taken "
+                                   "yet: run `history snapshot`", field="at")
+            base = Moment()
+        started = base.offset
+        for entry in metadata_log.read_all(base.offset + 1):
+            if _past(point, entry):
+                break
+            core.apply(base, entry.offset, entry.data)
+    return base, started
+
+
+def _past(point: Point, entry: metadata_log.Entry) -> bool:
+    if point.offset is not None:
+        return entry.offset > point.offset
+    return int(entry.data.get("at") or 0) > (point.at_ms or 0)
+
+
+def _nearest_snapshot(point: Point) -> Snapshot | None:
+    query = Snapshot.objects.order_by("-offset").defer("data")
+    near = (query.filter(offset__lte=point.offset) if point.offset is not None
+            else query.filter(at__lte=point.at_ms))
+    found = near.first()
+    with bound_to_store():
+        whole_log = metadata_log.start() <= 1
+    if found is None and not whole_log and Snapshot.objects.exists():
+        oldest = Snapshot.objects.order_by("offset").values_list("offset", "at").first()
+        raise InvalidInput(f"history begins at offset {oldest[0]} ({iso(oldest[1])}); "
+                           f"older moments are no longer kept", field="at")
+    return found
+
+
+def _decode(snap: Snapshot) -> Moment:
+    """A decoded snapshot, a copy of one of the few kept in memory."""
+    cached = _decoded.get(snap.pk)
+    if cached is None:
+        blob = Snapshot.objects.values_list("data", flat=True).get(pk=snap.pk)
+        cached = core.decode(bytes(blob))
+        _decoded[snap.pk] = cached
+        while len(_decoded) > _CACHE_SIZE:
+            _decoded.popitem(last=False)
+    return cached.copy()
+
+
+def history_rows(m: Moment, topic: str | None = None, first: int = 0,
+                 limit: int | None = None) -> list[PartitionRow]:
+    """`partition list --json` rows as they were at the moment."""
+    keys = core.keys_of(m, topic)
+    keys = keys[first:] if limit is None else keys[first:first + limit]
+    return [live_partition_row(*core.partition_row(m, k)) for k in keys]
+
+
+def spu_racks() -> dict[int, str]:
+    """Racks as registered now: the log does not record racks (docs/history.md)."""
+    return {spu: rack for spu, rack in Spu.objects.values_list("id", "rack")}
+
+
+def spu_states(m: Moment) -> list[dict[str, Any]]:
+    counts = diffs.spu_counts(m)
+    racks = spu_racks()
+    return [{"spu": spu, "rack": racks.get(spu, ""), "state": _state(m, spu),
+             "leaders": c.leaders, "replicas": c.replicas}
+            for spu, c in counts.items()]
+
+
+def _state(m: Moment, spu: int) -> str:
+    if spu in m.killed:
+        return "killed"
+    return "online" if m.spus.get(spu) else "offline"
+
+
+def history_at(point: Point, topic: str | None = None) -> list[PartitionRow]:
+    moment, _ = moment_at(point)
+    return history_rows(moment, topic)
+
+
+def history_diff(a: Point, b: Point) -> dict[str, Any]:
+    """Which partitions changed leader, LRS or replicas between two moments, with counts."""
+    first, _ = moment_at(a)
+    second, _ = moment_at(b)
+    return {"from": stamp(first), "to": stamp(second),
+            **diffs.diff(first, second, spu_racks())}

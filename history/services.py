@@ -1,0 +1,101 @@
+"""History's writes: snapshots of the replayed cluster, and their retention.
+
+A snapshot is the fold of the log up to its offset, made from the previous
+snapshot and the entries after it (the first one from offset 0, or from the
+store's rows when the log was trimmed before history was installed). Snapshots
+older than ``HISTORY_RETENTION_S`` go, except the newest of them: history begins
+there, and the log keeps every entry after it (``trim_floor``).
+"""
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.db import transaction
+
+from cluster.adapters import metadata_log
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.core.replication import history as core
+from cluster.core.replication.history import Moment
+from cluster.core.replication.metadata import Status
+from cluster.core.replication.state import Resolution
+from cluster.models import Partition, Spu
+from cluster.projections import store as store_projection
+from history.models import Snapshot
+
+BATCH = 5000
+
+
+def snapshot_take() -> Snapshot | None:
+    """Fold the log from the newest snapshot to its head and keep it; None if nothing new."""
+    with bound_to_store():
+        head = metadata_log.head()
+        newest = Snapshot.objects.order_by("-offset").first()
+        if newest is not None and newest.offset >= head:
+            return None
+        base = core.decode(bytes(newest.data)) if newest else _first_base()
+        for entry in metadata_log.read_all(base.offset + 1):
+            if entry.offset > head:
+                break
+            core.apply(base, entry.offset, entry.data)
+    snap = _save(base)
+    snapshot_prune()
+    return snap
+
+
+def _save(moment: Moment) -> Snapshot:
+    snap, _ = Snapshot.objects.update_or_create(
+        offset=moment.offset, defaults={"at": moment.at, "data": core.encode(moment),
+                                        "partitions": len(moment.statuses)})
+    return snap
+
+
+def _first_base() -> Moment:
+    """Offset 0 when the log holds everything; else the store's rows at what it applied."""
+    if metadata_log.start() <= 1:
+        return Moment()
+    store_projection.catch_up()
+    with transaction.atomic():
+        applied = store_projection.applied_offset()
+        m = Moment(offset=applied, at=int(time.time() * 1000))
+        for p in Partition.objects.select_related("topic").only(
+                "topic__name", "index", "replicas", "leader", "lrs", "resolution", "epoch",
+                "hw", "replica_status"):
+            key = (p.topic.name, p.index)
+            m.statuses[key] = Status(tuple(p.replicas), p.leader, tuple(p.lrs),
+                                     Resolution(p.resolution), p.epoch)
+            m.offsets[key] = (p.hw, tuple((r["spu"], r["leo"], r["hw"])
+                                          for r in p.replica_status or []))
+        m.spus = {s: r == core.ONLINE for s, r in Spu.objects.values_list("id", "resolution")}
+    return m
+
+
+def snapshot_prune(now_ms: int | None = None) -> int:
+    """Drop snapshots past retention, keeping the newest of them (where history begins)."""
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    cutoff = now_ms - int(settings.HISTORY_RETENTION_S * 1000)
+    old = list(Snapshot.objects.filter(at__lt=cutoff).order_by("-offset")
+               .values_list("pk", flat=True))
+    if len(old) <= 1:
+        return 0
+    deleted, _ = Snapshot.objects.filter(pk__in=old[1:]).delete()
+    return deleted
+
+
+def snapshot_if_due(now_ms: int | None = None) -> Snapshot | None:
+    """The beat's check: a snapshot every HISTORY_SNAPSHOT_S or HISTORY_SNAPSHOT_ENTRIES."""
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    newest = Snapshot.objects.order_by("-offset").values_list("offset", "taken").first()
+    if newest is not None:
+        with bound_to_store():
+            behind = metadata_log.head() - newest[0]
+        age_s = time.time() - newest[1].timestamp()
+        if behind < settings.HISTORY_SNAPSHOT_ENTRIES and age_s < settings.HISTORY_SNAPSHOT_S:
+            return None
+    return snapshot_take()
+
+
+def trim_floor() -> int | None:
+    """The log's trim keeps every entry after the oldest snapshot."""
+    oldest = Snapshot.objects.order_by("offset").values_list("offset", flat=True).first()
+    return None if oldest is None else oldest + 1

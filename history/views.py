@@ -1,0 +1,61 @@
+"""/history/: the scrubber over the metadata log; /history/diff/: two moments compared."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from cluster import charts
+from cluster.errors import InvalidInput
+from history.charts import moment_charts
+from history.markers import markers
+from history.present import moment_view
+from history.selectors import history_bounds, history_diff, moment_at, parse_point, spu_racks
+
+SPEEDS = (1, 2, 5, 10, 30, 60)
+
+
+def _page_number(request: HttpRequest) -> int:
+    raw = request.GET.get("page", "1")
+    return int(raw) if raw.isdigit() and len(raw) < 10 else 1
+
+
+def history_page(request: HttpRequest) -> HttpResponse:
+    error, data = "", None
+    at = request.GET.get("at", "").strip()
+    topic = request.GET.get("topic", "").strip() or None
+    try:
+        point = parse_point(at) if at else None
+        data = moment_view(point, topic=topic, page=_page_number(request), with_charts=True)
+    except InvalidInput as exc:
+        error = exc.message
+    bounds = data or history_bounds()
+    return render(request, "history/history.html", {
+        "data": data, "error": error, "at": at, "topic": topic or "",
+        "bounds": bounds, "markers": markers(bounds["begins"]["at"]),
+        "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
+        "retention_days": round(settings.HISTORY_RETENTION_S / 86400, 1),
+        "chart_list": [(i, f"fig-{i}", f) for i, f in (data or {}).get("charts", {}).items()]},
+        status=400 if error else 200)
+
+
+def history_diff_page(request: HttpRequest) -> HttpResponse:
+    start, end = request.GET.get("from", "").strip(), request.GET.get("to", "").strip()
+    error, report, figures = "", None, None
+    if start and end:
+        try:
+            a, b = parse_point(start, "from"), parse_point(end, "to")
+            report = history_diff(a, b)
+            racks = spu_racks()
+            figures = {"before": moment_charts(moment_at(a)[0], racks),
+                       "after": moment_charts(moment_at(b)[0], racks)}
+        except InvalidInput as exc:
+            error = exc.message
+    elif start or end:
+        error = "Give both moments: from and to (an offset or an ISO time)."
+    figures = figures or {"before": {}, "after": {}}
+    return render(request, "history/diff.html", {
+        "report": report, "error": error, "start": start, "end": end,
+        "pairs": [(i, f"fig-before-{i}", figures["before"][i], f"fig-after-{i}",
+                   figures["after"][i]) for i in figures["before"]],
+        "plotly_config": charts.PLOTLY_CONFIG}, status=400 if error else 200)
