@@ -15,7 +15,9 @@ from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE,
                                            TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
+from cluster.core.tally import PartitionCounted
 from cluster.models import ClusterState, Partition, Spu, Topic
+from cluster.projections import aggregates
 from cluster.services.events import Actor, log_event
 
 CONTROLLER = "topic-controller"
@@ -214,6 +216,7 @@ def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
                               initial_leader=replicas[0], leader=status.leader,
                               lrs=status.lrs, resolution=status.resolution))
     Partition.objects.bulk_create(rows, batch_size=2000)
+    aggregates.add_rows(PartitionCounted(topic.pk, r.replicas, r.leader, r.lrs) for r in rows)
 
 
 def _advance_cursor(used: int) -> None:
@@ -246,7 +249,10 @@ def _spec_of(topic: Topic) -> TopicSpec:
 
 @transaction.atomic
 def topic_delete(*, name: str, by: Actor = None) -> None:
-    deleted, _ = Topic.objects.filter(name=name).delete()
-    if not deleted:
+    _cursor(lock=True)  # the counts' writers take this row first (aggregates._write)
+    pk = Topic.objects.filter(name=name).values_list("pk", flat=True).first()
+    if pk is None:
         raise NotFound(f"topic {name!r} not found", field="name")
+    aggregates.remove_topic(pk)
+    Topic.objects.filter(pk=pk).delete()
     log_event(by, "topic", name, "delete")
