@@ -3,7 +3,7 @@ the partition rows, written in the same transaction as the rows it counts.
 
 Every writer of a partition's replicas, leader or LRS calls it: the store projection
 (``apply_changes`` before it overwrites rows, in catch_up's transaction), topic create
-(``add_rows``) and topic delete (``remove_topic``). A change is counted as what the
+(``add_columns``) and topic delete (``remove_topic``). A change is counted as what the
 rows contribute after minus what they contributed before (cluster/core/tally.py), so
 the work follows what changed, never the cluster's size. ``rebuild`` counts every row
 from scratch: for a store that predates the counts, or rows written behind the
@@ -43,9 +43,10 @@ def apply_changes(statuses: Mapping[tuple[int, int], Sequence[Any]]) -> None:
     _write(delta.nonzero())
 
 
-def add_rows(rows: Iterable[PartitionCounted]) -> None:
-    """Count new partition rows (a topic's creation)."""
-    _write(tally_of(rows))
+def add_columns(topic_pk: int, replicas: Sequence[Sequence[int]],
+                leaders: Sequence[int | None], lrs: Sequence[Sequence[int]]) -> None:
+    """Count a new topic's partition rows, given as columns by partition index."""
+    _write(tally_of_columns([topic_pk] * len(replicas), replicas, leaders, lrs))
 
 
 def remove_topic(topic_pk: int) -> None:

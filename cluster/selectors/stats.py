@@ -281,3 +281,11 @@ def replica_counts_for(topic_ids: list[int]) -> dict[tuple[int, int], int]:
     return {(topic, spu): n for topic, spu, n in TopicSpuCount.objects.filter(
         topic_id__in=topic_ids, spu__gte=0, replicas__gt=0).values_list(
         "topic_id", "spu", "replicas")}
+
+
+def topic_spu_counts(topic_id: int) -> dict[int, tuple[int, int]]:
+    """SPU id -> (partitions it is preferred leader of, other replicas it hosts) in one
+    topic: the totals of its replica map by rack, from the maintained counts."""
+    return {spu: (preferred, replicas - preferred) for spu, preferred, replicas in
+            TopicSpuCount.objects.filter(topic_id=topic_id, spu__gte=0, replicas__gt=0)
+            .values_list("spu", "preferred", "replicas")}

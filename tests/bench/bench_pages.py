@@ -49,8 +49,10 @@ def setup(postgres: bool) -> object:
     redis_proc, url = start_private_redis(TMP / "redis")
     os.environ.update(VAR_DIR=str(TMP), REDIS_URL=url, METRICS_TOKEN="bench-token",
                       DJANGO_SETTINGS_MODULE="webapp.settings")
+    # BENCH_PAGES_DB: a SQLite file kept between runs (built once; for profiling rounds).
+    kept = os.environ.get("BENCH_PAGES_DB")
     os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_pages_{os.getpid()}"
-                                  if postgres else f"sqlite:///{TMP / 'bench.sqlite3'}")
+                                  if postgres else f"sqlite:///{kept or TMP / 'bench.sqlite3'}")
     import django
     from django.core.management import call_command
 
@@ -147,7 +149,7 @@ def profile(c, url: str) -> None:
     profiler.enable()
     c.get(url)
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_PAGES_SORT", "cumulative")).print_stats(25)
 
 
 def main() -> None:
@@ -160,13 +162,15 @@ def main() -> None:
         from cluster.models import Partition
 
         t0 = time.perf_counter()
-        build()
+        if not Partition.objects.exists():
+            build()
         print(f"built 200 SPUs, 1,051 topics, {Partition.objects.count():,} partitions in "
               f"{time.perf_counter() - t0:.1f} s ({connection.vendor})")
         c = client()
         print(f"{'page':<40} ({RUNS} runs, Django test client; load average "
               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-        medians = [measure(c, label, url) for label, url in PAGES]
+        only = os.environ.get("BENCH_PAGES_ONLY", "")
+        medians = [measure(c, label, url) for label, url in PAGES if only in url]
         print(f"slowest median {max(medians):.1f} ms; load average {os.getloadavg()[0]:.1f}")
         if "--profile" in args:
             profile(c, args[args.index("--profile") + 1])
