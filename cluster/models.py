@@ -176,3 +176,36 @@ class Event(models.Model):
         if self.pk is not None:
             raise ValueError("events are append-only")
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class TopicSpuCount(models.Model):
+    """Partition counts per topic (``spu`` -1) and per (topic, SPU): a projection of the
+    partition rows kept by cluster/projections/aggregates.py, so pages read a few
+    thousand counts instead of every partition (cluster/core/tally.py says what counts)."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    spu = models.IntegerField()
+    partitions = models.IntegerField(default=0)
+    leaderless = models.IntegerField(default=0)
+    under_replicated = models.IntegerField(default=0)
+    replicas = models.IntegerField(default=0)
+    leaders = models.IntegerField(default=0)
+    preferred = models.IntegerField(default=0)
+    preferred_leading = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["topic", "spu"],
+                                               name="unique_count_per_topic_spu")]
+
+
+class FailoverCount(models.Model):
+    """Leaders ``taker`` (-1: nobody) would inherit if ``failed`` went down, cluster-wide:
+    the same projection as TopicSpuCount."""
+
+    failed = models.IntegerField()
+    taker = models.IntegerField()
+    partitions = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["failed", "taker"],
+                                               name="unique_failover_move")]

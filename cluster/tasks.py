@@ -29,6 +29,7 @@ from cluster.adapters.scheduler import Followups
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
 from cluster.services.leaders import leader_rebalance
+from cluster.services.store import store_recount
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,12 @@ log = logging.getLogger(__name__)
 @shared_task
 def reconcile_topics() -> dict[str, object]:
     """Periodic reconciliation (beat): the same services commands use."""
-    return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid(),
-            "partition_rows_resynced": replication.replication_resync_store()}
+    done: dict[str, object] = {"topics": topics_reconcile_waiting(),
+                               "groups": spg_reconcile_invalid(),
+                               "partition_rows_resynced": replication.replication_resync_store()}
+    if done["partition_rows_resynced"]:  # drifted rows were counted as they had drifted
+        store_recount(by="reconcile")
+    return done
 
 
 @shared_task(ignore_result=True)

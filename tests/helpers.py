@@ -40,3 +40,11 @@ def refused(*args: str, code: int = 2) -> CommandError:
         call_command(*args, stdout=StringIO())
     assert error.value.returncode == code
     return error.value
+
+
+def recount_partitions() -> None:
+    """After a test writes partition rows straight to the store (behind the projection's
+    back), count them again as ``store recount`` and the reconcile beat do."""
+    from cluster.services.store import store_recount
+
+    store_recount(by="test")

@@ -1,19 +1,17 @@
-"""Scrape-time figures read from the store: two grouped queries, never a row per partition.
-
-At 100,000 partitions what comes back is one row per topic and one per
-distinct (replica list, leader) pair, which computed assignment keeps to a few
-hundred; per-SPU counts are summed from those in Python.
+"""Scrape-time figures read from the partition counts the store keeps beside the rows
+(cluster/projections/aggregates.py): one row per topic, and per-SPU sums over the
+(topic, SPU) counts, never a row per partition.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import NamedTuple
 
-from django.db import connection
+from django.db.models import Sum
 
 from cluster.core.spus import SpuResolution
-from cluster.models import Partition, Spu, Topic
+from cluster.core.tally import TOPIC_TOTAL
+from cluster.models import Spu, TopicSpuCount
 from cluster.selectors.stats import NO_RACK
 
 
@@ -40,37 +38,24 @@ class SpuCounts(NamedTuple):
     preferred_leading: Counter[int]
 
 
-def _sql(template: str) -> list[tuple]:
-    table = connection.ops.quote_name(Partition._meta.db_table)
-    length = "json_array_length" if connection.vendor == "sqlite" else "jsonb_array_length"
-    with connection.cursor() as cursor:
-        cursor.execute(template.format(table=table, length=length))
-        return cursor.fetchall()
-
-
 def topic_figures() -> list[TopicFigures]:
     """Per topic: partitions, those without a leader (offline), LRS smaller than replicas."""
-    # Equal columns are the usual case and need no JSON parsing to rule out.
-    rows = _sql("SELECT topic_id, COUNT(*), SUM(CASE WHEN leader IS NULL THEN 1 ELSE 0 END), "
-                "SUM(CASE WHEN lrs = replicas THEN 0 WHEN {length}(lrs) < {length}(replicas) "
-                "THEN 1 ELSE 0 END) FROM {table} GROUP BY topic_id")
-    names = dict(Topic.objects.values_list("id", "name"))
-    return sorted(TopicFigures(names[pk], total, offline, under)
-                  for pk, total, offline, under in rows if pk in names)
+    return sorted(TopicFigures(*row) for row in TopicSpuCount.objects.filter(
+        spu=TOPIC_TOTAL).values_list("topic__name", "partitions", "leaderless",
+                                     "under_replicated"))
 
 
 def spu_counts() -> SpuCounts:
     """Leaders, replicas, preferred-leader partitions and those the preferred SPU leads."""
     counts = SpuCounts(Counter(), Counter(), Counter(), Counter())
-    for replicas, leader, n in _sql("SELECT replicas, leader, COUNT(*) FROM {table} "
-                                    "GROUP BY replicas, leader"):
-        spus = json.loads(replicas) if isinstance(replicas, str) else replicas
-        counts.replicas.update(dict.fromkeys(spus, n))
-        if leader is not None:
-            counts.leaders[leader] += n
-        if spus:
-            counts.preferred[spus[0]] += n
-            counts.preferred_leading[spus[0]] += n if leader == spus[0] else 0
+    for spu, leaders, replicas, preferred, preferred_leading in (
+            TopicSpuCount.objects.filter(spu__gte=0).order_by().values("spu")
+            .annotate(Sum("leaders"), Sum("replicas"), Sum("preferred"),
+                      Sum("preferred_leading")).values_list(
+                "spu", "leaders__sum", "replicas__sum", "preferred__sum",
+                "preferred_leading__sum")):
+        counts.leaders[spu], counts.replicas[spu] = leaders, replicas
+        counts.preferred[spu], counts.preferred_leading[spu] = preferred, preferred_leading
     return counts
 
 

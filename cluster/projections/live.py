@@ -10,14 +10,13 @@ from cluster.live import HealthRow, LiveData, TopicRow
 from cluster.models import Topic
 from cluster.selectors.health import cluster_health
 from cluster.selectors.heatmaps import topic_spu_chart
-from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats, partition_columns
+from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats
 from cluster.views.tables import spu_row
 
 
 def cluster_load() -> LiveData:
     """SPU loads, topic counts, totals, health and the heatmaps' figures, read as the pages do."""
-    cols = partition_columns()
-    stats = cluster_stats(with_failover=True, cols=cols)
+    stats = cluster_stats(with_failover=True)
     racks = stats.racks()
     topics = list(Topic.objects.order_by("name").values_list("id", "name", "resolution", "reason"))
     by_resolution = Counter(res for _, _, res, _ in topics)
@@ -27,7 +26,7 @@ def cluster_load() -> LiveData:
                        for r in cluster_health(stats, by_resolution)],
             "charts": {"chart-leaders": charts.rack_spu_heatmap(racks, "leaders"),
                        "chart-followers": charts.rack_spu_heatmap(racks, "followers"),
-                       "chart-topics": topic_spu_chart(stats, cols).figure,
+                       "chart-topics": topic_spu_chart(stats).figure,
                        "chart-failover": charts.failover_heatmap(stats)}}
 
 

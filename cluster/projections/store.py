@@ -25,6 +25,7 @@ from django.db.models import F
 from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import Entry
 from cluster.models import ClusterState, Event, Partition, Spu, Topic
+from cluster.projections import aggregates
 from cluster.projections.events import events_of
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
         for event in events_of(offset, data):
             event.log_offset = offset
             events.append(event)
+    aggregates.apply_changes(statuses)  # before the rows change: it reads what they counted
     _write_statuses(statuses)
     _write_maps(maps)
     # Several events of one entry share its offset: only the first keeps it (the column is

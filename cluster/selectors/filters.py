@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from django.db.models import Count, F, Q, TextField
 from django.db.models.functions import Cast
 
-from cluster.models import Event, Partition, SpuGroup, Topic
+from cluster.models import Event, Partition, SpuGroup, Topic, TopicSpuCount
 from cluster.selectors.shapes import TOPIC_MAPS
 from cluster.selectors.sql import decode_all, with_lengths
-from cluster.selectors.stats import partition_columns
 from webapp.perf import gc_paused
 from cluster.core.topic_controller import TopicResolution
 
@@ -59,13 +58,11 @@ def partitions_filtered(*, topic: str = "", spu: int | None = None,
 
 def topics_on_spus(spu_ids: list[int]) -> dict[int, list[str]]:
     """SPU id -> names of the topics with a replica on it (only SPUs that host any)."""
-    cols = partition_columns()
-    names = dict(Topic.objects.values_list("id", "name"))
-    wanted, found = set(spu_ids), defaultdict(set)
-    for topic_id, replicas in zip(cols.topic_ids, cols.replicas):
-        for spu in wanted.intersection(replicas):
-            found[spu].add(names[topic_id])
-    return {spu: sorted(topics) for spu, topics in found.items()}
+    found: dict[int, list[str]] = defaultdict(list)
+    for spu, name in (TopicSpuCount.objects.filter(spu__in=spu_ids, replicas__gt=0)
+                      .order_by("topic__name").values_list("spu", "topic__name")):
+        found[spu].append(name)
+    return dict(found)
 
 
 def partition_keys(ids: list[int]) -> list[tuple[str, int]]:

@@ -1,27 +1,27 @@
 """Cluster, SPU and topic counts for the overview, SPU page, heatmaps and health.
 
-One pass over every partition row feeds them all, so a page costs a handful
-of queries whatever the cluster size.
+They read the partition counts the store keeps beside the rows (TopicSpuCount,
+FailoverCount: cluster/projections/aggregates.py), so a page costs a handful of
+queries over a few thousand count rows whatever the number of partitions.
 """
 from __future__ import annotations
 
-import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import chain
 from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, Q
+from django.db.models import Sum
 
 from cluster.adapters import hot_state
 from cluster.adapters.redis_keys import REDIS_DOWN
-from cluster.core.replication.failover import successor
 from cluster.core.spus import SpuResolution
-from cluster.models import Partition, Spu
-from cluster.selectors.sql import decode_all, with_lengths
+from cluster.core.tally import NO_TAKER, TOPIC_TOTAL
+from cluster.models import FailoverCount, Partition, Spu, TopicSpuCount
+from cluster.selectors.sql import decode_all
 from webapp.perf import gc_paused
 
 
@@ -178,23 +178,21 @@ def partition_columns(topic_ids: list[int] | None = None) -> PartitionColumns:
                                 decode_all(r[3] for r in rows))
 
 
-def cluster_stats(with_failover: bool = False,
-                  cols: PartitionColumns | None = None) -> ClusterStats:
+def cluster_stats(with_failover: bool = False) -> ClusterStats:
+    """Every count from the maintained partition counts (cluster/projections/aggregates.py):
+    a few thousand count rows, whatever the number of partitions."""
     spus = {sid: SpuStats(sid, rack, kind, res, group) for sid, rack, kind, res, group
             in Spu.objects.order_by("id").values_list(
                 "id", "rack", "spu_type", "resolution", "group__name")}
     for spu_id in killed_loops() & spus.keys():
         spus[spu_id].loop_killed = True
-    cols = cols if cols is not None else partition_columns()
-    with gc_paused():
-        stats = ClusterStats(spus=spus, topics=_topic_stats(cols))
-        stats.partitions = len(cols.leaders)
-        stats.leaderless = sum(t.leaderless for t in stats.topics.values())
-        stats.under_replicated = sum(t.under_replicated for t in stats.topics.values())
-        stats.replicas = sum(map(len, cols.replicas))
-        _count_spus(stats, cols)
-        if with_failover:
-            stats.failover = _failover(cols)
+    stats = ClusterStats(spus=spus, topics=topic_stats_for(None))
+    stats.partitions = sum(t.partitions for t in stats.topics.values())
+    stats.leaderless = sum(t.leaderless for t in stats.topics.values())
+    stats.under_replicated = sum(t.under_replicated for t in stats.topics.values())
+    stats.replicas = _count_spus(stats)
+    if with_failover:
+        stats.failover = failover_matrix()
     _set_skews(stats)
     return stats
 
@@ -217,45 +215,27 @@ def killed_loops() -> set[int]:
         return set()
 
 
-def _topic_stats(cols: PartitionColumns) -> dict[int, TopicStats]:
-    # Per topic run, map/sum over slices: C loops instead of a Python loop per row.
-    preferred = cols.preferred
-    topics: dict[int, TopicStats] = {}
-    for topic_id, a, b in cols.topic_runs():
-        leaders = cols.leaders[a:b]
-        topics[topic_id] = TopicStats(
-            partitions=b - a, leaderless=leaders.count(None),
-            under_replicated=sum(map(operator.lt, map(len, cols.lrs[a:b]),
-                                     map(len, cols.replicas[a:b]))),
-            preferred_leading=sum(map(operator.eq, preferred[a:b], leaders)))
-    return topics
+def _count_spus(stats: ClusterStats) -> int:
+    """Set each SPU's counts; return the replicas counted on every SPU, registered or not."""
+    rows = (TopicSpuCount.objects.filter(spu__gte=0).order_by().values("spu")
+            .annotate(replicas=Sum("replicas"), leaders=Sum("leaders"),
+                      preferred=Sum("preferred"), preferred_leading=Sum("preferred_leading")))
+    total = 0
+    for row in rows:
+        total += row["replicas"]
+        spu = stats.spus.get(row["spu"])
+        if spu is not None:
+            spu.replicas, spu.leaders = row["replicas"], row["leaders"]
+            spu.preferred, spu.preferred_leading = row["preferred"], row["preferred_leading"]
+    return total
 
 
-def _count_spus(stats: ClusterStats, cols: PartitionColumns) -> None:
-    # Counters over flattened columns run in C; a per-replica Python loop
-    # would dominate the heatmap page at 150,000 replicas.
-    preferred = cols.preferred
-    hosted = Counter(chain.from_iterable(cols.replicas))
-    leading = Counter(cols.leaders)
-    preferring = Counter(preferred)
-    preferred_leading = Counter(compress(cols.leaders, map(operator.eq, preferred, cols.leaders)))
-    for spu_id, spu in stats.spus.items():
-        spu.replicas, spu.leaders = hosted[spu_id], leading[spu_id]
-        spu.preferred, spu.preferred_leading = preferring[spu_id], preferred_leading[spu_id]
-
-
-def _failover(cols: PartitionColumns) -> dict[int, dict[int | None, int]]:
-    # Fast path for the usual case (the preferred leader leads, its next
-    # replica is in the LRS); successor() handles everything else.
-    moves = Counter([
-        (leader, replicas[1] if (replicas[0] == leader and len(replicas) > 1
-                                 and replicas[1] in lrs)
-         else successor(replicas, lrs, leader))
-        for leader, replicas, lrs in zip(cols.leaders, cols.replicas, cols.lrs)
-        if leader is not None])
+def failover_matrix() -> dict[int, dict[int | None, int]]:
+    """failover[failed][taker] = leaders ``taker`` would inherit; taker None = none left."""
     matrix: dict[int, dict[int | None, int]] = defaultdict(dict)
-    for (failed, taker), count in moves.items():
-        matrix[failed][taker] = count
+    for failed, taker, n in FailoverCount.objects.filter(partitions__gt=0).values_list(
+            "failed", "taker", "partitions"):
+        matrix[failed][None if taker == NO_TAKER else taker] = n
     return dict(matrix)
 
 
@@ -286,13 +266,26 @@ def even_range(total: int, spus: int) -> EvenRange:
     return EvenRange(total // spus, -(-total // spus), total / spus)
 
 
-def topic_stats_for(topic_ids: list[int]) -> dict[int, TopicStats]:
-    """Per-topic partition health for one page of the topic list: one aggregate query."""
-    rows = (with_lengths(Partition.objects.filter(topic_id__in=topic_ids))
-            .order_by().values("topic_id")
-            .annotate(n=Count("id"), leaderless=Count("id", filter=Q(leader__isnull=True)),
-                      under=Count("id", filter=Q(lrs_len__lt=F("replicas_len"))),
-                      # initial_leader is the first replica (the preferred leader).
-                      preferred=Count("id", filter=Q(leader=F("initial_leader")))))
-    return {r["topic_id"]: TopicStats(r["n"], r["leaderless"], r["under"], r["preferred"])
-            for r in rows}
+def topic_stats_for(topic_ids: list[int] | None) -> dict[int, TopicStats]:
+    """Per-topic partition health from the maintained counts (None: every topic)."""
+    rows = TopicSpuCount.objects.filter(spu=TOPIC_TOTAL)
+    if topic_ids is not None:
+        rows = rows.filter(topic_id__in=topic_ids)
+    return {pk: TopicStats(n, leaderless, under, preferred) for pk, n, leaderless, under, preferred
+            in rows.values_list("topic_id", "partitions", "leaderless", "under_replicated",
+                                "preferred_leading")}
+
+
+def replica_counts_for(topic_ids: list[int]) -> dict[tuple[int, int], int]:
+    """(topic id, SPU id) -> replicas of that topic on that SPU, from the maintained counts."""
+    return {(topic, spu): n for topic, spu, n in TopicSpuCount.objects.filter(
+        topic_id__in=topic_ids, spu__gte=0, replicas__gt=0).values_list(
+        "topic_id", "spu", "replicas")}
+
+
+def topic_spu_counts(topic_id: int) -> dict[int, tuple[int, int]]:
+    """SPU id -> (partitions it is preferred leader of, other replicas it hosts) in one
+    topic: the totals of its replica map by rack, from the maintained counts."""
+    return {spu: (preferred, replicas - preferred) for spu, preferred, replicas in
+            TopicSpuCount.objects.filter(topic_id=topic_id, spu__gte=0, replicas__gt=0)
+            .values_list("spu", "preferred", "replicas")}

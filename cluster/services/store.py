@@ -14,7 +14,8 @@ from django.db.models import Count, Sum
 from cluster.adapters import store_identity as identity
 from cluster.adapters.redis_keys import client, key
 from cluster.errors import Conflict
-from cluster.models import ClusterState, Partition
+from cluster.models import ClusterState, Partition, TopicSpuCount
+from cluster.projections import aggregates
 from cluster.services.events import Actor, log_event
 
 RECOVERY_NOTE = ("what it lacks of them is reported once by recovery (hot-state-lost) "
@@ -102,3 +103,14 @@ def store_reidentify(*, force: bool = False, by: Actor = None) -> StoreChange:
             raise Conflict(f"namespace repl:{{{new}}} is already claimed")  # a uuid4 collision
     identity.forget_verified()
     return StoreChange(True, message, new, owner.marker)
+
+
+def store_recount(*, by: Actor = None) -> dict[str, int]:
+    """Count every partition row again, replacing the maintained counts pages read: for
+    rows written behind the projection's back (the reconcile beat does it when it heals
+    drifted rows). Returns how many partitions and count rows there are."""
+    aggregates.rebuild()
+    counts = {"partitions": Partition.objects.count(),
+              "count_rows": TopicSpuCount.objects.count()}
+    log_event(by, "store", "partition-counts", "recount", counts)
+    return counts

@@ -6,17 +6,16 @@ from django.shortcuts import render
 
 from cluster import charts
 from cluster.selectors.heatmaps import MAX_TOPICS, topic_spu_chart
-from cluster.selectors.stats import cluster_stats, partition_columns
+from cluster.selectors.stats import cluster_stats
 from cluster.views.live import rendered_seqs
 from cluster.views.tables import spu_row
 
 
 def heatmaps(request: HttpRequest) -> HttpResponse:
     seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
-    cols = partition_columns()
-    stats = cluster_stats(with_failover=True, cols=cols)
+    stats = cluster_stats(with_failover=True)
     racks = stats.racks()
-    topics = topic_spu_chart(stats, cols)
+    topics = topic_spu_chart(stats)
     return render(request, "cluster/heatmaps.html", {
         "stats": stats, "racks": racks,
         "rack_rows": {rack: [spu_row(s) for s in spus] for rack, spus in racks.items()},

@@ -72,9 +72,12 @@ class MapTable:
 
 
 def map_table(replica_map: Sequence[Sequence[int]], rack_of: Mapping[int, str],
-              max_rows: int | None = None) -> MapTable:
-    """Totals always cover the whole map; ``max_rows`` only shortens the listing."""
-    counts = _spu_counts(replica_map)
+              max_rows: int | None = None,
+              counts: Mapping[int, tuple[int, int]] | None = None) -> MapTable:
+    """Totals always cover the whole map; ``max_rows`` only shortens the listing.
+    ``counts`` ((leaders, followers) per SPU of the whole map) lets ``replica_map``
+    be the listed rows alone: a stored topic's counts are kept, not recounted."""
+    counts = _spu_counts(replica_map) if counts is None else counts
     racks = _rack_order(counts, rack_of)
     totals = {rack: [0, 0] for rack in racks}
     for spu, (leaders, followers) in counts.items():

@@ -21,7 +21,7 @@ from cluster.forms import AssignmentUploadForm, ProduceForm, TopicCreateForm
 from cluster.live import BLOCK, MAX_BLOCKS, block_groups, topic_group
 from cluster.models import Spu, Topic
 from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
-from cluster.selectors.stats import down_spu_ids, topic_stats_for
+from cluster.selectors.stats import down_spu_ids, topic_spu_counts, topic_stats_for
 from cluster.services import TopicOutcome, topic_create, topic_delete
 from cluster.services.records import ProduceOutcome, records_consume, records_produce_and_wait
 from cluster.views._shell import (Outcome, call_action, call_service, operator_required,
@@ -64,25 +64,30 @@ def topic_detail(request: HttpRequest, name: str,
     limit = None if request.GET.get("all") == "1" else DETAIL_ROWS
     # Before the data: the groups the page's socket joins (cluster/consumers.py groups_for).
     seqs = rendered_seqs(topic_group(name), *block_groups(name, 0, limit or BLOCK * MAX_BLOCKS))
-    topic = get_object_or_404(Topic, name=name)
+    # The map is read only when the page lists all of it: the rows listed carry their
+    # replicas, the kept counts the totals (a 100,000-entry map took most of the page).
+    topic = get_object_or_404(Topic.objects.defer("replica_map"), name=name)
     partitions = list(topic.partition_set.order_by("index")[:limit])
     stats = topic_stats_for([topic.id]).get(topic.id)
+    counts = topic_spu_counts(topic.id)
+    whole = limit is None or topic.partitions <= limit
+    listed = topic.replica_map if whole else [p.replicas for p in partitions]
     form = produce_form or ProduceForm(partitions=topic.partitions,
                                        initial={"partition": _records_partition(request, topic)})
     return render(request, "cluster/topic_detail.html", {
         "topic": topic, "partitions": partitions, "stats": stats,
         "truncated": limit is not None and topic.partitions > limit, "limit": limit,
         "preferred": share_cell(stats.preferred_share if stats else None),
-        "table": map_table(topic.replica_map, _racks(), max_rows=limit),
+        "table": map_table(listed, _racks(), max_rows=limit, counts=counts),
         "map_file": _file_text(topic.replica_map) if topic.partitions <= DETAIL_ROWS else None,
         "produce_form": form,
         "records": _records_panel(request, topic) if topic.partitions else None,
-        "outage_spus": _hosting_spus(topic), "down_spus": down_spu_ids(), "live_seqs": seqs},
+        "outage_spus": _hosting_spus(counts), "down_spus": down_spu_ids(), "live_seqs": seqs},
         status=400 if produce_form is not None else 200)
 
 
-def _hosting_spus(topic: Topic) -> list[dict[str, Any]]:
-    ids = {spu for replicas in topic.replica_map or [] for spu in replicas}
+def _hosting_spus(counts: dict[int, tuple[int, int]]) -> list[dict[str, Any]]:
+    ids = [spu for spu, (leaders, followers) in counts.items() if leaders + followers]
     return list(Spu.objects.filter(id__in=ids).order_by("id").values("id", "resolution"))
 
 

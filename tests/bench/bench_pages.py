@@ -1,17 +1,21 @@
-"""Page speed on big clusters: server time through Django's test client.
+"""Page and API speed at 100,000 partitions: server time through Django's test client.
 
-Run: .venv/bin/python tests/bench/bench_pages.py [huge]
-Builds a throwaway SQLite store under a temp dir (never touches var/), fills
-it through the services, then times each page a few times and prints the
-median and worst. Targets: topics list (1,000 topics) and heatmaps (200 SPUs,
-50,000 partitions) under 300 ms; a /metrics scrape at 100,000 partitions
-under 200 ms; a page of 100 partitions (API and page) under 100 ms with one
-100,000-partition topic (``huge`` runs only that case). Figures, not
-assertions (DESIGN.md).
+Run: .venv/bin/python tests/bench/bench_pages.py [postgres] [--profile URL]
+Builds a throwaway store (SQLite under a temp dir; ``postgres`` a throwaway
+database on 127.0.0.1:5432) and a private Redis: 200 SPUs in 5 racks, one
+topic of 50,000 partitions, 50 topics of 1,000 and 1,000 of 3 (RF 3, 103,000
+partitions), SPU 0 offline with the partitions it led leaderless and those it
+followed under-replicated. Then times every page and API list the issue names
+and prints best / median / worst wall time, median CPU time, queries and size.
+``--profile URL`` prints a cProfile of one more request of that URL. Goal:
+every median under 300 ms (issue 22). Figures, not assertions (DESIGN.md).
 """
 from __future__ import annotations
 
+import cProfile
 import os
+import pstats
+import shutil
 import statistics
 import sys
 import tempfile
@@ -20,83 +24,95 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-TMP = tempfile.mkdtemp(prefix="bench-pages-")
-os.environ["VAR_DIR"] = TMP
-os.environ.pop("DATABASE_URL", None)
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
-
+TMP = Path(tempfile.mkdtemp(prefix="bench-pages-"))
 RACKS = ["rack-a", "rack-b", "rack-c", "rack-d", "rack-e"]
 RUNS = 9
+PAGES = [("overview", "/"), ("SPUs", "/spus/"), ("topics list", "/topics/"),
+         ("topic page (50,000 partitions)", "/topics/huge/"),
+         ("topic page (1,000 partitions)", "/topics/big-00/"),
+         ("partitions, first page", "/partitions/"),
+         ("partitions, topic of 50,000, last page", "/partitions/?topic=huge&page=500"),
+         ("partitions, under-replicated", "/partitions/?under_replicated=1"),
+         ("heatmaps", "/heatmaps/"),
+         ("API topics (limit 50)", "/api/topics/?limit=50"),
+         ("API topic huge", "/api/topics/huge/"),
+         ("API SPUs", "/api/spus/"), ("API cluster", "/api/cluster/"),
+         ("API partitions", "/api/partitions/"),
+         ("API partitions, topic of 50,000, last", "/api/partitions/?topic=huge&offset=49900"),
+         ("/metrics", "/metrics")]
 
 
-def build_big_cluster() -> None:
-    """200 SPUs in 5 racks, all online; 50 topics x 1,000 partitions, RF 3."""
-    from cluster.models import Spu
+def setup(postgres: bool) -> object:
+    """Private Redis and a throwaway store, before Django reads its settings."""
+    from webapp.redis_server import start_private_redis
+
+    redis_proc, url = start_private_redis(TMP / "redis")
+    os.environ.update(VAR_DIR=str(TMP), REDIS_URL=url, METRICS_TOKEN="bench-token",
+                      DJANGO_SETTINGS_MODULE="webapp.settings")
+    # BENCH_PAGES_DB: a SQLite file kept between runs (built once; for profiling rounds).
+    kept = os.environ.get("BENCH_PAGES_DB")
+    os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_pages_{os.getpid()}"
+                                  if postgres else f"sqlite:///{kept or TMP / 'bench.sqlite3'}")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    if postgres:
+        from django.db import connection
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    call_command("migrate", "--noinput", verbosity=0)
+    return redis_proc
+
+
+def build() -> None:
+    from cluster.core.spus import SpuResolution
     from cluster.services import spu_register, topic_create
     from cluster.services.spus import spu_set_resolution
-    from cluster.core.spus import SpuResolution
 
-    for spu_id in range(200):
-        spu_register(spu_id=spu_id, rack=RACKS[spu_id % len(RACKS)], by="bench")
-    for spu_id in Spu.objects.values_list("id", flat=True):
-        spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.ONLINE, by="bench")
+    for spu in range(200):
+        spu_register(spu_id=spu, rack=RACKS[spu % len(RACKS)], by="bench")
+        spu_set_resolution(spu_id=spu, resolution=SpuResolution.ONLINE, by="bench")
+    topic_create(name="huge", partitions=50_000, replication=3, by="bench")
     for t in range(50):
         topic_create(name=f"big-{t:02d}", partitions=1000, replication=3, by="bench")
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))
+    from bench_metrics_scrape import build_small_topics
+
+    build_small_topics(1000)
+    degrade_spu_zero()
 
 
-def build_huge_topic() -> None:
-    """One topic of 100,000 partitions (the most a topic may have), RF 3."""
-    from cluster.models import Spu
-    from cluster.services import spu_register, topic_create
+def degrade_spu_zero() -> None:
+    """An outage's shape without running the engine: SPU 0 offline, its partitions hit."""
+    from cluster.core.spus import SpuResolution
+    from cluster.models import Partition
+    from cluster.services.spus import spu_set_resolution
 
-    for spu_id in range(Spu.objects.count(), 200):
-        spu_register(spu_id=spu_id, rack=RACKS[spu_id % len(RACKS)], by="bench")
-    topic_create(name="huge", partitions=100_000, replication=3, by="bench")
-
-
-def measure_huge(c: Client) -> None:
-    t0 = time.perf_counter()
-    build_huge_topic()
-    print(f"built one topic of 100,000 partitions in {time.perf_counter() - t0:.1f} s")
-    measure(c, "API partitions, topic of 100,000, first 100", "/api/partitions/?topic=huge")
-    measure(c, "API partitions, topic of 100,000, last 100",
-            "/api/partitions/?topic=huge&offset=99900")
-    measure(c, "API partitions, all topics, first 100", "/api/partitions/")
-    measure(c, "API partitions, topic of 100,000, limit 1000",
-            "/api/partitions/?topic=huge&limit=1000")
-    measure(c, "partitions page, topic of 100,000, first 100", "/partitions/?topic=huge")
-    measure(c, "partitions page, topic of 100,000, last 100",
-            "/partitions/?topic=huge&page=1000")
-    measure(c, "partitions page, all topics, first 100", "/partitions/")
+    spu_set_resolution(spu_id=0, resolution=SpuResolution.OFFLINE, by="bench")
+    hit = [(pk, replicas, leader) for pk, replicas, leader in
+           Partition.objects.values_list("id", "replicas", "leader") if 0 in replicas]
+    for pk, replicas, leader in hit:
+        if leader == 0:
+            Partition.objects.filter(pk=pk).update(leader=None)
+        else:
+            Partition.objects.filter(pk=pk).update(lrs=[s for s in replicas if s != 0])
+    rebuild = _rebuild_aggregates()
+    if rebuild is not None:
+        rebuild()  # rows written behind the projection's back, as the reconcile beat heals
 
 
-def build_many_topics() -> None:
-    """1,000 more topics of 3 partitions each (the topic list benchmark)."""
-    from cluster.services import topic_create
-
-    for t in range(1000):
-        topic_create(name=f"t-{t:04d}", partitions=3, replication=3, by="bench")
-
-
-def build_more_partitions() -> None:
-    """50 more topics x 1,000 partitions: 100,000 in the big topics for the scrape."""
-    from cluster.services import topic_create
-
-    for t in range(50, 100):
-        topic_create(name=f"big-{t:02d}", partitions=1000, replication=3, by="bench")
+def _rebuild_aggregates():
+    try:
+        from cluster.projections.aggregates import rebuild
+    except ImportError:  # before issue 22's aggregates
+        return None
+    return rebuild
 
 
-def client() -> Client:
+def client():
     from django.contrib.auth import get_user_model
+    from django.test import Client
+
     from cluster.roles import make_operator
 
     user, _ = get_user_model().objects.get_or_create(username="bench")
@@ -106,53 +122,65 @@ def client() -> Client:
     return c
 
 
-def measure(c: Client, label: str, url: str) -> None:
-    c.get(url)  # warm-up: template compilation and first-use imports are not page time
-    times, queries = [], 0
+def measure(c, label: str, url: str) -> float:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    auth = {"HTTP_AUTHORIZATION": "Bearer bench-token"} if url == "/metrics" else {}
+    c.get(url, **auth)  # warm-up: template compilation and first-use imports are not page time
+    wall, cpu, queries = [], [], 0
     for _ in range(RUNS):
         with CaptureQueriesContext(connection) as ctx:
-            start = time.perf_counter()
-            response = c.get(url)
-            times.append((time.perf_counter() - start) * 1000)
+            start, cpu_start = time.perf_counter(), time.process_time()
+            response = c.get(url, **auth)
+            wall.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - cpu_start) * 1000)
         queries = len(ctx.captured_queries)
         assert response.status_code == 200, (url, response.status_code)
-    size = len(response.content) / 1024
-    # best = the page's own cost; median and worst also carry this shared machine's load.
-    print(f"{label:<44} best {min(times):6.1f}  median {statistics.median(times):6.1f}"
-          f"  worst {max(times):6.1f} ms  {queries:2d} queries  {size:5.0f} KiB")
+    median = statistics.median(wall)
+    print(f"{label:<40} best {min(wall):6.1f}  median {median:6.1f}  worst {max(wall):6.1f} ms"
+          f"  CPU {statistics.median(cpu):6.1f} ms  {queries:2d} q  "
+          f"{len(response.content) / 1024:5.0f} KiB", flush=True)
+    return median
+
+
+def profile(c, url: str) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    c.get(url)
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_PAGES_SORT", "cumulative")).print_stats(25)
 
 
 def main() -> None:
-    call_command("migrate", "--noinput", verbosity=0)
-    if sys.argv[1:] == ["huge"]:
-        measure_huge(client())
-        return
-    t0 = time.perf_counter()
-    build_big_cluster()
-    print(f"built 200 SPUs, 50 topics, 50,000 partitions in {time.perf_counter() - t0:.1f} s")
-    c = client()
-    print(f"{'page':<44} (server time, {RUNS} runs, Django test client, SQLite; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-    measure(c, "heatmaps (200 SPUs, 50,000 partitions)", "/heatmaps/")
-    measure(c, "overview (200 SPUs, 50,000 partitions)", "/")
-    measure(c, "SPUs (200 SPUs, 50,000 partitions)", "/spus/")
-    measure(c, "partitions, first page of 50,000", "/partitions/")
-    measure(c, "partitions, under-replicated filter", "/partitions/?under_replicated=1")
-    measure(c, "topic detail (1,000 partitions)", "/topics/big-00/")
-    measure(c, "API partitions (limit 100)", "/api/partitions/")
-    t0 = time.perf_counter()
-    build_many_topics()
-    print(f"built 1,000 more topics in {time.perf_counter() - t0:.1f} s")
-    measure(c, "topics list (1,050 topics, all on one page)", "/topics/?per_page=all")
-    measure(c, "topics list, first page", "/topics/")
-    measure(c, "topics list, search 't-09'", "/topics/?q=t-09")
-    measure(c, "API topics (limit 100)", "/api/topics/")
-    t0 = time.perf_counter()
-    build_more_partitions()
-    print(f"built 50 more topics (103,000 partitions in all) in {time.perf_counter() - t0:.1f} s")
-    # Redis at REDIS_URL (if any) adds the counters; without one the store figures are all.
-    measure(c, "/metrics scrape (200 SPUs, 103,000 partitions)", "/metrics")
-    measure_huge(c)
+    args = sys.argv[1:]
+    postgres = "postgres" in args
+    redis_proc = setup(postgres)
+    try:
+        from django.db import connection
+
+        from cluster.models import Partition
+
+        t0 = time.perf_counter()
+        if not Partition.objects.exists():
+            build()
+        print(f"built 200 SPUs, 1,051 topics, {Partition.objects.count():,} partitions in "
+              f"{time.perf_counter() - t0:.1f} s ({connection.vendor})")
+        c = client()
+        print(f"{'page':<40} ({RUNS} runs, Django test client; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        only = os.environ.get("BENCH_PAGES_ONLY", "")
+        medians = [measure(c, label, url) for label, url in PAGES if only in url]
+        print(f"slowest median {max(medians):.1f} ms; load average {os.getloadavg()[0]:.1f}")
+        if "--profile" in args:
+            profile(c, args[args.index("--profile") + 1])
+    finally:
+        if postgres:
+            from django.db import connection
+            connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+        redis_proc.terminate()
+        redis_proc.wait(10)
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 if __name__ == "__main__":

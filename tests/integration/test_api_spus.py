@@ -5,7 +5,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from cluster.models import Spu, SpuGroup
-from tests.helpers import register_spus
+from tests.helpers import recount_partitions, register_spus
 
 
 def test_register_and_unregister_an_spu(api, db):
@@ -52,6 +52,7 @@ def test_partitions_filter_by_topic_spu_and_health(api, db):
     register_spus(0, 1, 2, online=True)
     topic_create(name="t", partitions=3, replication=2)
     Partition.objects.filter(index=1).update(leader=None, lrs=[])
+    recount_partitions()
     body = api.get("/api/partitions/?topic=t").json()
     assert body["count"] == 3 and body["results"][0]["preferred_leader"] == 0
     assert [p["partition"] for p in api.get("/api/partitions/?leaderless=1").json()["results"]] == [1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import register_spus, run
+from tests.helpers import recount_partitions, register_spus, run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -140,6 +140,7 @@ def test_a_reordered_lrs_is_not_under_replicated_and_a_leaderless_partition_is_o
     Partition.objects.filter(pk=rows[0].pk).update(lrs=list(reversed(rows[0].replicas)))
     Partition.objects.filter(pk=rows[1].pk).update(lrs=rows[1].replicas[:1])
     Partition.objects.filter(pk=rows[2].pk).update(leader=None)
+    recount_partitions()
     samples = scrape(client)
     assert under_replicated(samples) == 1
     assert sample(samples, "controlroom_partitions_offline", topic="t") == 1

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from cluster.models import Partition
-from tests.helpers import register_spus
+from tests.helpers import recount_partitions, register_spus
 
 
 @pytest.fixture
@@ -34,6 +34,7 @@ def test_health_lists_each_reason_with_a_link_to_its_filtered_list(operator_clie
     spu_set_resolution(spu_id=4, resolution=SpuResolution.OFFLINE)
     Partition.objects.filter(index=0).update(leader=None, lrs=[])
     Partition.objects.filter(index=1).update(lrs=[4, 8])
+    recount_partitions()
     topic_create(name="big", partitions=1, replication=20)
     html = operator_client.get("/").content.decode()
     for link, text in [("/spus/?resolution=Offline", "1 SPU offline"),
@@ -79,6 +80,7 @@ def test_the_failover_matrix_follows_the_replica_order_within_the_lrs(operator_c
     # Partition 0 is [0, 4, 8, 9]: if SPU 0 fails, SPU 4 takes its leader.
     assert failover["z"][0][failover["x"].index("SPU 4")] == 1
     Partition.objects.filter(index=0).update(lrs=[0, 8, 9])
+    recount_partitions()
     html = operator_client.get("/heatmaps/").content.decode()
     failover = _figure(html, "fig-failover")["data"][0]
     assert failover["z"][0][failover["x"].index("SPU 8")] == 1

@@ -1,4 +1,5 @@
-"""``store status|adopt-redis|reidentify``: which Redis holds this database's hot state.
+"""``store status|adopt-redis|reidentify|recount``: which Redis holds this database's hot
+state; ``recount`` counts every partition row again for the pages' maintained counts.
 
 ``status`` prints both identities (the database's record of its Redis, and the
 Redis reached); ``adopt-redis`` makes the Redis reached this store's, logging
@@ -13,7 +14,7 @@ from django.core.management.base import CommandError
 from cluster.adapters.redis_keys import reachable
 from cluster.adapters.store_identity import identity_status
 from cluster.management.commands._cli import NO_REDIS, SubcommandCommand
-from cluster.services.store import store_adopt_redis, store_reidentify
+from cluster.services.store import store_adopt_redis, store_recount, store_reidentify
 
 
 class Command(SubcommandCommand):
@@ -36,6 +37,9 @@ class Command(SubcommandCommand):
         again.add_argument("--force", action="store_true",
                            help="also when no other database owns the namespace")
         again.add_argument("--json", action="store_true")
+        recount = actions.add_parser(
+            "recount", help="count every partition row again (the counts pages read)")
+        recount.add_argument("--json", action="store_true")
 
     def handle_status(self, json: bool, **_: Any) -> None:
         unreachable = reachable()
@@ -60,3 +64,8 @@ class Command(SubcommandCommand):
     def handle_reidentify(self, force: bool, json: bool, **_: Any) -> None:
         change = store_reidentify(force=force, by="cli")
         self.emit(change.as_json(), json, change.message)
+
+    def handle_recount(self, json: bool, **_: Any) -> None:
+        counts = store_recount(by="cli")
+        self.emit(counts, json, f"counted {counts['partitions']:,} partitions again "
+                                f"({counts['count_rows']:,} count rows)")

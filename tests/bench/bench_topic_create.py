@@ -1,0 +1,112 @@
+"""Creating a topic of 100,000 partitions, stored and as a dry run.
+
+Run: .venv/bin/python tests/bench/bench_topic_create.py [postgres]
+Builds a throwaway store (SQLite under a temp dir; ``postgres`` a throwaway
+database on 127.0.0.1:5432) with 200 SPUs in 5 racks, all online, and a
+private Redis; then times, wall and CPU:
+- ``topic_create`` of 100,000 partitions, RF 3, through the service (3 topics);
+- ``topic create --dry-run --json`` for 100,000 partitions in-process
+  (``call_command``), and as a subprocess less the start-up of the same command
+  refused before it does anything (a topic that already exists).
+Goals (issue 22): stored under 3 s on PostgreSQL; dry run under 0.3 s beyond
+start-up. Figures, not assertions (DESIGN.md).
+"""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+TMP = Path(tempfile.mkdtemp(prefix="bench-create-"))
+RACKS = ["rack-a", "rack-b", "rack-c", "rack-d", "rack-e"]
+SIZE = 100_000
+
+
+def setup(postgres: bool) -> object:
+    from webapp.redis_server import start_private_redis
+
+    redis_proc, url = start_private_redis(TMP / "redis")
+    os.environ.update(VAR_DIR=str(TMP), REDIS_URL=url, DJANGO_SETTINGS_MODULE="webapp.settings")
+    os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_create_{os.getpid()}"
+                                  if postgres else f"sqlite:///{TMP / 'bench.sqlite3'}")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    if postgres:
+        from django.db import connection
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+        # Subprocesses must reach the database the test runner named.
+        name = connection.settings_dict["NAME"]
+        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
+    call_command("migrate", "--noinput", verbosity=0)
+    return redis_proc
+
+
+def timed(label: str, call, runs: int) -> None:
+    wall, cpu = [], []
+    for run in range(runs):
+        start, cpu_start = time.perf_counter(), time.process_time()
+        call(run)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - cpu_start)
+    print(f"{label:<52} median {statistics.median(wall):6.2f} s  best {min(wall):6.2f} s  "
+          f"CPU median {statistics.median(cpu):6.2f} s", flush=True)
+
+
+def subprocess_seconds(*args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT,
+                   capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    postgres = sys.argv[1:] == ["postgres"]
+    redis_proc = setup(postgres)
+    try:
+        from django.core.management import call_command
+        from django.db import connection
+
+        from cluster.core.spus import SpuResolution
+        from cluster.services import spu_register, topic_create
+        from cluster.services.spus import spu_set_resolution
+
+        for spu in range(200):
+            spu_register(spu_id=spu, rack=RACKS[spu % len(RACKS)], by="bench")
+            spu_set_resolution(spu_id=spu, resolution=SpuResolution.ONLINE, by="bench")
+        print(f"200 SPUs in 5 racks, all online ({connection.vendor}); load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+        timed(f"topic_create, {SIZE:,} partitions, RF 3 (stored)",
+              lambda run: topic_create(name=f"big-{run}", partitions=SIZE, replication=3,
+                                       by="bench"), 3)
+        args = ["topic", "create", "dry", "--partitions", str(SIZE), "--replication", "3",
+                "--dry-run", "--json"]
+        timed(f"topic create --dry-run --json, {SIZE:,} (in-process)",
+              lambda run: call_command(*args, stdout=io.StringIO()), 5)
+        dry = statistics.median(subprocess_seconds(*args) for _ in range(3))
+        refused = statistics.median(subprocess_seconds(*args[:2], "big-0", *args[3:])
+                                    for _ in range(3))
+        print(f"topic create --dry-run --json as a command: {dry:.2f} s; the same command "
+              f"refused at once (start-up): {refused:.2f} s; beyond start-up {dry - refused:.2f} s")
+        print(f"load average {os.getloadavg()[0]:.1f}")
+    finally:
+        if postgres:
+            from django.db import connection
+            connection.close()
+            connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+        redis_proc.terminate()
+        redis_proc.wait(10)
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
