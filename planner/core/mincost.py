@@ -121,13 +121,17 @@ class MinCostFlow:
     def _blocking(self, s: int, t: int, pot: list) -> int:
         """Dinic on the edges of zero reduced cost."""
         total = 0
+        # Each node's edges of zero reduced cost: the potentials stay put for the
+        # whole blocking flow, so they are listed once, at a node's first visit.
+        tight: dict[int, list[int]] = {}
         while True:
-            level, admissible = self._levels(s, t, pot)
+            level, admissible = self._levels(s, t, pot, tight)
             if level[t] < 0:
                 return total
             total += self._push(s, t, level, admissible)
 
-    def _levels(self, s: int, t: int, pot: list) -> tuple[list[int], dict[int, list[int]]]:
+    def _levels(self, s: int, t: int, pot: list, tight: dict[int, list[int]]
+                ) -> tuple[list[int], dict[int, list[int]]]:
         """BFS levels on the edges of zero reduced cost, as far as ``t``'s level, and
         each expanded node's edges to the next level (in adjacency order). Within one
         blocking flow an edge only ever leaves that list (its capacity runs out or its
@@ -142,18 +146,21 @@ class MinCostFlow:
         for u in queue:
             if level[t] >= 0 and level[u] >= level[t]:
                 break  # deeper nodes lie on no shortest path to t
-            pu, lu = pot[u], level[u] + 1
+            lu = level[u] + 1
             mine = admissible[u] = []
-            for e in adj[u]:
+            edges = tight.get(u)
+            if edges is None:
+                pu = pot[u]
+                edges = tight[u] = [e for e in adj[u] if cost[e] + pu == pot[to[e]]]
+            for e in edges:
                 if cap[e] > 0:
                     v = to[e]
-                    if cost[e] + pu == pot[v]:
-                        if level[v] < 0:
-                            level[v] = lu
-                            queue.append(v)
-                            mine.append(e)
-                        elif level[v] == lu:
-                            mine.append(e)
+                    if level[v] < 0:
+                        level[v] = lu
+                        queue.append(v)
+                        mine.append(e)
+                    elif level[v] == lu:
+                        mine.append(e)
         return level, admissible
 
     def _push(self, s: int, t: int, level: list[int], admissible: dict[int, list[int]]) -> int:
