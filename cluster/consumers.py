@@ -1,6 +1,7 @@
 """WebSocket consumer: authenticate at connect, join the page's groups, say hello, forward."""
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -53,6 +54,29 @@ def _block_of(group: str) -> int | None:
     return parsed[1] if parsed is not None else None
 
 
+# How long a user's reader role, once looked up, answers for their next sockets.
+READER_CHECK_TTL_S = 5.0
+_readers: dict[tuple, tuple[bool, float]] = {}
+
+
+async def may_read(user: Any) -> bool:
+    """``can_read`` through a short per-process memo: a burst of pages of one user (a
+    wall of screens, every tab reconnecting after a restart) asks the database once,
+    not once per socket on the one thread Django's ORM runs on. A role taken away
+    refuses new sockets at most ``READER_CHECK_TTL_S`` later."""
+    now = time.monotonic()
+    # The sign-up time too: a test database hands a new user the id of a deleted one.
+    key = (user.pk, user.get_username(), getattr(user, "date_joined", None))
+    known = _readers.get(key)
+    if known is not None and known[1] > now:
+        return known[0]
+    allowed = await sync_to_async(can_read)(user)
+    if len(_readers) > 10_000:
+        _readers.clear()
+    _readers[key] = (allowed, now + READER_CHECK_TTL_S)
+    return allowed
+
+
 async def refused_reader(consumer: AsyncJsonWebsocketConsumer) -> bool:
     """Close a socket whose user may not read (4401 anonymous, 4403 in no reader group):
     reading needs the viewers or operators group, on a socket as on a page."""
@@ -60,7 +84,7 @@ async def refused_reader(consumer: AsyncJsonWebsocketConsumer) -> bool:
     if user is None or not user.is_authenticated:
         await consumer.close(code=POLICY_VIOLATION)
         return True
-    if not await sync_to_async(can_read)(user):
+    if not await may_read(user):
         await consumer.close(code=FORBIDDEN)
         return True
     return False

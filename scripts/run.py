@@ -28,6 +28,7 @@ RESTART_PAUSE_S = 1.0
 
 import redis  # noqa: E402
 
+from webapp.web_server import daphne_command  # noqa: E402
 from webapp.redis_server import (URL_FILE, record_redis_url, redacted,  # noqa: E402
                                  start_private_redis)
 
@@ -157,8 +158,7 @@ def children(host: str, port: int) -> list[Child]:
     logs.mkdir(exist_ok=True)
     concurrency = os.environ.get("WORKER_CONCURRENCY", "2")
     return [
-        Child("web", [PY, "-m", "daphne", "-b", host, "-p", str(port), "webapp.asgi:application"],
-              logs / "web.log"),
+        Child("web", daphne_command(host, port, PY), logs / "web.log"),
         Child("worker", [PY, "-m", "celery", "-A", "webapp", "worker", "--concurrency",
                          concurrency, "-l", "info"], logs / "worker.log"),
         Child("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l", "info",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webapp.redis_server import free_port, start_private_redis
+from webapp.web_server import daphne_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -116,8 +117,7 @@ def running_stack(var: Path, *, beat: bool = True, worker: bool = True,
         stack.manage("ensure_operator")
         if before_start:
             stack.python(before_start)
-        stack.spawn("web", [PY, "-m", "daphne", "-b", "127.0.0.1", "-p", str(stack.port),
-                            "webapp.asgi:application"])
+        stack.spawn("web", daphne_command("127.0.0.1", stack.port, PY))
         if worker:
             stack.spawn("worker", [PY, "-m", "celery", "-A", "webapp", "worker",
                                    "--concurrency", str(worker_concurrency), "-l", "warning"])

@@ -47,7 +47,10 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     # Constant during one search: every replica that can be handed over (SPUs
     # in quota order, as ties go to the first found) and the SPUs below quota.
     key, original = work.key, work.original
-    offers = [(key[spu], spu, other, spu not in original[other])
+    thorough = limit is None
+    # Each offer with the state it labels made once, not once per search step.
+    offers = [(key[spu], spu, other, spu not in original[other],
+               (other, key[spu] if thorough else None))
               for spu in work.quota if spu not in deficit and spu in holders
               for other in holders[spu]]
     wanted = list(deficit)
@@ -58,21 +61,18 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     leaving: dict[State, int | None] = {first: None}
     best = _finish(work, first, None, 0, wanted, None)
     level = [first]
-    thorough = limit is None
     budget = len(offers) * len(work.kept) + 1 if thorough else limit
+    open_offers = _OpenOffers(offers)
+    known = cost.get
     while level and budget > 0 and (best is None or best[0] > (max_cost or 0)):
         following = []
         for state in level[:budget]:
             budget -= 1
             pid = state[0]
-            blocked = work.blocked(pid, leaving[state])
             base, mine = (0 if state is first else cost[state]), original[pid]
-            for group, spu, other, fresh in offers:
-                if group in blocked or spu in blocked:
-                    continue
+            for spu, other, fresh, target in open_offers.past(work.blocked(pid, leaving[state])):
                 total = base + (spu not in mine) - fresh
-                target = (other, group if thorough else None)
-                if total >= cost.get(target, unreached) or _on_path(came, state, other):
+                if total >= known(target, unreached) or _on_path(came, state, other):
                     continue
                 cost[target], came[target], leaving[target] = total, (state, spu), spu
                 following.append(target)
@@ -85,6 +85,24 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     _apply_chain(work, best[1], best[2], came, first)
     deficit.charge(best[2])
     return True
+
+
+class _OpenOffers:
+    """The offers a partition may take, in offer order, per set of blocked racks and
+    SPUs: partitions of a search share few such sets, and most offers pass."""
+
+    def __init__(self, offers: list[tuple]) -> None:
+        self.offers = offers
+        self.seen: dict[frozenset, list[tuple]] = {}
+
+    def past(self, blocked: set) -> list[tuple]:
+        key = frozenset(blocked)
+        open_ = self.seen.get(key)
+        if open_ is None:
+            open_ = self.seen[key] = [(spu, other, fresh, target)
+                                      for group, spu, other, fresh, target in self.offers
+                                      if group not in blocked and spu not in blocked]
+        return open_
 
 
 def _finish(work: _Work, state: State, leaving: int | None, cost: int, wanted: list[int],

@@ -46,6 +46,26 @@ class MinCostFlow:
         self.balance[u] -= low
         return e
 
+    def unit_edges(self, u: int, heads: list[int], costs: list[int]) -> int:
+        """``edge(u, v, 0, 1, c)`` for each v, c of ``heads``, ``costs`` in turn;
+        returns the first edge id (the k-th is ``first + 2 * k``)."""
+        first = len(self.to)
+        k = len(heads)
+        pairs = [0] * (2 * k)
+        pairs[0::2] = heads
+        pairs[1::2] = [u] * k
+        self.to += pairs
+        self.cap += [1, 0] * k
+        pairs[0::2] = costs
+        pairs[1::2] = [-c for c in costs]
+        self.cost += pairs
+        self.low += [0] * k
+        self.adj[u].extend(range(first, first + 2 * k, 2))
+        adj = self.adj
+        for e, v in zip(range(first + 1, first + 2 * k, 2), heads):
+            adj[v].append(e)
+        return first
+
     def flow(self, e: int) -> int:
         return self.low[e >> 1] + self.cap[e ^ 1]
 
@@ -100,57 +120,90 @@ class MinCostFlow:
 
     def _blocking(self, s: int, t: int, pot: list) -> int:
         """Dinic on the edges of zero reduced cost."""
-        n = len(self.adj)
-        adj, to, cap, cost = self.adj, self.to, self.cap, self.cost
         total = 0
+        # Each node's edges of zero reduced cost: the potentials stay put for the
+        # whole blocking flow, so they are listed once, at a node's first visit.
+        tight: dict[int, list[int]] = {}
         while True:
-            level = [-1] * n
-            level[s] = 0
-            queue = [s]
-            for u in queue:
-                if level[t] >= 0 and level[u] >= level[t]:
-                    break  # deeper nodes lie on no shortest path to t
-                pu, lu = pot[u], level[u] + 1
-                for e in adj[u]:
-                    if cap[e] > 0:
-                        v = to[e]
-                        if level[v] < 0 and cost[e] + pu == pot[v]:
-                            level[v] = lu
-                            queue.append(v)
+            level, admissible = self._levels(s, t, pot, tight)
             if level[t] < 0:
                 return total
-            it = [0] * n
-            stack: list[int] = []
-            u = s
-            while True:
-                if u == t:
-                    f = min(cap[e] for e in stack)
-                    for e in stack:
-                        cap[e] -= f
-                        cap[e ^ 1] += f
-                    total += f
-                    stack.clear()
-                    u = s
-                    continue
-                edges = adj[u]
-                i = it[u]
-                pu, lu = pot[u], level[u] + 1
-                while i < len(edges):
-                    e = edges[i]
-                    if cap[e] > 0:
-                        v = to[e]
-                        if level[v] == lu and cost[e] + pu == pot[v]:
-                            break
-                    i += 1
-                it[u] = i
-                if i < len(edges):
-                    e = edges[i]
-                    stack.append(e)
-                    u = to[e]
-                    continue
-                if u == s:
+            total += self._push(s, t, level, admissible)
+
+    def _levels(self, s: int, t: int, pot: list, tight: dict[int, list[int]]
+                ) -> tuple[list[int], dict[int, list[int]]]:
+        """BFS levels on the edges of zero reduced cost, as far as ``t``'s level, and
+        each expanded node's edges to the next level (in adjacency order). Within one
+        blocking flow an edge only ever leaves that list (its capacity runs out or its
+        head turns out to be a dead end), so the search scans those lists instead of
+        whole adjacencies: the same edges in the same order, far fewer of them."""
+        n = len(self.adj)
+        adj, to, cap, cost = self.adj, self.to, self.cap, self.cost
+        level = [-1] * n
+        level[s] = 0
+        queue = [s]
+        admissible: dict[int, list[int]] = {}
+        for u in queue:
+            if level[t] >= 0 and level[u] >= level[t]:
+                break  # deeper nodes lie on no shortest path to t
+            lu = level[u] + 1
+            mine = admissible[u] = []
+            edges = tight.get(u)
+            if edges is None:
+                pu = pot[u]
+                edges = tight[u] = [e for e in adj[u] if cost[e] + pu == pot[to[e]]]
+            for e in edges:
+                if cap[e] > 0:
+                    v = to[e]
+                    if level[v] < 0:
+                        level[v] = lu
+                        queue.append(v)
+                        mine.append(e)
+                    elif level[v] == lu:
+                        mine.append(e)
+        return level, admissible
+
+    def _push(self, s: int, t: int, level: list[int], admissible: dict[int, list[int]]) -> int:
+        """One blocking flow along ``admissible`` edges (see ``_levels``)."""
+        to, cap = self.to, self.cap
+        none: list[int] = []
+        it = dict.fromkeys(admissible, 0)
+        total = 0
+        stack: list[int] = []
+        u = s
+        while True:
+            if u == t:
+                f = min(cap[e] for e in stack)
+                first = -1
+                for k, e in enumerate(stack):
+                    cap[e] -= f
+                    cap[e ^ 1] += f
+                    if first < 0 and cap[e] == 0:
+                        first = k
+                total += f
+                # Back to the tail of the first saturated edge: the edges before it
+                # still carry flow, so a search from ``s`` would walk them again.
+                del stack[first:]
+                u = to[stack[-1]] if stack else s
+                continue
+            edges = admissible.get(u, none)
+            i = it.get(u, 0)
+            lu = level[u] + 1
+            while i < len(edges):
+                e = edges[i]
+                if cap[e] > 0 and level[to[e]] == lu:
                     break
-                level[u] = -1
-                e = stack.pop()
-                u = to[e ^ 1]
-                it[u] += 1
+                i += 1
+            if edges is not none:
+                it[u] = i
+            if i < len(edges):
+                e = edges[i]
+                stack.append(e)
+                u = to[e]
+                continue
+            if u == s:
+                return total
+            level[u] = -1
+            e = stack.pop()
+            u = to[e ^ 1]
+            it[u] += 1

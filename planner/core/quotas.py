@@ -145,7 +145,8 @@ def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
         lo, hi = spu_bounds[spu]
         room[spu] = max(0, hi - base[spu])
         net.edge(node, rack_node[cluster_group[spu]], max(0, lo - base[spu]), room[spu])
-    cells: list[tuple[str, int, int]] = []
+    cells: list[tuple[str, list[int], int]] = []
+    shapes: dict[tuple[int, int], tuple] = {}
     for row in rows:
         low, flexible = limits.of(row)
         extras = row.total - sum(low.values())
@@ -153,36 +154,57 @@ def flow_round(rows: Sequence[Row], cluster_group: Mapping[int, str],
             continue
         row_node = net.node()
         net.edge(source, row_node, extras, extras)
-        group_of = row.group_of or {}
-        members: dict[str, list[int]] = {}
-        for spu in flexible:
-            members.setdefault(group_of.get(spu, ONE_GROUP), []).append(spu)
-        group_lo, group_hi = _group_extra_bounds(row, group_of or {s: ONE_GROUP for s in row.shares}, low)
-        single = len(group_lo) == 1
-        for g in sorted(members):
-            if group_hi[g] <= 0 and group_lo[g] <= 0:
-                continue
+        shape, single = _row_shape(shapes, row, low, flexible, room)
+        if shape is None:
+            return None
+        current, secure = row.current, row.secure
+        for g, group_lo, group_hi, spus in shape:
             if single:
                 group_node = row_node
             else:
                 group_node = net.node()
-                net.edge(row_node, group_node, max(0, group_lo[g]), group_hi[g])
-            for spu in sorted(members[g]):
-                if room[spu] <= 0:
-                    continue
-                cost = arrival if row.current.get(spu, 0) <= low[spu] else \
-                    int(row.secure is not None and row.secure.get(spu, 0) <= low[spu])
-                cells.append((row.key, spu, net.edge(group_node, spu_node[spu], 0, 1, cost)))
-        for g in group_lo:
-            if g not in members and group_lo[g] > 0:
-                return None
+                net.edge(row_node, group_node, max(0, group_lo), group_hi)
+            if secure is None:
+                costs = [arrival if current.get(spu, 0) <= low[spu] else 0 for spu in spus]
+            else:
+                costs = [arrival if current.get(spu, 0) <= low[spu] else
+                         int(secure.get(spu, 0) <= low[spu]) for spu in spus]
+            first = net.unit_edges(group_node, [spu_node[spu] for spu in spus], costs)
+            cells.append((row.key, spus, first))
     net.edge(sink, source, 0, sum(r.total for r in rows))
     if not net.solve():
         return None
-    for key, spu, e in cells:
-        if net.flow(e):
-            result[key][spu] += 1
+    flow = net.flow
+    for key, spus, first in cells:
+        quota = result[key]
+        for k, spu in enumerate(spus):
+            if flow(first + 2 * k):
+                quota[spu] += 1
     return result
+
+
+def _row_shape(shapes: dict[tuple[int, int], tuple], row: Row, low: Mapping[int, int],
+               flexible: Sequence[int], room: Mapping[int, int]) -> tuple[tuple | None, bool]:
+    """A row's topic groups in order, as (group, extras it must take, may take, SPUs
+    with room that may take one), None when a group must take extras none can; and
+    whether the row has one group only (its extras then go straight to the SPUs).
+    Worked out once per shares mapping and group map: topics of one shape share them."""
+    key = (id(row.shares), id(row.group_of))
+    entry = shapes.get(key)
+    if entry is not None and entry[0] is row.shares and entry[1] is row.group_of:
+        return entry[2:]
+    group_of = row.group_of or {}
+    members: dict[str, list[int]] = {}
+    for spu in flexible:
+        members.setdefault(group_of.get(spu, ONE_GROUP), []).append(spu)
+    group_lo, group_hi = _group_extra_bounds(row, group_of or {s: ONE_GROUP for s in row.shares}, low)
+    shape: tuple | None = tuple(
+        (g, group_lo[g], group_hi[g], [s for s in sorted(members[g]) if room[s] > 0])
+        for g in sorted(members) if not (group_hi[g] <= 0 and group_lo[g] <= 0))
+    if any(g not in members and group_lo[g] > 0 for g in group_lo):
+        shape = None
+    entry = shapes[key] = (row.shares, row.group_of, shape, len(group_lo) == 1)
+    return entry[2:]
 
 
 def _group_extra_bounds(row: Row, group_of: Mapping[int, str],

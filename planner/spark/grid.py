@@ -10,6 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 from planner.core.grid import COLUMNS, scenario_row
 from planner.core.model import Cluster, Options, Scenario
 
+SLICES_PER_CORE = 32
+
 
 def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Scenario],
                   options: Options | None = None, slices: int | None = None) -> list[dict[str, Any]]:
@@ -17,7 +19,11 @@ def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Sce
     options = options or Options()
     context = spark.sparkContext
     shared = context.broadcast(cluster)
-    count = slices or min(len(scenarios), 4 * context.defaultParallelism) or 1
+    # Many short slices: a core that finishes early takes the next one, so a slow
+    # scenario (or a busy core) delays the grid by a slice of a few scenarios, not
+    # by a quarter of the grid. Workers are reused, and each keeps the broadcast
+    # cluster and its current facts (planner.current_facts) for every later slice.
+    count = slices or min(len(scenarios), SLICES_PER_CORE * context.defaultParallelism) or 1
     # Slices are contiguous runs and a grid lists scenarios by kind, whose
     # costs differ: dealing them out in turn keeps the slices even.
     indexed = sorted(enumerate(scenarios), key=lambda item: (item[0] % count, item[0]))
