@@ -163,6 +163,9 @@ REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 300
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
 REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
 REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+# Offsets (HW/LEO) rows a unit of work writes to the store beyond those whose status moved:
+# past it, one slice of the rows per unit of work (cluster/engine/mirror.py).
+REPLICATION_MIRROR_ROWS = env_int("REPLICATION_MIRROR_ROWS", 2000, minimum=1)
 # Metadata-log entries kept in Redis past what the store applied (cluster/adapters/
 # metadata_log.py); older ones are trimmed, the store's rows being the snapshot they leave.
 METADATA_LOG_RETENTION = env_int("METADATA_LOG_RETENTION", 1_000_000, minimum=1000)

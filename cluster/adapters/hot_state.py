@@ -39,7 +39,7 @@ from typing import Any, NamedTuple, TypedDict
 from webapp.perf import gc_paused
 from django.conf import settings
 
-from cluster.adapters import lease, metadata_log
+from cluster.adapters import lease, metadata_log, set_cache
 from cluster.adapters.lease import WriteOp
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -125,6 +125,8 @@ class HotState:
     # Metadata-log entries this unit of work appends with its save (the projections read
     # them back from the log, in offset order, with everyone else's).
     log: list[dict[str, Any]] = field(default_factory=list)
+    # The summaries of the sets the save wrote (the unit of work fills it).
+    after: dict[Key, Summary] = field(default_factory=dict)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
@@ -161,20 +163,40 @@ def redis_run_id() -> str:
     return str(client().info("server")["run_id"])
 
 
-def load(keys: Iterable[Key] | None = None) -> HotState:
-    """The whole state (``keys`` None) or only the named replica sets."""
+def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> HotState:
+    """The whole state (``keys`` None) or only the named replica sets.
+
+    ``take_committed``: a unit of work's load, which may take the sets this process
+    committed last instead of decoding them (cluster/adapters/set_cache.py)."""
     with bound_to_store():
         state, topics, checked = _meta()
         hot = HotState(state, topics, full=keys is None, checked=checked)
         fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
+        _adopt(hot, fetched, take_committed)
+    return hot
+
+
+def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
+    state, names = hot.state, {}
     with gc_paused():
         for set_key, data in fetched:
-            rs = decode_set(data)
-            state.replica_sets[set_key] = rs
+            kept = None
+            if take_committed:
+                name = names.get(set_key[0]) or names.setdefault(set_key[0], sets_key(set_key[0]))
+                kept = set_cache.take(name, set_key[1], data)
+            if kept is None:
+                rs = decode_set(data)
+                kept = rs, summary(rs)
+            state.replica_sets[set_key] = kept[0]
             hot.raw[set_key] = data
-            hot.before[set_key] = summary(rs)
+            hot.before[set_key] = kept[1]
     state.reindex()
-    return hot
+
+
+def keep_committed(hot: HotState) -> None:
+    """After a unit of work committed and projected: its sets may be taken by the next."""
+    with bound_to_store():
+        set_cache.keep(hot, {name: sets_key(name) for name in hot.topics})
 
 
 def _fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
@@ -247,20 +269,15 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     lease.fenced_write(ops + ([append] if append else []))
 
 
-def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]]) -> HotState:
+def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
+                  take_committed: bool = False) -> HotState:
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta."""
     with bound_to_store():
         state, topics, checked = _meta()
         hot = HotState(state, topics, full=False, checked=checked)
         fetched = _fetch_some(list(pick(topics)), topics)
-    with gc_paused():
-        for set_key, data in fetched:
-            rs = decode_set(data)
-            state.replica_sets[set_key] = rs
-            hot.raw[set_key] = data
-            hot.before[set_key] = summary(rs)
-    state.reindex()
+        _adopt(hot, fetched, take_committed)
     return hot
 
 

@@ -142,6 +142,11 @@ def holding() -> bool:
     return bool(_current.get())
 
 
+def held_names() -> tuple[str, ...]:
+    """The lock keys of the leases the current use case holds, in the order taken."""
+    return tuple(held.lock_key for held in _current.get())
+
+
 def current_token() -> int:
     """The newest fencing token the current use case holds (0 outside one).
 

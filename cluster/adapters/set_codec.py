@@ -94,9 +94,8 @@ def encode_set(rs: ReplicaSet) -> bytes:
 
 
 def _extras(rs: ReplicaSet) -> dict[str, Any]:
-    defaults = ReplicaSet.__dataclass_fields__
-    return {name: encode(getattr(rs, name)) for name, (encode, _) in OPTIONAL_SET_FIELDS.items()
-            if getattr(rs, name) != _default(defaults[name])}
+    return {name: encode(getattr(rs, name)) for name, encode, default in _OPTIONAL_DEFAULTS
+            if getattr(rs, name) != default}
 
 
 def _default(f: Any) -> Any:
@@ -169,6 +168,10 @@ OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]
     "deposed": (lambda d: sorted(d.items()), lambda pairs: {int(s): int(e) for s, e in pairs}),
 }
 
+
+# (name, encode, default) of each optional field, read once: every encoding checks them.
+_OPTIONAL_DEFAULTS = [(name, encode, _default(ReplicaSet.__dataclass_fields__[name]))
+                      for name, (encode, _) in OPTIONAL_SET_FIELDS.items()]
 
 _new_summary = tuple.__new__
 

@@ -20,7 +20,7 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
         old = hot.before.get(key)
         if old is None or key[0] in hot.added:
             continue
-        if _status_moved(old, new):
+        if status_moved(old, new):
             entry = metadata.partition_entry(key, Status(*old.log_status()),
                                              Status(*new.log_status()), why.get(key, ""))
             entry["topic_pk"] = hot.topics[key[0]]["pk"]
@@ -34,7 +34,7 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
     return [{**e, "at": at} for e in out]
 
 
-def _status_moved(old: Summary, new: Summary) -> bool:
+def status_moved(old: Summary, new: Summary) -> bool:
     """Runs for every saved set of a busy tick: cheap fields first, replica ids last."""
     if (old.leader != new.leader or old.lrs != new.lrs or old.resolution is not new.resolution
             or old.epoch != new.epoch or len(old.replicas) != len(new.replicas)):

@@ -5,30 +5,78 @@ unit of work whose fencing token is at least the row's (``written_by``): a
 holder paused between its Redis commit and this write can never pull a row
 back behind a later holder's, and a lower HW that the log decided (an unclean
 election) is written like any other. Nothing here "only advances".
+
+At a bounded rate: a unit of work that loaded more than ``REPLICATION_MIRROR_ROWS``
+sets writes at once only the rows whose status moved (leader, LRS, resolution,
+epoch, replicas: those also reach the store through the log's projection), and
+the offsets of one slice of its sets (``pk % slices``), the next slice at its next
+unit of work; a slice's row is written when it differs from what this process last
+wrote of it. A row's offsets are then at most ``slices`` units of work of a process
+behind the hot state. Readers that need them exact read the hot state (``partition
+list``, consume, live blocks: docs/durability.md). Below the budget every moved row
+is written, as before.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from cluster.adapters import lease
 from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
+from cluster.adapters.redis_keys import store_namespace
 from cluster.core.replication import Key
+from cluster.engine.entries import status_moved
 from cluster.models import Partition
+
+Row = tuple[int, Key, Summary]
+# What this process last wrote of each row, by (store, pk); past the bound it starts over.
+_written: dict[tuple[str, int], Summary] = {}
+# The slice the next unit of work writes, by (store, leases held): shards turn separately.
+_cursor: dict[tuple[str, ...], int] = {}
+_MAX_ROWS_KEPT = 400_000
 
 
 def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, Summary]]:
-    """Write the offsets of sets whose summary moved; return (key, summary) written."""
-    rows = []
+    """Write the offsets due (module docstring); return (key, summary) of every set whose
+    summary moved, written or not (live pages show them all)."""
+    moved: list[Row] = []
     for key, new in after.items():
         pk = hot.partition_pk(key)
         if pk is None or new == hot.before.get(key):
             continue
-        rows.append((pk, key, new))
-        hot.before[key] = new
+        moved.append((pk, key, new))
+    store = store_namespace()
+    rows = _due(hot, moved, store)
     write_offsets(rows)
-    return [(key, new) for _, key, new in rows]
+    if len(_written) > _MAX_ROWS_KEPT:
+        _written.clear()
+    _written.update(((store, pk), s) for pk, _, s in rows)
+    for _, key, new in moved:
+        hot.before[key] = new
+    return [(key, new) for _, key, new in moved]
+
+
+def _due(hot: HotState, moved: list[Row], store: str) -> list[Row]:
+    slices = math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
+    if slices <= 1:
+        return moved
+    scope = (store, *lease.held_names())
+    turn = _cursor.get(scope, 0) % slices
+    _cursor[scope] = turn + 1
+    rows = [(pk, key, new) for pk, key, new in moved
+            if key not in hot.before or status_moved(hot.before[key], new)]
+    chosen = {pk for pk, _, _ in rows}
+    for key, old in hot.before.items():
+        pk = hot.partition_pk(key)
+        if pk is None or pk % slices != turn or pk in chosen:
+            continue
+        new = hot.after.get(key, old)
+        if _written.get((store, pk)) != new:
+            rows.append((pk, key, new))
+    return rows
 
 
 def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:

@@ -6,11 +6,12 @@ round robin) and each shard task appends its partitions' part (``produce_quotas`
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
-from cluster.core.replication import Acks, Action, Key, ProduceRequest
+from cluster.core.replication import Acks, Action, Key, ProduceResult
 from cluster.metrics.hooks import count_simulated
 
 SIMULATED_ACKS = Acks.LEADER
@@ -40,10 +41,7 @@ def producer_quotas(hot: HotState, at: int) -> dict[Key, int]:
 
 def produce_quotas(hot: HotState, quotas: dict[Key, int], stopped: set[int]) -> list[Action]:
     """Append the records the coordinator assigned to the loaded partitions."""
-    actions: list[Action] = []
-    for (name, p), count in quotas.items():
-        actions += _append(hot, name, p, count, stopped)
-    return actions
+    return _append(hot, quotas.items(), stopped)
 
 
 def _due(table: dict[str, Any], at: int) -> int:
@@ -64,16 +62,17 @@ def _round_robin(table: dict[str, Any], n: int) -> list[int]:
 def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,
             stopped: set[int]) -> list[Action]:
     """Round robin over partitions; a write to a leaderless partition is refused and lost."""
-    actions: list[Action] = []
-    for p, count in enumerate(_round_robin(table, n)):
-        actions += _append(hot, name, p, count, stopped)
+    return _append(hot, (((name, p), count) for p, count in enumerate(_round_robin(table, n))),
+                   stopped)
+
+
+def _append(hot: HotState, due: Iterable[tuple[Key, int]], stopped: set[int]) -> list[Action]:
+    """One produce per partition owed records, all in one call of the core; a leader whose
+    loop is stopped answers nothing (its records are lost, as a dead producer's)."""
+    sets = hot.state.replica_sets
+    wanted = [(key, count) for key, count in due
+              if count and (rs := sets.get(key)) is not None and rs.leader not in stopped]
+    actions, outcomes = core.produce_many(hot.state, wanted, SIMULATED_ACKS)
+    for code, count in outcomes.items():
+        count_simulated(ProduceResult(code is None, code), SIMULATED_ACKS, count)
     return actions
-
-
-def _append(hot: HotState, name: str, p: int, count: int, stopped: set[int]) -> list[Action]:
-    rs = hot.state.replica_sets.get((name, p))
-    if not count or rs is None or rs.leader in stopped:
-        return []
-    result = core.produce(hot.state, ProduceRequest(name, p, SIMULATED_ACKS, count))
-    count_simulated(result, SIMULATED_ACKS, count)
-    return [a for a in result.actions if not isinstance(a, core.ProduceAccepted)]

@@ -8,12 +8,13 @@ default, UNCOMMITTED (up to the leader's LEO) when asked.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .events import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                      UNKNOWN_TOPIC_OR_PARTITION, Action, ProduceAccepted,
                      ProduceRefused, ProduceRequest, RecordsAcknowledged)
-from .state import (Acks, ClusterState, Isolation, NoLeader, ReplicaSet,
+from .state import (Acks, ClusterState, Isolation, Key, NoLeader, ReplicaSet,
                     Resolution)
 from . import partitions_net
 from .sync import leader_update
@@ -74,19 +75,10 @@ def produce(state: ClusterState, req: ProduceRequest) -> ProduceResult:
     if refused is not None:
         return refused
     rs = state.replica_sets[(req.topic, req.partition)]
-    base = rs.leo
-    first = state.next_record_id
+    base, first = rs.leo, state.next_record_id
     ids = tuple(range(first, first + req.count))
-    state.next_record_id = first + req.count
-    rs.replica[rs.leader].log.extend(ids)
-    actions: list[Action] = [ProduceAccepted(rs.topic, rs.partition, acks, base, ids)]
-    records = tuple(zip(range(base, base + req.count), ids))
-    if acks is Acks.LEADER:
-        actions.append(RecordsAcknowledged(rs.topic, rs.partition, acks, records))
-    elif acks is Acks.ALL:
-        rs.pending.extend(records)
-    # No lag is judged here (the followers have not fetched yet); a sole LRS member commits at once.
-    actions += leader_update(state, rs)
+    actions = [ProduceAccepted(rs.topic, rs.partition, acks, base, ids),
+               *_append(state, rs, acks, req.count)]
     return ProduceResult(True, base_offset=base, record_ids=ids, actions=tuple(actions))
 
 
@@ -113,3 +105,42 @@ def _leader_replica(rs: ReplicaSet):
     if rs.resolution is not Resolution.ONLINE or rs.leader is None:
         raise NoLeader(f"{rs.topic}/{rs.partition} is {rs.resolution.value}: no leader")
     return rs.replica[rs.leader]
+
+
+def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
+                 acks: Acks | int | str) -> tuple[list[Action], dict[str | None, int]]:
+    """``produce`` to many partitions at once (a producer writing everywhere every step):
+    the same rules, one call per partition, without a result per partition.
+
+    Returns the actions (no ``ProduceAccepted``: nobody waits for these offsets) and the
+    records by outcome: None for accepted, else the refusal's code.
+    """
+    level = Acks.parse(acks)
+    actions: list[Action] = []
+    outcomes: dict[str | None, int] = {}
+    for (topic, partition), count in counts:
+        req = ProduceRequest(topic, partition, level, count)
+        refused = _refusal(state, req, level)
+        if refused is not None:
+            actions += refused.actions
+            outcomes[refused.code] = outcomes.get(refused.code, 0) + count
+            continue
+        actions += _append(state, state.replica_sets[(topic, partition)], level, count)
+        outcomes[None] = outcomes.get(None, 0) + count
+    return actions, outcomes
+
+
+def _append(state: ClusterState, rs: ReplicaSet, acks: Acks, count: int) -> list[Action]:
+    """Append ``count`` records on the leader; the actions but ``ProduceAccepted``."""
+    base = rs.replica[rs.leader].leo
+    first = state.next_record_id
+    state.next_record_id = first + count
+    rs.replica[rs.leader].log.extend(range(first, first + count))
+    actions: list[Action] = []
+    if acks is Acks.LEADER:
+        records = tuple(zip(range(base, base + count), range(first, first + count)))
+        actions.append(RecordsAcknowledged(rs.topic, rs.partition, acks, records))
+    elif acks is Acks.ALL:
+        rs.pending.extend(zip(range(base, base + count), range(first, first + count)))
+    # No lag is judged here (the followers have not fetched yet); a sole LRS member commits at once.
+    return actions + leader_update(state, rs)
