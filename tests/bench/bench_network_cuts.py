@@ -3,9 +3,10 @@
 Prints figures; asserts nothing about time. A throwaway SQLite store and a private
 Redis of its own (never one it did not start), 50 SPUs in 5 racks, replication 3,
 the simulated producer writing one acks=1 record per partition per second. Each
-scenario cuts, lets the sessions expire (ticks one second apart), measures steady
-ticks (wall and CPU ms of this process), then heals and measures the heal's unit of
-work. Run:
+scenario measures steady ticks without a cut (its baseline: logs grow and leaders
+move over the run), cuts, lets the sessions expire (ticks one second apart), measures
+steady ticks with the cut (wall and CPU ms of this process), then heals and measures
+the heal's unit of work and what the report counted. Run:
     .venv/bin/python tests/bench/bench_network_cuts.py [--spus 50] [--partitions 10000]
 """
 from __future__ import annotations
@@ -56,6 +57,8 @@ def steady(clock: Clock, label: str, steps: int) -> None:
 def scenario(clock: Clock, label: str, request: object, steps: int) -> None:
     from cluster.services.network import net_cut, net_heal, net_report
 
+    # The baseline right before the cut: logs grow and leaders move over the run.
+    steady(clock, "steady tick, no cut (baseline)", steps)
     cut = net_cut(request=request, by="bench")
     expiry = [clock.tick() for _ in range(5)]  # the heartbeat timeout (3 s) passes
     print(f"{cut['label']}: 5 ticks while sessions expire, CPU max "
@@ -92,7 +95,6 @@ def main(argv: list[str] | None = None) -> None:
         clock = Clock()
         for _ in range(3):
             clock.tick()
-        steady(clock, "steady tick, no cut", args.steps)
         scenario(clock, "SPU 1 cut from SPU 2 (fetches)",
                  CutRequest(1, "spu", 2), args.steps)
         scenario(clock, "leader SPU 0 deposed, producers write to it",
