@@ -58,12 +58,14 @@ def history_bounds() -> dict[str, Any]:
     oldest = Snapshot.objects.order_by("offset").values_list("offset", "at").first()
     with bound_to_store():
         head, start = metadata_log.head(), metadata_log.start()
-        last = metadata_log.read(head, 1) if head else []
+        # Entries' times are not quite monotone (a unit's own entries carry its start, what
+        # services note carries the append time): the head's time is the latest of the last few.
+        last = metadata_log.read(max(head - 50, 0), 51) if head else []
     if oldest is None:
         begins = (0, _first_at()) if start <= 1 else (None, None)
     else:
         begins = oldest
-    head_at = last[0].data.get("at", 0) if last else 0
+    head_at = max((int(e.data.get("at") or 0) for e in last), default=0)
     return {"begins": {"offset": begins[0], "at": begins[1],
                        "time": iso(begins[1]) if begins[1] else None},
             "head": {"offset": head, "at": head_at, "time": iso(head_at) if head_at else None},
