@@ -29,8 +29,10 @@ class Point(NamedTuple):
 
 
 def parse_point(text: object, name: str = "at") -> Point:
-    """An offset (a whole number) or an ISO 8601 time (UTC unless it says otherwise)."""
+    """An offset (a whole number), an ISO 8601 time (UTC unless it says otherwise) or now."""
     raw = str(text).strip()
+    if raw == "now":
+        return Point(at_ms=2 ** 62)  # every entry written so far
     if raw.isdigit() and len(raw) <= 18:
         return Point(offset=int(raw))
     # A "+" left unencoded in a query string arrives as a space.
