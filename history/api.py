@@ -23,7 +23,7 @@ class HistoryMomentSerializer(serializers.Serializer):
     moment = StampSerializer(help_text="the last entry the replay applied")
     replayed_from = serializers.IntegerField(help_text="offset of the snapshot replayed from")
     begins = StampSerializer(help_text="where history begins (its oldest snapshot)")
-    head = StampSerializer(help_text="the log's newest entry")
+    head = StampSerializer(help_text="the log's newest offset, and now")
     retention_s = serializers.FloatField()
     totals = serializers.DictField(child=serializers.IntegerField())
     spus = serializers.ListField(child=serializers.DictField(),

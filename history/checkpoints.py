@@ -1,10 +1,11 @@
 """HW checkpoints: the offsets a moment's replay needs, appended at a bounded rate.
 
-HW and LEO move every tick and are no status entries. Every unit of work that
-writes entries anyway, and otherwise at most one unit every
-``HISTORY_HW_INTERVAL_S``, adds one ``hw`` entry with the offsets of the
-partitions that moved since this process last wrote them: a moment's HW is
-exact at every status change and at most one interval old in between.
+HW and LEO move every tick and are no status entries. At most once every
+``HISTORY_HW_INTERVAL_S`` a unit of work adds one ``hw`` entry with the offsets
+of every partition that moved since this process last wrote them; a unit that
+writes status entries anyway adds those of the partitions whose status it
+changed. A partition's HW is exact where its status changed and at most one
+interval old elsewhere (0 s: exact everywhere, one entry per unit that moves).
 """
 from __future__ import annotations
 
@@ -34,32 +35,54 @@ _memory = _Memory()
 
 def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
                   writes_entries: bool) -> list[dict[str, Any]]:
-    """The unit's ``hw`` entry, when one is due (installed into the unit of work)."""
+    """The unit's ``hw`` entry, when one is due (installed into the unit of work).
+
+    Every interval: every partition that moved. Between intervals, a unit that writes
+    entries anyway checkpoints the partitions whose status it changed, so their HW is
+    exact where the leader or LRS moved without a whole cluster's offsets each time.
+    """
     mem = _memory
     mem.dirty.update(after)
-    due = writes_entries or at - mem.last_ms >= settings.HISTORY_HW_INTERVAL_S * 1000
-    if not due or not mem.dirty:
+    interval_due = at - mem.last_ms >= settings.HISTORY_HW_INTERVAL_S * 1000
+    if not (interval_due or writes_entries) or not mem.dirty:
         return []
     head, stream = metadata_log.head(), metadata_log.stream_key()
     if head < mem.head or stream != mem.stream:
         mem.__init__()  # another log (a new store, a Redis restart older than us): start over
         mem.dirty.update(after)
-        mem.stream = stream
+        mem.stream, interval_due = stream, True
+    keys = mem.dirty if interval_due else _status_moved(hot, after)
+    changed = _changed(hot, after, keys)
+    mem.written.update(changed)
+    if interval_due:
+        # Sets of other shards stay dirty until a unit that loaded them writes them.
+        mem.dirty = {k for k in mem.dirty if k not in hot.state.replica_sets}
+        mem.last_ms = at
+    else:
+        mem.dirty.difference_update(changed)
+    mem.head = head
+    entry = checkpoint_entry(changed)
+    return [] if entry is None else [{**entry, "at": at}]
+
+
+def _status_moved(hot: HotState, after: dict[Key, Summary]) -> list[Key]:
+    before = hot.before
+    return [k for k, s in after.items()
+            if k not in before or before[k].log_status() != s.log_status()]
+
+
+def _changed(hot: HotState, after: dict[Key, Summary], keys: Any) -> dict[Key, Offsets]:
+    """The offsets of ``keys`` that differ from what this process last wrote."""
+    sets, written = hot.state.replica_sets, _memory.written
     changed: dict[Key, Offsets] = {}
-    sets = hot.state.replica_sets
-    for key in mem.dirty:
+    for key in keys:
         s = after.get(key) or (summary(sets[key]) if key in sets else None)
         if s is None:
             continue
         offsets = (s.hw, s.replicas)
-        if mem.written.get(key) != offsets:
+        if written.get(key) != offsets:
             changed[key] = offsets
-    # Sets of other shards stay dirty until a unit that loaded them writes them.
-    mem.dirty = {k for k in mem.dirty if k not in sets}
-    mem.written.update(changed)
-    mem.last_ms, mem.head = at, head
-    entry = checkpoint_entry(changed)
-    return [] if entry is None else [{**entry, "at": at}]
+    return changed
 
 
 def forget() -> None:

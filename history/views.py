@@ -34,6 +34,8 @@ def history_page(request: HttpRequest) -> HttpResponse:
         "data": data, "error": error, "at": at, "topic": topic or "",
         "bounds": bounds, "markers": markers(bounds["begins"]["at"]),
         "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
+        "total_rows": [(n.replace("spus_", "SPUs ").replace("_", " "), n, v)
+                       for n, v in (data or {}).get("totals", {}).items()],
         "retention_days": round(settings.HISTORY_RETENTION_S / 86400, 1),
         "chart_list": [(i, f"fig-{i}", f) for i, f in (data or {}).get("charts", {}).items()]},
         status=400 if error else 200)

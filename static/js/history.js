@@ -11,7 +11,8 @@
 
   document.querySelectorAll(".scrub-marks .mark").forEach((el) => {
     const span = Math.max(1, hi - lo);
-    el.style.left = (100 * (Number(el.dataset.at) - lo) / span) + "%";
+    // An event row is written just after its log entry: keep its mark on the track.
+    el.style.left = Math.min(100, Math.max(0, 100 * (Number(el.dataset.at) - lo) / span)) + "%";
   });
 
   function text(sel, value) {

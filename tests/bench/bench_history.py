@@ -91,8 +91,14 @@ class Synth:
         return out
 
 
+SIZES: dict[str, int] = {}
+
+
 def append(entries: list[dict]) -> int:
     """Into the log as the engine appends (the same script), in batches; returns bytes."""
+    for e in entries:
+        kind = "hw checkpoints" if e["type"] == "hw" else "status and election entries"
+        SIZES[kind] = SIZES.get(kind, 0) + len(json.dumps(e, separators=(",", ":")))
     from cluster.adapters import metadata_log
     from cluster.adapters.redis_keys import bound_to_store, client
 
@@ -205,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
               f"{len(snaps)} = {snap_bytes / 1e6 * day:.1f} MB per day (zlib), "
               f"{snap_bytes / max(1, len(snaps)) / 1e3:.0f} kB each, "
               f"taken in {snap_ms / max(1, len(snaps)):.0f} ms each")
+        print("log by kind: " + ", ".join(f"{k} {v / 1e6 * day:.1f} MB"
+                                           for k, v in sorted(SIZES.items())))
         measure(outages, args.samples)
     finally:
         proc.terminate()

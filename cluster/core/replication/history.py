@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .metadata import Entry, Status, fold, status_from_row, _status_row
+from .metadata import Entry, Status, _status_row, fold
 from .state import Key, Resolution
 from .summary import PartitionSummary, ReplicaStatus
 from .unclean import waiting_for
@@ -94,10 +94,12 @@ def _spu(m: Moment, entry: Entry) -> None:
 
 
 def _hw(m: Moment, entry: Entry) -> None:
+    offsets = m.offsets
     for topic, rows in entry["topics"].items():
         for partition, hw, flat in rows:
-            m.offsets[(topic, partition)] = (hw, tuple(
-                (flat[i], hw + flat[i + 1], hw + flat[i + 2]) for i in range(0, len(flat), 3)))
+            it = iter(flat)
+            offsets[(topic, partition)] = (hw, tuple(
+                (spu, hw + leo, hw + rhw) for spu, leo, rhw in zip(it, it, it)))
 
 
 def _unclean(m: Moment, entry: Entry) -> None:
@@ -177,6 +179,11 @@ def totals(m: Moment) -> dict[str, int]:
 
 # --- snapshots ----------------------------------------------------------------------
 
+def _triples(flat: list[int]) -> tuple[tuple[int, int, int], ...]:
+    it = iter(flat)
+    return tuple(zip(it, it, it))
+
+
 def encode(m: Moment) -> bytes:
     """A snapshot: the moment as compressed JSON."""
     doc = {"offset": m.offset, "at": m.at,
@@ -187,11 +194,15 @@ def encode(m: Moment) -> bytes:
     return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
 
 
+_RESOLUTIONS = {r.value: r for r in Resolution}
+
+
 def decode(blob: bytes) -> Moment:
     doc = json.loads(zlib.decompress(blob))
     m = Moment(offset=doc["offset"], at=doc["at"], killed=set(doc["killed"]))
-    m.statuses = {(t, p): status_from_row(row) for t, p, *row in doc["statuses"]}
-    m.offsets = {(t, p): (hw, tuple((f[i], f[i + 1], f[i + 2]) for i in range(0, len(f), 3)))
-                 for t, p, hw, f in doc["offsets"]}
+    res = _RESOLUTIONS
+    m.statuses = {(t, p): Status(tuple(replicas), leader, tuple(lrs), res[r], epoch)
+                  for t, p, replicas, leader, lrs, r, epoch in doc["statuses"]}
+    m.offsets = {(t, p): (hw, _triples(f)) for t, p, hw, f in doc["offsets"]}
     m.spus = {s: up for s, up in doc["spus"]}
     return m
