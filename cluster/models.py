@@ -99,7 +99,10 @@ class Topic(models.Model):
 class Partition(models.Model):
     """One row of a topic's replica map; 003's Partition object."""
 
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="partition_set")
+    # No index of its own: the unique (topic, index) index serves lookups by topic, and one
+    # index fewer to maintain is a tenth of a 100,000-partition topic's creation.
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="partition_set",
+                              db_index=False)
     index = models.PositiveIntegerField()
     # spec
     replicas = models.JSONField()

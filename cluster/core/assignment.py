@@ -96,8 +96,9 @@ def rack_aware_replica_map(spu_racks: Mapping[int, str], partitions: int,
     _check_capacity(len(spu_racks), partitions, replication)
     sequence = spu_sequence(rack_matrix(spu_racks))
     n = len(sequence)
-    return [[sequence[(start + p + j) % n] for j in range(replication)]
-            for p in range(partitions)]
+    # The sequence repeated past its end, so each partition is one slice (C, not a loop).
+    ring = sequence * (1 + -(-replication // n)) if n else sequence
+    return [ring[i:i + replication] for i in ((start + p) % n for p in range(partitions))]
 
 
 @dataclass(frozen=True)

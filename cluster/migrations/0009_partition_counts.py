@@ -58,5 +58,10 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('topic', 'spu'), name='unique_count_per_topic_spu')],
             },
         ),
+        migrations.AlterField(
+            model_name='partition',
+            name='topic',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='partition_set', to='cluster.topic'),
+        ),
         migrations.RunPython(count_existing_partitions, migrations.RunPython.noop),
     ]

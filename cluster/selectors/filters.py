@@ -8,6 +8,7 @@ from django.db.models import Count, F, Q, TextField
 from django.db.models.functions import Cast
 
 from cluster.models import Event, Partition, SpuGroup, Topic, TopicSpuCount
+from cluster.core.tally import TOPIC_TOTAL
 from cluster.selectors.shapes import TOPIC_MAPS
 from cluster.selectors.sql import decode_all, with_lengths
 from webapp.perf import gc_paused
@@ -36,6 +37,8 @@ def partitions_filtered(*, topic: str = "", spu: int | None = None,
     Filters stay in SQL and come back as a lazy id query the paginator
     slices; only "SPU among the replicas" is checked in Python.
     """
+    if not (spu is not None or leaderless or under_replicated or resolution):
+        return TopicWalk(topic)
     query = Partition.objects.order_by("topic__name", "index")
     if topic:
         query = query.filter(topic__name=topic)
@@ -54,6 +57,41 @@ def partitions_filtered(*, topic: str = "", spu: int | None = None,
         rows = list(rows)
         replicas = decode_all(r[1] for r in rows)
         return [row[0] for row, reps in zip(rows, replicas) if spu in reps]
+
+
+class TopicWalk(Sequence[int]):
+    """Ids of every partition (or one topic's) in list order, without counting or sorting
+    100,000 rows per page: topics in name order with their kept partition counts say
+    which (topic, index range)s a slice covers, and the unique (topic, index) index
+    reads each range. A topic's partitions are 0..n-1: created so, never removed alone."""
+
+    def __init__(self, topic: str = "") -> None:
+        counted = TopicSpuCount.objects.filter(spu=TOPIC_TOTAL, partitions__gt=0)
+        if topic:
+            counted = counted.filter(topic__name=topic)
+        self.topics = list(counted.order_by("topic__name").values_list("topic_id", "partitions"))
+
+    def count(self) -> int:
+        return sum(n for _, n in self.topics)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, item):  # type: ignore[override]
+        if isinstance(item, int):
+            return self[item:item + 1][0]
+        start, stop = item.start or 0, self.count() if item.stop is None else item.stop
+        ids: list[int] = []
+        first = 0
+        for pk, n in self.topics:
+            if first >= stop:
+                break
+            if first + n > start:
+                ids += (Partition.objects.filter(topic_id=pk, index__gte=max(start - first, 0),
+                                                 index__lt=min(stop - first, n))
+                        .order_by("index").values_list("id", flat=True))
+            first += n
+        return ids
 
 
 def topics_on_spus(spu_ids: list[int]) -> dict[int, list[str]]:

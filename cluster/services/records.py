@@ -68,7 +68,8 @@ def parse_acks(value: object) -> Acks:
 
 
 def check_partition(topic: str, partition: int) -> Topic:
-    row = Topic.objects.filter(name=topic).first()
+    # Its replica map is not needed here: decoding it cost 0.1 s per call at 50,000 partitions.
+    row = Topic.objects.filter(name=topic).defer("replica_map", "manual_replica_map").first()
     if row is None:
         raise NotFound(f"topic {topic!r} not found", field="topic")
     if not 0 <= partition < row.partitions:

@@ -6,6 +6,7 @@ from typing import Any
 
 import redis
 from django.contrib import messages
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -47,9 +48,12 @@ def topic_list(request: HttpRequest) -> HttpResponse:
     seqs = rendered_seqs()  # before the data: a change after it is resynced on connect
     search, resolution = request.GET.get("q", "").strip(), request.GET.get("resolution", "")
     per_page = PAGE_SIZES.get(request.GET.get("per_page", ""), 200)
-    page = paginate(request, topics_filtered(search, resolution), per_page)
+    # The maps stay in the database: a page of 200 topics decoded each topic's whole map.
+    topics = (topics_filtered(search, resolution).defer("replica_map", "manual_replica_map")
+              .annotate(manual=Q(manual_replica_map__isnull=False)))
+    page = paginate(request, topics, per_page)
     stats = topic_stats_for([t.id for t in page.object_list])
-    rows = [{"topic": t, "stats": stats.get(t.id),
+    rows = [{"topic": t, "stats": stats.get(t.id), "manual": t.manual,
              "preferred": share_cell(stats[t.id].preferred_share if t.id in stats else None)}
             for t in page.object_list]
     return render(request, "cluster/topics.html", {

@@ -149,7 +149,10 @@ def profile(c, url: str) -> None:
     profiler.enable()
     c.get(url)
     profiler.disable()
-    pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_PAGES_SORT", "cumulative")).print_stats(25)
+    stats = pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_PAGES_SORT", "cumulative"))
+    stats.print_stats(25)
+    if os.environ.get("BENCH_PAGES_CALLERS"):  # who calls a function the profile names
+        stats.print_callers(os.environ["BENCH_PAGES_CALLERS"])
 
 
 def main() -> None:

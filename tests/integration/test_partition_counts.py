@@ -86,3 +86,19 @@ def test_the_store_command_rebuilds_counts_of_rows_written_behind_the_projection
     assert cluster_stats().leaderless == 0
     call_command("store", "recount")
     assert cluster_stats().leaderless == 1
+
+
+def test_partition_pages_walk_the_topics_in_name_order_by_their_counts(operator_client):
+    register_spus(0, 1, 2, online=True)
+    for name, partitions in (("b", 5), ("a", 3), ("c", 4)):
+        topic_create(name=name, partitions=partitions, replication=2, by="test")
+    expected = [f"{t}/{i}" for t, i in Partition.objects.order_by("topic__name", "index")
+                .values_list("topic__name", "index")]
+    got = []
+    for offset in range(0, 12, 5):
+        body = operator_client.get(f"/api/partitions/?offset={offset}&limit=5").json()
+        assert body["count"] == 12
+        got += [f'{r["topic"]}/{r["partition"]}' for r in body["results"]]
+    assert got == expected
+    body = operator_client.get("/api/partitions/?topic=b&offset=3&limit=5").json()
+    assert (body["count"], [r["partition"] for r in body["results"]]) == (5, [3, 4])
