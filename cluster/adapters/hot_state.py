@@ -127,6 +127,8 @@ class HotState:
     log: list[dict[str, Any]] = field(default_factory=list)
     # The summaries of the sets the save wrote (the unit of work fills it).
     after: dict[Key, Summary] = field(default_factory=dict)
+    # Of those, the ones whose logged status moved or that are new (engine/entries.py).
+    moved: list[Key] = field(default_factory=list)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])

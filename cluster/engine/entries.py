@@ -11,16 +11,22 @@ from cluster.core.replication import metadata
 from cluster.core.replication.metadata import Status
 
 
+def status_changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> list[Key]:
+    """The saved sets whose logged status moved (or that are new): what the log records,
+    and the rows the store writes at once."""
+    return [key for key, new in after.items()
+            if (old := before.get(key)) is None or status_moved(old, new)]
+
+
 def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary],
                  at: int) -> list[dict[str, Any]]:
-    """Entries for the saved sets whose logged status moved, new topics, and actions."""
+    """Entries for the saved sets whose logged status moved (``hot.moved``), new topics,
+    and actions."""
     why = metadata.reasons(actions)
     out: list[dict[str, Any]] = []
-    for key, new in after.items():
-        old = hot.before.get(key)
-        if old is None or key[0] in hot.added:
-            continue
-        if status_moved(old, new):
+    for key in hot.moved:
+        old, new = hot.before.get(key), after[key]
+        if old is not None and key[0] not in hot.added:
             entry = metadata.partition_entry(key, Status(*old.log_status()),
                                              Status(*new.log_status()), why.get(key, ""))
             entry["topic_pk"] = hot.topics[key[0]]["pk"]

@@ -28,7 +28,6 @@ from cluster.adapters import lease
 from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
 from cluster.adapters.redis_keys import store_namespace
 from cluster.core.replication import Key
-from cluster.engine.entries import status_moved
 from cluster.models import Partition
 
 Row = tuple[int, Key, Summary]
@@ -66,14 +65,16 @@ def _due(hot: HotState, moved: list[Row], store: str) -> list[Row]:
     scope = (store, *lease.held_names())
     turn = _cursor.get(scope, 0) % slices
     _cursor[scope] = turn + 1
-    rows = [(pk, key, new) for pk, key, new in moved
-            if key not in hot.before or status_moved(hot.before[key], new)]
+    now = set(hot.moved)
+    rows = [(pk, key, new) for pk, key, new in moved if key in now]
     chosen = {pk for pk, _, _ in rows}
+    pks = {name: table["partitions"] for name, table in hot.topics.items()}
     for key, old in hot.before.items():
-        pk = hot.partition_pk(key)
+        table = pks.get(key[0], ())
+        pk = table[key[1]] if key[1] < len(table) else None
         if pk is None or pk % slices != turn or pk in chosen:
             continue
-        new = hot.after.get(key, old)
+        new = hot.after.get(key) or old
         if _written.get((store, pk)) != new:
             rows.append((pk, key, new))
     return rows

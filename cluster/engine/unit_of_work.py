@@ -30,7 +30,7 @@ from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
-from cluster.engine.entries import step_entries
+from cluster.engine.entries import status_changes, step_entries
 from cluster.engine.mirror import mirror_offsets
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
@@ -116,6 +116,7 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets
             after.update((k, summary(sets[k])) for k in keys if k in sets)
+            hot.moved = status_changes(hot.before, after)
             out = step_entries(hot, actions, after, at)
             for hook in _extra_entries.values():
                 out += hook(hot, after, at, bool(out or hot.log))
@@ -130,8 +131,8 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
 
 def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> None:
     """Everything readers see, once the commit landed."""
-    moved = [k for k, new in after.items()
-             if k in hot.before and hot.before[k].status() != new.status()]
+    moved = [k for k in hot.moved
+             if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
                  if hot.before[k].lrs != after[k].lrs}
     written = mirror_offsets(hot, after)

@@ -4,12 +4,19 @@ Prints figures; asserts nothing about time. Uses a throwaway SQLite database and
 private Redis of its own (never a Redis it did not start). Each tick is timed in wall
 time and in CPU time of this process (the figure a loaded machine disturbs least); the
 metadata-log lines say how many entries a tick appended, what they weigh, and what an
-hour of log costs at this size. Run:
+hour of log costs at this size. ``--profile`` prints cProfile's top 25 functions (by
+cumulative and by own time) over the ticks with producers. Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
+        [--steps 8] [--profile]
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import logging
+import os
+import pstats
 import statistics
 import sys
 import time
@@ -79,7 +86,15 @@ def figures(label: str, times: list[float]) -> None:
           f"-> {1000 / statistics.median(times):.1f} steps/s")
 
 
-def bench_ticks(partitions: int, steps: int) -> int:
+def print_profile(profile: cProfile.Profile) -> None:
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).strip_dirs().sort_stats(order).print_stats(25)
+        print(f"--- profile of the ticks with producers, top 25 by {order} ---")
+        print("\n".join(line for line in out.getvalue().splitlines() if line.strip()))
+
+
+def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = None) -> int:
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
     from cluster.services.settle import LocalQueue
@@ -99,7 +114,11 @@ def bench_ticks(partitions: int, steps: int) -> int:
     entries_before, bytes_before = log_figures()
     for _ in range(steps):
         now += 1000
+        if profile is not None:
+            profile.enable()
         wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
+        if profile is not None:
+            profile.disable()
         busy.append(wall)
         cpu.append(used)
     figures(f"tick, {partitions} records/s produced", busy)
@@ -144,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--partitions", type=int, default=10_000)
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
     workdir = setup_throwaway_django()
     from django.conf import settings
@@ -154,9 +174,16 @@ def main(argv: list[str] | None = None) -> None:
         ms, _ = timed(lambda: build(args.spus, args.partitions))
         print(f"{args.spus} SPUs, {args.partitions} partitions, replication 3 "
               f"(store built in {ms:.0f} ms)")
-        now = bench_ticks(args.partitions, args.steps)
+        print(f"load average: {os.getloadavg()}")
+        profile = cProfile.Profile() if args.profile else None
+        now = bench_ticks(args.partitions, args.steps, profile)
         bench_failover(now)
+        print(f"load average: {os.getloadavg()}")
+        if profile is not None:
+            print_profile(profile)
     finally:
+        # A live flush still in flight would log its failure once Redis is gone.
+        logging.getLogger("cluster.adapters.live_batches").setLevel(logging.CRITICAL)
         proc.terminate()
 
 

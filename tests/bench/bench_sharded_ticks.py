@@ -10,7 +10,12 @@ used. Real processes, a private Redis (append-only, fsync always, as `make
 run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 
     .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
-        [--workers 1,2,4] [--shards 4] [--window 8]
+        [--workers 1,2,4] [--shards 4] [--window 8] [--acks-all 5]
+
+Each round also prints the CPU one step costs per partition and how many cores (and
+two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
+times N produces with acks=all to an idle one-partition topic (``small``, replication 3)
+during the window, as a page or the API would send them.
 
 Each round is bounded (start, warm-up, window, stop): about 20 s, plus the
 first whole tick after each growth of the cluster.
@@ -19,9 +24,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +59,7 @@ class Round:
     whole: int = 0                                                # whole (unsharded) ticks
     cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
     machine_busy: float = 0.0                                     # % of all cores
+    acks_all_ms: list[float] = field(default_factory=list)        # idle topic's acks=all
 
     def rate(self, shards: int) -> float:
         return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
@@ -161,8 +169,22 @@ def cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:
     return out
 
 
+def acks_all_latencies(n: int, until: float) -> list[float]:
+    """Produce with acks=all to the idle topic, one write at a time, until ``until``."""
+    from cluster.services.records import records_produce_and_wait
+
+    out = []
+    for _ in range(n):
+        if time.monotonic() > until:
+            break
+        t = time.perf_counter()
+        outcome = records_produce_and_wait(topic="small", acks="all", count=1, wait_s=30)
+        out.append((time.perf_counter() - t) * 1000 if outcome.ok else float("inf"))
+    return out
+
+
 def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: float,
-            window_s: float) -> Round:
+            window_s: float, acks_all: int = 0) -> Round:
     procs = start(workers, shards, logs)
     names = [n for n in procs if n != "beat"]
     try:
@@ -176,11 +198,13 @@ def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: flo
         watched["redis"] = psutil.Process(redis_pid)
         before, t0 = cpu_seconds(watched), datetime.now()
         psutil.cpu_percent()
-        time.sleep(window_s)
+        end = time.monotonic() + window_s
+        acks = acks_all_latencies(acks_all, end) if acks_all else []
+        time.sleep(max(0.0, end - time.monotonic()))
         busy, t1, after = psutil.cpu_percent(), datetime.now(), cpu_seconds(watched)
     finally:
         stop(procs)
-    out = Round(workers, window_s, machine_busy=busy)
+    out = Round(workers, window_s, machine_busy=busy, acks_all_ms=acks)
     out.cpu = {n: after[n] - before[n] for n in watched}
     parse(logs, names, t0, t1, out)
     return out
@@ -199,6 +223,15 @@ def report(size: int, shards: int, r: Round) -> None:
     print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
+    per_partition_us = (coord_ms + shard_ms) * 1000 / size
+    cores = per_partition_us * 100_000 / 1e6
+    print(f"{'':>20}CPU per partition per step {per_partition_us:.0f} us -> 100,000 partitions "
+          f"at 1 step/s need {cores:.1f} cores ({math.ceil(cores / 2)} two-core worker "
+          f"machines, Redis and the database apart)")
+    if r.acks_all_ms:
+        ms = sorted(r.acks_all_ms)
+        print(f"{'':>20}acks=all on an idle 1-partition topic: median "
+              f"{statistics.median(ms):.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} writes)")
 
 
 def main() -> None:
@@ -208,11 +241,16 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--warmup", type=float, default=4.0)
     parser.add_argument("--window", type=float, default=8.0)
+    parser.add_argument("--acks-all", type=int, default=0)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
     redis, _ = setup(workdir)
+    if args.acks_all:
+        from cluster.services import topic_create
+
+        topic_create(name="small", partitions=1, replication=3, min_lrs=2)
     print(f"load average before: {os.getloadavg()}  ({psutil.cpu_count()} cores, shared)")
     print(f"{SPUS} SPUs, replication 3, one record per partition per second, "
           f"REPLICATION_SHARDS={args.shards}")
@@ -225,7 +263,8 @@ def main() -> None:
             for workers in counts:
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
-                r = measure(workers, args.shards, logs, redis.pid, args.warmup, args.window)
+                r = measure(workers, args.shards, logs, redis.pid, args.warmup, args.window,
+                            args.acks_all)
                 report(size, args.shards, r)
                 if r.rate(args.shards) >= 0.9:
                     best[workers] = size

@@ -112,8 +112,10 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
     """``produce`` to many partitions at once (a producer writing everywhere every step):
     the same rules, one call per partition, without a result per partition.
 
-    Returns the actions (no ``ProduceAccepted``: nobody waits for these offsets) and the
-    records by outcome: None for accepted, else the refusal's code.
+    Returns the actions and the records by outcome (None for accepted, else the refusal's
+    code). Nobody waits for these offsets: no ``ProduceAccepted``, and acks=1 records are
+    acknowledged by their outcome count alone (``RecordsAcknowledged`` per partition was
+    most of a busy tick's actions, and nothing read them).
     """
     level = Acks.parse(acks)
     actions: list[Action] = []
@@ -125,19 +127,22 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
             actions += refused.actions
             outcomes[refused.code] = outcomes.get(refused.code, 0) + count
             continue
-        actions += _append(state, state.replica_sets[(topic, partition)], level, count)
+        actions += _append(state, state.replica_sets[(topic, partition)], level, count,
+                           acknowledge=False)
         outcomes[None] = outcomes.get(None, 0) + count
     return actions, outcomes
 
 
-def _append(state: ClusterState, rs: ReplicaSet, acks: Acks, count: int) -> list[Action]:
-    """Append ``count`` records on the leader; the actions but ``ProduceAccepted``."""
+def _append(state: ClusterState, rs: ReplicaSet, acks: Acks, count: int, *,
+            acknowledge: bool = True) -> list[Action]:
+    """Append ``count`` records on the leader; the actions but ``ProduceAccepted`` (and,
+    unless ``acknowledge``, but the acks=1 acknowledgement)."""
     base = rs.replica[rs.leader].leo
     first = state.next_record_id
     state.next_record_id = first + count
     rs.replica[rs.leader].log.extend(range(first, first + count))
     actions: list[Action] = []
-    if acks is Acks.LEADER:
+    if acks is Acks.LEADER and acknowledge:
         records = tuple(zip(range(base, base + count), range(first, first + count)))
         actions.append(RecordsAcknowledged(rs.topic, rs.partition, acks, records))
     elif acks is Acks.ALL:

@@ -1,0 +1,80 @@
+"""The engine's work follows what changed: offsets rows at a bounded rate, sets kept decoded."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cluster.adapters import hot_state
+from cluster.adapters.hot_state import sets_key
+from cluster.models import Partition, Topic
+from cluster.services import topic_create
+from cluster.services.outages import spu_offline
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+def tick(at: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=at, dispatch=queue)
+    queue.drain()
+
+
+def rows() -> dict[int, tuple]:
+    return {p.index: (p.leader, tuple(p.lrs), p.hw, p.leo) for p in Partition.objects.all()}
+
+
+def hot_rows() -> dict[int, tuple]:
+    sets = hot_state.load().state.replica_sets
+    return {k[1]: (rs.leader, tuple(rs.lrs), rs.hw, rs.leo) for k, rs in sets.items()}
+
+
+@pytest.fixture
+def busy(redis_url, settings):
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    settings.REPLICATION_MIRROR_ROWS = 2  # 6 sets: three slices, one per tick
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="busy", partitions=6, replication=3, min_lrs=2)
+    at = int(time.time() * 1000)
+    tick(at)
+    Topic.objects.filter(name="busy").update(producer_rate=6)
+    return at
+
+
+def test_past_the_budget_offsets_rows_trail_by_at_most_one_round_of_slices(busy):
+    at = busy
+    for step in range(1, 4):
+        tick(at + 1000 * step)
+    assert rows() != hot_rows()  # some rows were not due this tick
+    Topic.objects.filter(name="busy").update(producer_rate=0)
+    for step in range(4, 8):  # the producers stop; every slice comes round once more
+        tick(at + 1000 * step)
+    assert rows() == hot_rows()
+
+
+def test_past_the_budget_a_leader_change_reaches_the_store_at_once(busy):
+    at = busy
+    for step in range(1, 3):
+        tick(at + 1000 * step)
+    spu_offline(spu_id=0, by="test")
+    tick(at + 3000)
+    hot = hot_rows()
+    assert {i: r[:2] for i, r in rows().items()} == {i: r[:2] for i, r in hot.items()}
+    assert all(leader != 0 for leader, *_ in hot.values())
+
+
+def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(busy):
+    at = busy
+    tick(at + 1000)
+    kept = hot_state.load(take_committed=True).state.replica_sets[("busy", 0)]
+    assert (kept.leader, tuple(kept.lrs), kept.hw, kept.leo) == hot_rows()[0]
+    tick(at + 2000)
+    other = hot_state.load().state.replica_sets[("busy", 1)]
+    other.epoch += 7  # what another worker's commit would leave: other bytes
+    with hot_state.bound_to_store():
+        hot_state.client().hset(sets_key("busy"), "1", hot_state.encode_set(other))
+    again = hot_state.load(take_committed=True).state.replica_sets[("busy", 1)]
+    assert again.epoch == other.epoch
