@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 def reconcile_topics() -> dict[str, object]:
     """Periodic reconciliation (beat): the same services commands use."""
     return {"topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid(),
-            "partition_rows_resynced": replication.replication_resync_store()}
+            "partition_rows_resynced": replication.replication_resync_store(
+                heal=replication.resync_heal_due())}
 
 
 @shared_task(ignore_result=True)
