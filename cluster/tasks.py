@@ -37,9 +37,10 @@ log = logging.getLogger(__name__)
 @shared_task
 def reconcile_topics() -> dict[str, object]:
     """Periodic reconciliation (beat): the same services commands use."""
-    done: dict[str, object] = {"topics": topics_reconcile_waiting(),
-                               "groups": spg_reconcile_invalid(),
-                               "partition_rows_resynced": replication.replication_resync_store()}
+    done: dict[str, object] = {
+        "topics": topics_reconcile_waiting(), "groups": spg_reconcile_invalid(),
+        "partition_rows_resynced": replication.replication_resync_store(
+            heal=replication.resync_heal_due())}
     if done["partition_rows_resynced"]:  # drifted rows were counted as they had drifted
         store_recount(by="reconcile")
     return done

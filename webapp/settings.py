@@ -156,6 +156,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # spread over every worker instead of queueing behind the first one that asked.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
+# The reconcile beat heals rows that drifted from the hot state (a full read of both) at
+# most this often; it catches the store up with the metadata log every time.
+REPLICATION_RESYNC_INTERVAL_S = env_float("REPLICATION_RESYNC_INTERVAL_S", 60.0)
 # Replication shell (cluster/services/replication.py): one tick runs every live SPU loop.
 REPLICATION_TICK_S = env_float("REPLICATION_TICK_S", 1.0)
 REPLICATION_HEARTBEAT_TIMEOUT_S = env_float("REPLICATION_HEARTBEAT_TIMEOUT_S", 3.0)

@@ -78,3 +78,11 @@ def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(
         hot_state.client().hset(sets_key("busy"), "1", hot_state.encode_set(other))
     again = hot_state.load(take_committed=True).state.replica_sets[("busy", 1)]
     assert again.epoch == other.epoch
+
+
+def test_the_beat_heals_drifted_rows_at_most_once_per_interval(busy, settings):
+    from cluster.services.replication import resync_heal_due
+
+    settings.REPLICATION_RESYNC_INTERVAL_S = 60
+    assert resync_heal_due() is True
+    assert resync_heal_due() is False
