@@ -14,9 +14,8 @@ class HealingConfig(AppConfig):
         register_families(families)
         # An operator's apply takes precedence over self-healing's plans (planner/preemption.py).
         from healing.plans import ACTOR
-        from healing.preemption import on_dropped, on_preempting
-        from planner.preemption import preempting, preemption_dropped, yields_to_operators
+        from healing.preemption import on_preempting
+        from planner.preemption import preempting, yields_to_operators
 
         yields_to_operators(ACTOR)
         preempting.connect(on_preempting, dispatch_uid="healing-preempting")
-        preemption_dropped.connect(on_dropped, dispatch_uid="healing-preemption-dropped")

@@ -23,7 +23,9 @@ from healing.models import HealingConfig
 from planner.models import PlanExecution
 
 # How long past the operator's wait for the moves in flight self-healing keeps waiting for
-# that plan to start (an operator told "apply again in a moment" has this long).
+# that plan to start: an operator told "apply again in a moment", or to plan again (the
+# cancelled plan's finished moves changed the cluster), has this long before self-healing
+# plans again (and their next apply pre-empts it again).
 RETRY_GRACE_S = 60.0
 
 
@@ -40,12 +42,6 @@ def on_preempting(sender: Any, execution: PlanExecution, plan_id: int, **_: Any)
     HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)
     HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
         preempted_plan=execution.plan_id, held_for=plan_id, held_until=until)
-
-
-def on_dropped(sender: Any, plan_id: int, **_: Any) -> None:
-    """The operator's apply was refused after all: self-healing need not wait for it."""
-    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON, held_for=plan_id) \
-        .update(held_until=None)
 
 
 def hold_of(row: HealingConfig, now_ms: int) -> Hold:

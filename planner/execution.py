@@ -29,7 +29,7 @@ from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionS
 from planner.core.jobs import PlanState
 from planner.executor import announce, executing
 from planner.models import Plan, PlanExecution
-from planner.preemption import preempting, preemption_dropped, yielding
+from planner.preemption import preempting, yielding
 from planner.selectors import PlanStatus, pace_of
 from planner.services import plan_cancel as plan_cancel_computation
 
@@ -150,9 +150,13 @@ def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
     _make_way(running, plan_id, by)
     try:
         return _apply(plan_id, per_spu, total, throttle_bytes_per_s, by)
-    except DomainError:
-        preemption_dropped.send(sender=PlanExecution, plan_id=plan_id)
-        raise
+    except DomainError as exc:
+        # E.g. the yielding plan's finished moves changed what this plan started from. The
+        # yielding app waits a while for this operator's next apply (planner/preemption.py).
+        raise type(exc)(f"{exc.message} ({running.created_by}'s plan {running.plan_id} was "
+                        "cancelled to make way and waits for yours: plan again from the "
+                        "cluster as it now is, then apply)", field=exc.field,
+                        details=exc.details) from None
 
 
 def _not_applied(plan: Plan) -> None:

@@ -3,8 +3,11 @@
 An app whose plans an operator's apply takes precedence over (self-healing)
 registers its actor here; the planner then cancels such a plan, through its
 ordinary cancel, when an operator applies one of their own while it runs
-(planner/execution.py), and tells the app with the signals below. The planner
-knows no app above it: the registry and the signals are the whole coupling.
+(planner/execution.py), and tells the app first with the signal below. If the
+operator's apply is refused after all (the moves in flight did not end in time,
+or the cancelled plan's finished moves changed what the operator's plan started
+from), the app is expected to wait a while for the operator's next apply. The planner
+knows no app above it: the registry and the signal are the whole coupling.
 """
 from __future__ import annotations
 
@@ -18,9 +21,6 @@ _YIELDING: set[str] = set()
 # Sent inside the transaction that cancels the yielding plan, before the cancel:
 # ``execution`` (the yielding plan's), ``plan_id`` (the operator's), ``by`` (the operator).
 preempting = Signal()
-# Sent when the operator's apply was refused after all (the moves in flight did not end in
-# time, or the plan no longer fits): ``plan_id``. The yielding app need not wait for it.
-preemption_dropped = Signal()
 
 
 def yields_to_operators(actor: str) -> None:

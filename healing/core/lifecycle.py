@@ -133,7 +133,8 @@ def resume(anomaly: Anomaly, held: bool) -> Anomaly:
 def held(applied: bool, ended: bool, until_ms: int | None, now_ms: int) -> bool:
     """Whether self-healing still waits for the operator's plan that pre-empted its own: while
     that plan runs; before it started, until ``until_ms`` (the operator's apply waits for the
-    moves in flight to end; if it gave up, or was refused, the hold lapses)."""
+    moves in flight to end, and an operator whose apply was refused after all may plan again
+    and apply; past it the hold lapses)."""
     if applied:
         return not ended
     return until_ms is not None and now_ms < until_ms
