@@ -93,6 +93,10 @@ def _check_applicable(plan: Plan, moves: list[PlanMove]) -> None:
     if drift:
         raise Conflict(f"plan {plan.pk} no longer matches the cluster: {drift[0]}",
                        field="plan_id", details={"drift": drift})
+    _check_targets(plan, moves)
+
+
+def _check_targets(plan: Plan, moves: list[PlanMove]) -> None:
     registered = Spu.objects.values_list("id", flat=True)
     online = Spu.objects.filter(resolution=SpuResolution.ONLINE.value).values_list("id", flat=True)
     ready = targets_not_ready(moves, registered, online)
@@ -146,7 +150,9 @@ def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
     running = yielding(by)
     if running is None:
         return _apply(plan_id, per_spu, total, throttle_bytes_per_s, by)
-    _not_applied(_plan(plan_id))  # a plan that cannot start cancels nothing
+    plan = _plan(plan_id)  # a plan that cannot start cancels nothing
+    _not_applied(plan)
+    _check_targets(plan, plan_moves(plan.moves))
     _make_way(running, plan_id, by)
     try:
         return _apply(plan_id, per_spu, total, throttle_bytes_per_s, by)

@@ -182,7 +182,7 @@ def test_an_operators_apply_preempts_self_healing_which_plans_afresh_once_it_end
     spu_offline(spu_id=4)
     # The operator's: SPU 5 drained (no replica of SPU 4 in its partitions), planned now.
     operators = plan_drain(spu_id=5, by="operator")
-    other = plan_drain(spu_id=0, by="operator")
+    other = plan_drain(spu_id=0, by="operator")  # keeps replicas on SPU 4: cannot start
     for step in (0, 2_000, 5_000):
         healing_check(now_ms=t0 + step)
     [applying] = status()["anomalies"]
@@ -191,6 +191,9 @@ def test_an_operators_apply_preempts_self_healing_which_plans_afresh_once_it_end
     tick()  # its moves start
     first.refresh_from_db()
     assert first.in_flight and first.moves_done == 0
+    assert "cannot take them" in refused("plan", "apply", str(other.pk)).args[0]
+    first.refresh_from_db()
+    assert first.state == "running", "an operator's plan that cannot start cancels nothing"
 
     # `plan apply` (the page and the API call the same service): self-healing's plan is
     # cancelled through the planner's cancel, its moves in flight roll back, the operator's
