@@ -4,7 +4,9 @@ The command, the API and the page switch it and set its thresholds (viewers
 refused), ``healing check`` follows an SPU down through detected, alerting and
 planned in notify-only mode without changing the cluster, every automatic
 action is a metadata-log entry with the actor ``self-healing``, and /metrics
-counts the anomalies.
+counts the anomalies. An operator's ``plan apply`` pre-empts a self-healing plan
+being carried out, which is planned afresh once the operator's ended; runs that
+overlap leave one open anomaly per condition.
 """
 from __future__ import annotations
 
@@ -254,3 +256,23 @@ def test_overlapping_detection_runs_leave_one_open_anomaly_per_condition(redis_u
     assert not inner[0].get("skipped")
     assert list(Anomaly.objects.values_list("type", "subject", "state")) == \
         [("spu_down", "spu-4", "detected")]
+
+
+def test_a_preemption_landing_while_a_run_plans_stops_that_run_applying(redis_url, monkeypatch):
+    from healing import services
+    from healing.preemption import Hold
+
+    spu_down_cluster()
+    run("healing", "enable")
+    t0 = int(time.time() * 1000)
+    spu_offline(spu_id=4)
+    operators = Plan.objects.create(created_by="operator", name="operator's", scenario={},
+                                    options={}, metrics={})
+    # The operator's apply told self-healing after this run read the hold (a stale view).
+    HealingConfig.objects.filter(pk=1).update(held_for=operators.pk, preempted_plan=None,
+                                              held_until="2999-01-01T00:00:00Z")
+    monkeypatch.setattr(services, "hold_of", lambda row, now: Hold())
+    for step in (0, 2_000, 5_000):
+        result = healing_check(now_ms=t0 + step)
+    assert result["planned"] is None and "pre-empted" in result["waiting"]
+    assert not Plan.objects.filter(created_by="self-healing").exists()
