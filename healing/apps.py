@@ -12,3 +12,10 @@ class HealingConfig(AppConfig):
         from healing.metrics import families
 
         register_families(families)
+        # An operator's apply takes precedence over self-healing's plans (planner/preemption.py).
+        from healing.plans import ACTOR
+        from healing.preemption import on_preempting
+        from planner.preemption import preempting, yields_to_operators
+
+        yields_to_operators(ACTOR)
+        preempting.connect(on_preempting, dispatch_uid="healing-preempting")

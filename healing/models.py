@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from django.db import models
 
-from healing.core import AnomalyState, AnomalyType, Mode
+from healing.core import OPEN_STATES, AnomalyState, AnomalyType, Mode
+
+
+OPEN = sorted(s.value for s in OPEN_STATES)
 
 
 def _choices(enum: type) -> list[tuple[str, str]]:
@@ -23,6 +26,15 @@ class HealingConfig(models.Model):
     # Why the last run did not plan (an operator's plan runs, the hourly bound), or "".
     waiting = models.TextField(blank=True, default="")
     checked_at = models.DateTimeField(null=True, blank=True)
+    # The last pre-emption: self-healing's plan an operator's apply cancelled, the operator's
+    # plan, and until when self-healing waits for it to start (healing/preemption.py).
+    preempted_plan = models.BigIntegerField(null=True, blank=True)
+    held_for = models.BigIntegerField(null=True, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
+    # One detection run at a time (beat, `healing check`, two workers): the run that set
+    # run_token holds the run until run_until (a crashed run's claim lapses).
+    run_token = models.CharField(max_length=32, blank=True, default="")
+    run_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -44,10 +56,17 @@ class Anomaly(models.Model):
     plan = models.ForeignKey("planner.Plan", null=True, blank=True, on_delete=models.SET_NULL,
                              related_name="anomalies")
     plans = models.PositiveIntegerField(default=0, help_text="plans made for it")
+    preempted_by = models.ForeignKey("planner.Plan", null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="preempted_anomalies",
+                                     help_text="the operator's plan its plan made way for")
 
     class Meta:
         ordering = ["-detected_at", "-id"]
         verbose_name_plural = "anomalies"
+        # One open anomaly per condition, whatever runs race: a second insert fails.
+        constraints = [models.UniqueConstraint(
+            fields=["type", "subject"], condition=models.Q(state__in=OPEN),
+            name="one_open_anomaly_per_subject")]
 
     def __str__(self) -> str:
         return f"{self.type} {self.subject}: {self.state}"

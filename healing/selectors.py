@@ -24,6 +24,7 @@ class AnomalyRow(TypedDict):
     plan: int | None
     plan_id: int | None  # the same id under the name `healing status --json` readers expect
     plans: int
+    preempted_by: int | None  # the operator's plan its plan made way for
     plan_state: str | None
     moves: int | None
     moves_done: int | None
@@ -50,7 +51,7 @@ def anomaly_row(a: Anomaly, e: Any = None) -> AnomalyRow:
                       spus=list(a.spus), detected_at=a.detected_at.isoformat(),
                       alerted_at=_iso(a.alerted_at), planned_at=_iso(a.planned_at),
                       finished_at=_iso(a.finished_at), plan=a.plan_id, plan_id=a.plan_id,
-                      plans=a.plans,
+                      plans=a.plans, preempted_by=a.preempted_by_id,
                       plan_state=e.state if e else ("pending" if a.plan_id else None),
                       moves=e.moves_total if e else (a.plan.metrics.get("partitions_moved")
                                                      if a.plan_id else None),

@@ -9,13 +9,14 @@ the replication engine, so it is an entry of the metadata log.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from functools import partial
 from datetime import datetime, timedelta, timezone as tz
 from typing import Any, TypeVar
 
-from django.db import transaction
-from django.db.models import Sum
+from django.db import IntegrityError, transaction
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from cluster.errors import Conflict, InvalidInput
@@ -25,6 +26,7 @@ from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
+from healing.preemption import Hold, held_by, hold_of
 from healing.snapshot import cluster_snapshot
 from planner.core import PlanError
 
@@ -90,12 +92,44 @@ def _at(ms: int | None) -> datetime | None:
 def as_core(row: Anomaly) -> Found:
     return Found(AnomalyType(row.type), row.subject, AnomalyState(row.state),
                  _ms(row.detected_at), row.detail, tuple(row.spus), _ms(row.alerted_at),
-                 row.plan_id, row.pk)
+                 row.plan_id, row.pk, row.preempted_by_id)
+
+
+# A run that crashed keeps others out this long at most.
+RUN_LEASE_S = 60.0
 
 
 def healing_check(*, now_ms: int | None = None) -> dict[str, Any]:
-    """Detect, follow every anomaly through its states, and plan (and apply) the next fix."""
-    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    """Detect, follow every anomaly through its states, and plan (and apply) the next fix.
+
+    One run at a time (the beat, ``healing check``, a second worker): a run that finds
+    another under way does nothing and says so."""
+    token = _claim_run()
+    if token is None:
+        row = config()
+        return {"mode": row.mode, "anomalies": Anomaly.objects.filter(
+                    state__in=[s.value for s in core.OPEN_STATES]).count(),
+                "waiting": "another detection run is under way", "planned": None,
+                "skipped": True}
+    try:
+        return _check(now_ms if now_ms is not None else int(time.time() * 1000))
+    finally:
+        HealingConfig.objects.filter(pk=HealingConfig.SINGLETON, run_token=token) \
+            .update(run_token="", run_until=None)
+
+
+def _claim_run() -> str | None:
+    """One conditional update decides between runs racing (no lock held during the run: the
+    run takes the engine's lease, and a row lock taken before it could deadlock a tick)."""
+    config()
+    now, token = timezone.now(), uuid.uuid4().hex
+    won = HealingConfig.objects.filter(pk=HealingConfig.SINGLETON) \
+        .filter(Q(run_until__isnull=True) | Q(run_until__lt=now)) \
+        .update(run_token=token, run_until=now + timedelta(seconds=RUN_LEASE_S))
+    return token if won else None
+
+
+def _check(now: int) -> dict[str, Any]:
     row, snapshot = config(), cluster_snapshot(now)
     settings, mode = current_settings(row), Mode(row.mode)
     fresh = core.new_shrinks(frozenset(tuple(x) for x in row.in_lrs), snapshot)
@@ -104,9 +138,10 @@ def healing_check(*, now_ms: int | None = None) -> dict[str, Any]:
     findings = core.detect(snapshot, settings, [(s, len(t)) for s, t in shrinks.items()])
     present = {(f.type.value, f.subject) for f in findings}
     open_rows = list(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES]))
-    settled = [_settled(a, a.key in present) for a in map(as_core, open_rows)]
+    hold = hold_of(row, now)
+    settled = [_settled(a, a.key in present, hold) for a in map(as_core, open_rows)]
     anomalies = core.advance(settled, findings, now, settings)
-    waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now)
+    waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
     write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
                     mode, settings)
     known = {r.pk: as_core(r) for r in open_rows}
@@ -115,14 +150,27 @@ def healing_check(*, now_ms: int | None = None) -> dict[str, Any]:
     return write() if quiet else _in_metadata_log(write)
 
 
-def _settled(anomaly: Found, still_there: bool) -> Found:
+def _settled(anomaly: Found, still_there: bool, hold: Hold) -> Found:
+    if anomaly.state is AnomalyState.PREEMPTED:
+        return core.resume(anomaly, hold.active)
+    preempted = core.preempt(anomaly, hold.preempted_plan, hold.held_for)
+    if preempted.state is AnomalyState.PREEMPTED:  # its plan's cancel is no failure
+        return preempted
     outcome, reason = outcome_of(anomaly.plan_id)
     return core.settle(anomaly, outcome, still_there, reason)
 
 
+def _held(hold: Hold) -> str:
+    return (f"an operator's plan ({hold.held_for}) pre-empted self-healing's plan "
+            f"({hold.preempted_plan}); self-healing plans again once it ended")
+
+
 def _next_fix(anomalies: list[Found], snapshot: core.Snapshot, settings: core.Settings,
-              mode: Mode, now: int) -> tuple[str, tuple[list[Found], core.Fix] | None]:
+              mode: Mode, now: int,
+              hold: Hold) -> tuple[str, tuple[list[Found], core.Fix] | None]:
     """Why nothing is planned now, or the anomalies the next plan fixes and its moves."""
+    if hold.active and mode is not Mode.OFF:
+        return _held(hold), None
     chosen = core.due(anomalies, now, settings, mode)
     if not chosen:
         return "", None
@@ -157,6 +205,12 @@ def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
            settings: core.Settings) -> dict[str, Any]:
     before = {r.pk: r for r in open_rows}
+    if planned is not None and mode is Mode.HEAL:
+        # An operator's apply may have pre-empted since the run read the hold: under the row's
+        # lock, it either waits for this write or is seen by it.
+        hold = held_by(row, snapshot.at_ms)
+        if hold.active:
+            planned, waiting = None, _held(hold)
     if planned is not None:
         chosen, fix = planned
         plan = store_fix(fix, chosen)
@@ -198,15 +252,31 @@ def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
     if a.plan_id is not None and a.plan_id != old.plan_id:
         old.planned_at, old.plans = _at(now_ms), old.plans + 1
     old.state, old.detail, old.spus, old.plan_id = a.state.value, a.detail, list(a.spus), a.plan_id
-    old.alerted_at = _at(a.alerted_ms)
+    old.alerted_at, old.preempted_by_id = _at(a.alerted_ms), a.preempted_by
     if a.state not in core.OPEN_STATES:
         old.finished_at = _at(now_ms)
-    old.save()
+    if not _saved(old):
+        return
     if state_changed:
         # The row as the page shows it travels in the event: the page patches itself with it.
         log_event(ACTOR, "anomaly", old.pk, a.state.value,
                   {"type": a.type.value, "subject": a.subject, "plan": a.plan_id,
+                   "preempted_by": a.preempted_by,
                    "detected_at": old.detected_at.isoformat()}, result=a.detail)
+
+
+def _saved(row: Anomaly) -> bool:
+    """False for a new anomaly another run opened first (one open per condition: the
+    database's constraint decides, whatever the runs read)."""
+    if row.pk is not None:
+        row.save()
+        return True
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        return False
+    return True
 
 
 def _in_metadata_log(work: Callable[[], T]) -> T:

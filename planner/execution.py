@@ -19,7 +19,7 @@ from django.utils import timezone
 from cluster.services.settle import kick, settle, worker_running
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
-from cluster.errors import Conflict, InvalidInput, NotFound
+from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
 from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
 from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
@@ -29,6 +29,7 @@ from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionS
 from planner.core.jobs import PlanState
 from planner.executor import announce, executing
 from planner.models import Plan, PlanExecution
+from planner.preemption import preempting, yielding
 from planner.selectors import PlanStatus, pace_of
 from planner.services import plan_cancel as plan_cancel_computation
 
@@ -92,6 +93,10 @@ def _check_applicable(plan: Plan, moves: list[PlanMove]) -> None:
     if drift:
         raise Conflict(f"plan {plan.pk} no longer matches the cluster: {drift[0]}",
                        field="plan_id", details={"drift": drift})
+    _check_targets(plan, moves)
+
+
+def _check_targets(plan: Plan, moves: list[PlanMove]) -> None:
     registered = Spu.objects.values_list("id", flat=True)
     online = Spu.objects.filter(resolution=SpuResolution.ONLINE.value).values_list("id", flat=True)
     ready = targets_not_ready(moves, registered, online)
@@ -130,29 +135,76 @@ def _one_at_a_time() -> Conflict:
     return Conflict(f"{which}; one plan at a time", field="plan_id")
 
 
-@transaction.atomic
 def plan_apply(*, plan_id: int, max_moves_per_spu: int | None = None,
                max_moves: int | None = None, throttle_bytes_per_s: int | None = None,
                by: Actor = None) -> PlanExecution:
-    """Start carrying the plan out; refused (nothing changed) when it no longer fits."""
+    """Start carrying the plan out; refused (nothing changed) when it no longer fits.
+
+    An operator's apply takes precedence over a plan that yields to operators (self-healing's,
+    planner/preemption.py) being carried out: that plan is cancelled as any plan is (no new
+    moves, those in flight roll back or finish) and, once its execution ended, this one starts.
+    The one-plan constraint still decides: two operators' plans refuse each other."""
     per_spu = settings.PLAN_MAX_MOVES_PER_SPU if max_moves_per_spu is None else max_moves_per_spu
     total = settings.PLAN_MAX_MOVES if max_moves is None else max_moves
     _check_caps(per_spu, total, throttle_bytes_per_s)
-    plan = _plan(plan_id)
+    running = yielding(by)
+    if running is None:
+        return _apply(plan_id, per_spu, total, throttle_bytes_per_s, by)
+    plan = _plan(plan_id)  # a plan that cannot start cancels nothing
+    _not_applied(plan)
+    _check_targets(plan, plan_moves(plan.moves))
+    _make_way(running, plan_id, by)
+    try:
+        return _apply(plan_id, per_spu, total, throttle_bytes_per_s, by)
+    except DomainError as exc:
+        # E.g. the yielding plan's finished moves changed what this plan started from. The
+        # yielding app waits a while for this operator's next apply (planner/preemption.py).
+        raise type(exc)(f"{exc.message} ({running.created_by}'s plan {running.plan_id} was "
+                        "cancelled to make way and waits for yours: plan again from the "
+                        "cluster as it now is, then apply)", field=exc.field,
+                        details=exc.details) from None
+
+
+def _not_applied(plan: Plan) -> None:
     if _execution(plan) is not None:
-        raise Conflict(f"plan {plan_id} was already applied ({plan.execution.state})",
+        raise Conflict(f"plan {plan.pk} was already applied ({plan.execution.state})",
                        field="plan_id")
+
+
+@transaction.atomic
+def _apply(plan_id: int, per_spu: int, total: int, rate: int | None,
+           by: Actor) -> PlanExecution:
+    plan = _plan(plan_id)
+    _not_applied(plan)
     if _active() is not None:  # the common refusal, in words; the constraint below decides
         raise _one_at_a_time()
     moves = plan_moves(plan.moves)
     _check_applicable(plan, moves)
-    execution = _claim(plan, moves, per_spu, total, throttle_bytes_per_s, by)
+    execution = _claim(plan, moves, per_spu, total, rate, by)
     log_event(by, "plan", plan.pk, "apply", {"moves": len(moves), "max_moves_per_spu": per_spu,
-                                            "max_moves": total,
-                                            "throttle_bytes_per_s": throttle_bytes_per_s})
+                                            "max_moves": total, "throttle_bytes_per_s": rate})
     transaction.on_commit(_nudge)
     transaction.on_commit(lambda: announce(execution))
     return execution
+
+
+def _make_way(running: PlanExecution, plan_id: int, by: Actor) -> None:
+    """Cancel the yielding plan (told first, in the same transaction) and wait for its
+    execution to end. Already cancelled (an apply that gave up waiting): only wait."""
+    with transaction.atomic():
+        preempting.send(sender=PlanExecution, execution=running, plan_id=plan_id, by=by)
+        if running.state != S.CANCELLED.value:
+            try:
+                _transition(running.plan_id, CANCELLABLE, S.CANCELLED, "cancel", by,
+                            cancel_sent=False,
+                            reason=f"pre-empted by plan {plan_id} of {actor_name(by)}")
+            except Conflict:
+                pass  # it ended meanwhile: nothing to cancel, nothing to wait for
+    wait_s = settings.PLAN_PREEMPT_WAIT_S
+    if not plan_wait(plan_id=running.plan_id, timeout_s=wait_s):
+        raise Conflict(f"{running.created_by}'s plan {running.plan_id} is being cancelled to "
+                       f"make way for plan {plan_id}, and its moves in flight have not ended "
+                       f"after {wait_s:g} s; apply again in a moment", field="plan_id")
 
 
 def _claim(plan: Plan, moves: list[PlanMove], per_spu: int, total: int,

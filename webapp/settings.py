@@ -197,6 +197,9 @@ LEADER_IMBALANCE_PER_SPU_PERCENTAGE = env_int("LEADER_IMBALANCE_PER_SPU_PERCENTA
 PLAN_MAX_MOVES_PER_SPU = env_int("PLAN_MAX_MOVES_PER_SPU", 5, minimum=1)
 PLAN_MAX_MOVES = env_int("PLAN_MAX_MOVES", 50, minimum=1)
 PLAN_MOVE_TIMEOUT_MS = env_int("PLAN_MOVE_TIMEOUT_MS", 60_000, minimum=1)
+# An operator's apply cancels a self-healing plan being carried out and waits this long for
+# its moves in flight to end (roll back, or finish) before its own plan starts.
+PLAN_PREEMPT_WAIT_S = env_float("PLAN_PREEMPT_WAIT_S", 15.0)
 REPLICATION_RECORD_BYTES = env_int("REPLICATION_RECORD_BYTES", 1024, minimum=1)
 # Self-healing's anomaly detector (healing/): how often it looks and drives its plans.
 HEALING_CHECK_INTERVAL_S = env_float("HEALING_CHECK_INTERVAL_S", 5.0)

@@ -32,6 +32,8 @@ class AnomalySerializer(serializers.Serializer):
     plan = serializers.IntegerField(allow_null=True, help_text="the plan that fixes it")
     plan_id = serializers.IntegerField(allow_null=True, help_text="the same, by its other name")
     plans = serializers.IntegerField(help_text="plans made for it")
+    preempted_by = serializers.IntegerField(
+        allow_null=True, help_text="the operator's plan its plan was cancelled to make way for")
     plan_state = serializers.CharField(allow_null=True)
     moves = serializers.IntegerField(allow_null=True)
     moves_done = serializers.IntegerField(allow_null=True)

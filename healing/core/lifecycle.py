@@ -5,6 +5,8 @@
     applying --(plan done, condition gone)--> healed
     applying --(plan done, condition still there: the hourly budget cut it)--> alerting
     applying --(plan cancelled or failed)--> failed
+    applying --(an operator's apply cancelled its plan to make way)--> preempted
+    preempted --(the operator's plan ended)--> alerting: planned afresh from the cluster as it is
     detected / alerting / planned --(condition gone by itself)--> cancelled: nothing moved
 
 Cruise Control's two thresholds (``broker.failure.alert.threshold.ms``,
@@ -57,6 +59,9 @@ def _still(anomaly: Anomaly, finding: Finding | None, now_ms: int,
     if finding is None:
         if anomaly.state is S.APPLYING:
             return anomaly  # its plan's outcome decides
+        if anomaly.state is S.PREEMPTED:
+            return anomaly.moved_to(S.CANCELLED, detail=f"{anomaly.detail}: gone after its plan "
+                                    f"made way for the operator's plan {anomaly.preempted_by}")
         return anomaly.moved_to(S.CANCELLED, detail=f"{anomaly.detail}: cleared by itself, "
                                                     "nothing moved")
     updated = anomaly.moved_to(anomaly.state, detail=finding.detail, spus=finding.spus)
@@ -106,6 +111,33 @@ def settle(anomaly: Anomaly, outcome: str | None, still_there: bool,
         return anomaly.moved_to(S.ALERTING) if still_there else anomaly.moved_to(S.HEALED)
     return anomaly.moved_to(S.FAILED, detail=f"{anomaly.detail}: plan {anomaly.plan_id} "
                                              f"{outcome}{': ' + reason if reason else ''}")
+
+
+def preempt(anomaly: Anomaly, preempted_plan: int | None, by_plan: int | None) -> Anomaly:
+    """An applying anomaly whose plan an operator's apply cancelled (``preempted_plan``, made way
+    for ``by_plan``) waits, rather than failing: its condition is still to be fixed."""
+    if anomaly.state is not S.APPLYING or anomaly.plan_id is None \
+            or anomaly.plan_id != preempted_plan:
+        return anomaly
+    return anomaly.moved_to(S.PREEMPTED, preempted_by=by_plan)
+
+
+def resume(anomaly: Anomaly, held: bool) -> Anomaly:
+    """Once the operator's plan ended (``held`` False) a pre-empted anomaly alerts again: the
+    next plan is made from the cluster as it then is, not the cancelled one's leftovers."""
+    if anomaly.state is not S.PREEMPTED or held:
+        return anomaly
+    return anomaly.moved_to(S.ALERTING)
+
+
+def held(applied: bool, ended: bool, until_ms: int | None, now_ms: int) -> bool:
+    """Whether self-healing still waits for the operator's plan that pre-empted its own: while
+    that plan runs; before it started, until ``until_ms`` (the operator's apply waits for the
+    moves in flight to end, and an operator whose apply was refused after all may plan again
+    and apply; past it the hold lapses)."""
+    if applied:
+        return not ended
+    return until_ms is not None and now_ms < until_ms
 
 
 def moves_allowed(settings: Settings, used_last_hour: int) -> int:

@@ -30,13 +30,15 @@ class AnomalyState(StrEnum):
     ALERTING = "alerting"
     PLANNED = "planned"
     APPLYING = "applying"
+    # Its plan was cancelled to make way for an operator's: it waits for that plan to end.
+    PREEMPTED = "preempted"
     HEALED = "healed"
     CANCELLED = "cancelled"
     FAILED = "failed"
 
 
 OPEN_STATES = frozenset({AnomalyState.DETECTED, AnomalyState.ALERTING, AnomalyState.PLANNED,
-                         AnomalyState.APPLYING})
+                         AnomalyState.APPLYING, AnomalyState.PREEMPTED})
 
 
 class Mode(StrEnum):
@@ -97,6 +99,7 @@ class Anomaly:
     alerted_ms: int | None = None
     plan_id: int | None = None
     id: int | None = None
+    preempted_by: int | None = None  # the operator's plan its own plan made way for
 
     @property
     def key(self) -> tuple[str, str]:

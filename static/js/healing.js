@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   const script = document.currentScript;
-  const OPEN = ["detected", "alerting", "planned", "applying"];
+  const OPEN = ["detected", "alerting", "planned", "applying", "preempted"];
   const planUrl = (id) => script.dataset.planUrl.replace(/0\/$/, id + "/");
   const body = document.querySelector("#open-anomalies tbody");
   const rows = new Map();  // anomaly id -> its row as /api/healing/ gives it
@@ -20,7 +20,14 @@
     }
     for (const a of [...rows.values()].sort((x, y) => (x.detected_at < y.detected_at ? 1 : -1))) {
       const row = body.insertRow(); row.dataset.anomaly = a.id;
-      [a.type, a.subject, a.state, a.detected_at].forEach((t) => cell(row, t));
+      [a.type, a.subject].forEach((t) => cell(row, t));
+      const state = cell(row, a.state);
+      if (a.state === "preempted" && a.preempted_by) {  // the operator's plan it made way for
+        const link = document.createElement("a");
+        link.href = planUrl(a.preempted_by); link.textContent = "#" + a.preempted_by;
+        state.append(" by ", link);
+      }
+      cell(row, a.detected_at);
       const plan = cell(row, "");
       if (a.plan) {
         const link = document.createElement("a");
@@ -56,7 +63,8 @@
       if (!OPEN.includes(e.operation)) { rows.delete(id); return; }
       const known = rows.get(id) || {id, moves: null, plan_state: null};
       rows.set(id, {...known, type: e.params.type, subject: e.params.subject, state: e.operation,
-                    plan: e.params.plan, detail: e.result, detected_at: e.params.detected_at});
+                    plan: e.params.plan, preempted_by: e.params.preempted_by, detail: e.result,
+                    detected_at: e.params.detected_at});
     } else if (e.object_type === "plan") {
       for (const a of rows.values()) {
         if (String(a.plan) === String(e.object_name)) a.plan_state = e.operation;

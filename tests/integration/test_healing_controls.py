@@ -4,7 +4,9 @@ The command, the API and the page switch it and set its thresholds (viewers
 refused), ``healing check`` follows an SPU down through detected, alerting and
 planned in notify-only mode without changing the cluster, every automatic
 action is a metadata-log entry with the actor ``self-healing``, and /metrics
-counts the anomalies.
+counts the anomalies. An operator's ``plan apply`` pre-empts a self-healing plan
+being carried out, which is planned afresh once the operator's ended; runs that
+overlap leave one open anomaly per condition.
 """
 from __future__ import annotations
 
@@ -152,3 +154,125 @@ def test_the_healing_endpoints_answer_what_the_schema_documents(api, viewer):
         response = getattr(client, method)(path, body, format="json")
         check(schema, response, method, path)
     assert api.get("/api/healing/").json()["anomalies"][0]["type"] == "slow_spu"
+
+
+def tick() -> None:
+    from cluster.services import replication
+    from cluster.services.settle import LocalQueue
+
+    replication.replication_tick(dispatch=LocalQueue())
+
+
+def spu_down_cluster() -> None:
+    for rack, ids in (("a", (0, 1)), ("b", (2, 3)), ("c", (4, 5))):
+        register_spus(*ids, rack=rack, online=True)
+    run("topic", "create", "t", "--partitions", "6", "--replication", "3", "--min-lrs", "2")
+    run("healing", "set", "spu_down_alert_after_s", "2")
+    run("healing", "set", "spu_down_heal_after_s", "5")
+
+
+def test_an_operators_apply_preempts_self_healing_which_plans_afresh_once_it_ended(redis_url):
+    from planner.core.execution import layout_of
+    from planner.drain import plan_drain
+    from planner.execution import plan_wait
+
+    spu_down_cluster()
+    for partition in range(6):  # records to copy: a move takes a few ticks
+        run("produce", "t", "--partition", str(partition), "--count", "50", "--acks", "all")
+    run("healing", "enable")
+    t0 = int(time.time() * 1000)
+    spu_offline(spu_id=4)
+    # The operator's: SPU 5 drained (no replica of SPU 4 in its partitions), planned now.
+    operators = plan_drain(spu_id=5, by="operator")
+    other = plan_drain(spu_id=0, by="operator")  # keeps replicas on SPU 4: cannot start
+    for step in (0, 2_000, 5_000):
+        healing_check(now_ms=t0 + step)
+    [applying] = status()["anomalies"]
+    first = PlanExecution.objects.get(plan_id=applying["plan_id"])
+    assert applying["state"] == "applying" and first.plan.created_by == "self-healing"
+    tick()  # its moves start
+    first.refresh_from_db()
+    assert first.in_flight and first.moves_done == 0
+    assert "cannot take them" in refused("plan", "apply", str(other.pk)).args[0]
+    first.refresh_from_db()
+    assert first.state == "running", "an operator's plan that cannot start cancels nothing"
+
+    # `plan apply` (the page and the API call the same service): self-healing's plan is
+    # cancelled through the planner's cancel, its moves in flight roll back, the operator's
+    # plan starts from the layout it was made from.
+    run("plan", "apply", str(operators.pk))
+    first.refresh_from_db()
+    assert first.state == "cancelled" and first.finished_at is not None and not first.in_flight
+    assert first.moves_failed == len(first.started), "rolled back, none landed"
+    assert "pre-empted by plan" in first.reason
+    assert PlanExecution.objects.get(plan=operators).state == "running"
+    assert "one plan at a time" in refused("plan", "apply", str(other.pk)).args[0], \
+        "operators' plans still refuse each other"
+
+    healing_check(now_ms=t0 + 6_000)
+    [waiting] = status()["anomalies"]
+    assert waiting["state"] == "preempted" and waiting["preempted_by"] == operators.pk
+    assert f"an operator's plan ({operators.pk}) pre-empted" in status()["waiting"]
+    assert Plan.objects.filter(created_by="self-healing").count() == 1
+    event = Event.objects.get(actor="self-healing", operation="preempted")
+    assert event.params["preempted_by"] == operators.pk and event.log_offset is not None
+
+    assert plan_wait(plan_id=operators.pk, timeout_s=20)
+    healing_check(now_ms=t0 + 7_000)
+    [again] = status()["anomalies"]
+    assert again["state"] == "applying" and again["plan_id"] != first.plan_id
+    assert Anomaly.objects.get().plans == 2, "the same anomaly, planned afresh"
+    fresh = Plan.objects.get(pk=again["plan_id"])
+    layout = [r for _, r in sorted(Partition.objects.values_list("index", "replicas"))]
+    assert layout_of(fresh.current) == {"t": layout}, "planned from the cluster as it then is"
+    assert all(5 not in r for r in layout), "the operator's drain of SPU 5 was carried out"
+    assert fresh.moves and all(m["removed"] == [4] for m in fresh.moves)
+
+
+def test_overlapping_detection_runs_leave_one_open_anomaly_per_condition(redis_url, monkeypatch):
+    from healing import services
+
+    spu_down_cluster()
+    spu_offline(spu_id=4)
+    t0, inner = int(time.time() * 1000), []
+    hold_of = services.hold_of
+
+    def another_run_meanwhile(row, now):  # after this run read the open anomalies
+        if not inner:
+            inner.append({})
+            inner[0] = healing_check(now_ms=now)
+        return hold_of(row, now)
+
+    monkeypatch.setattr(services, "hold_of", another_run_meanwhile)
+    healing_check(now_ms=t0)
+    assert inner[0]["skipped"] and "another detection run" in inner[0]["waiting"]
+    assert Anomaly.objects.count() == 1
+
+    # A run whose claim lapsed (a stuck worker): the database's constraint still decides.
+    inner.clear()
+    Anomaly.objects.all().delete()
+    monkeypatch.setattr(services, "_claim_run", lambda: "every run wins")
+    healing_check(now_ms=t0)
+    assert not inner[0].get("skipped")
+    assert list(Anomaly.objects.values_list("type", "subject", "state")) == \
+        [("spu_down", "spu-4", "detected")]
+
+
+def test_a_preemption_landing_while_a_run_plans_stops_that_run_applying(redis_url, monkeypatch):
+    from healing import services
+    from healing.preemption import Hold
+
+    spu_down_cluster()
+    run("healing", "enable")
+    t0 = int(time.time() * 1000)
+    spu_offline(spu_id=4)
+    operators = Plan.objects.create(created_by="operator", name="operator's", scenario={},
+                                    options={}, metrics={})
+    # The operator's apply told self-healing after this run read the hold (a stale view).
+    HealingConfig.objects.filter(pk=1).update(held_for=operators.pk, preempted_plan=None,
+                                              held_until="2999-01-01T00:00:00Z")
+    monkeypatch.setattr(services, "hold_of", lambda row, now: Hold())
+    for step in (0, 2_000, 5_000):
+        result = healing_check(now_ms=t0 + step)
+    assert result["planned"] is None and "pre-empted" in result["waiting"]
+    assert not Plan.objects.filter(created_by="self-healing").exists()
