@@ -14,7 +14,7 @@ from typing import Any
 
 from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.hot_state import HotState
-from cluster.core.replication import Action, ReplicationError, ledger, links
+from cluster.core.replication import Action, ReplicationError, ledger, links, netview
 from cluster.core.spus import SpuResolution
 from cluster.engine.unit_of_work import now_ms, run_locked
 from cluster.errors import InvalidInput, NotFound
@@ -158,20 +158,12 @@ def net_report() -> dict[str, Any] | None:
 
 def net_matrix() -> dict[str, Any]:
     """Who can reach whom, for the pages: one row per SPU, a column per other end."""
-    state = _meta_state()
-    spus = sorted(state.spus)
-    ends: list[Any] = [links.CONTROLLER, links.PRODUCERS, *spus]
-    rows = [{"spu": s, "expired": s in state.expired,
-             "cells": [_cell(state, s, end) for end in ends]} for s in spus]
-    return {"ends": [str(e) for e in ends], "rows": rows,
-            "cuts": [links.cut_fields(c) for c in state.cuts]}
+    return netview.matrix(_meta_state())
 
 
-def _cell(state: Any, spu: int, end: Any) -> str:
-    if end == spu:
-        return "self"
-    out, back = links.blocked(state, spu, end), links.blocked(state, end, spu)
-    return "cut" if out and back else "out-cut" if out else "in-cut" if back else "ok"
+def net_view() -> dict[str, Any]:
+    """The matrix and the rehearsal's summary, as live messages carry them (``net``)."""
+    return netview.view(_meta_state(), now_ms())
 
 
 def net_step(*, settle_s: float = 0.0) -> bool:
