@@ -97,6 +97,9 @@ def _report_text(r: dict[str, Any] | None) -> str:
              f"acks=1 writes truncated: {r['acks1_truncated_count']}",
              f"unacknowledged writes lost: {r['unacknowledged_lost']}",
              f"refused writes during the cut: {r['refused_total']}"]
+    if r.get("counts_complete") is False:
+        lines.append("COUNTS INCOMPLETE: sharded ticks ran during the rehearsal and the "
+                     "writes they took are not counted (REPLICATION_SHARDS > 1)")
     if r["acks1_truncated"]:
         lines.append(table([[f"{t['topic']}/{t['partition']}", t["offset"], t["record"], t["spu"]]
                             for t in r["acks1_truncated"]], ["TRUNCATED", "OFFSET", "RECORD",
