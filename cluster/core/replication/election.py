@@ -283,6 +283,7 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
                    old: int | None = None) -> list[Action]:
     """SC side of a successful promotion: Online, new LRS, followers told."""
     rs.leader, rs.candidate, rs.tried, rs.deadline_ms = spu, None, [], None
+    rs.unaware.pop(spu, None)  # whoever the SC installs knows the epoch it starts
     if state.cuts:
         # A running replica that cannot hear the SC is never told of the new epoch: it keeps
         # the one it knew and fetches from nobody until a heal (``links``).

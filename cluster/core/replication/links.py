@@ -157,8 +157,6 @@ def rejoin(state: ClusterState, spu: int) -> list[Action]:
         rs.deposed.pop(spu, None)
         if hears:
             rs.unaware.pop(spu, None)
-        else:  # back up but deaf to the SC: it learns no leader, so it fetches from nobody
-            rs.unaware.setdefault(spu, rs.epoch)
     return spu_online(state, spu)
 
 

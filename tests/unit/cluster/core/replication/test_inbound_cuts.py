@@ -112,3 +112,16 @@ def test_inbound_cuts_and_missed_epochs_survive_the_round_trip():
     back = cluster_from_dict(cluster_to_dict(state))
     assert back.cuts == state.cuts and back.cuts[0].inbound
     assert back.replica_set("t", 0).unaware == {3: 1} and not links.hears_controller(back, 3)
+
+
+def test_the_invariants_catch_a_replica_left_unaware_after_it_hears_the_sc_again():
+    from cluster.core.replication import InvariantChecker, InvariantViolation
+    state, rs = cluster()
+    deaf(state, 3)
+    handle(state, SpuOffline(1))
+    run_elections(state, 1000)
+    InvariantChecker().check(state)  # deaf and behind: as the rule says
+    state.cuts.clear()
+    state._blocked = None  # a heal that forgot to tell it the epoch
+    with pytest.raises(InvariantViolation, match="never told epoch 2"):
+        InvariantChecker().check(state)
