@@ -22,7 +22,9 @@ object with:
   the next message carries every SPU's load (``spus``), every topic with its
   partition counts (``topics``, TopicCounts), ``totals``, ``health`` (the
   overview's list) and ``charts`` (the heatmaps' Plotly figures, topic x SPU
-  included): they read the whole store, so the rows go first.
+  included): they read the whole store, so the rows go first. ``net`` (NetView,
+  cluster group) is the link matrix and the network rehearsal's summary, sent
+  whenever a cut, a heal, a session expiry or the rehearsal's counts change.
 
 Groups: ``cluster`` (SPUs, topics, events, leader/LRS/resolution moves of any
 partition, totals, charts), ``topic-<name>`` (that topic's resolution and
@@ -129,6 +131,15 @@ class Stamp(TypedDict):
     at: int
 
 
+class NetView(TypedDict):
+    """The link matrix and the rehearsal summary (cluster/core/replication/netview.py)."""
+    ends: list[str]            # controller, producers, then every SPU id
+    rows: list[dict[str, Any]]  # {spu, expired, cells: ok|cut|out-cut|in-cut|self per end}
+    all_rows: bool             # False: only the SPUs a cut names (a big cluster)
+    cuts: list[dict[str, Any]]  # as ``net status --json``
+    report: dict[str, Any] | None  # the rehearsal's counts (None before the first cut)
+
+
 class LiveData(TypedDict, total=False):
     partitions: list[PartitionRow]
     spus: list[SpuRow]
@@ -137,6 +148,7 @@ class LiveData(TypedDict, total=False):
     totals: Totals
     health: list[HealthRow]  # the overview's list, whole (empty: nothing needs attention)
     charts: dict[str, Any]   # figure id -> Plotly figure (cluster.charts)
+    net: NetView
 
 
 class LiveUpdate(Stamp, LiveData):

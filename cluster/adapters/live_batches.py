@@ -39,6 +39,8 @@ WINDOW_MS = 100
 WINDOW_TTL_MS = 3000
 # Marks a cluster batch whose SPU loads, totals and charts follow in a second message.
 LOAD_MARK = "x:load"
+# The network view (link matrix and rehearsal summary): one field, the latest one wins.
+NET_FIELD = "n:net"
 
 _FLUSH = """
 local fields = redis.call('HGETALL', KEYS[1])
@@ -81,6 +83,8 @@ def _fields(data: LiveData) -> dict[str, str]:
     fields = {f"p:{r['topic']}/{r['partition']}": json.dumps(r) for r in data.get("partitions", [])}
     fields.update({f"s:{r['id']}": json.dumps(r) for r in data.get("spus", [])})
     fields.update({f"t:{r['name']}": json.dumps(r) for r in data.get("topics", [])})
+    if "net" in data:
+        fields[NET_FIELD] = json.dumps(data["net"])
     return fields
 
 
@@ -158,12 +162,15 @@ def _encoded(group: str, seq: int, fields: dict[bytes, bytes], events: list[byte
     decoded nor encoded again (that was most of a busy tick's flush)."""
     rows: dict[bytes, list[bytes]] = {b"p": [], b"s": [], b"t": []}
     for name, value in fields.items():
-        if name != LOAD_MARK.encode():
+        if name[:1] in rows:
             rows[name[:1]].append(value)
     head = json.dumps({"type": "live.update", **stamp(group, seq)})[:-1]
     parts = [f', "{key}": [' + b", ".join(values).decode() + "]" for key, values in
              (("partitions", rows[b"p"]), ("spus", rows[b"s"]), ("topics", rows[b"t"]),
               ("events", events))]
+    net = fields.get(NET_FIELD.encode())
+    if net is not None:
+        parts.append(', "net": ' + net.decode())
     return head + "".join(parts) + "}"
 
 
@@ -311,6 +318,17 @@ def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key]) -> No
         _stage_fields(by_group, {})
     except Exception:  # a page missing an update must not fail a replication step
         log.exception("live update failed")
+
+
+def publish_network(view: dict[str, Any]) -> None:
+    """After commit: the network view (cluster/core/replication/netview.py) to the cluster
+    group, coalesced like every row (a burst of writes in a rehearsal sends the latest)."""
+    def staged() -> None:
+        try:
+            _stage_fields({CLUSTER_GROUP: {NET_FIELD: json.dumps(view)}}, {})
+        except Exception:  # a page missing an update must not fail a replication step
+            log.exception("live network update failed")
+    transaction.on_commit(staged)
 
 
 def _row_json(topic_json: str, index: int, s: Summary) -> str:

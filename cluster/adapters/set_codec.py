@@ -166,6 +166,7 @@ OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]
     "deadline_ms": (_same, _same),
     # msgpack keys must be strings or a list: a deposed leader as [spu, epoch] pairs.
     "deposed": (lambda d: sorted(d.items()), lambda pairs: {int(s): int(e) for s, e in pairs}),
+    "unaware": (lambda d: sorted(d.items()), lambda pairs: {int(s): int(e) for s, e in pairs}),
 }
 
 

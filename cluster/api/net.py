@@ -26,6 +26,8 @@ class CutSerializer(serializers.Serializer):
     peers = serializers.ListField(child=serializers.IntegerField())
     racks = serializers.ListField(child=serializers.CharField())
     one_way = serializers.BooleanField()
+    inbound = serializers.BooleanField(help_text="one-way inbound: what the SPUs are sent "
+                                                 "is dropped, what they send arrives")
     since_ms = serializers.IntegerField()
     label = serializers.CharField()
 
@@ -39,6 +41,9 @@ class CutRequestSerializer(serializers.Serializer):
     racks = serializers.CharField(required=False, allow_null=True, default=None, max_length=500,
                                   help_text="rack groups to split: A,B or A+B,C")
     one_way = serializers.BooleanField(required=False, default=False)
+    inbound = serializers.BooleanField(required=False, default=False,
+                                       help_text="with one_way: drop what the SPU is sent "
+                                                 "instead of what it sends")
 
 
 class HealSerializer(serializers.Serializer):
@@ -62,12 +67,14 @@ class NetCutsView(ApiView):
         return Response(net_status())
 
     @extend_schema(summary="Cut an SPU from the controller, another SPU or the producers "
-                           "(one-way: only what it sends), or split racks",
+                           "(one-way: only what it sends; one-way inbound: only what it is sent), "
+                           "or split racks",
                    request=CutRequestSerializer, responses={200: CutSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         data = self.validated(CutRequestSerializer, request.data)
         cut = net_cut(request=CutRequest(data["spu"], data["source"], data["peer"],
-                                         data["racks"], data["one_way"]), by=request.user)
+                                         data["racks"], data["one_way"], data["inbound"]),
+                       by=request.user)
         net_step()
         return Response(cut)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from cluster.adapters import hot_state, metadata_log, shards, tick_steps
 from cluster.adapters.hot_state import HotState, Summary, summary
-from cluster.adapters.live_batches import publish_partitions
+from cluster.adapters.live_batches import publish_network, publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
@@ -107,11 +107,15 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     """Apply, commit with the log entries, then run the projections."""
     hot.state.clock_ms = at
     after = hot.after
+    net_mark = core.netview.mark(hot.state)
     with metadata_log.collecting(hot.log), tick_steps.collecting_after_save() as later:
         actions = step(hot)
         if elections:
             actions += core.run_elections(hot.state, at, hot_state.killed())
         core.ledger.account(hot.state, actions, at)  # a network rehearsal's accounting
+        if save is hot_state.save and core.ledger.active(hot.state) and shards.sharded():
+            # Shard units write without the meta: their writes never reach this ledger.
+            core.ledger.partial(hot.state)
 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets
@@ -124,6 +128,10 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
 
         save(hot, log=entries)
     project(hot, actions, after)
+    if save is hot_state.save and core.netview.mark(hot.state) != net_mark:
+        # Cuts, sessions or the rehearsal's counts moved: the pages' matrix follows. Shard
+        # units do not save the meta, so what they change of it is not shown either.
+        publish_network(core.netview.view(hot.state, at))
     for callback in later:
         callback()
     return actions

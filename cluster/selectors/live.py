@@ -6,10 +6,12 @@ is read first, so the data is at least as new as the sequence it claims.
 """
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from cluster.adapters import hot_state
 from cluster.adapters.live_batches import cluster_load, current_seq, partition_row
+from cluster.core.replication import netview
 from cluster.live import (BLOCK, LiveData, PartitionRow, Stamp, TopicRow, parse_group,
                           stamp)
 from cluster.models import Event, Partition, Topic
@@ -42,6 +44,8 @@ def live_snapshot(group: str) -> LiveSnapshot | None:
 def _cluster() -> LiveData:
     data = cluster_load()
     data["events"] = [event_row(e) for e in Event.objects.all()[:EVENTS_SHOWN]][::-1]
+    # The link matrix and rehearsal summary pages patch from ``net`` messages.
+    data["net"] = netview.view(hot_state.load(keys=[]).state, int(time.time() * 1000))
     return data
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.hot_state import HotState
-from cluster.core.replication import Action, ReplicationError, ledger, links
+from cluster.core.replication import Action, ReplicationError, ledger, links, netview
 from cluster.core.spus import SpuResolution
 from cluster.engine.unit_of_work import now_ms, run_locked
 from cluster.errors import InvalidInput, NotFound
@@ -34,6 +34,7 @@ class CutRequest:
     peer: int | None = None
     racks: str | None = None
     one_way: bool = False
+    inbound: bool = False  # with one_way: drop what the SPU is sent instead of what it sends
 
 
 def _registered(spu: int, field: str) -> None:
@@ -77,18 +78,21 @@ def _spu_cut(req: CutRequest) -> links.CutLinks:
     if req.source not in SOURCES:
         raise InvalidInput(f"--from is one of controller, spu M, producers; not {req.source!r}",
                            field="from")
+    if req.inbound and not req.one_way:
+        raise InvalidInput("--inbound goes with --one-way: a cut both ways has no direction",
+                           field="inbound")
     if req.source != "spu":
-        return links.CutLinks(req.source, (req.spu,), (), req.one_way)
+        return links.CutLinks(req.source, (req.spu,), (), req.one_way, inbound=req.inbound)
     if req.peer is None or req.peer == req.spu:
         raise InvalidInput("--from spu needs another SPU's id", field="from")
     _registered(req.peer, "from")
-    return links.CutLinks("spu", (req.spu,), (req.peer,), req.one_way)
+    return links.CutLinks("spu", (req.spu,), (req.peer,), req.one_way, inbound=req.inbound)
 
 
 def cut_request(req: CutRequest) -> links.CutLinks:
     """The core's event for an operator's request; bad input raises before anything runs."""
     if req.racks is not None:
-        if req.spu is not None or req.one_way:
+        if req.spu is not None or req.one_way or req.inbound:
             raise InvalidInput("--racks goes alone (a rack split is both ways)", field="racks")
         return _rack_split(req.racks)
     return _spu_cut(req)
@@ -101,7 +105,7 @@ def net_cut(*, request: CutRequest, by: Actor = None) -> dict[str, Any]:
 
     def step(hot: HotState) -> list[Action]:
         ev = links.CutLinks(wanted.kind, wanted.spus, wanted.peers, wanted.one_way,
-                            wanted.racks, hot.state.clock_ms)
+                            wanted.racks, hot.state.clock_ms, wanted.inbound)
         try:
             cut = links.cut_links(hot.state, ev)
         except ReplicationError as exc:
@@ -158,20 +162,12 @@ def net_report() -> dict[str, Any] | None:
 
 def net_matrix() -> dict[str, Any]:
     """Who can reach whom, for the pages: one row per SPU, a column per other end."""
-    state = _meta_state()
-    spus = sorted(state.spus)
-    ends: list[Any] = [links.CONTROLLER, links.PRODUCERS, *spus]
-    rows = [{"spu": s, "expired": s in state.expired,
-             "cells": [_cell(state, s, end) for end in ends]} for s in spus]
-    return {"ends": [str(e) for e in ends], "rows": rows,
-            "cuts": [links.cut_fields(c) for c in state.cuts]}
+    return netview.matrix(_meta_state())
 
 
-def _cell(state: Any, spu: int, end: Any) -> str:
-    if end == spu:
-        return "self"
-    out, back = links.blocked(state, spu, end), links.blocked(state, end, spu)
-    return "cut" if out and back else "out-cut" if out else "in-cut" if back else "ok"
+def net_view() -> dict[str, Any]:
+    """The matrix and the rehearsal's summary, as live messages carry them (``net``)."""
+    return netview.view(_meta_state(), now_ms())
 
 
 def net_step(*, settle_s: float = 0.0) -> bool:

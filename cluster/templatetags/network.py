@@ -11,8 +11,6 @@ from cluster.services.network import net_matrix, net_report
 
 register = template.Library()
 log = logging.getLogger(__name__)
-# Past this many SPUs the matrix shows only the SPUs a cut names: the rest are all "ok".
-FULL_MATRIX_UP_TO = 24
 
 
 @register.inclusion_tag("cluster/_net_links.html", takes_context=True)
@@ -22,8 +20,5 @@ def net_links(context: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # noqa: BLE001  a page renders without the engine's state
         log.warning("network state not readable", exc_info=True)
         return {"unavailable": True}
-    named = {s for c in matrix["cuts"] for s in (*c["spus"], *c["peers"])}
-    if len(matrix["rows"]) > FULL_MATRIX_UP_TO:
-        matrix["rows"] = [r for r in matrix["rows"] if r["spu"] in named]
     return {"matrix": matrix, "report": report, "perms": context.get("perms"),
             "request": context.get("request")}

@@ -25,7 +25,8 @@ def net_cut_view(request: HttpRequest) -> HttpResponse:
     post = request.POST
     source, _, peer = post.get("source", "controller").partition(":")
     req = CutRequest(_int_or_none(post.get("spu", "")), source, _int_or_none(peer),
-                     post.get("racks") or None, post.get("one_way") == "on")
+                     post.get("racks") or None, post.get("one_way") == "on",
+                     post.get("inbound") == "on")
     try:
         cut = net_cut(request=req, by=request.user)
     except DomainError as exc:

@@ -152,3 +152,24 @@ def test_the_spu_page_fits_1280_px_and_the_live_badge_covers_no_button(pages, sh
       return hits;
     }""")
     assert overlaps == []
+
+
+def test_a_net_cut_and_its_heal_appear_in_the_link_matrix_without_a_reload_or_a_poll(
+        stack, pages):
+    spus = pages("/spus/")
+    polls: list[str] = []
+    spus.on("request", lambda r: polls.append(r.url) if "/api/net/" in r.url else None)
+    cell = 'tr[data-net-spu="5"] td[data-net-cell="1"]'  # SPU 5, the producers column
+    assert spus.locator(cell).get_attribute("class") == "net-ok"
+
+    stack.manage("net", "cut", "--spu", "5", "--from", "producers")
+    spu_is(spus, cell, "net-cut")
+    assert "SPU 5 -/- producers" in spus.locator("[data-net-cuts]").inner_text()
+    # Healed through the API on the page's own session (a second command costs seconds).
+    token = next(c["value"] for c in spus.context.cookies() if c["name"] == "csrftoken")
+    healed = spus.request.post("/api/net/heal/", data={"all": True},
+                               headers={"X-CSRFToken": token, "Referer": stack.url + "/spus/"})
+    assert healed.ok, healed.text()
+    spu_is(spus, cell, "net-ok")
+    assert spus.locator("[data-net-cuts]").inner_text() == "No cut in force: every link works."
+    assert spus.evaluate("window.notReloaded") and polls == []

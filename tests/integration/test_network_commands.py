@@ -77,6 +77,29 @@ def test_bad_cuts_are_refused_and_the_api_cuts_and_heals_for_operators_only(clus
     assert hot_state.load(keys=[]).state.cuts == []
 
 
+def test_an_inbound_one_way_cut_keeps_the_session_and_the_matrix_says_in_cut(cluster, api):
+    refused("net", "cut", "--spu", "1", "--inbound")  # exit 2: inbound goes with --one-way
+    cut = json.loads(run("net", "cut", "--spu", "1", "--one-way", "--inbound", "--settle", "1",
+                         "--json"))
+    assert cut["inbound"] and cut["label"] == "SPU 1 <-/- controller" and cut["settled"]
+    assert Spu.objects.get(pk=1).resolution == "Online"  # its heartbeats still arrive
+    matrix = api.get("/api/net/matrix/").json()
+    assert matrix["rows"][1]["cells"][matrix["ends"].index("controller")] == "in-cut"
+    made = api.post("/api/net/cuts/", {"spu": 2, "source": "producers", "one_way": True,
+                                       "inbound": True}, format="json").json()
+    assert made["label"] == "SPU 2 <-/- producers"
+    assert api.post("/api/net/cuts/", {"spu": 2, "inbound": True},
+                    format="json").status_code == 400
+
+
+def test_a_rehearsal_under_sharded_ticks_says_its_counts_are_incomplete(cluster, settings):
+    from cluster.services.network import CutRequest, net_cut, net_report
+    settings.REPLICATION_SHARDS = 2  # the cut's unit sees it; shard units never save the meta
+    net_cut(request=CutRequest(2, "producers"), by="test")
+    assert net_report()["counts_complete"] is False
+    assert "COUNTS INCOMPLETE" in run("net", "report")
+
+
 def test_the_spu_and_overview_pages_show_the_link_matrix_and_refuse_viewers_a_cut(
         cluster, operator_client, viewer):
     viewer_client = Client()

@@ -55,7 +55,7 @@ emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
 """
 from __future__ import annotations
 
-from . import ledger, links
+from . import ledger, links, netview
 from .acks import AckOutcome, ack_outcome, outcome_on_append
 from .connections import connection_count, connection_counts
 from .controller import handle
@@ -127,5 +127,5 @@ __all__ = [
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
     "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
     "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
-    "NETWORK_EXCEPTION", "ledger", "links",
+    "NETWORK_EXCEPTION", "ledger", "links", "netview",
 ]

@@ -65,6 +65,7 @@ from .events import (LEADER_LOST, Action, LeaderChanged, LrsChanged,
                      ResolutionChanged, StartElectionTimer, TimerFired,
                      UncleanLeaderElected)
 from .connections import drop_connections
+from .reach import hears_controller
 from .state import (ClusterState, ReplicaSet, ReplicationError, Resolution)
 from .sync import align_with_leader, leader_update, truncate
 from .unclean import give_up_records, unclean_candidate
@@ -282,6 +283,13 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
                    old: int | None = None) -> list[Action]:
     """SC side of a successful promotion: Online, new LRS, followers told."""
     rs.leader, rs.candidate, rs.tried, rs.deadline_ms = spu, None, [], None
+    rs.unaware.pop(spu, None)  # whoever the SC installs knows the epoch it starts
+    if state.cuts:
+        # A running replica that cannot hear the SC is never told of the new epoch: it keeps
+        # the one it knew and fetches from nobody until a heal (``links``).
+        for s in rs.replicas:
+            if s != spu and state.spus[s] and not hears_controller(state, s):
+                rs.unaware.setdefault(s, rs.epoch)
     rs.epoch += 1
     for s, r in rs.replica.items():
         r.claims_leadership = s == spu
@@ -291,6 +299,9 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
     actions: list[Action] = [LeaderChanged(rs.topic, rs.partition, old, spu, rs.epoch)]
     actions += _set_resolution(rs, ONLINE, f"SPU {spu} promoted to leader")
     for s in rs.replicas:
+        # A deaf replica too: its divergent tail is cut (and reported) now rather than at
+        # the heal, the same records either way (no leader writes to it meanwhile), and the
+        # HW never counts a record it holds that the new leader does not.
         if s != spu and state.spus[s]:
             actions += align_with_leader(rs, s)
     rs.lrs = [s for s in rs.lrs if state.spus[s]]

@@ -61,6 +61,8 @@ class ScheduleReport:
     compactions: int = 0
     cuts: int = 0
     expiries: int = 0
+    inbound_cuts: int = 0   # one-way cuts of what the SPUs are sent
+    missed_epochs: int = 0  # replicas deaf to the SC when their set's leader changed
 
 
 @dataclass
@@ -78,13 +80,15 @@ class FaultTotals:
     compactions: int = 0
     cuts: int = 0
     expiries: int = 0
+    inbound_cuts: int = 0   # one-way cuts of what the SPUs are sent
+    missed_epochs: int = 0  # replicas deaf to the SC when their set's leader changed
     seconds: float = 0.0
 
     def add(self, r: ScheduleReport) -> None:
         self.schedules += 1
         for name in ("steps", "produced", "acked_all", "elections", "crashes", "moves",
                      "moves_completed", "rollbacks", "unclean", "compactions", "cuts",
-                     "expiries"):
+                     "expiries", "inbound_cuts", "missed_epochs"):
             setattr(self, name, getattr(self, name) + getattr(r, name))
 
 
@@ -210,12 +214,15 @@ class _Run:
         x = rng.random()
         if x < 0.03 and len(state.cuts) < 2:
             self.report.cuts += 1
-            self.apply(self._random_cut(rng))
+            cut = self._random_cut(rng)
+            self.report.inbound_cuts += cut.inbound
+            self.apply(cut)
         elif x < 0.07:
             for spu in [s for s in self.spus if state.spus[s] and not links.beats(state, s)]:
                 self.report.expiries += 1
                 self.apply(links.SessionExpired(spu))
         elif x < 0.09 and state.cuts:
+            self.report.missed_epochs += sum(len(rs.unaware) for rs in state.replica_sets.values())
             self.apply(links.HealLinks(rng.choice([None, rng.choice(state.cuts).id])))
 
     def _random_cut(self, rng: Random) -> links.CutLinks:
@@ -226,7 +233,10 @@ class _Run:
             kind = "controller"
         peers = () if kind in ("controller", "producers") else (
             (rng.choice(rest),) if kind == "spu" else tuple(rest))
-        return links.CutLinks(kind, side, peers, rng.random() < 0.3, now_ms=self.now)
+        one_way = rng.random() < 0.3
+        # Half the one-way cuts drop what the SPUs are sent instead (not a rack split).
+        inbound = one_way and kind != "racks" and rng.random() < 0.5
+        return links.CutLinks(kind, side, peers, one_way, now_ms=self.now, inbound=inbound)
 
     def _maybe_compact(self) -> None:
         rng = self.compaction

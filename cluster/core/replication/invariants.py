@@ -25,7 +25,10 @@ Checked per replica set:
   leader that goes on writing does so under its old epoch, fenced by the newer);
 * an acks=1 acknowledgement is either committed later or, when the replica
   that acknowledged it cuts it (a deposed or crashed leader rejoining), that
-  cut reports the record: truncations reported equal truncations made.
+  cut reports the record: truncations reported equal truncations made;
+* a replica that missed a leader epoch (deaf to the SC, ``ReplicaSet.unaware``)
+  is not the leader, knows no newer epoch than the set's, and is forgotten as
+  soon as it hears the SC again: no replica stays behind once healed.
 
 This is stronger than 004's guarantee ("not lost while one in-sync replica
 survives"): logs are durable across SPU restarts here and elections never leave
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .events import Action, RecordsAcknowledged, ReplicaTruncated, UncleanLeaderElected
+from .reach import hears_controller
 from .produce import ConsumeResult
 from .state import COMPACTED, Acks, ClusterState, Key, ReplicaSet, Resolution
 
@@ -97,6 +101,18 @@ class InvariantChecker:
                 self._leader_log(rs, t)
             if t.at_risk:
                 self._truncations(rs, t, actions)
+            if rs.unaware:
+                self._unaware(state, rs)
+
+    @staticmethod
+    def _unaware(state: ClusterState, rs: ReplicaSet) -> None:
+        for spu, epoch in rs.unaware.items():
+            # (<=: an SPU back up while deaf is held at the epoch of its return.)
+            if spu == rs.leader or epoch > rs.epoch:
+                _fail(rs, f"SPU {spu} is held unaware at epoch {epoch} of a set at "
+                          f"{rs.epoch} led by {rs.leader}")
+            if hears_controller(state, spu):
+                _fail(rs, f"SPU {spu} hears the SC again but was never told epoch {rs.epoch}")
 
     @staticmethod
     def _reported(rs: ReplicaSet, spu: int, actions: Sequence[Action]) -> set[int]:

@@ -52,6 +52,13 @@ def healed(state: ClusterState, at: int) -> None:
         state.rehearsal["heal_ms"] = at
 
 
+def partial(state: ClusterState) -> None:
+    """Steps ran elsewhere that this ledger never sees (the shell's shard units do not save
+    the cluster meta): the report says its counts are incomplete."""
+    if active(state):
+        state.rehearsal["partial"] = True
+
+
 def active(state: ClusterState) -> bool:
     r = state.rehearsal
     return (r is not None and "settled" not in r
@@ -182,4 +189,4 @@ def report(state: ClusterState, now: int) -> dict[str, Any] | None:
             "truncated_count": len(lost),
             "leaderless_ms": leaderless, "still_leaderless": sorted(r["leaderless_since"]),
             "refused": dict(r["refused"]), "refused_total": sum(r["refused"].values()),
-            "capped": r["capped"]}
+            "capped": r["capped"], "counts_complete": not r.get("partial", False)}

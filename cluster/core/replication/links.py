@@ -4,7 +4,8 @@
 partitions; this module says what each cut does, the Kafka way. The nodes are
 the SC (``CONTROLLER``), the producers (``PRODUCERS``) and every SPU; a cut
 (``state.Cut``) blocks messages between one group of SPUs and another end,
-both ways or (``one_way``) only what the group sends.
+both ways or (``one_way``) only what the group sends, or (``one_way`` and
+``inbound``) only what it is sent.
 
 * Session (SPU -> SC heartbeats): an SPU whose heartbeats cannot reach the SC
   stops beating (``beats``); once the SC's timeout passes the shell feeds
@@ -16,6 +17,14 @@ both ways or (``one_way``) only what the group sends.
   and producers that reach it keep writing there (``partitions_net``). With a
   one-way cut (the SC still reaches it) it hears the new epoch at once and
   steps down: nothing diverges.
+* An SPU that cannot hear the SC but whose heartbeats still reach it (an
+  inbound one-way cut) keeps its session: it is not declared offline. It
+  answers no notice (``silenced``), so it is never elected meanwhile, and it
+  cannot learn a new leader epoch: in a set whose leader changes it keeps the
+  epoch it knew (``ReplicaSet.unaware``), is not aligned and fetches from
+  nobody, so it leaves the LRS by the lag rule and catches up after the heal.
+  Where it leads and nothing moves, it goes on leading: its followers fetch
+  from it (SPU links are not cut) and the SC hears its LRS reports.
 * Leader epochs fence it: when it rejoins, its log is cut where it diverges
   from the leader of the newer epoch (KIP-101: by epoch, not by its own HW),
   and every record cut is reported with its offset (``ReplicaTruncated.records``).
@@ -53,6 +62,7 @@ class CutLinks:
     one_way: bool = False
     racks: tuple[str, ...] = ()
     now_ms: int = 0
+    inbound: bool = False  # with one_way: drop what the SPUs are sent, not what they send
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +90,15 @@ def _validated(state: ClusterState, ev: CutLinks) -> None:
         raise ReplicationError(f"unknown SPU(s) {unknown}")
     if ev.kind in ("spu", "racks") and (not ev.peers or set(ev.spus) & set(ev.peers)):
         raise ReplicationError("the two sides of a cut must be non-empty and apart")
+    if ev.inbound and not ev.one_way:
+        raise ReplicationError("an inbound cut is one-way (--one-way --inbound)")
 
 
 def cut_links(state: ClusterState, ev: CutLinks) -> Cut:
     """Put a cut in force; sessions it breaks expire later, by the SC's timeout."""
     _validated(state, ev)
     cut = Cut(state.next_cut_id, ev.kind, tuple(ev.spus), tuple(ev.peers), ev.one_way,
-              tuple(ev.racks), ev.now_ms)
+              tuple(ev.racks), ev.now_ms, ev.inbound)
     state.next_cut_id += 1
     state.cuts.append(cut)
     state._blocked = None
@@ -111,6 +123,10 @@ def heal(state: ClusterState, cut_id: int | None = None) -> Healed:
     back = [s for s in sorted(state.expired) if beats(state, s) and hears_controller(state, s)]
     for spu in back:
         actions += rejoin(state, spu)
+    for rs in state.replica_sets.values():
+        if rs.unaware:  # they hear the SC again: they learn the epoch and fetch (``sync``)
+            for spu in [s for s in rs.unaware if hears_controller(state, s)]:
+                del rs.unaware[spu]
     ledger.healed(state, state.clock_ms)
     return Healed(healed, back, actions)
 
@@ -136,8 +152,11 @@ def rejoin(state: ClusterState, spu: int) -> list[Action]:
     """An SPU back in touch learns the current epochs: what it wrote as a deposed
     leader is cut where it diverges from the newer epoch's log, and reported."""
     state.expired.pop(spu, None)
+    hears = hears_controller(state, spu)
     for rs in state.sets_of(spu):
         rs.deposed.pop(spu, None)
+        if hears:
+            rs.unaware.pop(spu, None)
     return spu_online(state, spu)
 
 
@@ -151,13 +170,13 @@ def spu_back(state: ClusterState, spu: int) -> list[Action]:
 def cut_fields(cut: Cut) -> dict[str, Any]:
     """A cut as ``net status --json`` and the log show it."""
     return {"id": cut.id, "kind": cut.kind, "spus": list(cut.spus), "peers": list(cut.peers),
-            "racks": list(cut.racks), "one_way": cut.one_way, "since_ms": cut.since_ms,
-            "label": label(cut)}
+            "racks": list(cut.racks), "one_way": cut.one_way, "inbound": cut.inbound,
+            "since_ms": cut.since_ms, "label": label(cut)}
 
 
 def label(cut: Cut) -> str:
     spus = ",".join(map(str, cut.spus))
-    arrow = " -/-> " if cut.one_way else " -/- "
+    arrow = (" <-/- " if cut.inbound else " -/-> ") if cut.one_way else " -/- "
     if cut.kind == "racks":
         names = [*cut.racks, "the rest"] if cut.racks else [f"of SPUs {spus}", "the rest"]
         return f"racks {names[0]}{arrow}{names[1]}"

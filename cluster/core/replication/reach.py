@@ -23,8 +23,9 @@ def blocked_pairs(state: ClusterState) -> frozenset[tuple[Node, Node]]:
         pairs: set[tuple[Node, Node]] = set()
         for cut in state.cuts:
             side, other = _ends(cut)
-            pairs.update((a, b) for a in side for b in other)
-            if not cut.one_way:
+            if not (cut.one_way and cut.inbound):
+                pairs.update((a, b) for a in side for b in other)
+            if not cut.one_way or cut.inbound:
                 pairs.update((b, a) for a in side for b in other)
         state._blocked = frozenset(pairs)
     return state._blocked

@@ -38,7 +38,8 @@ def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
             "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas],
             "move": None if rs.move is None else move_to_dict(rs.move),
             "deadline_ms": rs.deadline_ms,
-            "deposed": [[s, e] for s, e in sorted(rs.deposed.items())]}
+            "deposed": [[s, e] for s, e in sorted(rs.deposed.items())],
+            "unaware": [[s, e] for s, e in sorted(rs.unaware.items())]}
 
 
 def move_to_dict(m: Reassignment) -> dict[str, Any]:
@@ -64,7 +65,8 @@ def replica_set_from_dict(d: dict[str, Any]) -> ReplicaSet:
         int(d["hw"]), int(d["epoch"]), d["candidate"], int(d["attempt"]),
         [int(s) for s in d["tried"]], [(int(o), int(i)) for o, i in d["pending"]],
         None if move is None else move_from_dict(move), d.get("deadline_ms"),
-        {int(s): int(e) for s, e in d.get("deposed", ())})
+        {int(s): int(e) for s, e in d.get("deposed", ())},
+        {int(s): int(e) for s, e in d.get("unaware", ())})
 
 
 def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
@@ -86,13 +88,15 @@ def cluster_meta_to_dict(state: ClusterState) -> dict[str, Any]:
 
 def cut_to_dict(c: Cut) -> dict[str, Any]:
     return {"id": c.id, "kind": c.kind, "spus": list(c.spus), "peers": list(c.peers),
-            "one_way": c.one_way, "racks": list(c.racks), "since_ms": c.since_ms}
+            "one_way": c.one_way, "racks": list(c.racks), "since_ms": c.since_ms,
+            "inbound": c.inbound}
 
 
 def cut_from_dict(d: dict[str, Any]) -> Cut:
     return Cut(int(d["id"]), str(d["kind"]), tuple(int(s) for s in d["spus"]),
                tuple(int(s) for s in d["peers"]), bool(d["one_way"]),
-               tuple(str(r) for r in d["racks"]), int(d["since_ms"]))
+               tuple(str(r) for r in d["racks"]), int(d["since_ms"]),
+               bool(d.get("inbound", False)))
 
 
 def cluster_to_dict(state: ClusterState) -> dict[str, Any]:

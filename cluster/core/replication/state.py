@@ -220,6 +220,9 @@ class ReplicaSet:
     # SPU -> the leader epoch it still believes it leads: a leader the SC deposed when its
     # session expired, cut off from the SC so it never heard (see ``links``).
     deposed: dict[int, int] = field(default_factory=dict)
+    # SPU -> the leader epoch it last heard: a replica that cannot hear the SC when the
+    # epoch moves on (``links``) does not know the new leader and fetches from nobody.
+    unaware: dict[int, int] = field(default_factory=dict)
 
     @property
     def key(self) -> Key:
@@ -239,7 +242,8 @@ class Cut:
 
     ``kind`` names the other end: ``controller``, ``producers``, ``spu`` (the SPUs in
     ``peers``) or ``racks`` (``peers`` are the SPUs of every other rack, and the SC sits
-    with them). ``one_way`` drops only what ``spus`` send; what they are sent arrives.
+    with them). ``one_way`` drops only what ``spus`` send; what they are sent arrives;
+    with ``inbound`` too, the other way round: only what they are sent is dropped.
     """
     id: int
     kind: str
@@ -248,6 +252,7 @@ class Cut:
     one_way: bool = False
     racks: tuple[str, ...] = ()
     since_ms: int = 0
+    inbound: bool = False
 
 
 @dataclass

@@ -156,7 +156,8 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
                    max_records: int | None = None, now_ms: int | None = None) -> list[Action]:
     """One fetch round of one follower; a no-op unless both ends are live."""
     if (rs.resolution is not _ONLINE or spu == rs.leader or spu not in rs.replica
-            or not state.spus.get(spu) or (spu, rs.leader) in fetch_cut(state)):
+            or not state.spus.get(spu) or (spu, rs.leader) in fetch_cut(state)
+            or spu in rs.unaware):
         return []
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
@@ -191,6 +192,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
                 if s != leader and spus[s] and s not in stopped]
         if cut:
             live = [r for r in live if (r.spu, leader) not in cut]
+        if rs.unaware:  # followers that missed the new epoch do not know whom to fetch from
+            live = [r for r in live if r.spu not in rs.unaware]
         for r in live:
             conns.add((r.spu, leader))
             # r.leo and r.last() spelled out: the common case is a caught-up follower.

@@ -1,8 +1,11 @@
-"""``net cut --spu N [--from controller|spu M|producers] [--one-way]`` / ``net cut --racks A,B``
+"""``net cut --spu N [--from controller|spu M|producers] [--one-way [--inbound]]`` /
+``net cut --racks A,B``
 / ``net heal [--all | --id N]`` / ``net status [--json]`` / ``net report [--json]``.
 
 Rehearse network partitions (docs/network-partitions.md). ``--one-way`` drops
-only what SPU N sends (the far end still reaches it). ``--racks A,B`` splits
+only what SPU N sends (the far end still reaches it); ``--one-way --inbound``
+only what it is sent (from the controller: its session holds, it learns no new
+epoch). ``--racks A,B`` splits
 rack group A from rack group B (``A+B,C`` for groups of several racks; ``A``
 alone: A from every other rack); the SC stays with the larger group. Like
 ``produce``, the commands run the engine here when no worker does;
@@ -30,6 +33,8 @@ class Command(SubcommandCommand):
                          metavar="END", help="controller (default), spu M, or producers")
         cut.add_argument("--one-way", action="store_true", dest="one_way",
                          help="drop only what the SPU sends")
+        cut.add_argument("--inbound", action="store_true",
+                         help="with --one-way: drop only what the SPU is sent")
         heal = actions.add_parser("heal", help="heal the latest cut, one (--id) or all")
         heal.add_argument("--all", action="store_true", dest="heal_all")
         heal.add_argument("--id", type=int, default=None, dest="cut_id")
@@ -51,13 +56,16 @@ class Command(SubcommandCommand):
                 self.fail(f"--from {source[0]} takes no more words")
             if len(source) == 2 and not source[1].isdigit():
                 self.fail(f"--from spu M: M must be an SPU id, not {source[1]!r}")
+            if options["inbound"] and not options["one_way"]:
+                self.fail("--inbound goes with --one-way: a cut both ways has no direction")
         if action in ("cut", "heal") and not 0 <= options["settle_s"] <= 600:
             self.fail("--settle is from 0 to 600 seconds")
 
     def handle_cut(self, spu: int | None, racks: str | None, source: list[str], one_way: bool,
-                   settle_s: float, json: bool, **_: Any) -> None:
+                   inbound: bool, settle_s: float, json: bool, **_: Any) -> None:
         peer = int(source[1]) if len(source) == 2 else None
-        cut = net_cut(request=CutRequest(spu, source[0], peer, racks, one_way), by="cli")
+        cut = net_cut(request=CutRequest(spu, source[0], peer, racks, one_way, inbound),
+                      by="cli")
         settled = net_step(settle_s=settle_s)
         self.emit({**cut, "settled": settled}, json, f"cut {cut['id']}: {cut['label']}")
 
@@ -89,6 +97,9 @@ def _report_text(r: dict[str, Any] | None) -> str:
              f"acks=1 writes truncated: {r['acks1_truncated_count']}",
              f"unacknowledged writes lost: {r['unacknowledged_lost']}",
              f"refused writes during the cut: {r['refused_total']}"]
+    if r.get("counts_complete") is False:
+        lines.append("COUNTS INCOMPLETE: sharded ticks ran during the rehearsal and the "
+                     "writes they took are not counted (REPLICATION_SHARDS > 1)")
     if r["acks1_truncated"]:
         lines.append(table([[f"{t['topic']}/{t['partition']}", t["offset"], t["record"], t["spu"]]
                             for t in r["acks1_truncated"]], ["TRUNCATED", "OFFSET", "RECORD",

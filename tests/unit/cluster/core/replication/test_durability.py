@@ -59,13 +59,15 @@ def test_random_fault_schedules_keep_every_invariant(capsys):
               f"{totals.moves} moves ({totals.moves_completed} completed, "
               f"{totals.rollbacks} rolled back), {totals.unclean} unclean elections, "
               f"{totals.compactions} compactions, {totals.cuts} network cuts "
-              f"({totals.expiries} sessions expired) "
+              f"({totals.expiries} sessions expired, {totals.inbound_cuts} one-way inbound, "
+              f"{totals.missed_epochs} epochs missed by replicas deaf to the SC) "
               f"in {totals.seconds:.1f} s ({totals.steps / totals.seconds:,.0f} steps/s)")
     assert totals.schedules == SCHEDULES
     assert totals.acked_all > 0 and totals.crashes > 0 and totals.elections > 0
     assert totals.moves_completed > 0 and totals.rollbacks > 0 and totals.unclean > 0
     assert totals.compactions > 0
     assert totals.cuts > 0 and totals.expiries > 0
+    assert totals.inbound_cuts > 0 and totals.missed_epochs > 0
 
 
 def test_replay_reproduces_a_schedule_exactly():

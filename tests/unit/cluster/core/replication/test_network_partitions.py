@@ -239,3 +239,15 @@ def test_the_ledger_only_counts_acks_1_writes_no_cut_touches():
     handle(state, CutLinks("producers", (4,), now_ms=0))
     ledger.account(state, produce(state, ProduceRequest("t", 0, Acks.LEADER, 2)).actions, 0)
     assert state.rehearsal["acks1"] == [] and state.rehearsal["acked"]["1"] == 2
+
+
+def test_a_rehearsal_with_steps_its_ledger_never_saw_says_its_counts_are_incomplete():
+    state, rs = cluster()
+    handle(state, CutLinks("producers", (1,), now_ms=0))
+    assert ledger.report(state, 1)["counts_complete"]
+    ledger.partial(state)  # the shell ran shard units meanwhile
+    links.heal(state)
+    ledger.account(state, [], 2)
+    assert ledger.report(state, 3)["settled"] and not ledger.report(state, 3)["counts_complete"]
+    handle(state, CutLinks("producers", (1,), now_ms=4))  # a new rehearsal starts complete
+    assert ledger.report(state, 5)["counts_complete"]
