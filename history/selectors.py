@@ -9,6 +9,8 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from django.conf import settings
+
 from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.core.replication import history as core
@@ -73,8 +75,21 @@ def history_bounds() -> dict[str, Any]:
     head_at = int(time.time() * 1000)
     return {"begins": {"offset": begins[0], "at": begins[1],
                        "time": iso(begins[1]) if begins[1] else None},
+            "capped": _capped(oldest, head, head_at), "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
             "head": {"offset": head, "at": head_at, "time": iso(head_at) if head_at else None},
             "log_start": start, "snapshots": Snapshot.objects.count()}
+
+
+def _capped(oldest: tuple[int, int] | None, head: int, now_ms: int) -> bool:
+    """Whether history begins later than the retention because of the log's cap: the
+    oldest snapshot is younger than the retention and about the cap behind the head
+    (the prune keeps it within one snapshot spacing of the cap line)."""
+    if oldest is None:
+        return False
+    young = oldest[1] > now_ms - settings.HISTORY_RETENTION_S * 1000
+    spacing = settings.HISTORY_SNAPSHOT_ENTRIES
+    near_cap = head - oldest[0] >= settings.HISTORY_LOG_MAX_ENTRIES - spacing
+    return young and near_cap
 
 
 def _first_at() -> int:

@@ -29,11 +29,13 @@ def history_page(request: HttpRequest) -> HttpResponse:
         data = moment_view(point, topic=topic, page=_page_number(request), with_charts=True)
     except InvalidInput as exc:
         error = exc.message
-    bounds = data or history_bounds()
+    bounds = history_bounds() if data is None else data
+    # The moment's answer carries begins/head; whether the cap moved begins is the page's.
+    capped = bounds["capped"] if data is None else history_bounds()["capped"]
     return render(request, "history/history.html", {
         "data": data, "error": error, "at": at, "topic": topic or "",
         "bounds": bounds, "markers": markers(bounds["begins"]["at"]),
-        "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
+        "capped": capped, "max_entries": settings.HISTORY_LOG_MAX_ENTRIES, "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
         "total_rows": [(n.replace("spus_", "SPUs ").replace("_", " "), n, v)
                        for n, v in (data or {}).get("totals", {}).items()],
         "retention_days": round(settings.HISTORY_RETENTION_S / 86400, 1),

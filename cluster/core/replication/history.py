@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .hw_codec import Row, pack, unpack
 from .metadata import Entry, Status, _status_row, fold
 from .state import Key, Resolution
 from .summary import PartitionSummary, ReplicaStatus
@@ -96,7 +97,7 @@ def _spu(m: Moment, entry: Entry) -> None:
 def _hw(m: Moment, entry: Entry) -> None:
     offsets = m.offsets
     for topic, rows in entry["topics"].items():
-        for partition, hw, flat in rows:
+        for partition, hw, flat in (unpack(rows) if isinstance(rows, str) else rows):
             it = iter(flat)
             offsets[(topic, partition)] = (hw, tuple(
                 (spu, hw + leo, hw + rhw) for spu, leo, rhw in zip(it, it, it)))
@@ -133,15 +134,16 @@ _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_drop
 
 def checkpoint_entry(changed: Mapping[Key, Offsets]) -> Entry | None:
     """One compact ``hw`` entry for the partitions whose offsets moved (None if none):
-    ``topics: {name: [[partition, hw, [spu, leo - hw, replica hw - hw, ...]], ...]}``."""
+    ``topics: {name: packed rows}``, each row (partition, hw, [spu, leo - hw, replica hw
+    - hw, ...]) packed by ``hw_codec.pack`` (entries written before it hold the lists)."""
     if not changed:
         return None
-    topics: dict[str, list[list[Any]]] = {}
+    topics: dict[str, list[Row]] = {}
     for (topic, partition), (hw, replicas) in sorted(changed.items()):
         # Each replica's LEO and HW as distances from the partition's HW: mostly 0, so small.
         flat = [v for spu, leo, rhw in replicas for v in (spu, leo - hw, rhw - hw)]
-        topics.setdefault(topic, []).append([partition, hw, flat])
-    return {"type": "hw", "topics": topics}
+        topics.setdefault(topic, []).append((partition, hw, flat))
+    return {"type": "hw", "topics": {t: pack(rows) for t, rows in topics.items()}}
 
 
 # --- rows ----------------------------------------------------------------------------
