@@ -176,14 +176,19 @@ def history_rows(m: Moment, topic: str | None = None, first: int = 0,
     return [live_partition_row(*core.partition_row(m, k)) for k in keys]
 
 
-def spu_racks() -> dict[int, str]:
-    """Racks as registered now: the log does not record racks (docs/history.md)."""
+def _racks_now() -> dict[int, str]:
     return {spu: rack for spu, rack in Spu.objects.values_list("id", "rack")}
+
+
+def spu_racks(m: Moment) -> dict[int, str]:
+    """Each SPU's rack at the moment (the log's ``spu-registered`` / ``spu-rack``); an SPU
+    registered before racks were logged, in the rack it has now."""
+    return {**_racks_now(), **m.racks}
 
 
 def spu_states(m: Moment) -> list[dict[str, Any]]:
     counts = diffs.spu_counts(m)
-    racks = spu_racks()
+    racks = spu_racks(m)
     return [{"spu": spu, "rack": racks.get(spu, ""), "state": _state(m, spu),
              "leaders": c.leaders, "replicas": c.replicas}
             for spu, c in counts.items()]
@@ -205,4 +210,4 @@ def history_diff(a: Point, b: Point) -> dict[str, Any]:
     first, _ = moment_at(a)
     second, _ = moment_at(b, after=first)
     return {"from": stamp(first), "to": stamp(second),
-            **diffs.diff(first, second, spu_racks())}
+            **diffs.diff(first, second, _racks_now())}

@@ -50,9 +50,9 @@ def history_diff_page(request: HttpRequest) -> HttpResponse:
         try:
             a, b = parse_point(start, "from"), parse_point(end, "to")
             report = history_diff(a, b)
-            racks = spu_racks()
-            figures = {"before": moment_charts(moment_at(a)[0], racks),
-                       "after": moment_charts(moment_at(b)[0], racks)}
+            first, second = moment_at(a)[0], moment_at(b)[0]
+            figures = {"before": moment_charts(first, spu_racks(first)),
+                       "after": moment_charts(second, spu_racks(second))}
         except InvalidInput as exc:
             error = exc.message
     elif start or end:

@@ -41,10 +41,13 @@ class Moment:
     offsets: dict[Key, Offsets] = field(default_factory=dict)
     spus: dict[int, bool] = field(default_factory=dict)
     killed: set[int] = field(default_factory=set)
+    # Each SPU's rack as the log recorded it (``spu-registered``, ``spu-rack``); an SPU
+    # registered before racks were logged is absent (drawn in its rack now).
+    racks: dict[int, str] = field(default_factory=dict)
 
     def copy(self) -> Moment:
         return Moment(self.offset, self.at, dict(self.statuses), dict(self.offsets),
-                      dict(self.spus), set(self.killed))
+                      dict(self.spus), set(self.killed), dict(self.racks))
 
 
 def apply(moment: Moment, offset: int, entry: Entry) -> None:
@@ -80,10 +83,17 @@ def _topic_dropped(m: Moment, entry: Entry) -> None:
 
 def _spu_registered(m: Moment, entry: Entry) -> None:
     m.spus.setdefault(entry["spu"], False)
+    if "rack" in entry:  # entries written before racks were logged have none
+        m.racks[entry["spu"]] = entry["rack"]
+
+
+def _spu_rack(m: Moment, entry: Entry) -> None:
+    m.racks[entry["spu"]] = entry["rack"]
 
 
 def _spu_forgotten(m: Moment, entry: Entry) -> None:
     m.spus.pop(entry["spu"], None)
+    m.racks.pop(entry["spu"], None)
 
 
 def _spu_sync(m: Moment, entry: Entry) -> None:
@@ -125,7 +135,7 @@ def _noted(m: Moment, entry: Entry) -> None:
 
 
 _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_dropped,
-             "spu-registered": _spu_registered, "spu-forgotten": _spu_forgotten,
+             "spu-registered": _spu_registered, "spu-rack": _spu_rack, "spu-forgotten": _spu_forgotten,
              "spu-sync": _spu_sync, "spu": _spu, "hw": _hw,
              "unclean-election": _unclean, "event": _noted}
 
@@ -192,7 +202,8 @@ def encode(m: Moment) -> bytes:
            "statuses": [[t, p, *_status_row(s)] for (t, p), s in m.statuses.items()],
            "offsets": [[t, p, hw, [v for r in reps for v in r]]
                        for (t, p), (hw, reps) in m.offsets.items()],
-           "spus": [[s, up] for s, up in m.spus.items()], "killed": sorted(m.killed)}
+           "spus": [[s, up] for s, up in m.spus.items()], "killed": sorted(m.killed),
+           "racks": [[s, r] for s, r in m.racks.items()]}
     return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
 
 
@@ -207,4 +218,5 @@ def decode(blob: bytes) -> Moment:
                   for t, p, replicas, leader, lrs, r, epoch in doc["statuses"]}
     m.offsets = {(t, p): (hw, _triples(f)) for t, p, hw, f in doc["offsets"]}
     m.spus = {s: up for s, up in doc["spus"]}
+    m.racks = {s: r for s, r in doc.get("racks", [])}  # snapshots before racks: none
     return m
