@@ -75,7 +75,8 @@ def history_bounds() -> dict[str, Any]:
     head_at = int(time.time() * 1000)
     return {"begins": {"offset": begins[0], "at": begins[1],
                        "time": iso(begins[1]) if begins[1] else None},
-            "capped": _capped(oldest, head, head_at), "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
+            "capped": _capped(oldest, head, head_at),
+            "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
             "head": {"offset": head, "at": head_at, "time": iso(head_at) if head_at else None},
             "log_start": start, "snapshots": Snapshot.objects.count()}
 

@@ -35,7 +35,8 @@ def history_page(request: HttpRequest) -> HttpResponse:
     return render(request, "history/history.html", {
         "data": data, "error": error, "at": at, "topic": topic or "",
         "bounds": bounds, "markers": markers(bounds["begins"]["at"]),
-        "capped": capped, "max_entries": settings.HISTORY_LOG_MAX_ENTRIES, "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
+        "capped": capped, "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
+        "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
         "total_rows": [(n.replace("spus_", "SPUs ").replace("_", " "), n, v)
                        for n, v in (data or {}).get("totals", {}).items()],
         "retention_days": round(settings.HISTORY_RETENTION_S / 86400, 1),

@@ -19,7 +19,6 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .hw_codec import Row, pack, unpack
 from .metadata import Entry, Status, _status_row, fold
@@ -135,7 +134,8 @@ def _noted(m: Moment, entry: Entry) -> None:
 
 
 _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_dropped,
-             "spu-registered": _spu_registered, "spu-rack": _spu_rack, "spu-forgotten": _spu_forgotten,
+             "spu-registered": _spu_registered, "spu-rack": _spu_rack,
+             "spu-forgotten": _spu_forgotten,
              "spu-sync": _spu_sync, "spu": _spu, "hw": _hw,
              "unclean-election": _unclean, "event": _noted}
 

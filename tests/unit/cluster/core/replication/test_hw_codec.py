@@ -8,8 +8,9 @@ from cluster.core.replication.hw_codec import pack, unpack
 
 def _rows(n: int, seed: int = 3) -> list:
     rng = random.Random(seed)
-    return [(p * 2, rng.randint(0, 10**12), [rng.randint(0, 49), rng.randint(-5, 5), -rng.randint(0, 3)]
-             * rng.randint(0, 3)) for p in range(n)]
+    return [(p * 2, rng.randint(0, 10**12),
+             [rng.randint(0, 49), rng.randint(-5, 5), -rng.randint(0, 3)] * rng.randint(0, 3))
+            for p in range(n)]
 
 
 def test_packed_rows_unpack_to_the_same_rows_including_negatives_and_large_offsets():
@@ -29,7 +30,8 @@ def test_a_checkpoint_of_10000_partitions_is_several_times_smaller_than_json_lis
     packed = json.dumps(history.checkpoint_entry(changed), separators=(",", ":"))
     lists = {}
     for (t, p), (hw, reps) in sorted(changed.items()):
-        lists.setdefault(t, []).append([p, hw, [v for s, leo, h in reps for v in (s, leo - hw, h - hw)]])
+        flat = [v for s, leo, h in reps for v in (s, leo - hw, h - hw)]
+        lists.setdefault(t, []).append([p, hw, flat])
     plain = json.dumps({"type": "hw", "topics": lists}, separators=(",", ":"))
     assert len(packed) * 4 < len(plain)
 
