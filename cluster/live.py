@@ -110,6 +110,7 @@ class EventRow(TypedDict):
     operation: str
     params: dict[str, Any]
     result: str
+    log_offset: int | None  # its metadata-log entry: the history page's moment (issue 21)
 
 
 class Totals(TypedDict):

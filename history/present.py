@@ -31,5 +31,5 @@ def moment_view(point: Point | None, *, topic: str | None = None, page: int = 1,
         "partitions": history_rows(moment, topic, (page - 1) * size, size),
         "count": count, "page": page, "pages": pages}
     if with_charts:
-        data["charts"] = moment_charts(moment, spu_racks())
+        data["charts"] = moment_charts(moment, spu_racks(moment))
     return data

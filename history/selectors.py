@@ -9,6 +9,8 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from django.conf import settings
+
 from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.core.replication import history as core
@@ -73,8 +75,22 @@ def history_bounds() -> dict[str, Any]:
     head_at = int(time.time() * 1000)
     return {"begins": {"offset": begins[0], "at": begins[1],
                        "time": iso(begins[1]) if begins[1] else None},
+            "capped": _capped(oldest, head, head_at),
+            "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
             "head": {"offset": head, "at": head_at, "time": iso(head_at) if head_at else None},
             "log_start": start, "snapshots": Snapshot.objects.count()}
+
+
+def _capped(oldest: tuple[int, int] | None, head: int, now_ms: int) -> bool:
+    """Whether history begins later than the retention because of the log's cap: the
+    oldest snapshot is younger than the retention and about the cap behind the head
+    (the prune keeps it within one snapshot spacing of the cap line)."""
+    if oldest is None:
+        return False
+    young = oldest[1] > now_ms - settings.HISTORY_RETENTION_S * 1000
+    spacing = settings.HISTORY_SNAPSHOT_ENTRIES
+    near_cap = head - oldest[0] >= settings.HISTORY_LOG_MAX_ENTRIES - spacing
+    return young and near_cap
 
 
 def _first_at() -> int:
@@ -161,14 +177,19 @@ def history_rows(m: Moment, topic: str | None = None, first: int = 0,
     return [live_partition_row(*core.partition_row(m, k)) for k in keys]
 
 
-def spu_racks() -> dict[int, str]:
-    """Racks as registered now: the log does not record racks (docs/history.md)."""
+def _racks_now() -> dict[int, str]:
     return {spu: rack for spu, rack in Spu.objects.values_list("id", "rack")}
+
+
+def spu_racks(m: Moment) -> dict[int, str]:
+    """Each SPU's rack at the moment (the log's ``spu-registered`` / ``spu-rack``); an SPU
+    registered before racks were logged, in the rack it has now."""
+    return {**_racks_now(), **m.racks}
 
 
 def spu_states(m: Moment) -> list[dict[str, Any]]:
     counts = diffs.spu_counts(m)
-    racks = spu_racks()
+    racks = spu_racks(m)
     return [{"spu": spu, "rack": racks.get(spu, ""), "state": _state(m, spu),
              "leaders": c.leaders, "replicas": c.replicas}
             for spu, c in counts.items()]
@@ -190,4 +211,4 @@ def history_diff(a: Point, b: Point) -> dict[str, Any]:
     first, _ = moment_at(a)
     second, _ = moment_at(b, after=first)
     return {"from": stamp(first), "to": stamp(second),
-            **diffs.diff(first, second, spu_racks())}
+            **diffs.diff(first, second, _racks_now())}

@@ -4,7 +4,8 @@ A snapshot is the fold of the log up to its offset, made from the previous
 snapshot and the entries after it (the first one from offset 0, or from the
 store's rows when the log was trimmed before history was installed). Snapshots
 older than ``HISTORY_RETENTION_S`` go, except the newest of them: history begins
-there, and the log keeps every entry after it (``trim_floor``).
+there, and the log keeps every entry after it (``trim_floor``). Snapshots more than
+``HISTORY_LOG_MAX_ENTRIES`` behind the head go too, whatever their age: the cap wins.
 """
 from __future__ import annotations
 
@@ -71,14 +72,24 @@ def _first_base() -> Moment:
 
 
 def snapshot_prune(now_ms: int | None = None) -> int:
-    """Drop snapshots past retention, keeping the newest of them (where history begins)."""
+    """Drop snapshots past retention, keeping the newest of them (where history begins),
+    and every snapshot more than ``HISTORY_LOG_MAX_ENTRIES`` behind the head: the cap
+    wins over the retention, so the log kept after the oldest snapshot stays bounded."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     cutoff = now_ms - int(settings.HISTORY_RETENTION_S * 1000)
-    old = list(Snapshot.objects.filter(at__lt=cutoff).order_by("-offset")
-               .values_list("pk", flat=True))
-    if len(old) <= 1:
+    with bound_to_store():
+        line = metadata_log.head() - settings.HISTORY_LOG_MAX_ENTRIES
+    rows = list(Snapshot.objects.order_by("-offset").values_list("pk", "offset", "at"))
+    old = [(pk, offset) for pk, offset, at in rows if at < cutoff or offset < line]
+    if not old:
         return 0
-    deleted, _ = Snapshot.objects.filter(pk__in=old[1:]).delete()
+    # The newest old one stays where it is only old by age (history begins there), or
+    # when it is the last snapshot of all (the log exceeds the cap until the next one).
+    keep_newest = old[0][1] >= line or len(old) == len(rows)
+    drop = [pk for pk, _ in (old[1:] if keep_newest else old)]
+    if not drop:
+        return 0
+    deleted, _ = Snapshot.objects.filter(pk__in=drop).delete()
     return deleted
 
 

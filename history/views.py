@@ -29,10 +29,13 @@ def history_page(request: HttpRequest) -> HttpResponse:
         data = moment_view(point, topic=topic, page=_page_number(request), with_charts=True)
     except InvalidInput as exc:
         error = exc.message
-    bounds = data or history_bounds()
+    bounds = history_bounds() if data is None else data
+    # The moment's answer carries begins/head; whether the cap moved begins is the page's.
+    capped = bounds["capped"] if data is None else history_bounds()["capped"]
     return render(request, "history/history.html", {
         "data": data, "error": error, "at": at, "topic": topic or "",
         "bounds": bounds, "markers": markers(bounds["begins"]["at"]),
+        "capped": capped, "max_entries": settings.HISTORY_LOG_MAX_ENTRIES,
         "speeds": SPEEDS, "plotly_config": charts.PLOTLY_CONFIG,
         "total_rows": [(n.replace("spus_", "SPUs ").replace("_", " "), n, v)
                        for n, v in (data or {}).get("totals", {}).items()],
@@ -48,9 +51,9 @@ def history_diff_page(request: HttpRequest) -> HttpResponse:
         try:
             a, b = parse_point(start, "from"), parse_point(end, "to")
             report = history_diff(a, b)
-            racks = spu_racks()
-            figures = {"before": moment_charts(moment_at(a)[0], racks),
-                       "after": moment_charts(moment_at(b)[0], racks)}
+            first, second = moment_at(a)[0], moment_at(b)[0]
+            figures = {"before": moment_charts(first, spu_racks(first)),
+                       "after": moment_charts(second, spu_racks(second))}
         except InvalidInput as exc:
             error = exc.message
     elif start or end:

@@ -209,6 +209,9 @@ HISTORY_RETENTION_S = env_float("HISTORY_RETENTION_S", 7 * 24 * 3600.0)
 HISTORY_SNAPSHOT_S = env_float("HISTORY_SNAPSHOT_S", 600.0)
 HISTORY_SNAPSHOT_ENTRIES = env_int("HISTORY_SNAPSHOT_ENTRIES", 20_000, minimum=100)
 HISTORY_HW_INTERVAL_S = env_float("HISTORY_HW_INTERVAL_S", 300.0)
+# A hard bound on the metadata log's length that wins over HISTORY_RETENTION_S: snapshots
+# more than this many entries behind the head go, so the trim floor follows (docs/history.md).
+HISTORY_LOG_MAX_ENTRIES = env_int("HISTORY_LOG_MAX_ENTRIES", 2_000_000, minimum=1000)
 
 CELERY_BEAT_SCHEDULE = {
     "history-snapshot": {"task": "history.tasks.history_snapshot", "schedule": 60.0,

@@ -122,6 +122,9 @@ class HotState:
     dropped: set[str] = field(default_factory=set)
     added: set[str] = field(default_factory=set)
     checked: str | None = None
+    # Each SPU's rack as the log last recorded it ({"spu id": rack}): the topology sync notes
+    # a change, so history draws SPUs in the racks they had then (issue 21).
+    racks: dict[str, str] = field(default_factory=dict)
     # Metadata-log entries this unit of work appends with its save (the projections read
     # them back from the log, in offset order, with everyone else's).
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -144,15 +147,17 @@ class _Meta(NamedTuple):
     state: ClusterState
     topics: dict[str, TopicTable]
     checked: str | None  # the Redis run id under which the state was last checked
+    racks: dict[str, str]
 
 
 def _meta() -> _Meta:
     raw = client().get(key("meta"))
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None)
+        return _Meta(fresh, {}, None, {})
     meta = json.loads(raw)
-    return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"))
+    return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
+                 meta.get("racks", {}))
 
 
 def replicated_topics() -> set[str]:
@@ -171,8 +176,8 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
     ``take_committed``: a unit of work's load, which may take the sets this process
     committed last instead of decoding them (cluster/adapters/set_cache.py)."""
     with bound_to_store():
-        state, topics, checked = _meta()
-        hot = HotState(state, topics, full=keys is None, checked=checked)
+        state, topics, checked, racks = _meta()
+        hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks)
         fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
         _adopt(hot, fetched, take_committed)
     return hot
@@ -255,7 +260,8 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
-    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
+    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
+            "racks": hot.racks}
     ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
     _write_with_log(hot, ops, log(keys) if log else [])
     return keys
@@ -277,8 +283,8 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta."""
     with bound_to_store():
-        state, topics, checked = _meta()
-        hot = HotState(state, topics, full=False, checked=checked)
+        state, topics, checked, racks = _meta()
+        hot = HotState(state, topics, full=False, checked=checked, racks=racks)
         fetched = _fetch_some(list(pick(topics)), topics)
         _adopt(hot, fetched, take_committed)
     return hot
@@ -299,7 +305,8 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
 def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
-    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked}
+    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
+            "racks": hot.racks}
     _write_with_log(hot, [WriteOp("set", key("meta"), json.dumps(meta))], log([]) if log else [])
     return []
 

@@ -20,8 +20,11 @@ ONLINE, OFFLINE = SpuResolution.ONLINE.value, SpuResolution.OFFLINE.value
 
 def sync_topology(hot: HotState) -> list[Action]:
     """SPUs registered/unregistered, their Online/Offline status, topics provisioned/deleted."""
-    store = dict(Spu.objects.values_list("id", "resolution"))
-    _sync_registered(hot, store)
+    rows = list(Spu.objects.values_list("id", "resolution", "rack"))
+    store = {spu: resolution for spu, resolution, _ in rows}
+    racks = {str(spu): rack or "" for spu, _, rack in rows}
+    _sync_registered(hot, store, racks)
+    _sync_racks(hot, racks)
     actions = _sync_status(hot, store)
     return actions + _sync_topics(hot, provisioned_topics())
 
@@ -36,7 +39,10 @@ def provisioned_topics() -> dict[str, tuple[int, int, int, float, bool]]:
 
 def topology_unchanged(hot: HotState) -> bool:
     """SPUs and provisioned topics as the hot state has them; topic settings applied here."""
-    store = dict(Spu.objects.values_list("id", "resolution"))
+    rows = list(Spu.objects.values_list("id", "resolution", "rack"))
+    store = {spu: resolution for spu, resolution, _ in rows}
+    if {str(spu): rack or "" for spu, _, rack in rows} != hot.racks:
+        return False
     spus = hot.state.spus
     if store.keys() - spus.keys() or any(
             up != (store.get(s) == ONLINE) for s, up in spus.items()):
@@ -59,17 +65,29 @@ def _apply_settings(hot: HotState, name: str, row: tuple[int, int, int, float, b
     hot.topics[name]["rate"] = rate
 
 
-def _sync_registered(hot: HotState, store: dict[int, str]) -> None:
+def _sync_registered(hot: HotState, store: dict[int, str], racks: dict[str, str]) -> None:
     state = hot.state
     for spu in sorted(store.keys() - state.spus.keys()):
         core.register_spu(state, spu, online=False)
-        metadata_log.note({"type": "spu-registered", "spu": spu})
+        # The rack too: history draws an SPU in the rack it had then (docs/history.md).
+        rack = racks.get(str(spu), "")
+        metadata_log.note({"type": "spu-registered", "spu": spu, "rack": rack})
+        hot.racks[str(spu)] = rack
     for spu in sorted(state.spus.keys() - store.keys()):
         # An unregistered SPU named in a replica map stays, offline, for the election rules.
         if not state.sets_of(spu):
             del state.spus[spu]
             hot_state.forget_heartbeat(spu)
             metadata_log.note({"type": "spu-forgotten", "spu": spu})
+
+
+def _sync_racks(hot: HotState, racks: dict[str, str]) -> None:
+    """A registered SPU's new rack (`spu update --rack`), and racks not yet in the log
+    (SPUs registered before racks were logged) as ``spu-rack`` entries."""
+    for spu, rack in sorted(racks.items()):
+        if hot.racks.get(spu) != rack:
+            metadata_log.note({"type": "spu-rack", "spu": int(spu), "rack": rack})
+    hot.racks = dict(racks)
 
 
 def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:

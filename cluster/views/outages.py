@@ -13,6 +13,11 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from cluster.adapters import metadata_log
+from cluster.adapters.redis_keys import bound_to_store
 
 from cluster.errors import DomainError
 from cluster.core.spus import SpuResolution
@@ -56,17 +61,34 @@ def _post_or_back(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapper
 
 
-def _report(request: HttpRequest, headline: str, result: OutageResult, what: str) -> None:
+def _log_head() -> int:
+    with bound_to_store():
+        return metadata_log.head()
+
+
+def _with_moment(text: str, before: int, after: int) -> SafeString:
+    """The result and, beside it, links to the moment it happened and to before / after
+    (the log offsets around the action: the history pages replay them)."""
+    return format_html('<span class="message-text">{}</span> <a class="moment-link" '
+                       'href="/history/?at={}">view this moment</a> · <a class="diff-link" '
+                       'href="/history/diff/?from={}&amp;to={}">before / after</a>',
+                       text, after, before, after)
+
+
+def _report(request: HttpRequest, headline: str, result: OutageResult, what: str,
+            offsets: tuple[int, int]) -> None:
     if result.settled is False:
-        messages.warning(request, f"{headline}: {what}. Elections are still running; the "
-                                  "overview and topic pages update as they finish.")
+        messages.warning(request, _with_moment(
+            f"{headline}: {what}. Elections are still running; the overview and topic pages "
+            "update as they finish.", *offsets))
     else:
-        messages.success(request, f"{headline}: {what}.")
+        messages.success(request, _with_moment(f"{headline}: {what}.", *offsets))
 
 
 def _outage(request: HttpRequest, label: str, service: Callable[[], OutageResult],
             killed: bool = False) -> HttpResponse:
     """Call the service, settle, report the elections it caused; a refusal changes nothing."""
+    before = _log_head()
     try:
         result = outages.settle_outage(service(), killed=killed, timeout_s=SETTLE_TIMEOUT_S)
     except DomainError as exc:
@@ -82,7 +104,8 @@ def _outage(request: HttpRequest, label: str, service: Callable[[], OutageResult
             if result.resolution == SpuResolution.OFFLINE.value else
             "the connection manager has not missed its heartbeat yet")
     text = _going_down_text if result.going_down else _coming_up_text
-    _report(request, headline, result, text(result.elections or Elections(0, 0, 0)))
+    _report(request, headline, result, text(result.elections or Elections(0, 0, 0)),
+            (before, _log_head()))
     return back(request)
 
 

@@ -212,6 +212,16 @@
     time.setAttribute("datetime", e.at);
     time.textContent = e.at.replace("T", " ").slice(0, 19);
     when.append(time);
+    if (withParams) {
+      // As the events page's rows: a link to the moment, by log offset or else by time.
+      const view = document.createElement("a");
+      view.className = "moment-link";
+      view.title = "View the cluster at this moment";
+      view.textContent = "view";
+      const at = e.log_offset !== undefined && e.log_offset !== null ? String(e.log_offset) : e.at;
+      view.href = "/history/?at=" + encodeURIComponent(at);
+      when.append(" ", view);
+    }
     tr.append(when);
     cells.forEach((text) => { const td = document.createElement("td"); td.textContent = text; tr.append(td); });
     if (window.localTimes) window.localTimes(tr);

@@ -44,6 +44,9 @@ class Synth:
         self.status = {(t, p): Status(tuple(r), r[0], tuple(r), Resolution.ONLINE, 1)
                        for t, rows in maps.items() for p, r in enumerate(rows)}
         self.hw = {k: 0 for k in self.status}
+        # Partitions move at different rates (1x-8x): equal HWs would flatter the packing.
+        rng = random.Random(11)
+        self.speed = {k: rng.randint(1, 8) for k in self.status}
 
     def opening(self) -> list[dict]:
         from cluster.core.replication.metadata import _status_row
@@ -62,7 +65,7 @@ class Synth:
 
         changed = {}
         for key, st in self.status.items():
-            self.hw[key] += rate
+            self.hw[key] += rate * self.speed[key]
             hw = self.hw[key]
             changed[key] = (hw, tuple((s, hw + (s == st.leader), hw) for s in st.replicas))
         return {**checkpoint_entry(changed), "at": self.now}

@@ -78,3 +78,16 @@ def test_scrubbing_across_an_outage_changes_the_heatmap_and_the_diff_lists_moved
     moved = page.locator('#diff-partitions tr[data-changed*="leader"]')
     assert moved.count() > 0
     assert int(page.locator('[data-count="leader"]').inner_text()) == moved.count()
+
+    # A live event row the events page adds (the payload the server sends) links to its
+    # moment by log offset, as the rows drawn with the page do.
+    from cluster.models import Event
+    from cluster.services.events import event_row
+
+    row = event_row(Event.objects.exclude(log_offset=None).order_by("-log_offset").first())
+    assert row["log_offset"] is not None
+    page.goto("/events/")
+    page.evaluate("(row) => window.liveApply({type: 'live.update', events: [row]})", row)
+    first = page.locator("tbody[data-live-events] tr").first
+    assert first.locator("a.moment-link").get_attribute("href") == \
+        f"/history/?at={row['log_offset']}"

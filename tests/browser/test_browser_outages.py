@@ -45,9 +45,14 @@ def test_taking_a_leader_offline_moves_its_partitions_elsewhere(new_page, operat
     with page.expect_navigation():
         row.get_by_role("button", name=f"Take SPU {spu} offline").click()
     assert asked and asked[0].startswith(f"Take SPU {spu} offline?")
-    message = page.locator(".messages li").inner_text()
+    message = page.locator(".messages li .message-text").inner_text()
     assert re.fullmatch(rf"SPU {spu} offline: \d+ partitions? elected a new leader, "
                         r"0 left Offline\.", message), message
+    # Beside the result: the moment it happened and before / after (issue 21).
+    moment = page.locator(".messages li a.moment-link").get_attribute("href")
+    assert re.fullmatch(r"/history/\?at=\d+", moment), moment
+    assert page.locator(".messages li a.diff-link").get_attribute("href").startswith(
+        "/history/diff/?from=")
     assert row.locator(".badge").first.inner_text() == "Offline"
     assert row.get_by_role("button", name=f"Bring SPU {spu} online").is_visible()
     shoot(page, "outage-1280")

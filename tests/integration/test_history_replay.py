@@ -99,3 +99,17 @@ def test_history_at_every_recorded_moment_is_the_partition_list_taken_then(histo
 
     assert "ISO 8601" in str(refused("history", "at", "--time", "yesterday"))
     assert "offset" in str(refused("history", "diff", "--from", "-3", "--to", "1"))
+
+
+def test_history_draws_an_spu_in_the_rack_it_had_then(history_cluster):
+    from cluster.services.replication import replication_tick
+    from cluster.services.spus import spu_update
+    from history.selectors import spu_states
+
+    before = head()
+    spu_update(spu_id=0, rack="rack-z")
+    replication_tick()  # the engine's topology sync notes the new rack
+    then, now = moment_at(Point(offset=before))[0], moment_at(Point(at_ms=2 ** 62))[0]
+    assert then.racks[0] == "rack-a" and now.racks[0] == "rack-z"
+    assert {r["spu"]: r["rack"] for r in spu_states(then)}[0] == "rack-a"
+    assert {r["spu"]: r["rack"] for r in spu_states(now)}[0] == "rack-z"

@@ -1,6 +1,9 @@
 """Outage controls and the produce / records panel on the pages (no worker: settled here)."""
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from cluster.models import Event, Partition, Spu
@@ -30,7 +33,14 @@ def busiest_leader() -> int:
 
 
 def messages_of(response) -> list[str]:
-    return [str(m) for m in response.context["messages"]]
+    """Each message's text (an outage result's links to its moment beside it left out)."""
+    return [html.unescape(re.sub(r'^<span class="message-text">(.*?)</span> <a .*$', r"\1",
+                                 str(m), flags=re.S)) for m in response.context["messages"]]
+
+
+def moment_links_of(response) -> list[tuple[str, str, str]]:
+    link = r'href="/history/\?at=(\d+)".*href="/history/diff/\?from=(\d+)&amp;to=(\d+)"'
+    return re.findall(link, str(list(response.context["messages"])[0]))
 
 
 def test_an_operator_takes_an_spu_offline_and_its_partitions_elect_new_leaders(operator_client):
@@ -43,6 +53,9 @@ def test_an_operator_takes_an_spu_offline_and_its_partitions_elect_new_leaders(o
     assert messages_of(response) == [
         f"SPU {spu} offline: {led} partition{'s' if led > 1 else ''} elected a new leader, "
         "0 left Offline."]
+    # Beside it, the moment it happened and before / after, by log offsets around it.
+    [(at, before, after)] = moment_links_of(response)
+    assert at == after and int(before) < int(after)
     assert Event.objects.filter(actor="op", object_type="spu", object_name=str(spu),
                                 operation="resolution").exists()
 

@@ -19,8 +19,8 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from .hw_codec import Row, pack, unpack
 from .metadata import Entry, Status, _status_row, fold
 from .state import Key, Resolution
 from .summary import PartitionSummary, ReplicaStatus
@@ -40,10 +40,13 @@ class Moment:
     offsets: dict[Key, Offsets] = field(default_factory=dict)
     spus: dict[int, bool] = field(default_factory=dict)
     killed: set[int] = field(default_factory=set)
+    # Each SPU's rack as the log recorded it (``spu-registered``, ``spu-rack``); an SPU
+    # registered before racks were logged is absent (drawn in its rack now).
+    racks: dict[int, str] = field(default_factory=dict)
 
     def copy(self) -> Moment:
         return Moment(self.offset, self.at, dict(self.statuses), dict(self.offsets),
-                      dict(self.spus), set(self.killed))
+                      dict(self.spus), set(self.killed), dict(self.racks))
 
 
 def apply(moment: Moment, offset: int, entry: Entry) -> None:
@@ -79,10 +82,17 @@ def _topic_dropped(m: Moment, entry: Entry) -> None:
 
 def _spu_registered(m: Moment, entry: Entry) -> None:
     m.spus.setdefault(entry["spu"], False)
+    if "rack" in entry:  # entries written before racks were logged have none
+        m.racks[entry["spu"]] = entry["rack"]
+
+
+def _spu_rack(m: Moment, entry: Entry) -> None:
+    m.racks[entry["spu"]] = entry["rack"]
 
 
 def _spu_forgotten(m: Moment, entry: Entry) -> None:
     m.spus.pop(entry["spu"], None)
+    m.racks.pop(entry["spu"], None)
 
 
 def _spu_sync(m: Moment, entry: Entry) -> None:
@@ -96,7 +106,7 @@ def _spu(m: Moment, entry: Entry) -> None:
 def _hw(m: Moment, entry: Entry) -> None:
     offsets = m.offsets
     for topic, rows in entry["topics"].items():
-        for partition, hw, flat in rows:
+        for partition, hw, flat in (unpack(rows) if isinstance(rows, str) else rows):
             it = iter(flat)
             offsets[(topic, partition)] = (hw, tuple(
                 (spu, hw + leo, hw + rhw) for spu, leo, rhw in zip(it, it, it)))
@@ -124,7 +134,8 @@ def _noted(m: Moment, entry: Entry) -> None:
 
 
 _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_dropped,
-             "spu-registered": _spu_registered, "spu-forgotten": _spu_forgotten,
+             "spu-registered": _spu_registered, "spu-rack": _spu_rack,
+             "spu-forgotten": _spu_forgotten,
              "spu-sync": _spu_sync, "spu": _spu, "hw": _hw,
              "unclean-election": _unclean, "event": _noted}
 
@@ -133,15 +144,16 @@ _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_drop
 
 def checkpoint_entry(changed: Mapping[Key, Offsets]) -> Entry | None:
     """One compact ``hw`` entry for the partitions whose offsets moved (None if none):
-    ``topics: {name: [[partition, hw, [spu, leo - hw, replica hw - hw, ...]], ...]}``."""
+    ``topics: {name: packed rows}``, each row (partition, hw, [spu, leo - hw, replica hw
+    - hw, ...]) packed by ``hw_codec.pack`` (entries written before it hold the lists)."""
     if not changed:
         return None
-    topics: dict[str, list[list[Any]]] = {}
+    topics: dict[str, list[Row]] = {}
     for (topic, partition), (hw, replicas) in sorted(changed.items()):
         # Each replica's LEO and HW as distances from the partition's HW: mostly 0, so small.
         flat = [v for spu, leo, rhw in replicas for v in (spu, leo - hw, rhw - hw)]
-        topics.setdefault(topic, []).append([partition, hw, flat])
-    return {"type": "hw", "topics": topics}
+        topics.setdefault(topic, []).append((partition, hw, flat))
+    return {"type": "hw", "topics": {t: pack(rows) for t, rows in topics.items()}}
 
 
 # --- rows ----------------------------------------------------------------------------
@@ -190,7 +202,8 @@ def encode(m: Moment) -> bytes:
            "statuses": [[t, p, *_status_row(s)] for (t, p), s in m.statuses.items()],
            "offsets": [[t, p, hw, [v for r in reps for v in r]]
                        for (t, p), (hw, reps) in m.offsets.items()],
-           "spus": [[s, up] for s, up in m.spus.items()], "killed": sorted(m.killed)}
+           "spus": [[s, up] for s, up in m.spus.items()], "killed": sorted(m.killed),
+           "racks": [[s, r] for s, r in m.racks.items()]}
     return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
 
 
@@ -205,4 +218,5 @@ def decode(blob: bytes) -> Moment:
                   for t, p, replicas, leader, lrs, r, epoch in doc["statuses"]}
     m.offsets = {(t, p): (hw, _triples(f)) for t, p, hw, f in doc["offsets"]}
     m.spus = {s: up for s, up in doc["spus"]}
+    m.racks = {s: r for s, r in doc.get("racks", [])}  # snapshots before racks: none
     return m

@@ -75,19 +75,27 @@ def _plain(status: Any, name: str) -> Any:
 
 def per_spu(a: Moment, b: Moment, racks: Mapping[int, str]) -> tuple[list[dict[str, Any]],
                                                                         list[dict[str, Any]]]:
-    """Leaders and replicas each SPU and each rack held at both moments."""
+    """Leaders and replicas each SPU and each rack held at both moments. An SPU counts
+    in the rack it had at each moment (the log's racks; ``racks``, today's, where the
+    log has none), so a moved SPU's "from" and "to" land in different racks."""
     ca, cb = spu_counts(a), spu_counts(b)
+    rack_a, rack_b = {**racks, **a.racks}, {**racks, **b.racks}
     zero = SpuCounts(0, 0, 0, 0)
     spus = []
     rack_rows: dict[str, Counter[str]] = {}
     for spu in sorted(ca.keys() | cb.keys()):
         x, y = ca.get(spu, zero), cb.get(spu, zero)
-        row = {"spu": spu, "rack": racks.get(spu, ""), "leaders_from": x.leaders,
+        row = {"spu": spu, "rack": rack_b.get(spu, ""), "leaders_from": x.leaders,
                "leaders_to": y.leaders, "replicas_from": x.replicas, "replicas_to": y.replicas}
         spus.append(row)
-        acc = rack_rows.setdefault(racks.get(spu, ""), Counter())
-        acc.update({k: v for k, v in row.items() if k not in ("spu", "rack")})
-    return spus, [{"rack": rack, **dict(acc)} for rack, acc in sorted(rack_rows.items())]
+        before = rack_rows.setdefault(rack_a.get(spu, ""), Counter())
+        before.update(leaders_from=x.leaders, replicas_from=x.replicas,
+                      leaders_to=0, replicas_to=0)
+        after = rack_rows.setdefault(rack_b.get(spu, ""), Counter())
+        after.update(leaders_to=y.leaders, replicas_to=y.replicas)
+    keys = ("leaders_from", "leaders_to", "replicas_from", "replicas_to")
+    return spus, [{"rack": rack, **{k: acc[k] for k in keys}}
+                  for rack, acc in sorted(rack_rows.items())]
 
 
 def diff(a: Moment, b: Moment, racks: Mapping[int, str]) -> dict[str, Any]:

@@ -104,3 +104,21 @@ def test_totals_count_leaderless_under_replicated_and_offline():
 
 def test_no_checkpoint_entry_when_nothing_moved():
     assert history.checkpoint_entry({}) is None
+
+
+def test_racks_come_from_the_log_and_a_moved_spu_counts_in_each_moments_rack():
+    log = _log()
+    racked = [(o, {**e, "rack": f"r{e['spu']}"} if e["type"] == "spu-registered" else e)
+              for o, e in log]
+    a = history.replay(history.Moment(), racked)
+    b = history.replay(a.copy(), [(len(log) + 1, {"type": "spu-rack", "spu": 3, "rack": "r1",
+                                                  "at": 6})])
+    assert a.racks == {1: "r1", 2: "r2", 3: "r3"} and b.racks[3] == "r1"
+    assert history.decode(history.encode(b)).racks == b.racks
+    # Entries written before racks were logged: no rack, today's is used by the caller.
+    assert history.replay(history.Moment(), log).racks == {}
+    rows = {r["rack"]: r for r in history_diff.diff(a, b, {})["racks"]}
+    assert rows["r3"]["replicas_from"] > 0 and rows["r3"]["replicas_to"] == 0
+    assert rows["r1"]["replicas_to"] == rows["r1"]["replicas_from"] + rows["r3"]["replicas_from"]
+    gone = history.replay(b.copy(), [(len(log) + 2, {"type": "spu-forgotten", "spu": 3})])
+    assert 3 not in gone.racks
