@@ -64,7 +64,7 @@ def markers(since_ms: int | None, until_ms: int | None = None) -> list[dict[str,
         mark["count"] += 1
         if offset is not None:
             mark["offsets"].append(offset)
-    return [_ends(m) for m in sorted(marks.values(), key=lambda m: m["at"])]
+    return _settled([_ends(m) for m in sorted(marks.values(), key=lambda m: m["at"])])
 
 
 def _ends(mark: dict[str, Any]) -> dict[str, Any]:
@@ -77,3 +77,18 @@ def _ends(mark: dict[str, Any]) -> dict[str, Any]:
         mark["after"] = iso((mark["at"] // 1000 + 1) * 1000)
     mark["moment"] = mark["after"]
     return mark
+
+
+# Elections follow an outage, a recovery or a plan in the ticks after it: its "after"
+# is the cluster once they ran, just before the next cause (or now), not the same second.
+_CONSEQUENCES = ("election", "unclean")
+
+
+def _settled(marks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for i, mark in enumerate(marks):
+        if mark["kind"] in _CONSEQUENCES:
+            continue
+        following = (m for m in marks[i + 1:] if m["kind"] not in _CONSEQUENCES)
+        cause = next(following, None)
+        mark["after"] = cause["before"] if cause else "now"
+    return marks
