@@ -20,3 +20,29 @@ def setup_throwaway_django() -> Path:
     django.setup()
     call_command("migrate", verbosity=0)
     return workdir
+
+
+def setup_bench_store(tmp: Path, postgres: bool, name: str, sqlite: Path | None = None,
+                      **env: str) -> object:
+    """A private Redis and a throwaway store (PostgreSQL database ``bench_<name>_<pid>`` or
+    SQLite under ``tmp``), set before Django reads its settings; returns the Redis process."""
+    sys.path.insert(0, str(ROOT))
+    from webapp.redis_server import start_private_redis
+
+    redis_proc, url = start_private_redis(tmp / "redis")
+    os.environ.update(VAR_DIR=str(tmp), REDIS_URL=url, DJANGO_SETTINGS_MODULE="webapp.settings",
+                      **env)
+    os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_{name}_{os.getpid()}"
+                                  if postgres else f"sqlite:///{sqlite or tmp / 'bench.sqlite3'}")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    if postgres:
+        from django.db import connection
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+        # Subprocesses must reach the database the test runner named.
+        os.environ["DATABASE_URL"] = (
+            f"postgres://postgres@127.0.0.1:5432/{connection.settings_dict['NAME']}")
+    call_command("migrate", "--noinput", verbosity=0)
+    return redis_proc

@@ -24,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from _django import setup_bench_store  # noqa: E402
 TMP = Path(tempfile.mkdtemp(prefix="bench-pages-"))
 RACKS = ["rack-a", "rack-b", "rack-c", "rack-d", "rack-e"]
 RUNS = 9
@@ -43,25 +45,12 @@ PAGES = [("overview", "/"), ("SPUs", "/spus/"), ("topics list", "/topics/"),
 
 
 def setup(postgres: bool) -> object:
-    """Private Redis and a throwaway store, before Django reads its settings."""
-    from webapp.redis_server import start_private_redis
+    """Private Redis and a throwaway store, before Django reads its settings.
 
-    redis_proc, url = start_private_redis(TMP / "redis")
-    os.environ.update(VAR_DIR=str(TMP), REDIS_URL=url, METRICS_TOKEN="bench-token",
-                      DJANGO_SETTINGS_MODULE="webapp.settings")
-    # BENCH_PAGES_DB: a SQLite file kept between runs (built once; for profiling rounds).
+    BENCH_PAGES_DB: a SQLite file kept between runs (built once; for profiling rounds)."""
     kept = os.environ.get("BENCH_PAGES_DB")
-    os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_pages_{os.getpid()}"
-                                  if postgres else f"sqlite:///{kept or TMP / 'bench.sqlite3'}")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    if postgres:
-        from django.db import connection
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    call_command("migrate", "--noinput", verbosity=0)
-    return redis_proc
+    return setup_bench_store(TMP, postgres, "pages", Path(kept) if kept else None,
+                             METRICS_TOKEN="bench-token")
 
 
 def build() -> None:

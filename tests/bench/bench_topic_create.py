@@ -25,30 +25,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from _django import setup_bench_store  # noqa: E402
 TMP = Path(tempfile.mkdtemp(prefix="bench-create-"))
 RACKS = ["rack-a", "rack-b", "rack-c", "rack-d", "rack-e"]
 SIZE = 100_000
 
 
 def setup(postgres: bool) -> object:
-    from webapp.redis_server import start_private_redis
-
-    redis_proc, url = start_private_redis(TMP / "redis")
-    os.environ.update(VAR_DIR=str(TMP), REDIS_URL=url, DJANGO_SETTINGS_MODULE="webapp.settings")
-    os.environ["DATABASE_URL"] = (f"postgres://postgres@127.0.0.1:5432/bench_create_{os.getpid()}"
-                                  if postgres else f"sqlite:///{TMP / 'bench.sqlite3'}")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    if postgres:
-        from django.db import connection
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-        # Subprocesses must reach the database the test runner named.
-        name = connection.settings_dict["NAME"]
-        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
-    call_command("migrate", "--noinput", verbosity=0)
-    return redis_proc
+    return setup_bench_store(TMP, postgres, "create")
 
 
 def timed(label: str, call, runs: int) -> None:
