@@ -15,11 +15,12 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from redis.exceptions import RedisError
 
 from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
 
-from cluster.errors import DomainError
+from cluster.errors import DomainError, Unavailable
 from cluster.core.spus import SpuResolution
 from cluster.services import outages
 from cluster.services.outages import Elections, OutageResult
@@ -61,14 +62,21 @@ def _post_or_back(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapper
 
 
-def _log_head() -> int:
-    with bound_to_store():
-        return metadata_log.head()
+def _log_head() -> int | None:
+    """The log's head, or None when the hot state cannot be read: the action then says
+    why (a refusal, "nothing changed") without a link, instead of failing on the read."""
+    try:
+        with bound_to_store():
+            return metadata_log.head()
+    except (RedisError, Unavailable):
+        return None
 
 
-def _with_moment(text: str, before: int, after: int) -> SafeString:
+def _with_moment(text: str, before: int | None, after: int | None) -> str | SafeString:
     """The result and, beside it, links to the moment it happened and to before / after
     (the log offsets around the action: the history pages replay them)."""
+    if before is None or after is None:
+        return text
     return format_html('<span class="message-text">{}</span> <a class="moment-link" '
                        'href="/history/?at={}">view this moment</a> · <a class="diff-link" '
                        'href="/history/diff/?from={}&amp;to={}">before / after</a>',
@@ -76,7 +84,7 @@ def _with_moment(text: str, before: int, after: int) -> SafeString:
 
 
 def _report(request: HttpRequest, headline: str, result: OutageResult, what: str,
-            offsets: tuple[int, int]) -> None:
+            offsets: tuple[int | None, int | None]) -> None:
     if result.settled is False:
         messages.warning(request, _with_moment(
             f"{headline}: {what}. Elections are still running; the overview and topic pages "
