@@ -27,7 +27,9 @@
         link.href = planUrl(a.preempted_by); link.textContent = "#" + a.preempted_by;
         state.append(" by ", link);
       }
-      cell(row, a.detected_at);
+      const when = document.createElement("time");  // shown short and local by time.js
+      when.setAttribute("datetime", a.detected_at); when.textContent = a.detected_at;
+      cell(row, "").append(when);
       const plan = cell(row, "");
       if (a.plan) {
         const link = document.createElement("a");
@@ -37,6 +39,7 @@
       cell(row, a.moves === null || a.moves === undefined ? "" : (a.moves_done || 0) + " / " + a.moves);
       cell(row, a.detail);
     }
+    if (window.localTimes) window.localTimes(body);
   }
 
   function status(s) {
