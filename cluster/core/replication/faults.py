@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from random import Random
 from typing import Callable
 
@@ -47,8 +47,8 @@ _ACKS = (Acks.NONE, Acks.LEADER, Acks.ALL)
 
 
 @dataclass
-class ScheduleReport:
-    seed: int
+class _Counts:
+    """What a schedule did; totals add them up field by field."""
     steps: int = 0
     produced: int = 0
     acked_all: int = 0
@@ -66,30 +66,19 @@ class ScheduleReport:
 
 
 @dataclass
-class FaultTotals:
+class ScheduleReport(_Counts):
+    seed: int = 0
+
+
+@dataclass
+class FaultTotals(_Counts):
     schedules: int = 0
-    steps: int = 0
-    produced: int = 0
-    acked_all: int = 0
-    elections: int = 0
-    crashes: int = 0
-    moves: int = 0
-    moves_completed: int = 0
-    rollbacks: int = 0
-    unclean: int = 0
-    compactions: int = 0
-    cuts: int = 0
-    expiries: int = 0
-    inbound_cuts: int = 0   # one-way cuts of what the SPUs are sent
-    missed_epochs: int = 0  # replicas deaf to the SC when their set's leader changed
     seconds: float = 0.0
 
     def add(self, r: ScheduleReport) -> None:
         self.schedules += 1
-        for name in ("steps", "produced", "acked_all", "elections", "crashes", "moves",
-                     "moves_completed", "rollbacks", "unclean", "compactions", "cuts",
-                     "expiries", "inbound_cuts", "missed_epochs"):
-            setattr(self, name, getattr(self, name) + getattr(r, name))
+        for f in fields(_Counts):
+            setattr(self, f.name, getattr(self, f.name) + getattr(r, f.name))
 
 
 def random_cluster(rng: Random) -> ClusterState:
@@ -114,7 +103,7 @@ class _Run:
         self.elections_rng = Random(seed * 104729 + 3)
         # Network cuts, a stream of their own too (``links``).
         self.links_rng = Random(seed * 15485863 + 5)
-        self.report = ScheduleReport(seed)
+        self.report = ScheduleReport(seed=seed)
         self.out = out
         self.state = random_cluster(self.rng)
         self.keys = sorted(self.state.replica_sets)
