@@ -51,7 +51,7 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
         mem.__init__()  # another log (a new store, a Redis restart older than us): start over
         mem.dirty.update(after)
         mem.stream, interval_due = stream, True
-    keys = mem.dirty if interval_due else _status_moved(hot, after)
+    keys = mem.dirty if interval_due else hot.moved  # the unit's own status moves
     changed = _changed(hot, after, keys)
     mem.written.update(changed)
     if interval_due:
@@ -63,12 +63,6 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
     mem.head = head
     entry = checkpoint_entry(changed)
     return [] if entry is None else [{**entry, "at": at}]
-
-
-def _status_moved(hot: HotState, after: dict[Key, Summary]) -> list[Key]:
-    before = hot.before
-    return [k for k, s in after.items()
-            if k not in before or before[k].log_status() != s.log_status()]
 
 
 def _changed(hot: HotState, after: dict[Key, Summary], keys: Any) -> dict[Key, Offsets]:
