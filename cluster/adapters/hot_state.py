@@ -7,10 +7,14 @@ database never see, let alone delete, each other's state:
   (topic and partition primary keys, producer rates) and the Redis run id
   that last checked the hot state against the store;
 * ``sets:<topic>``: one hash per topic, field = partition index, value = the
-  replica set in msgpack: a format version, then the fields. Logs are stored
-  once: every replica whose log is a prefix of the leader's is stored as its
-  length, and compacted offsets as a count (``core.replication.compaction``),
+  replica set's status in msgpack: a format version, then the fields. Logs are
+  stored once: every replica whose log is a prefix of the leader's is stored as
+  its length, and compacted offsets as a count (``core.replication.compaction``),
   the same count the core keeps as the replica's log start;
+* ``recs:<topic>:<partition>``: the reference log's retained record ids, int64s
+  appended as the log grows (set_codec.encode_status): a tick writes what it
+  appended, and the whole run only when compaction moved its start or another
+  replica's log became the reference;
 * ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
   its fencing tokens come from (cluster/adapters/lease.py); with shards, also
   ``lock:shard:<i>`` and ``record_ids``, the counter shard tasks take record
@@ -43,13 +47,14 @@ from cluster.adapters import lease, metadata_log, set_cache
 from cluster.adapters.lease import WriteOp
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
-from cluster.core.replication import (ClusterState, Key, ReplicaSet, Resolution,
+from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Resolution,
                                       cluster_from_dict, cluster_meta_to_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
                                         LeaderLog, ReplicaStatus, Summary, _set_fields,
-                                        decode_move, decode_set, encode_move, encode_set,
-                                        summary)
+                                        decode_move, decode_set, decode_stored, encode_move,
+                                        encode_set, encode_status, records_apart,
+                                        records_bytes, records_from, summary)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
                                           killed, open_tickets, read_ticket, read_values,
@@ -88,6 +93,25 @@ def sets_key(topic: str) -> str:
     return key(f"sets:{topic}")
 
 
+def records_key(topic: str, partition: int) -> str:
+    return key(f"recs:{topic}:{partition}")
+
+
+# What a set's records key holds: (log start, count, last id), as last written or read.
+Stored = tuple[int, int, int | None]
+
+# One script for every records key a save writes: 'a' appends, 's' replaces, 'd' deletes.
+_WRITE_RECORDS = """
+for i = 1, #KEYS do
+  local mode = ARGV[2 * i - 1]
+  if mode == 'a' then redis.call('APPEND', KEYS[i], ARGV[2 * i])
+  elseif mode == 's' then redis.call('SET', KEYS[i], ARGV[2 * i])
+  else redis.call('DEL', KEYS[i]) end
+end
+return #KEYS
+"""
+
+
 @contextmanager
 def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
     """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""
@@ -101,11 +125,17 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     A full decode spells out every compacted offset, so a read at offset
     10,000,000 would build lists of ten million ids; this reads the retained tail.
     """
-    data = client().hget(sets_key(key[0]), str(key[1]))
+    pipe = client().pipeline(transaction=True)
+    pipe.hget(sets_key(key[0]), str(key[1]))
+    pipe.get(records_key(*key))
+    data, records = pipe.execute()
     if data is None:
         return None
     (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail,
      *_) = _set_fields(data)
+    apart = records_apart(data)
+    if apart is not None:
+        tail = records_from(records)[:apart[0]]
     return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
 
 
@@ -132,6 +162,8 @@ class HotState:
     after: dict[Key, Summary] = field(default_factory=dict)
     # Of those, the ones whose logged status moved or that are new (engine/entries.py).
     moved: list[Key] = field(default_factory=list)
+    # What each loaded set's records key holds, so a save appends only the new ids.
+    stored: dict[Key, Stored] = field(default_factory=dict)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
@@ -184,21 +216,48 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
 
 
 def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
-    state, names = hot.state, {}
+    state, names, stored = hot.state, {}, hot.stored
     with gc_paused():
+        taken, missed = {}, []
         for set_key, data in fetched:
             kept = None
             if take_committed:
                 name = names.get(set_key[0]) or names.setdefault(set_key[0], sets_key(set_key[0]))
                 kept = set_cache.take(name, set_key[1], data)
             if kept is None:
-                rs = decode_set(data)
-                kept = rs, summary(rs)
-            state.replica_sets[set_key] = kept[0]
+                missed.append((set_key, data))
+            else:
+                taken[set_key] = kept
+        # Every missed set's records, in one round trip: a key a set does not use is absent.
+        records = _fetch_records([k for k, _ in missed])
+        for set_key, data in missed:
+            rs, apart = decode_stored(data, records[set_key])
+            taken[set_key] = rs, summary(rs), _stored_of(rs, apart)
+        for set_key, data in fetched:
+            rs, before, on_disk = taken[set_key]
+            state.replica_sets[set_key] = rs
             hot.raw[set_key] = data
-            hot.before[set_key] = kept[1]
+            hot.before[set_key] = before
+            stored[set_key] = on_disk
     # The SPU -> sets index is built when first asked (ClusterState.keys_of): a tick
     # with no SPU change never asks, and building it was 3% of a busy tick.
+
+
+def _fetch_records(keys: list[Key]) -> dict[Key, list[int]]:
+    if not keys:
+        return {}
+    pipe = client().pipeline(transaction=False)
+    for set_key in keys:
+        pipe.get(records_key(*set_key))
+    return {k: records_from(data) for k, data in zip(keys, pipe.execute())}
+
+
+def _stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:
+    """What the records key holds for a set just decoded (nothing usable when its format
+    kept the records inside: the next save writes the whole run)."""
+    if apart is None:
+        return (-1, 0, None)
+    return (reference_replica(rs).start, apart[0], apart[1])
 
 
 def keep_committed(hot: HotState) -> None:
@@ -230,23 +289,60 @@ def _fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, 
     return out
 
 
-def _compact_and_encode(hot: HotState, retain: int | None
-                        ) -> tuple[dict[str, dict[str, bytes]], dict[str, list[int]]]:
-    """Compact every loaded set; return the encodings that changed (by topic, then
-    partition) and the record ids compaction released (by topic)."""
+class _Encoded(NamedTuple):
+    changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
+    released: dict[str, list[int]]        # record ids compaction released, by topic
+    records: WriteOp | None               # the records keys' appends and rewrites
+
+
+def _compact_and_encode(hot: HotState, retain: int | None) -> _Encoded:
+    """Compact every loaded set; encode each status, and for those that changed, the
+    write of their records (what was appended, or the whole run when it was rewritten)."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     changed: dict[str, dict[str, bytes]] = {}
     released: dict[str, list[int]] = {}
+    keys: list[str] = []
+    args: list[bytes | str] = []
+    raw, stored = hot.raw, hot.stored
     with gc_paused():
         for set_key, rs in hot.state.replica_sets.items():
             gone = _compact(rs, retain)
             if gone:
                 released.setdefault(set_key[0], []).extend(gone)
-            data = encode_set(rs)
-            if hot.raw.get(set_key) != data:
+            ref = reference_replica(rs)
+            data = encode_status(rs, ref)
+            if raw.get(set_key) != data:
                 changed.setdefault(set_key[0], {})[str(set_key[1])] = data
-                hot.raw[set_key] = data
-    return changed, released
+                raw[set_key] = data
+                write = _records_write(stored.get(set_key), ref)
+                if write is not None:
+                    keys.append(records_key(*set_key))
+                    args += write
+                log = ref.log
+                stored[set_key] = (ref.start, len(log), log[-1] if log else None)
+    op = WriteOp("eval", keys[0], (_WRITE_RECORDS, keys, args)) if keys else None
+    return _Encoded(changed, released, op)
+
+
+def _records_write(before: Stored | None, ref: Replica) -> tuple[str, bytes] | None:
+    """How to bring a records key from ``before`` to ``ref``'s retained log."""
+    log = ref.log
+    if before is not None:
+        start, n, last = before
+        # The same start and the same id where the stored run ends: the same run up to
+        # there (record ids are unique; the rule encode_status's followers rely on too).
+        if start == ref.start and len(log) >= n and (n == 0 or log[n - 1] == last):
+            return ("a", records_bytes(log[n:])) if len(log) > n else None
+    return ("s", records_bytes(log)) if log else ("d", b"")
+
+
+def _records_drop(names: Iterable[str]) -> WriteOp | None:
+    """The records keys of dropped topics (read before the write; the lease is held)."""
+    keys = [records_key(name, int(p)) for name in names for p in client().hkeys(sets_key(name))]
+    args: list[str] = []
+    for _ in keys:
+        args += ["d", ""]
+    return WriteOp("eval", keys[0], (_WRITE_RECORDS, keys, args)) if keys else None
 
 
 def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
@@ -254,10 +350,13 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     """Write the replica sets whose encoding changed, the meta, and drop the values
     compaction released, in one fenced write with the log entries ``log`` gives for the
     changed sets; return the keys of the changed sets."""
-    changed, released = _compact_and_encode(hot, retain)
+    changed, released, records = _compact_and_encode(hot, retain)
     keys = _keys(changed)
-    ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    dropped = _records_drop(hot.dropped)
+    ops = [dropped] if dropped else []
+    ops += [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+    ops += [records] if records else []
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
     meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
@@ -294,9 +393,10 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
               ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
-    changed, released = _compact_and_encode(hot, retain)
+    changed, released, records = _compact_and_encode(hot, retain)
     keys = _keys(changed)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+    ops += [records] if records else []
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
     _write_with_log(hot, ops, log(keys) if log else [])
     return keys

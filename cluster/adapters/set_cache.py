@@ -22,32 +22,36 @@ from typing import TYPE_CHECKING
 from cluster.core.replication import ReplicaSet
 
 if TYPE_CHECKING:
-    from cluster.adapters.hot_state import HotState, Summary
+    from cluster.adapters.hot_state import HotState, Stored, Summary
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
 
-# (sets key of the topic, which names the store; partition) -> (encoding, set, summary)
-_committed: dict[tuple[str, int], tuple[bytes, ReplicaSet, "Summary"]] = {}
+# (sets key of the topic, which names the store; partition)
+#     -> (encoding, set, summary, what its records key holds)
+_committed: dict[tuple[str, int], tuple[bytes, ReplicaSet, "Summary", "Stored"]] = {}
 
 
-def take(set_key: str, partition: int, data: bytes) -> tuple[ReplicaSet, Summary] | None:
-    """The set committed as ``data`` by this process, if it is that one; removed from here."""
+def take(set_key: str, partition: int, data: bytes
+         ) -> tuple[ReplicaSet, Summary, Stored] | None:
+    """The set committed as ``data`` by this process, if it is that one; removed from here.
+    (The encoding names the count and last id of the records kept apart, so equal bytes
+    mean the records are the ones committed too.)"""
     kept = _committed.pop((set_key, partition), None)
     if kept is None or kept[0] != data:
         return None
-    return kept[1], kept[2]
+    return kept[1], kept[2], kept[3]
 
 
 def keep(hot: HotState, sets_key_of: dict[str, str]) -> None:
     """After a commit and its projections: remember every set of ``hot`` as committed."""
     if len(_committed) > MAX_SETS:
         _committed.clear()
-    raw, before, after = hot.raw, hot.before, hot.after
+    raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
     for key, rs in hot.state.replica_sets.items():
-        data, summary = raw.get(key), after.get(key) or before.get(key)
-        if data is not None and summary is not None:
-            _committed[(sets_key_of[key[0]], key[1])] = (data, rs, summary)
+        data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
+        if data is not None and summary is not None and on_disk is not None:
+            _committed[(sets_key_of[key[0]], key[1])] = (data, rs, summary, on_disk)
 
 
 def clear() -> None:

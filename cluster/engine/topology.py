@@ -120,6 +120,7 @@ def _drop_topic(hot: HotState, name: str) -> None:
         del hot.state.replica_sets[key]
         hot.raw.pop(key, None)
         hot.before.pop(key, None)
+        hot.stored.pop(key, None)
     hot.state.topics.pop(name, None)
     hot.topics.pop(name, None)
     hot.dropped.add(name)

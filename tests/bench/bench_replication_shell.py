@@ -7,7 +7,7 @@ metadata-log lines say how many entries a tick appended, what they weigh, and wh
 hour of log costs at this size. ``--profile`` prints cProfile's top 25 functions (by
 cumulative and by own time) over the ticks with producers. Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
-        [--steps 8] [--profile]
+        [--steps 8] [--profile] [--warm RECORDS]
 """
 from __future__ import annotations
 
@@ -94,7 +94,27 @@ def print_profile(profile: cProfile.Profile) -> None:
         print("\n".join(line for line in out.getvalue().splitlines() if line.strip()))
 
 
-def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = None) -> int:
+def warm_logs(partitions: int, records: int, now: int) -> int:
+    """Fill every partition's log with ``records`` records (200 a tick), as hours of
+    producing at one record per second would: the steady state, where the retained log
+    (REPLICATION_LOG_RETENTION) is long, not the first minutes of a cluster."""
+    from cluster.models import Topic
+    from cluster.services.replication import replication_tick
+    from cluster.services.settle import LocalQueue
+
+    t, done = time.perf_counter(), 0
+    while done < records:
+        chunk = min(200, records - done)
+        Topic.objects.filter(name="bench").update(producer_rate=partitions * chunk)
+        now += 1000
+        replication_tick(now=now, dispatch=LocalQueue())
+        done += chunk
+    print(f"logs warmed to {records} records per partition in {time.perf_counter() - t:.0f} s")
+    return now
+
+
+def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = None,
+                warm: int = 0) -> int:
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
     from cluster.services.settle import LocalQueue
@@ -107,6 +127,8 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
         now += 1000
         idle.append(timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))[0])
     figures("tick, idle cluster", idle)
+    if warm:
+        now = warm_logs(partitions, warm, now)
     # One record per partition per second, acks=1, from the simulated producer.
     Topic.objects.filter(name="bench").update(producer_rate=partitions)
     replication_tick(now=now, dispatch=LocalQueue())
@@ -164,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=10_000)
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--warm", type=int, default=0, metavar="RECORDS",
+                    help="fill every log with this many records before the busy ticks")
     args = ap.parse_args(argv)
     workdir = setup_throwaway_django()
     from django.conf import settings
@@ -176,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
               f"(store built in {ms:.0f} ms)")
         print(f"load average: {os.getloadavg()}")
         profile = cProfile.Profile() if args.profile else None
-        now = bench_ticks(args.partitions, args.steps, profile)
+        now = bench_ticks(args.partitions, args.steps, profile, args.warm)
         bench_failover(now)
         print(f"load average: {os.getloadavg()}")
         if profile is not None:
