@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from cluster.adapters.live_batches import current_seqs
+from cluster.adapters.live_batches import current_seqs, unwatch, watch
 from cluster.core.names import name_problem
 from cluster.live import (BLOCK, CLUSTER_GROUP, FORMAT_VERSION, block_groups, parse_group,
                           topic_group)
@@ -105,6 +105,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
+        # Counted in before the hello reads the sequences (live_batches.watch says why).
+        await sync_to_async(watch, thread_sensitive=False)(groups)
         self.groups_joined = groups
         await self.accept()
         # Redis only: no need to queue behind the ORM on the one thread-sensitive executor.
@@ -112,6 +114,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "live.hello", "v": FORMAT_VERSION, "groups": seqs})
 
     async def disconnect(self, code: int) -> None:
+        if self.groups_joined:
+            await sync_to_async(unwatch, thread_sensitive=False)(self.groups_joined)
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
 

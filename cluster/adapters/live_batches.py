@@ -53,6 +53,24 @@ redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {redis.call('INCR', KEYS[4]), fields, events}
 """
+# Of some block groups, those a viewer watches (a count per group, kept by the consumers,
+# cluster/consumers.py); every other group's sequence moves on instead, in the same step.
+_WATCHED = """
+local out = {}
+for i = 1, #ARGV do
+  if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') > 0 then
+    out[#out + 1] = ARGV[i]
+  else
+    redis.call('INCR', KEYS[i + 1])
+  end
+end
+return out
+"""
+_UNWATCH = """
+for i = 1, #ARGV do
+  if redis.call('HINCRBY', KEYS[1], ARGV[i], -1) <= 0 then redis.call('HDEL', KEYS[1], ARGV[i]) end
+end
+"""
 _held: set[str] = set()
 _lock = threading.Lock()
 _timer: threading.Timer | None = None
@@ -75,6 +93,43 @@ def current_seqs(groups: Iterable[str]) -> dict[str, int]:
     groups = list(groups)
     values = hot_state.client().mget([_key("seq", g) for g in groups]) if groups else []
     return {g: int(v or 0) for g, v in zip(groups, values)}
+
+
+# ---- who watches ------------------------------------------------------------------
+# A tick changes every partition of a busy cluster, and staging each row for groups
+# nobody watches was a tenth of its CPU. A group without viewers gets no rows: its
+# sequence moves on instead, so a page rendered before the change and greeted after it
+# sees the hello beyond its render and fetches a snapshot (static/js/live.js), as it
+# would for a change it missed while connecting. The check and the sequence's step are
+# one script, and a consumer counts itself in before it reads the hello's sequences:
+# either the script saw the viewer (rows are staged for it) or the hello sees the step.
+# A daphne that dies leaves its counts up: those groups are staged for nobody, as before.
+
+def _watchers_key() -> str:
+    return _key("watchers", "all")
+
+
+def watch(groups: Iterable[str]) -> None:
+    """A viewer joined ``groups`` (before its hello reads their sequences)."""
+    pipe = hot_state.client().pipeline(transaction=False)
+    for group in groups:
+        pipe.hincrby(_watchers_key(), group, 1)
+    pipe.execute()
+
+
+def unwatch(groups: Iterable[str]) -> None:
+    groups = list(groups)
+    if groups:
+        hot_state.client().eval(_UNWATCH, 1, _watchers_key(), *groups)
+
+
+def watched(groups: list[str]) -> set[str]:
+    """Of ``groups``, those a viewer watches; the others' sequences are stepped."""
+    if not groups:
+        return set()
+    found = hot_state.client().eval(_WATCHED, 1 + len(groups), _watchers_key(),
+                                    *[_key("seq", g) for g in groups], *groups)
+    return {g.decode() if isinstance(g, bytes) else g for g in found}
 
 
 # ---- staging --------------------------------------------------------------------
@@ -304,11 +359,21 @@ def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key]) -> No
     names: dict[str, str] = {}
     by_group: dict[str, dict[str, str]] = defaultdict(dict)
     cluster: dict[str, str] = {}
+    try:
+        blocks = {key: f"topic-{key[0]}.{key[1] // BLOCK}" for key, _ in changes}
+        seen = watched(list(dict.fromkeys(blocks.values())))
+    except Exception:  # a page missing an update must not fail a replication step
+        log.exception("live update failed")
+        return
     for key, summary in changes:
+        group = blocks[key]
+        if group not in seen and key not in moved:
+            continue
         topic, index = key
         name = names.get(topic) or names.setdefault(topic, json.dumps(topic))
         field, row = f"p:{topic}/{index}", _row_json(name, index, summary)
-        by_group[f"topic-{topic}.{index // BLOCK}"][field] = row
+        if group in seen:
+            by_group[group][field] = row
         if key in moved:
             cluster[field] = row
     if moved:
