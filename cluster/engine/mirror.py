@@ -42,11 +42,13 @@ def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, 
     """Write the offsets due (module docstring); return (key, summary) of every set whose
     summary moved, written or not (live pages show them all)."""
     moved: list[Row] = []
+    before, tables = hot.before, hot.topics
     for key, new in after.items():
-        pk = hot.partition_pk(key)
-        if pk is None or new == hot.before.get(key):
+        table = tables.get(key[0])
+        pks = table["partitions"] if table else ()
+        if key[1] >= len(pks) or new == before.get(key):
             continue
-        moved.append((pk, key, new))
+        moved.append((pks[key[1]], key, new))
     store = store_namespace()
     rows = _due(hot, moved, store)
     write_offsets(rows)
@@ -68,16 +70,33 @@ def _due(hot: HotState, moved: list[Row], store: str) -> list[Row]:
     now = set(hot.moved)
     rows = [(pk, key, new) for pk, key, new in moved if key in now]
     chosen = {pk for pk, _, _ in rows}
-    pks = {name: table["partitions"] for name, table in hot.topics.items()}
-    for key, old in hot.before.items():
-        table = pks.get(key[0], ())
-        pk = table[key[1]] if key[1] < len(table) else None
-        if pk is None or pk % slices != turn or pk in chosen:
+    after, before = hot.after, hot.before
+    for pk, key in _slice(hot, slices, turn):
+        if pk in chosen or key not in before:
             continue
-        new = hot.after.get(key) or old
+        new = after.get(key) or before[key]
         if _written.get((store, pk)) != new:
             rows.append((pk, key, new))
     return rows
+
+
+# The sets of each slice, by the topic table they were cut from: walking one slice, not
+# every loaded set, each unit of work (the table changes only with topics).
+_slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = {}
+
+
+def _slice(hot: HotState, slices: int, turn: int) -> list[tuple[int, Key]]:
+    shape = (slices, *[(name, t["pk"], len(t["partitions"]), t["partitions"][-1:][0]
+                        if t["partitions"] else None) for name, t in hot.topics.items()])
+    cut = _slices.get(shape)
+    if cut is None:
+        if len(_slices) > 16:
+            _slices.clear()
+        cut = _slices[shape] = [[] for _ in range(slices)]
+        for name, table in hot.topics.items():
+            for index, pk in enumerate(table["partitions"]):
+                cut[pk % slices].append((pk, (name, index)))
+    return cut[turn]
 
 
 def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:

@@ -180,7 +180,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
     # Follower -> leader pairs a network cut separates: they neither fetch nor serve.
-    cut = fetch_cut(state) if state.cuts else ()
+    severed = fetch_cut(state) if state.cuts else ()
     for rs in state.replica_sets.values():
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
@@ -190,8 +190,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         leo, last = lead.start + len(llog), llog[-1] if llog else lead.last()
         live = [rs.replica[s] for s in rs.replicas
                 if s != leader and spus[s] and s not in stopped]
-        if cut:
-            live = [r for r in live if (r.spu, leader) not in cut]
+        if severed:
+            live = [r for r in live if (r.spu, leader) not in severed]
         if rs.unaware:  # followers that missed the new epoch do not know whom to fetch from
             live = [r for r in live if r.spu not in rs.unaware]
         for r in live:

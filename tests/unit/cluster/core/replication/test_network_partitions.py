@@ -119,6 +119,20 @@ def test_a_follower_cut_from_its_leader_leaves_the_lrs_by_lag_and_catches_up_aft
     assert rs.lrs == [1, 2, 3] and rs.replica[3].leo == 5
 
 
+def test_a_cut_follower_stays_cut_when_another_set_fetched_earlier_in_the_same_step():
+    state = new_cluster((1, 2, 3), election_timeout_ms=100)
+    # "a" is stepped first; its follower 3 pulls from leader 2, an uncut link.
+    add_topic(state, "a", [[2, 3, 1]])
+    add_topic(state, "t", [[1, 2, 3]], max_lag=2)
+    cut_set = state.replica_set("t", 0)
+    handle(state, CutLinks("spu", (3,), peers=(1,)))
+    produce(state, ProduceRequest("a", 0, Acks.LEADER, 1))
+    produce(state, ProduceRequest("t", 0, Acks.LEADER, 5))
+    handle(state, ReplicationTick(0))
+    assert state.replica_set("a", 0).replica[3].leo == 1
+    assert cut_set.replica[3].leo == 0 and cut_set.lrs == [1, 2]
+
+
 def test_a_one_way_spu_cut_stops_fetches_too():
     state, rs = cluster(max_lag=0)
     handle(state, CutLinks("spu", (1,), peers=(2,), one_way=True))
