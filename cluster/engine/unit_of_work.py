@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from cluster.adapters import hot_state, metadata_log, shards, tick_steps
 from cluster.adapters.hot_state import HotState, Summary, summary
-from cluster.adapters.live_batches import publish_network, publish_partitions
+from cluster.adapters.live_batches import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
@@ -46,8 +46,27 @@ ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str
 _extra_entries: dict[str, ExtraEntries] = {}
 
 
+class Projection(Protocol):
+    """A reader's view that follows committed units of work (the network matrix, say),
+    installed at app ready: ``begin`` notes what it needs before the step, ``committed``
+    runs once the commit landed. ``meta_saved``: the unit saved the cluster meta (a shard
+    unit does not, so what it changed of the meta is not shown either)."""
+
+    def begin(self, hot: HotState) -> Any: ...
+
+    def committed(self, hot: HotState, mark: Any, actions: list[Action], at: int, *,
+                  meta_saved: bool) -> None: ...
+
+
+_projections: dict[str, Projection] = {}
+
+
 def install_extra_entries(name: str, hook: ExtraEntries) -> None:
     _extra_entries[name] = hook
+
+
+def install_projection(name: str, projection: Projection) -> None:
+    _projections[name] = projection
 
 
 def now_ms() -> int:
@@ -107,15 +126,15 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     """Apply, commit with the log entries, then run the projections."""
     hot.state.clock_ms = at
     after = hot.after
-    net_mark = core.netview.mark(hot.state)
+    meta_saved = save is hot_state.save
+    marks = {name: p.begin(hot) for name, p in _projections.items()}
     with metadata_log.collecting(hot.log), tick_steps.collecting_after_save() as later:
         actions = step(hot)
         if elections:
             actions += core.run_elections(hot.state, at, hot_state.killed())
-        core.ledger.account(hot.state, actions, at)  # a network rehearsal's accounting
-        if save is hot_state.save and core.ledger.active(hot.state) and shards.sharded():
-            # Shard units write without the meta: their writes never reach this ledger.
-            core.ledger.partial(hot.state)
+        # A network rehearsal's accounting; shard units write without the meta, so with
+        # shards this ledger never sees their writes.
+        core.ledger.account(hot.state, actions, at, complete=not shards.sharded())
 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets
@@ -128,10 +147,8 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
 
         save(hot, log=entries)
     project(hot, actions, after)
-    if save is hot_state.save and core.netview.mark(hot.state) != net_mark:
-        # Cuts, sessions or the rehearsal's counts moved: the pages' matrix follows. Shard
-        # units do not save the meta, so what they change of it is not shown either.
-        publish_network(core.netview.view(hot.state, at))
+    for name, projection in _projections.items():
+        projection.committed(hot, marks[name], actions, at, meta_saved=meta_saved)
     for callback in later:
         callback()
     return actions

@@ -65,10 +65,16 @@ def active(state: ClusterState) -> bool:
             and (r["healed_ms"] is None or bool(r["leaderless_since"])))
 
 
-def account(state: ClusterState, actions: Iterable[Action], at: int) -> None:
-    """Count one step's actions into the running rehearsal (a no-op when none runs)."""
+def account(state: ClusterState, actions: Iterable[Action], at: int, *,
+            complete: bool = True) -> None:
+    """Count one step's actions into the running rehearsal (a no-op when none runs).
+
+    ``complete`` False: other steps run where this ledger never sees them (the shell's
+    shard units), so the report will say its counts are incomplete."""
     if not active(state):
         return
+    if not complete:
+        partial(state)
     r = state.rehearsal
     touched = {s for pair in blocked_pairs(state) for s in pair if isinstance(s, int)}
     for a in actions:
