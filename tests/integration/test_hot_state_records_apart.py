@@ -1,0 +1,117 @@
+"""Each set's retained records live apart from its status, append-only: after every unit
+of work the records key holds exactly the reference replica's retained log, through
+appends, compaction, a new leader, a restart of the worker's memory and a topic drop."""
+from __future__ import annotations
+
+import msgpack
+import pytest
+from django.test import override_settings
+
+from cluster.adapters import hot_state, set_cache
+from cluster.core.replication.compaction import reference_replica
+from cluster.services import topic_create, topic_delete
+from cluster.services.outages import spu_offline
+from cluster.services.records import records_consume, records_produce
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+def tick(now: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=now, dispatch=queue)
+    queue.drain()
+
+
+def stored_records(topic: str, partition: int) -> list[int]:
+    with hot_state.bound_to_store():
+        return hot_state.records_from(
+            hot_state.client().get(hot_state.records_key(topic, partition)))
+
+
+def assert_records_match_the_state() -> None:
+    set_cache.clear()  # decode from Redis, as another worker would
+    for (topic, partition), rs in hot_state.load().state.replica_sets.items():
+        assert stored_records(topic, partition) == reference_replica(rs).log, (topic, partition)
+
+
+@pytest.fixture
+def orders(redis_url):
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=3)
+    tick(1_000)
+    return "orders"
+
+
+def test_a_busy_tick_appends_the_new_ids_and_the_status_holds_no_records(orders):
+    records_produce(topic=orders, partition=0, count=3)
+    tick(2_000)
+    first = stored_records(orders, 0)
+    records_produce(topic=orders, partition=0, count=2)
+    tick(3_000)
+    assert stored_records(orders, 0)[:3] == first and len(stored_records(orders, 0)) == 5
+    with hot_state.bound_to_store():
+        status = msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(orders), "0"))
+    assert status[0] == hot_state.SET_FORMAT and status[14] == []  # no records inside
+    assert status[16]["recs"] == [5, stored_records(orders, 0)[-1]]
+    assert_records_match_the_state()
+
+
+@override_settings(REPLICATION_LOG_RETENTION=4)
+def test_compaction_rewrites_the_run_from_the_new_log_start(orders):
+    for second in range(2, 8):
+        records_produce(topic=orders, partition=0, count=3)
+        tick(second * 1_000)
+        assert_records_match_the_state()
+    assert len(stored_records(orders, 0)) < 18
+
+
+def test_a_new_leader_with_the_same_log_keeps_the_run_and_a_consumer_reads_it(orders):
+    outcome = records_produce(topic=orders, partition=0, count=4)
+    tick(2_000)
+    leader = hot_state.load([(orders, 0)]).state.replica_sets[(orders, 0)].leader
+    spu_offline(spu_id=leader, by="test")
+    tick(3_000)
+    assert_records_match_the_state()
+    read = records_consume(topic=orders, partition=0, offset=0)
+    assert [r["offset"] for r in read] == [0, 1, 2, 3]
+    assert outcome.state == "acknowledged"
+
+
+def test_a_set_saved_with_its_records_inside_is_read_then_saved_apart(orders):
+    records_produce(topic=orders, partition=1, count=3)
+    tick(2_000)
+    with hot_state.locked():
+        hot = hot_state.load([(orders, 1)])
+        rs = hot.state.replica_sets[(orders, 1)]
+        ids = list(reference_replica(rs).log)
+        # As format 2 wrote it: one value, the records inside, no records key.
+        hot_state.client().hset(hot_state.sets_key(orders), "1", hot_state.encode_set(rs))
+        hot_state.client().delete(hot_state.records_key(orders, 1))
+    set_cache.clear()
+    assert [r["offset"] for r in records_consume(topic=orders, partition=1)] == [0, 1, 2]
+    records_produce(topic=orders, partition=1, count=1)
+    tick(3_000)
+    assert stored_records(orders, 1)[:3] == ids and len(stored_records(orders, 1)) == 4
+    assert_records_match_the_state()
+
+
+def test_a_status_whose_records_are_missing_is_refused_not_read_as_empty(orders):
+    records_produce(topic=orders, partition=0, count=2)
+    tick(2_000)
+    with hot_state.bound_to_store():
+        hot_state.client().delete(hot_state.records_key(orders, 0))
+    set_cache.clear()
+    with pytest.raises(ValueError, match="do not match its status"):
+        hot_state.load([(orders, 0)])
+
+
+def test_a_dropped_topic_leaves_no_records_key(orders):
+    records_produce(topic=orders, partition=0, count=2)
+    tick(2_000)
+    topic_delete(name=orders)
+    tick(3_000)
+    with hot_state.bound_to_store():
+        assert not hot_state.client().exists(hot_state.records_key(orders, 0))
