@@ -306,10 +306,11 @@ def _compact_and_encode(hot: HotState, retain: int | None) -> _Encoded:
     raw, stored = hot.raw, hot.stored
     with gc_paused():
         for set_key, rs in hot.state.replica_sets.items():
-            gone = _compact(rs, retain)
+            # Compaction moves every replica's start, never which one is the reference.
+            ref = reference_replica(rs)
+            gone = _compact(rs, ref, retain)
             if gone:
                 released.setdefault(set_key[0], []).extend(gone)
-            ref = reference_replica(rs)
             data = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 changed.setdefault(set_key[0], {})[str(set_key[1])] = data
@@ -411,11 +412,11 @@ def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     return []
 
 
-def _compact(rs: ReplicaSet, retain: int) -> list[int]:
-    """Compact like the core; return the record ids it released (their values go too)."""
+def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
+    """Compact like the core (``ref``: the set's reference replica); return the record
+    ids it released (their values go too)."""
     # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
     step = max(1, retain // 10)
-    ref = reference_replica(rs)
     # The core's own condition, checked here to copy the released ids before they vanish.
     if rs.hw - retain - ref.start < step:
         return []

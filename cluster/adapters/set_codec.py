@@ -134,8 +134,8 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
 
 
 def _extras(rs: ReplicaSet) -> dict[str, Any]:
-    return {name: encode(getattr(rs, name)) for name, encode, default in _OPTIONAL_DEFAULTS
-            if getattr(rs, name) != default}
+    return {name: encode(value) for name, encode, default in _OPTIONAL_DEFAULTS
+            if (value := getattr(rs, name)) != default}
 
 
 def _default(f: Any) -> Any:
