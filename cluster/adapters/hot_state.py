@@ -52,7 +52,8 @@ from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Re
 from cluster.core.replication.compaction import compact, reference_replica
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
                                         LeaderLog, ReplicaStatus, Summary, _set_fields,
-                                        decode_move, decode_set, decode_stored, encode_move,
+                                        decode_fields, decode_move, decode_set, decode_stored,
+                                        encode_move, start_and_apart, status_fields,
                                         encode_set, encode_status, records_apart,
                                         records_bytes, records_from, summary)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
@@ -220,18 +221,19 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
-            kept = None
+            kept = known = None
             if take_committed:
                 name = names.get(set_key[0]) or names.setdefault(set_key[0], sets_key(set_key[0]))
-                kept = set_cache.take(name, set_key[1], data)
+                kept, known = set_cache.take(name, set_key[1], data)
             if kept is None:
-                missed.append((set_key, data))
+                missed.append((set_key, status_fields(data), known))
             else:
                 taken[set_key] = kept
-        # Every missed set's records, in one round trip: a key a set does not use is absent.
-        records = _fetch_records([k for k, _ in missed])
-        for set_key, data in missed:
-            rs, apart = decode_stored(data, records[set_key])
+        # Every missed set's records in one round trip: only those appended since, where
+        # this process knew the run before (set_cache.Known).
+        records = _fetch_records(missed)
+        for set_key, fields, _ in missed:
+            rs, apart = decode_fields(fields, records[set_key])
             taken[set_key] = rs, summary(rs), _stored_of(rs, apart)
         for set_key, data in fetched:
             rs, before, on_disk = taken[set_key]
@@ -243,13 +245,51 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
     # with no SPU change never asks, and building it was 3% of a busy tick.
 
 
-def _fetch_records(keys: list[Key]) -> dict[Key, list[int]]:
-    if not keys:
-        return {}
+Missed = tuple[Key, list[Any], set_cache.Known | None]
+
+
+def _fetch_records(missed: list[Missed]) -> dict[Key, list[int] | None]:
+    """The records kept apart of each missed set (None: its format kept them inside)."""
     pipe = client().pipeline(transaction=False)
-    for set_key in keys:
-        pipe.get(records_key(*set_key))
-    return {k: records_from(data) for k, data in zip(keys, pipe.execute())}
+    asked: list[tuple[Key, int, set_cache.Known | None]] = []
+    out: dict[Key, list[int] | None] = {}
+    for set_key, fields, known in missed:
+        start, apart = start_and_apart(fields)
+        if apart is None or not apart[0]:
+            out[set_key] = None if apart is None else []
+            continue
+        overlap = _overlap(known, start, apart[0])
+        if overlap is None:
+            pipe.get(records_key(*set_key))
+        else:
+            # From the last id known on: it must still be there, or the run was cut.
+            pipe.getrange(records_key(*set_key), 8 * (overlap - start), -1)
+        asked.append((set_key, start, known if overlap is not None else None))
+    found = pipe.execute() if asked else []
+    retry = []
+    for (set_key, start, known), data in zip(asked, found):
+        fetched = records_from(data)
+        if known is None:
+            out[set_key] = fetched
+        elif fetched and fetched[0] == known.records[-1]:
+            out[set_key] = known.records[start - known.start:] + fetched[1:]
+        else:
+            retry.append(set_key)  # cut and written again elsewhere: read the whole run
+    if retry:
+        pipe = client().pipeline(transaction=False)
+        for set_key in retry:
+            pipe.get(records_key(*set_key))
+        out.update((k, records_from(data)) for k, data in zip(retry, pipe.execute()))
+    return out
+
+
+def _overlap(known: set_cache.Known | None, start: int, count: int) -> int | None:
+    """The offset of the last id ``known`` holds, if the stored run [start, start + count)
+    still covers it and nothing before it (compaction only moves starts up)."""
+    if known is None or not known.records or start < known.start:
+        return None
+    last = known.start + len(known.records) - 1
+    return last if start <= last < start + count else None
 
 
 def _stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:

@@ -17,9 +17,10 @@ Readers (pages, consume) never use this: they decode their own copy.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from cluster.core.replication import ReplicaSet
+from cluster.core.replication.compaction import reference_replica
 
 if TYPE_CHECKING:
     from cluster.adapters.hot_state import HotState, Stored, Summary
@@ -32,15 +33,28 @@ MAX_SETS = 400_000
 _committed: dict[tuple[str, int], tuple[bytes, ReplicaSet, "Summary", "Stored"]] = {}
 
 
+class Known(NamedTuple):
+    """The records this process last committed of a set another process has written
+    since: the run as it stood then, from its log start."""
+    start: int
+    records: list[int]
+
+
 def take(set_key: str, partition: int, data: bytes
-         ) -> tuple[ReplicaSet, Summary, Stored] | None:
-    """The set committed as ``data`` by this process, if it is that one; removed from here.
+         ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
+    """The set committed as ``data`` by this process, if it is that one; else what this
+    process last knew of its records, if anything. Either way, removed from here.
     (The encoding names the count and last id of the records kept apart, so equal bytes
     mean the records are the ones committed too.)"""
     kept = _committed.pop((set_key, partition), None)
-    if kept is None or kept[0] != data:
-        return None
-    return kept[1], kept[2], kept[3]
+    if kept is None:
+        return None, None
+    if kept[0] != data:
+        # Another worker ran this set since (a shard task lands on any worker): the load
+        # fetches only the records appended after these, not the whole retained run.
+        start, count, _ = kept[3]
+        return None, Known(start, reference_replica(kept[1]).log) if count else None
+    return (kept[1], kept[2], kept[3]), None
 
 
 def keep(hot: HotState, sets_key_of: dict[str, str]) -> None:

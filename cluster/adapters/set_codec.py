@@ -166,7 +166,21 @@ def decode_set(data: bytes, records: list[int] | None = None) -> ReplicaSet:
 def decode_stored(data: bytes, records: list[int] | None
                   ) -> tuple[ReplicaSet, tuple[int, int | None] | None]:
     """The set, and (count, last id) of its records kept apart (None: they were inside)."""
-    fields = _set_fields(data)
+    return decode_fields(_set_fields(data), records)
+
+
+def status_fields(data: bytes) -> list[Any]:
+    """A stored status unpacked once: read ``start_and_apart`` from it, then decode it."""
+    return _set_fields(data)
+
+
+def start_and_apart(fields: list[Any]) -> tuple[int, tuple[int, int | None] | None]:
+    """The reference log's start, and (count, last id) of its records kept apart."""
+    return fields[13], _apart(fields[16])
+
+
+def decode_fields(fields: list[Any], records: list[int] | None
+                  ) -> tuple[ReplicaSet, tuple[int, int | None] | None]:
     (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
      tried, pending, start, tail, states, extras) = fields[:17]
     apart = _apart(extras)

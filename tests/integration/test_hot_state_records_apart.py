@@ -115,3 +115,41 @@ def test_a_dropped_topic_leaves_no_records_key(orders):
     tick(3_000)
     with hot_state.bound_to_store():
         assert not hot_state.client().exists(hot_state.records_key(orders, 0))
+
+
+def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(orders,
+                                                                                monkeypatch):
+    records_produce(topic=orders, partition=0, count=3)
+    tick(2_000)
+    ours = dict(set_cache._committed)  # this worker's sets, as it committed them
+    set_cache.clear()  # the other worker knows nothing of them
+    records_produce(topic=orders, partition=0, count=2)
+    tick(3_000)
+    expected = stored_records(orders, 0)
+    set_cache._committed.clear()
+    set_cache._committed.update(ours)  # back to the first worker, which knew 3 of 5
+    asked = []
+    real = hot_state.client
+
+    class Spy:
+        def __init__(self, pipe):
+            self.pipe = pipe
+
+        def __getattr__(self, name):
+            def call(*args, **kw):
+                asked.append(name)
+                return getattr(self.pipe, name)(*args, **kw)
+            return call if name in ("get", "getrange") else getattr(self.pipe, name)
+
+    class Client:
+        def __getattr__(self, name):
+            if name == "pipeline":
+                return lambda **kw: Spy(real().pipeline(**kw))
+            return getattr(real(), name)
+
+    monkeypatch.setattr(hot_state, "client", lambda: Client())
+    with hot_state.locked():
+        hot = hot_state.load(take_committed=True)
+    monkeypatch.undo()
+    assert reference_replica(hot.state.replica_sets[(orders, 0)]).log == expected
+    assert "getrange" in asked and "get" not in asked
