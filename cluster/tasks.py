@@ -29,6 +29,7 @@ from cluster.adapters.scheduler import Followups
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication
 from cluster.services.leaders import leader_rebalance
+from cluster.services.simulated_producers import TopicQuota
 from cluster.services.store import store_recount
 
 log = logging.getLogger(__name__)
@@ -75,16 +76,17 @@ def _coordinate() -> dict[str, int]:
     for shard in [*range(first, len(work)), *range(first)]:
         # A shard task older than two ticks is dropped: the next tick's does its work.
         replication_shard_tick.apply_async(
-            args=[shard, [[t, p, n] for (t, p), n in work[shard].items()]],
+            args=[shard, [[t, *quota] for t, quota in work[shard].items()]],
             expires=2 * settings.REPLICATION_TICK_S)
     return {"shards": len(work), "cpu_ms": int((time.process_time() - cpu) * 1000)}
 
 
 @shared_task(ignore_result=True)
 def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int] | None:
+    """``quotas``: [topic, records, start, partitions] per topic (simulated_producers)."""
     try:
         return replication.replication_shard_tick(
-            shard, quotas={(t, p): n for t, p, n in quotas},
+            shard, quotas={t: TopicQuota(n, start, parts) for t, n, start, parts in quotas},
             lock_timeout_s=settings.REPLICATION_TICK_S)
     except LeaseLost:
         log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)

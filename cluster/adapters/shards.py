@@ -100,14 +100,6 @@ def keys_of_shard(topics: dict[str, Any], shard: int, shards: int) -> list[Key]:
     return out
 
 
-def split(partitions: dict[Key, int], shards: int) -> dict[int, dict[Key, int]]:
-    """Per-partition work (the simulated producers' records) grouped by shard."""
-    out: dict[int, dict[Key, int]] = {i: {} for i in range(shards)}
-    for partition, n in partitions.items():
-        out[shard_of(partition, shards)][partition] = n
-    return out
-
-
 def reserve_record_ids(n: int, floor: int) -> int:
     """The first of ``n`` fresh record ids, none below ``floor`` (the loaded meta's next id)."""
     return int(client().eval(_RESERVE, 1, key(RECORD_IDS), floor, n))

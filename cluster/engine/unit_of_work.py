@@ -96,13 +96,19 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
 
 
 def run_on_shards(step: Step, *, locks: list[str],
-                  pick: Callable[[dict[str, Any]], Iterable[Key]], record_ids: int,
+                  pick: Callable[[dict[str, Any]], Iterable[Key]],
+                  record_ids: int | Callable[[HotState], int],
                   dispatch: Dispatch | None, lock_timeout_s: float | None,
                   now: int | None = None) -> list[Action]:
-    """``run_locked`` under some shards' leases: their sets only, saved without the meta."""
+    """``run_locked`` under some shards' leases: their sets only, saved without the meta.
+
+    ``record_ids``: how many records ``step`` may produce, or how to count them from the
+    loaded sets (a shard's share of the topics' quotas)."""
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused():
         hot = hot_state.load_selected(pick, take_committed=True)
+        if callable(record_ids):
+            record_ids = record_ids(hot)
         first = hot.state.next_record_id
         if record_ids:
             first = hot.state.next_record_id = shards.reserve_record_ids(record_ids, first)

@@ -31,7 +31,7 @@ from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
-from cluster.core.replication import Action, Key, metadata
+from cluster.core.replication import Action, metadata
 from cluster.engine.mirror import stored_shape, write_offsets
 from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
                                      topology_unchanged)
@@ -41,9 +41,9 @@ from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
 from cluster.services.recovery import hot_state_check_against_store
-from cluster.services.simulated_producers import (produce_quotas, producer_quotas,
+from cluster.services.simulated_producers import (TopicQuota, produce_quotas,
+                                                  producer_quotas, records_due,
                                                   simulate_producers)
-from webapp.perf import gc_paused
 
 CONTROLLER = "partition-controller"
 
@@ -80,8 +80,9 @@ class _WholeTick(Exception):
 @timed_tick()
 def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
                            lock_timeout_s: float | None = None
-                           ) -> dict[int, dict[Key, int]] | None:
-    """The cluster-wide part of a sharded tick; returns each shard's producer quotas.
+                           ) -> dict[int, dict[str, TopicQuota]] | None:
+    """The cluster-wide part of a sharded tick; returns each shard's producer quotas
+    (the topics' quotas, the same for every shard: each appends its partitions' share).
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
@@ -91,15 +92,14 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     every lease, and returns None: no shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
-    quotas: dict[Key, int] = {}
+    quotas: dict[str, TopicQuota] = {}
 
     def step(hot: HotState) -> list[Action]:
         quiet = _quiet_tick(hot, at)
         if quiet is None:
             raise _WholeTick
         if settings.REPLICATION_SIMULATED_PRODUCERS:
-            with gc_paused():  # one entry per partition: collections cost more than the work
-                quotas.update(producer_quotas(hot, at))
+            quotas.update(producer_quotas(hot, at))
         return quiet
 
     try:
@@ -110,8 +110,7 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     except _WholeTick:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
-    with gc_paused():
-        return shards.split(quotas, shards.count())
+    return {shard: quotas for shard in range(shards.count())}
 
 
 def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
@@ -135,7 +134,7 @@ def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
     return actions
 
 
-def replication_shard_tick(shard: int, *, quotas: dict[Key, int] | None = None,
+def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None = None,
                            now: int | None = None, dispatch: Dispatch | None = None,
                            lock_timeout_s: float | None = None) -> dict[str, int]:
     """One shard's part of a tick: its live SPU loops, its producers' records, elections."""
@@ -157,7 +156,8 @@ def replication_shard_tick(shard: int, *, quotas: dict[Key, int] | None = None,
     with timed_shard_tick():
         run_on_shards(step, locks=[shards.lock_name(shard)],
                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
-                      record_ids=sum(due.values()), dispatch=dispatch,
+                      record_ids=lambda hot: records_due(due, hot.state.replica_sets),
+                      dispatch=dispatch,
                       lock_timeout_s=lock_timeout_s, now=at)
     # Wall and CPU time apart: on a shared machine the gap is time spent waiting for a core.
     report["ms"] = int((time.perf_counter() - started) * 1000)

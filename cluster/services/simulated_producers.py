@@ -1,13 +1,16 @@
 """The demo's simulated producers: each topic with a rate appends what is due at every tick.
 
 With shards (cluster/adapters/shards.py) the coordinator keeps the accounting
-(``producer_quotas``: what each partition is due, from the topic's rate and
-round robin) and each shard task appends its partitions' part (``produce_quotas``).
+(``producer_quotas``: what each topic is due, from its rate, and where its round robin
+starts) and each shard task appends its partitions' share (``produce_quotas``). A
+quota is per topic, not per partition: the coordinator's work and the shard tasks'
+messages follow the number of topics (per partition, 100,000 entries were built,
+split and sent through the broker every tick).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
@@ -29,19 +32,37 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     return actions
 
 
-def producer_quotas(hot: HotState, at: int) -> dict[Key, int]:
-    """What each partition's producer owes since its last run; advances the accounting."""
-    quotas: dict[Key, int] = {}
+class TopicQuota(NamedTuple):
+    """A topic's records due this tick, spread round robin from partition ``start``."""
+    records: int
+    start: int
+    partitions: int
+
+    def share(self, partition: int) -> int:
+        n, parts = self.records, self.partitions
+        return n // parts + (1 if (partition - self.start) % parts < n % parts else 0)
+
+
+def producer_quotas(hot: HotState, at: int) -> dict[str, TopicQuota]:
+    """What each topic's producer owes since its last run; advances the accounting."""
+    quotas: dict[str, TopicQuota] = {}
     for name, table in hot.topics.items():
         due = _due(table, at)
-        if due:
-            quotas.update({(name, p): n for p, n in enumerate(_round_robin(table, due)) if n})
+        if due and table["partitions"]:
+            quotas[name] = _advance(table, due)
     return quotas
 
 
-def produce_quotas(hot: HotState, quotas: dict[Key, int], stopped: set[int]) -> list[Action]:
-    """Append the records the coordinator assigned to the loaded partitions."""
-    return _append(hot, quotas.items(), stopped)
+def records_due(quotas: dict[str, TopicQuota], keys: Iterable[Key]) -> int:
+    """How many records the partitions ``keys`` are due (a shard's record ids to reserve)."""
+    return sum(quotas[t].share(p) for t, p in keys if t in quotas)
+
+
+def produce_quotas(hot: HotState, quotas: dict[str, TopicQuota], stopped: set[int]
+                   ) -> list[Action]:
+    """Append, of each topic's records due, the loaded partitions' share."""
+    return _append(hot, ((k, quotas[k[0]].share(k[1])) for k in hot.state.replica_sets
+                         if k[0] in quotas), stopped)
 
 
 def _due(table: dict[str, Any], at: int) -> int:
@@ -52,11 +73,17 @@ def _due(table: dict[str, Any], at: int) -> int:
     return int(due)
 
 
-def _round_robin(table: dict[str, Any], n: int) -> list[int]:
+def _advance(table: dict[str, Any], n: int) -> TopicQuota:
+    """The round robin's next ``n`` records: from where it stopped, which moves on."""
     parts = len(table["partitions"])
-    start = table.get("next", 0)
+    start = table.get("next", 0) % parts
     table["next"] = (start + n) % parts
-    return [n // parts + (1 if (i - start) % parts < n % parts else 0) for i in range(parts)]
+    return TopicQuota(n, start, parts)
+
+
+def _round_robin(table: dict[str, Any], n: int) -> list[int]:
+    quota = _advance(table, n)
+    return [quota.share(i) for i in range(quota.partitions)]
 
 
 def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,

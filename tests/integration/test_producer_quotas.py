@@ -1,0 +1,33 @@
+"""The simulated producers' quotas are per topic: each shard appends its partitions' share,
+and the shares add up to the topic's round robin, wherever it starts."""
+from __future__ import annotations
+
+import pytest
+
+from cluster.services.simulated_producers import TopicQuota, _round_robin, records_due
+
+
+@pytest.mark.parametrize("parts", [1, 3, 16])
+def test_the_shares_add_up_to_the_records_due_and_differ_by_at_most_one(parts):
+    for n in range(0, 3 * parts + 2):
+        for start in range(parts):
+            shares = [TopicQuota(n, start, parts).share(p) for p in range(parts)]
+            assert sum(shares) == n and max(shares) - min(shares) <= 1
+            # The extra records go to the partitions from ``start`` on, round robin.
+            extra = [(start + i) % parts for i in range(n % parts)]
+            assert all(shares[p] == n // parts + (p in extra) for p in range(parts))
+
+
+def test_the_round_robin_continues_where_the_last_tick_stopped():
+    table = {"partitions": list(range(4)), "next": 0}
+    assert _round_robin(table, 3) == [1, 1, 1, 0]
+    assert _round_robin(table, 2) == [1, 0, 0, 1]  # partition 3, then 0
+    assert table["next"] == 1
+
+
+def test_a_shard_reserves_exactly_the_share_of_its_partitions():
+    quotas = {"a": TopicQuota(10, 2, 4), "b": TopicQuota(1, 0, 2)}
+    shard = [("a", 0), ("a", 3), ("b", 1), ("c", 0)]  # "c" owes nothing this tick
+    assert records_due(quotas, shard) == (2 + 3) + 0
+    everyone = [("a", p) for p in range(4)] + [("b", p) for p in range(2)]
+    assert records_due(quotas, everyone) == 11
