@@ -15,7 +15,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import chain, compress, groupby
 from typing import NamedTuple
 
 from cluster.core.replication.failover import successor
@@ -74,36 +74,64 @@ def tally_of_columns(topics: Sequence[int], replicas: Sequence[Sequence[int]],
                      leaders: Sequence[int | None], lrs: Sequence[Sequence[int]]) -> Tally:
     """The counts of rows given as parallel columns sorted by topic (a rebuild's shape)."""
     tally, start = Tally(), 0
-    for i in range(1, len(topics) + 1):
-        if i == len(topics) or topics[i] != topics[start]:
-            _count_topic(tally, topics[start], replicas[start:i], leaders[start:i], lrs[start:i])
-            start = i
+    # Runs of one topic found in C (groupby), not by comparing ids row by row in Python.
+    for topic, run in groupby(topics):
+        end = start + len(list(run))
+        _count_topic(tally, topic, replicas[start:end], leaders[start:end], lrs[start:end])
+        start = end
+    return tally
+
+
+def tally_of_topic(topic: int, replicas: Sequence[Sequence[int]],
+                   leaders: Sequence[int | None], lrs: Sequence[Sequence[int]]) -> Tally:
+    """The counts of one topic's rows given as columns by partition (a new topic's)."""
+    tally = Tally()
+    _count_topic(tally, topic, replicas, leaders, lrs)
     return tally
 
 
 def _count_topic(tally: Tally, topic: int, replicas: Sequence[Sequence[int]],
                  leaders: Sequence[int | None], lrs: Sequence[Sequence[int]]) -> None:
-    preferred = [r[0] if r else None for r in replicas]
-    preferred_led = list(map(operator.eq, preferred, leaders))
-    leading_preferred = Counter(compress(leaders, preferred_led))
+    leaders = list(leaders)
+    preferred = (list(map(operator.itemgetter(0), replicas)) if _all_at_least(replicas, 1)
+                 else [r[0] if r else None for r in replicas])
+    leading = Counter(leaders)
+    # A new topic's preferred leaders all lead: its three leader counts are one count.
+    preferred_lead = leaders == preferred
+    by_preference = leading if preferred_lead else Counter(preferred)
+    leading_preferred = Counter(leading if preferred_lead else
+                                compress(leaders, map(operator.eq, preferred, leaders)))
     leading_preferred.pop(None, None)
     total = tally.cells.setdefault((topic, TOPIC_TOTAL), [0] * len(FIELDS))
     total[PARTITIONS] += len(replicas)
-    total[LEADERLESS] += leaders.count(None) if isinstance(leaders, list) else \
-        sum(leader is None for leader in leaders)
+    total[LEADERLESS] += leaders.count(None)
     total[UNDER] += sum(map(operator.lt, map(len, lrs), map(len, replicas)))
     total[PREFERRED_LEADING] += sum(leading_preferred.values())
     for index, counter in ((REPLICAS, Counter(chain.from_iterable(replicas))),
-                           (LEADERS, Counter(leaders)), (PREFERRED, Counter(preferred)),
+                           (LEADERS, leading), (PREFERRED, by_preference),
                            (PREFERRED_LEADING, leading_preferred)):
         for spu, n in counter.items():
             if spu is not None:
                 tally.cells.setdefault((topic, spu), [0] * len(FIELDS))[index] += n
-    tally.failover.update(_moves(replicas, leaders, lrs))
+    tally.failover.update(_moves(replicas, leaders, lrs, preferred_lead))
+
+
+def _all_at_least(replicas: Sequence[Sequence[int]], size: int) -> bool:
+    return not replicas or min(map(len, replicas)) >= size
 
 
 def _moves(replicas: Sequence[Sequence[int]], leaders: Sequence[int | None],
-           lrs: Sequence[Sequence[int]]) -> Iterable[tuple[int, int]]:
+           lrs: Sequence[Sequence[int]], preferred_lead: bool) -> Iterable[tuple[int, int]]:
+    # A healthy topic (a new one: every preferred leader leads, every replica is in the
+    # LRS) moves each leader to its second replica: pairs zipped in C, not a row loop.
+    if (preferred_lead and _all_at_least(replicas, 2)
+            and (lrs is replicas or list(lrs) == list(replicas))):
+        return zip(leaders, map(operator.itemgetter(1), replicas))
+    return _moves_row_by_row(replicas, leaders, lrs)
+
+
+def _moves_row_by_row(replicas: Sequence[Sequence[int]], leaders: Sequence[int | None],
+                      lrs: Sequence[Sequence[int]]) -> Iterable[tuple[int, int]]:
     # Fast path for the usual case (the preferred leader leads, its next replica is in
     # the LRS); successor() decides everything else.
     for leader, reps, live in zip(leaders, replicas, lrs):

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from cluster.core.tally import (FIELDS, PartitionCounted, Tally, tally_of,
-                                tally_of_columns)
+                                tally_of_columns, tally_of_topic)
 from cluster.models import ClusterState, FailoverCount, Partition, TopicSpuCount
 from cluster.selectors.stats import partition_columns
 from webapp.perf import gc_paused
@@ -46,7 +46,7 @@ def apply_changes(statuses: Mapping[tuple[int, int], Sequence[Any]]) -> None:
 def add_columns(topic_pk: int, replicas: Sequence[Sequence[int]],
                 leaders: Sequence[int | None], lrs: Sequence[Sequence[int]]) -> None:
     """Count a new topic's partition rows, given as columns by partition index."""
-    _write(tally_of_columns([topic_pk] * len(replicas), replicas, leaders, lrs))
+    _write(tally_of_topic(topic_pk, replicas, leaders, lrs))
 
 
 def remove_topic(topic_pk: int) -> None:

@@ -16,11 +16,12 @@ from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE,
                                            TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.adapters.partition_rows import insert_partitions
+from cluster.adapters.partition_rows import cheap_toast_compression, insert_partitions
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
 from cluster.services.events import Actor, log_event
+from webapp.perf import gc_paused
 
 CONTROLLER = "topic-controller"
 
@@ -77,12 +78,15 @@ def topic_create(*, name: str, partitions: int | None = None,
                 "min_lrs": min_lrs, "max_lag": max_lag,
                 "unclean_leader_election": unclean_leader_election,
                 "manual": spec.manual_map is not None}
-    if dry_run:
-        return _preview(spec, settings)
-    try:
-        return _store_new_topic(spec, min_lrs, max_lag, settings, by)
-    except IntegrityError:
-        raise Conflict(f"topic {name!r} already exists", field="name") from None
+    # A topic's map is a list per partition: collections while building 100,000 of them
+    # cost more than the work (0.45 s of a 2 s create on PostgreSQL).
+    with gc_paused():
+        if dry_run:
+            return _preview(spec, settings)
+        try:
+            return _store_new_topic(spec, min_lrs, max_lag, settings, by)
+        except IntegrityError:
+            raise Conflict(f"topic {name!r} already exists", field="name") from None
 
 
 def _spec_from_input(name: str, partitions: int | None, replication: int | None,
@@ -183,14 +187,20 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     if Topic.objects.filter(name=spec.name).exists():
         raise Conflict(f"topic {spec.name!r} already exists", field="name")
     decision = _decide_or_refuse(spec, _cursor(lock=True))
-    topic = Topic.objects.create(
+    cheap_toast_compression()
+    topic = Topic(
         name=spec.name, partitions=spec.partitions,
         replication_factor=spec.replication,
         ignore_rack_assignment=spec.ignore_racks,
         manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag,
         unclean_leader_election=bool(settings["unclean_leader_election"]))
+    # The decision goes into the row's INSERT: an UPDATE after it wrote the replica map
+    # (1.4 MB of JSON at 100,000 partitions) a second time.
+    _set_decision(topic, decision)
+    topic.save(force_insert=True)
     log_event(by, "topic", topic.name, "create", settings)
-    _apply_decision(topic, decision)
+    _provision(topic, decision)
+    _log_transitions(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,
                         topic.replica_map, stored=True,
                         start_index=topic.assignment_start, settings=settings,
@@ -198,16 +208,30 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
 
 
 def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
-    """Store the controller's decision: status, partitions, cursor, events."""
+    """Store the controller's decision on a stored topic: status, partitions, cursor,
+    events."""
+    _set_decision(topic, decision)
+    _provision(topic, decision)
+    topic.save(update_fields=["resolution", "reason", "replica_map",
+                              "assignment_start", "updated_at"])
+    _log_transitions(topic, decision)
+
+
+def _set_decision(topic: Topic, decision: TopicDecision) -> None:
     topic.resolution = decision.resolution.value
     topic.reason = decision.reason
     if decision.resolution is TopicResolution.PROVISIONED:
         topic.replica_map = decision.replica_map
         topic.assignment_start = decision.start_index
+
+
+def _provision(topic: Topic, decision: TopicDecision) -> None:
+    if decision.resolution is TopicResolution.PROVISIONED:
         _create_partitions(topic, decision.replica_map)
         _advance_cursor(decision.indexes_used)
-    topic.save(update_fields=["resolution", "reason", "replica_map",
-                              "assignment_start", "updated_at"])
+
+
+def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
     for before, after in decision.transitions:
         log_event(CONTROLLER, "topic", topic.name, "resolution",
                   {"from": before.value, "to": after.value}, result=decision.reason)
