@@ -165,6 +165,29 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
     return report
 
 
+def followers_fetch(hot: HotState, keys: list[Key], at: int) -> list[Action]:
+    """One fetch round of the live followers of these loaded sets only, as the core says.
+
+    A follower's fetch waits at its leader for new records (Kafka's
+    ``replica.fetch.wait.max.ms``), so a write is fetched as soon as it lands: a
+    unit of work holding a few sets (an acks=all produce) runs that round itself
+    instead of leaving it to the next tick of the whole shard. Stopped loops
+    neither fetch nor serve; cuts, offline SPUs and unaware followers are the
+    core's to refuse (``core.follower_fetch``); the HW moves only as the LRS's LEOs
+    allow, so nothing is acknowledged the core has not committed.
+    """
+    state, stopped = hot.state, hot_state.killed()
+    max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
+    actions: list[Action] = []
+    for k in keys:
+        rs = state.replica_sets.get(k)
+        if rs is None or rs.leader is None or rs.leader in stopped:
+            continue
+        for spu in [s for s in rs.replicas if s != rs.leader and s not in stopped]:
+            actions += core.follower_fetch(state, rs, spu, max_records=max_records, now_ms=at)
+    return actions
+
+
 def replication_resync_store(*, heal: bool = True) -> int:
     """Apply log entries the store missed, and heal rows that drifted from the hot state;
     returns how many rows drifted.
