@@ -19,6 +19,7 @@ locks what. With one shard everything runs as one tick.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -166,26 +167,23 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
 
 
 def followers_fetch(hot: HotState, keys: list[Key], at: int) -> list[Action]:
-    """One fetch round of the live followers of these loaded sets only, as the core says.
+    """The core's fetch round (``replication_step``) for these loaded sets only.
 
     A follower's fetch waits at its leader for new records (Kafka's
     ``replica.fetch.wait.max.ms``), so a write is fetched as soon as it lands: a
     unit of work holding a few sets (an acks=all produce) runs that round itself
-    instead of leaving it to the next tick of the whole shard. Stopped loops
-    neither fetch nor serve; cuts, offline SPUs and unaware followers are the
-    core's to refuse (``core.follower_fetch``); the HW moves only as the LRS's LEOs
-    allow, so nothing is acknowledged the core has not committed.
+    instead of leaving it to the next tick of the whole shard. It is the tick's
+    own round on a view of the state holding only ``keys`` (the SPUs, topics,
+    cuts and connections are the state's own): stopped loops neither fetch nor
+    serve, cut or offline followers do not fetch, and the HW moves only as the
+    LRS's LEOs allow, so nothing is acknowledged the core has not committed.
     """
     state, stopped = hot.state, hot_state.killed()
+    view = dataclasses.replace(state, replica_sets={
+        k: state.replica_sets[k] for k in keys if k in state.replica_sets})
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
-    actions: list[Action] = []
-    for k in keys:
-        rs = state.replica_sets.get(k)
-        if rs is None or rs.leader is None or rs.leader in stopped:
-            continue
-        for spu in [s for s in rs.replicas if s != rs.leader and s not in stopped]:
-            actions += core.follower_fetch(state, rs, spu, max_records=max_records, now_ms=at)
-    return actions
+    return core.replication_step(view, at, max_records,
+                                 stopped={s for s in stopped if state.spus.get(s)})
 
 
 def replication_resync_store(*, heal: bool = True) -> int:

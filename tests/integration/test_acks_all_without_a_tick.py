@@ -53,6 +53,8 @@ def test_an_acks_all_write_to_an_idle_topic_is_acknowledged_without_any_tick(sma
     assert rs.hw == 1 and sorted(rs.lrs) == sorted(rs.replicas)
     assert {s: rs.replica[s].log for s in rs.replicas} == {s: [outcome.first_id]
                                                           for s in rs.replicas}
+    # The round is a tick's: every follower fetched and learned the HW in it.
+    assert {s: rs.replica[s].hw for s in rs.replicas} == {s: 1 for s in rs.replicas}
     checker.check(hot_state.load().state)
     assert records_produce_outcome(outcome_id=outcome.first_id)["state"] == "acknowledged"
 
