@@ -170,9 +170,11 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
 
     acks=0 and acks=1 answer once the leader appended. acks=all waits up to
     ``wait_s`` (default ``PRODUCE_WAIT_S``) until the whole LRS has the
-    records or the write failed: with a worker running it polls the hot state
-    the worker's ticks advance, with none it steps the replication here. If
-    the time runs out first, the outcome stays "pending" with a reason.
+    records or the write failed. Its append runs the partition's fetch round
+    itself (``records_produce``), which commits an idle partition's write at
+    once; otherwise, with a worker running it polls the hot state the worker's
+    ticks advance, with none it steps the replication here. If the time runs
+    out first, the outcome stays "pending" with a reason.
     """
     ensure_replicated(topic)
     outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,

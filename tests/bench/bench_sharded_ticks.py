@@ -15,7 +15,8 @@ run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
 times N produces with acks=all to an idle one-partition topic (``small``, replication 3)
-during the window, as a page or the API would send them.
+during the window, as a page or the API would send them, and prints how much of each
+write its append took (the produce's unit of work, its wait for the shard's lease included).
 
 Each round is bounded (start, warm-up, window, stop): about 20 s, plus the
 first whole tick after each growth of the cluster.
