@@ -75,11 +75,13 @@ class Round:
         return (sum(coord) / len(coord) if coord else 0.0), shard_ms
 
 
-def setup(workdir: Path, postgres: bool = False) -> tuple[subprocess.Popen, str]:
+def setup(workdir: Path, shards: int, postgres: bool = False) -> tuple[subprocess.Popen, str]:
     sys.path.insert(0, str(ROOT / "tests" / "bench"))
     from _django import setup_bench_store
 
-    proc = setup_bench_store(workdir, postgres, "shards", workdir / "bench.sqlite3")
+    # This process's produces take the leases the workers' shards take, as a web server's do.
+    proc = setup_bench_store(workdir, postgres, "shards", workdir / "bench.sqlite3",
+                             REPLICATION_SHARDS=str(shards))
     from cluster.services import spu_connect, spu_register
 
     for i in range(SPUS):
@@ -284,7 +286,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
-    redis, _ = setup(workdir, args.postgres)
+    redis, _ = setup(workdir, args.shards, args.postgres)
     if args.acks_all:
         from cluster.services import topic_create
 
