@@ -26,7 +26,7 @@ from cluster.selectors.shapes import PartitionRow, live_partition_row, partition
 from cluster.services.events import log_event
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.settle import ensure_replicated, settle
-from cluster.services.replication import run_locked
+from cluster.services.replication import followers_fetch, run_locked
 from cluster.adapters.store_identity import ensure_hot_state_is_ours
 
 PENDING = core.AckOutcome.PENDING.value
@@ -81,7 +81,9 @@ def check_partition(topic: str, partition: int) -> Topic:
 def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
                     count: int | None = None, values: list[str] | None = None,
                     dispatch: Dispatch | None = None) -> ProduceOutcome:
-    """Append on the leader; acks=all is settled later (``produce_and_settle``)."""
+    """Append on the leader. acks=all: the partition's followers fetch in the same unit of
+    work, so an idle partition's write commits (and its ticket settles) at once; one the
+    LRS cannot take yet is settled by later ticks (``produce_and_settle``)."""
     level = parse_acks(acks)
     check_partition(topic, partition)
     n = len(values) if values is not None else count
@@ -99,7 +101,12 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
             return []
         result = core.produce(hot.state, ProduceRequest(topic, partition, level, n))
         _record(outcome, result, level, values)
-        return list(result.actions)
+        actions = list(result.actions)
+        if level is Acks.ALL and result.accepted:
+            # Someone waits for the LRS: its followers fetch now, not at their shard's next
+            # tick (seconds away on a large cluster); the ticket settles with this commit.
+            actions += followers_fetch(hot, [(topic, partition)], hot.state.clock_ms)
+        return actions
 
     run_locked(step, keys=[(topic, partition)], dispatch=dispatch, record_ids=n)
     count_produce(outcome.state, outcome.acks, outcome.code, outcome.count)
@@ -163,9 +170,11 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
 
     acks=0 and acks=1 answer once the leader appended. acks=all waits up to
     ``wait_s`` (default ``PRODUCE_WAIT_S``) until the whole LRS has the
-    records or the write failed: with a worker running it polls the hot state
-    the worker's ticks advance, with none it steps the replication here. If
-    the time runs out first, the outcome stays "pending" with a reason.
+    records or the write failed. Its append runs the partition's fetch round
+    itself (``records_produce``), which commits an idle partition's write at
+    once; otherwise, with a worker running it polls the hot state the worker's
+    ticks advance, with none it steps the replication here. If the time runs
+    out first, the outcome stays "pending" with a reason.
     """
     ensure_replicated(topic)
     outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
@@ -176,7 +185,9 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
 def produce_and_settle(outcome: ProduceOutcome, *, timeout_s: float | None = None
                        ) -> ProduceOutcome:
     """Wait until an acks=all write is acknowledged or failed (the HW passed it, or not)."""
-    if outcome.state == PENDING:
+    # Most writes settled in their own unit of work: no tick (settle's first move when no
+    # worker runs) for those.
+    if produce_outcome_refresh(outcome).state == PENDING:
         settle(lambda: produce_outcome_refresh(outcome).state != PENDING,
                timeout_s=timeout_s if timeout_s is not None else settings.PRODUCE_WAIT_S)
     if outcome.state == PENDING:

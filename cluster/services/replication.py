@@ -19,6 +19,7 @@ locks what. With one shard everything runs as one tick.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -163,6 +164,26 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
     report["ms"] = int((time.perf_counter() - started) * 1000)
     report["cpu_ms"] = int((time.process_time() - cpu) * 1000)
     return report
+
+
+def followers_fetch(hot: HotState, keys: list[Key], at: int) -> list[Action]:
+    """The core's fetch round (``replication_step``) for these loaded sets only.
+
+    A follower's fetch waits at its leader for new records (Kafka's
+    ``replica.fetch.wait.max.ms``), so a write is fetched as soon as it lands: a
+    unit of work holding a few sets (an acks=all produce) runs that round itself
+    instead of leaving it to the next tick of the whole shard. It is the tick's
+    own round on a view of the state holding only ``keys`` (the SPUs, topics,
+    cuts and connections are the state's own): stopped loops neither fetch nor
+    serve, cut or offline followers do not fetch, and the HW moves only as the
+    LRS's LEOs allow, so nothing is acknowledged the core has not committed.
+    """
+    state, stopped = hot.state, hot_state.killed()
+    view = dataclasses.replace(state, replica_sets={
+        k: state.replica_sets[k] for k in keys if k in state.replica_sets})
+    max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
+    return core.replication_step(view, at, max_records,
+                                 stopped={s for s in stopped if state.spus.get(s)})
 
 
 def replication_resync_store(*, heal: bool = True) -> int:

@@ -15,7 +15,8 @@ run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
 times N produces with acks=all to an idle one-partition topic (``small``, replication 3)
-during the window, as a page or the API would send them.
+during the window, as a page or the API would send them, and prints how much of each
+write its append took (the produce's unit of work, its wait for the shard's lease included).
 
 Each round is bounded (start, warm-up, window, stop): about 20 s, plus the
 first whole tick after each growth of the cluster.
@@ -60,6 +61,8 @@ class Round:
     cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
     machine_busy: float = 0.0                                     # % of all cores
     acks_all_ms: list[float] = field(default_factory=list)        # idle topic's acks=all
+    append_ms: list[float] = field(default_factory=list)          # of which the append
+    lease_wait_ms: list[float] = field(default_factory=list)      # of which lease waits
 
     def rate(self, shards: int) -> float:
         return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
@@ -72,23 +75,31 @@ class Round:
         return (sum(coord) / len(coord) if coord else 0.0), shard_ms
 
 
-def setup(workdir: Path) -> tuple[subprocess.Popen, str]:
-    from webapp.redis_server import start_private_redis
+def setup(workdir: Path, shards: int, postgres: bool = False) -> tuple[subprocess.Popen, str]:
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))
+    from _django import setup_bench_store
 
-    proc, url = start_private_redis(workdir / "redis")
-    os.environ.update(REDIS_URL=url, DATABASE_URL=f"sqlite:///{workdir / 'bench.sqlite3'}",
-                      DJANGO_SETTINGS_MODULE="webapp.settings")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    # This process's produces take the leases the workers' shards take, as a web server's do.
+    proc = setup_bench_store(workdir, postgres, "shards", workdir / "bench.sqlite3",
+                             REPLICATION_SHARDS=str(shards))
     from cluster.services import spu_connect, spu_register
 
     for i in range(SPUS):
         spu_register(spu_id=i)
         spu_connect(spu_id=i)
-    return proc, url
+    return proc, os.environ["REDIS_URL"]
+
+
+def drop_database(postgres: bool) -> None:
+    if postgres:
+        from django.db import connection
+
+        name = connection.settings_dict["NAME"]
+        connection.close()
+        with connection._nodb_cursor() as cursor:  # workers' sessions may linger a moment
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = %s AND pid <> pg_backend_pid()", [name])
+        connection.creation.destroy_test_db(name, verbosity=0)
 
 
 def grow_to(partitions: int, have: int) -> None:
@@ -169,18 +180,40 @@ def cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:
     return out
 
 
-def acks_all_latencies(n: int, until: float) -> list[float]:
-    """Produce with acks=all to the idle topic, one write at a time, until ``until``."""
-    from cluster.services.records import records_produce_and_wait
+def acks_all_latencies(n: int, until: float
+                       ) -> tuple[list[float], list[float], list[float]]:
+    """Produce with acks=all to the idle topic, one write at a time, until ``until``: each
+    write's whole time (as ``records_produce_and_wait``, what every shell calls) and the
+    part of it its append took (the unit of work, with its wait for the shard's lease), and
+    the time it waited for leases."""
+    from cluster.adapters import lease
+    from cluster.services import records
 
-    out = []
-    for _ in range(n):
-        if time.monotonic() > until:
-            break
+    out, appends, waits = [], [], []
+    acquire = lease.acquire
+
+    def timed_acquire(*args, **kwargs):  # the time this process waits for a lease
         t = time.perf_counter()
-        outcome = records_produce_and_wait(topic="small", acks="all", count=1, wait_s=30)
-        out.append((time.perf_counter() - t) * 1000 if outcome.ok else float("inf"))
-    return out
+        try:
+            return acquire(*args, **kwargs)
+        finally:
+            waits[-1] += (time.perf_counter() - t) * 1000
+
+    lease.acquire = timed_acquire
+    try:
+        for _ in range(n):
+            if time.monotonic() > until:
+                break
+            t = time.perf_counter()
+            waits.append(0.0)
+            records.ensure_replicated("small")
+            outcome = records.records_produce(topic="small", acks="all", count=1)
+            appends.append((time.perf_counter() - t) * 1000)
+            outcome = records.produce_and_settle(outcome, timeout_s=30)
+            out.append((time.perf_counter() - t) * 1000 if outcome.ok else float("inf"))
+    finally:
+        lease.acquire = acquire
+    return out, appends, waits
 
 
 def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: float,
@@ -199,12 +232,13 @@ def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: flo
         before, t0 = cpu_seconds(watched), datetime.now()
         psutil.cpu_percent()
         end = time.monotonic() + window_s
-        acks = acks_all_latencies(acks_all, end) if acks_all else []
+        acks, appends, waits = acks_all_latencies(acks_all, end) if acks_all else ([], [], [])
         time.sleep(max(0.0, end - time.monotonic()))
         busy, t1, after = psutil.cpu_percent(), datetime.now(), cpu_seconds(watched)
     finally:
         stop(procs)
-    out = Round(workers, window_s, machine_busy=busy, acks_all_ms=acks)
+    out = Round(workers, window_s, machine_busy=busy, acks_all_ms=acks, append_ms=appends,
+                lease_wait_ms=waits)
     out.cpu = {n: after[n] - before[n] for n in watched}
     parse(logs, names, t0, t1, out)
     return out
@@ -231,7 +265,11 @@ def report(size: int, shards: int, r: Round) -> None:
     if r.acks_all_ms:
         ms = sorted(r.acks_all_ms)
         print(f"{'':>20}acks=all on an idle 1-partition topic: median "
-              f"{statistics.median(ms):.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} writes)")
+              f"{statistics.median(ms):.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} writes); "
+              f"the append alone (its unit of work, lease wait included): median "
+              f"{statistics.median(r.append_ms):.0f} ms, max {max(r.append_ms):.0f} ms; "
+              f"waiting for leases: median {statistics.median(r.lease_wait_ms):.0f} ms, "
+              f"max {max(r.lease_wait_ms):.0f} ms")
 
 
 def main() -> None:
@@ -242,11 +280,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=4.0)
     parser.add_argument("--window", type=float, default=8.0)
     parser.add_argument("--acks-all", type=int, default=0)
+    parser.add_argument("--postgres", action="store_true",
+                        help="a throwaway PostgreSQL database instead of SQLite")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
-    redis, _ = setup(workdir)
+    redis, _ = setup(workdir, args.shards, args.postgres)
     if args.acks_all:
         from cluster.services import topic_create
 
@@ -270,6 +310,7 @@ def main() -> None:
                     best[workers] = size
             print(f"{'':>20}load average: {os.getloadavg()}")
     finally:
+        drop_database(args.postgres)
         os.killpg(redis.pid, signal.SIGTERM)
         redis.wait(10)
     print("largest cluster keeping 1 step/s per shard: " +
