@@ -166,11 +166,13 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> 
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
                  if hot.before[k].lrs != after[k].lrs}
+    # First: the commit landed in Redis, which is all an acks=all write waits for; the
+    # store's rows (under the database's write lock on SQLite) need not delay it.
+    settle_tickets(actions)
     written = mirror_offsets(hot, after)
     events = store_projection.catch_up()
     count_step(actions, lrs_moved)
     announce(events)
-    settle_tickets(actions)
     publish_partitions(written, moved=moved)
 
 
