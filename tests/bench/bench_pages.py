@@ -1,6 +1,7 @@
 """Page and API speed at 100,000 partitions: server time through Django's test client.
 
-Run: .venv/bin/python tests/bench/bench_pages.py [postgres] [--stepping] [--profile URL]
+Run: .venv/bin/python tests/bench/bench_pages.py [postgres] [--stepping [--engine loop]]
+                                                 [--profile URL]
 Builds a throwaway store (SQLite under a temp dir; ``postgres`` a throwaway
 database on 127.0.0.1:5432) and a private Redis: 200 SPUs in 5 racks, one
 topic of 50,000 partitions, 50 topics of 1,000 and 1,000 of 3 (RF 3, 103,000
@@ -18,6 +19,9 @@ as set (1 unless set). It implies ``postgres`` (SQLite locks under the engine's
 writes). The pages are timed in this process once the first tick is over; it then
 prints the engine's steps per second during the timing window, its tick times and the
 CPU the worker and beat used. Wall times share 2 cores with the engine: read CPU.
+``--engine loop`` runs the tick alone instead, back to back in one process (at most once
+a second), so the engine writes all through the window. BENCH_PAGES_WINDOW_S sets the
+window (60 s), BENCH_PAGES_LOGS a directory to keep the engine's logs in.
 """
 from __future__ import annotations
 
@@ -121,8 +125,29 @@ def _rebuild_aggregates():
     return rebuild
 
 
-def start_engine(logs: Path) -> dict[str, subprocess.Popen]:
-    """A worker and beat as ``make run`` starts them, producers on the big topics."""
+# ``--engine loop``: one process running the tick back to back (at most once a second),
+# nothing else; its lines read as the worker's so one parser counts both.
+TICK_LOOP = """
+import django, sys, time
+from datetime import datetime
+django.setup()
+from cluster.services.replication import replication_tick
+while True:
+    start = time.monotonic()
+    try:
+        result = replication_tick(lock_timeout_s=1.0)
+    except TimeoutError:
+        result = None
+    took = time.monotonic() - start
+    print(f"[{datetime.now():%Y-%m-%d %H:%M:%S,%f}: INFO/loop] Task cluster.tasks."
+          f"replication_tick[loop] succeeded in {took}s: {result}", flush=True)
+    time.sleep(max(0.0, 1.0 - took))
+"""
+
+
+def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
+    """``celery``: a worker and beat as ``make run`` starts them (the tick, healing, the
+    reconcile beat...); ``loop``: the tick alone, back to back. Producers on the big topics."""
     from cluster.models import Topic
 
     Topic.objects.filter(name="huge").update(producer_rate=50_000)
@@ -133,6 +158,8 @@ def start_engine(logs: Path) -> dict[str, subprocess.Popen]:
                                   os.environ.get("WORKER_CONCURRENCY", "2"), "-l", "info",
                                   "--without-gossip", "--without-mingle"],
                 "beat": base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]}
+    if kind == "loop":
+        commands = {"worker": [sys.executable, "-c", TICK_LOOP]}
     procs = {}
     for name, command in commands.items():
         with (logs / f"{name}.log").open("w") as out:
@@ -319,8 +346,10 @@ def main() -> None:
               f"{time.perf_counter() - t0:.1f} s ({connection.vendor})")
         c = client()
         if stepping:
-            engine = start_engine(TMP)
-            print(f"engine started (worker + beat); two ticks over after "
+            kind = args[args.index("--engine") + 1] if "--engine" in args else "celery"
+            engine = start_engine(TMP, kind)
+            print(f"engine started ({'worker + beat' if kind == 'celery' else 'tick loop'}); "
+                  f"two ticks over after "
                   f"{wait_ticks(TMP, engine, 2):.0f} s", flush=True)
             cpu0, since = engine_cpu(engine), datetime.now()
         only = os.environ.get("BENCH_PAGES_ONLY", "")
@@ -343,8 +372,8 @@ def main() -> None:
     finally:
         stop_engine(engine)
         if engine and os.environ.get("BENCH_PAGES_LOGS"):  # the worker's and beat's logs
-            for name in ("worker.log", "beat.log"):
-                shutil.copy(TMP / name, Path(os.environ["BENCH_PAGES_LOGS"]) / name)
+            for name in engine:
+                shutil.copy(TMP / f"{name}.log", Path(os.environ["BENCH_PAGES_LOGS"]))
         if postgres:
             from django.db import connection
             connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
