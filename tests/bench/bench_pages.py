@@ -220,8 +220,21 @@ def engine_cpu(procs: dict[str, subprocess.Popen]) -> dict[str, float]:
     return out
 
 
-def report_engine(logs: Path, since: datetime, until: datetime, cpu: dict[str, float]) -> None:
+def stored_records() -> tuple[int, int]:
+    """Committed records and partitions with a leader, as the store's rows say: the
+    engine's mirror writes moving them show it wrote while the pages were timed."""
+    from django.db.models import Count, Sum
+
+    from cluster.models import Partition
+
+    got = Partition.objects.aggregate(hw=Sum("hw"), led=Count("leader"))
+    return got["hw"] or 0, got["led"]
+
+
+def report_engine(logs: Path, since: datetime, until: datetime, cpu: dict[str, float],
+                  before: tuple[int, int]) -> None:
     window = (until - since).total_seconds()
+    after = stored_records()
     done = ticks(logs, since, until)
     whole = [s for task, s, r in done if task == "replication_tick" and r.get("shards", 0) == 0]
     shard: dict[int, list[float]] = {}
@@ -236,6 +249,8 @@ def report_engine(logs: Path, since: datetime, until: datetime, cpu: dict[str, f
     print(f"engine during the {window:.0f} s window: {steps} steps = {steps / window:.2f} steps/s"
           f" (goal 1); {spread}; CPU " + ", ".join(f"{n} {c / window:.2f} cores"
                                                   for n, c in cpu.items()), flush=True)
+    print(f"store during the window: HW sum {before[0]:,} -> {after[0]:,}, partitions with a "
+          f"leader {before[1]:,} -> {after[1]:,}", flush=True)
 
 
 def client():
@@ -351,6 +366,7 @@ def main() -> None:
             print(f"engine started ({'worker + beat' if kind == 'celery' else 'tick loop'}); "
                   f"two ticks over after "
                   f"{wait_ticks(TMP, engine, 2):.0f} s", flush=True)
+            records0 = stored_records()
             cpu0, since = engine_cpu(engine), datetime.now()
         only = os.environ.get("BENCH_PAGES_ONLY", "")
         pages = [(label, url) for label, url in PAGES if only in url]
@@ -366,7 +382,7 @@ def main() -> None:
         print(f"slowest median {max(medians):.1f} ms; load average {os.getloadavg()[0]:.1f}")
         if stepping:
             until, cpu1 = datetime.now(), engine_cpu(engine)
-            report_engine(TMP, since, until, {n: cpu1[n] - cpu0[n] for n in engine})
+            report_engine(TMP, since, until, {n: cpu1[n] - cpu0[n] for n in engine}, records0)
         if "--profile" in args:
             profile(c, args[args.index("--profile") + 1])
     finally:
