@@ -16,9 +16,12 @@ a Celery worker (``--concurrency`` WORKER_CONCURRENCY, 2 unless set) and beat se
 the tick every second, simulated producers appending one record per partition per
 second to ``huge`` and the ``big-*`` topics (101,000 partitions), REPLICATION_SHARDS
 as set (1 unless set). It implies ``postgres`` (SQLite locks under the engine's
-writes). The pages are timed in this process once the first tick is over; it then
-prints the engine's steps per second during the timing window, its tick times and the
-CPU the worker and beat used. Wall times share 2 cores with the engine: read CPU.
+writes). The pages are timed in this process once two ticks are over (the first loads
+the hot state and elects leaders for SPU 0's partitions), in turn round after round so
+each meets every phase of the ticks; it then prints the engine's steps per second during
+the window, its tick times, the CPU the worker and beat used and how the store's rows
+moved (HW sum, led partitions). Wall times share 2 cores with the engine: read CPU;
+SQL is the wall the queries took.
 ``--engine loop`` runs the tick alone instead, back to back in one process (at most once
 a second), so the engine writes all through the window. BENCH_PAGES_WINDOW_S sets the
 window (60 s), BENCH_PAGES_LOGS a directory to keep the engine's logs in.
@@ -128,7 +131,7 @@ def _rebuild_aggregates():
 # ``--engine loop``: one process running the tick back to back (at most once a second),
 # nothing else; its lines read as the worker's so one parser counts both.
 TICK_LOOP = """
-import django, sys, time
+import django, time
 from datetime import datetime
 django.setup()
 from cluster.services.replication import replication_tick
@@ -198,7 +201,7 @@ def wait_ticks(logs: Path, procs: dict[str, subprocess.Popen], n: int) -> float:
     """Seconds until ``n`` ticks did their work (the first one loads and elects: no rhythm)."""
     t0 = time.monotonic()
     while len(ticks(logs)) < n:
-        dead = [n for n, p in procs.items() if p.poll() is not None]
+        dead = [name for name, proc in procs.items() if proc.poll() is not None]
         if dead or time.monotonic() - t0 > FIRST_TICK_S:
             raise RuntimeError(f"no tick ({'died: ' + ', '.join(dead) if dead else 'timeout'});"
                                f" see {logs}")
