@@ -234,6 +234,40 @@ def stored_records() -> tuple[int, int]:
     return got["hw"] or 0, got["led"]
 
 
+# Redis serves one command at a time: one of the engine's that runs long stalls every
+# page's Redis read (live sequences, the network links, killed loops) for as long.
+SLOW_REDIS_US = 50_000
+
+
+def redis_slowlog_reset() -> None:
+    import redis
+
+    r = redis.Redis.from_url(os.environ["REDIS_URL"])
+    r.config_set("slowlog-log-slower-than", SLOW_REDIS_US)
+    r.config_set("slowlog-max-len", 10_000)
+    r.slowlog_reset()
+
+
+def report_redis_slowlog() -> None:
+    """Commands that held the private Redis over SLOW_REDIS_US during the window."""
+    import redis
+
+    slow = redis.Redis.from_url(os.environ["REDIS_URL"]).slowlog_get(10_000)
+    if not slow:
+        print(f"Redis: no command over {SLOW_REDIS_US / 1000:.0f} ms during the window")
+        return
+    worst = sorted(slow, key=lambda e: -e["duration"])[:5]
+    print(f"Redis: {len(slow)} commands over {SLOW_REDIS_US / 1000:.0f} ms during the window, "
+          f"{sum(e['duration'] for e in slow) / 1e6:.1f} s in all; longest: " + "; ".join(
+              f"{e['duration'] / 1000:.0f} ms {_command(e['command'])}" for e in worst),
+          flush=True)
+
+
+def _command(raw: bytes | str) -> str:
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    return text[:60] + ("…" if len(text) > 60 else "")
+
+
 def report_engine(logs: Path, since: datetime, until: datetime, cpu: dict[str, float],
                   before: tuple[int, int]) -> None:
     window = (until - since).total_seconds()
@@ -370,6 +404,7 @@ def main() -> None:
                   f"two ticks over after "
                   f"{wait_ticks(TMP, engine, 2):.0f} s", flush=True)
             records0 = stored_records()
+            redis_slowlog_reset()
             cpu0, since = engine_cpu(engine), datetime.now()
         only = os.environ.get("BENCH_PAGES_ONLY", "")
         pages = [(label, url) for label, url in PAGES if only in url]
@@ -386,6 +421,7 @@ def main() -> None:
         if stepping:
             until, cpu1 = datetime.now(), engine_cpu(engine)
             report_engine(TMP, since, until, {n: cpu1[n] - cpu0[n] for n in engine}, records0)
+            report_redis_slowlog()
         if "--profile" in args:
             profile(c, args[args.index("--profile") + 1])
     finally:
