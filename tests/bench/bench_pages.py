@@ -264,7 +264,9 @@ def report_redis_slowlog() -> None:
 
 
 def _command(raw: bytes | str) -> str:
-    text = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    """The command on one line (a script's text included), cut short."""
+    text = " ".join((raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw))
+                    .split())
     return text[:60] + ("…" if len(text) > 60 else "")
 
 
