@@ -39,6 +39,8 @@ def partitions_filtered(*, topic: str = "", spu: int | None = None,
     """
     if not (spu is not None or leaderless or under_replicated or resolution):
         return TopicWalk(topic)
+    if under_replicated and not (spu is not None or leaderless or resolution):
+        return UnderReplicatedWalk(topic)
     query = Partition.objects.order_by("topic__name", "index")
     if topic:
         query = query.filter(topic__name=topic)
@@ -92,6 +94,42 @@ class TopicWalk(Sequence[int]):
                         .order_by("index").values_list("id", flat=True))
             first += n
         return ids
+
+
+class UnderReplicatedWalk(TopicWalk):
+    """Ids of the under-replicated partitions in list order, without measuring 100,000
+    rows' JSON arrays per page (a tenth of a second while the engine writes): the kept
+    counts say how many each topic holds, and only the topics a slice reaches are read,
+    in one query by the unique (topic, index) index."""
+
+    def __init__(self, topic: str = "") -> None:
+        rows = TopicSpuCount.objects.filter(spu=TOPIC_TOTAL, under_replicated__gt=0)
+        if topic:
+            rows = rows.filter(topic__name=topic)
+        self.topics = list(rows.order_by("topic__name").values_list("topic_id",
+                                                                    "under_replicated"))
+
+    def __getitem__(self, item):  # type: ignore[override]
+        if isinstance(item, int):
+            return self[item:item + 1][0]
+        start, stop = item.start or 0, self.count() if item.stop is None else item.stop
+        reached: list[int] = []
+        first = skipped = 0
+        for pk, n in self.topics:
+            if first >= stop:
+                break
+            if first + n > start:
+                reached.append(pk)
+            else:
+                skipped += n
+            first += n
+        if not reached:
+            return []
+        order = {pk: i for i, pk in enumerate(reached)}
+        rows = with_lengths(Partition.objects.filter(topic_id__in=reached)).filter(
+            lrs_len__lt=F("replicas_len")).values_list("topic_id", "index", "id")
+        rows = sorted(rows, key=lambda r: (order[r[0]], r[1]))
+        return [r[2] for r in rows[start - skipped:stop - skipped]]
 
 
 def topics_on_spus(spu_ids: list[int]) -> dict[int, list[str]]:

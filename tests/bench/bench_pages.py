@@ -1,6 +1,7 @@
 """Page and API speed at 100,000 partitions: server time through Django's test client.
 
-Run: .venv/bin/python tests/bench/bench_pages.py [postgres] [--profile URL]
+Run: .venv/bin/python tests/bench/bench_pages.py [postgres] [--stepping [--engine loop]]
+                                                 [--profile URL]
 Builds a throwaway store (SQLite under a temp dir; ``postgres`` a throwaway
 database on 127.0.0.1:5432) and a private Redis: 200 SPUs in 5 racks, one
 topic of 50,000 partitions, 50 topics of 1,000 and 1,000 of 3 (RF 3, 103,000
@@ -9,17 +10,37 @@ followed under-replicated. Then times every page and API list the issue names
 and prints best / median / worst wall time, median CPU time, queries and size.
 ``--profile URL`` prints a cProfile of one more request of that URL. Goal:
 every median under 300 ms (issue 22). Figures, not assertions (DESIGN.md).
+
+``--stepping`` times the same pages while the engine steps, as ``make run`` runs it:
+a Celery worker (``--concurrency`` WORKER_CONCURRENCY, 2 unless set) and beat sending
+the tick every second, simulated producers appending one record per partition per
+second to ``huge`` and the ``big-*`` topics (101,000 partitions), REPLICATION_SHARDS
+as set (1 unless set). It implies ``postgres`` (SQLite locks under the engine's
+writes). The pages are timed in this process once two ticks are over (the first loads
+the hot state and elects leaders for SPU 0's partitions), in turn round after round so
+each meets every phase of the ticks; it then prints the engine's steps per second during
+the window, its tick times, the CPU the worker and beat used and how the store's rows
+moved (HW sum, led partitions). Wall times share 2 cores with the engine: read CPU;
+SQL is the wall the queries took.
+``--engine loop`` runs the tick alone instead, back to back in one process (at most once
+a second), so the engine writes all through the window. BENCH_PAGES_WINDOW_S sets the
+window (60 s), BENCH_PAGES_LOGS a directory to keep the engine's logs in.
 """
 from __future__ import annotations
 
+import ast
 import cProfile
 import os
 import pstats
+import re
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +63,15 @@ PAGES = [("overview", "/"), ("SPUs", "/spus/"), ("topics list", "/topics/"),
          ("API partitions", "/api/partitions/"),
          ("API partitions, topic of 50,000, last", "/api/partitions/?topic=huge&offset=49900"),
          ("/metrics", "/metrics")]
+
+
+# A tick's line in the worker's log (celery -l info); the result None is a skipped tick.
+TICK = re.compile(r"^\[(?P<at>[\d-]+ [\d:,]+): \w+/[^\]]+\] Task cluster\.tasks\."
+                  r"(?P<task>replication_shard_tick|replication_tick)\[[^\]]+\] succeeded in "
+                  r"(?P<s>[\d.e-]+)s: (?P<result>.*)$")
+FIRST_TICK_S = 900
+# The timing window while the engine steps: several ticks, whatever a tick costs.
+WINDOW_S = float(os.environ.get("BENCH_PAGES_WINDOW_S", "60"))
 
 
 def setup(postgres: bool) -> object:
@@ -98,6 +128,170 @@ def _rebuild_aggregates():
     return rebuild
 
 
+# ``--engine loop``: one process running the tick back to back (at most once a second),
+# nothing else; its lines read as the worker's so one parser counts both.
+TICK_LOOP = """
+import django, time
+from datetime import datetime
+django.setup()
+from cluster.services.replication import replication_tick
+while True:
+    start = time.monotonic()
+    try:
+        result = replication_tick(lock_timeout_s=1.0)
+    except TimeoutError:
+        result = None
+    took = time.monotonic() - start
+    print(f"[{datetime.now():%Y-%m-%d %H:%M:%S,%f}: INFO/loop] Task cluster.tasks."
+          f"replication_tick[loop] succeeded in {took}s: {result}", flush=True)
+    time.sleep(max(0.0, 1.0 - took))
+"""
+
+
+def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
+    """``celery``: a worker and beat as ``make run`` starts them (the tick, healing, the
+    reconcile beat...); ``loop``: the tick alone, back to back. Producers on the big topics."""
+    from cluster.models import Topic
+
+    Topic.objects.filter(name="huge").update(producer_rate=50_000)
+    Topic.objects.filter(name__startswith="big-").update(producer_rate=1000)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "REPLICATION_SIMULATED_PRODUCERS": "1"}
+    base = [sys.executable, "-m", "celery", "-A", "webapp"]
+    commands = {"worker": base + ["worker", "--concurrency",
+                                  os.environ.get("WORKER_CONCURRENCY", "2"), "-l", "info",
+                                  "--without-gossip", "--without-mingle"],
+                "beat": base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]}
+    if kind == "loop":
+        commands = {"worker": [sys.executable, "-c", TICK_LOOP]}
+    procs = {}
+    for name, command in commands.items():
+        with (logs / f"{name}.log").open("w") as out:
+            procs[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                           stderr=subprocess.STDOUT, start_new_session=True)
+    return procs
+
+
+def stop_engine(procs: dict[str, subprocess.Popen]) -> None:
+    for proc in procs.values():
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs.values():
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def ticks(logs: Path, since: datetime | None = None, until: datetime | None = None
+          ) -> list[tuple[str, float, dict]]:
+    """(task, seconds, result) of each tick that did its work, in the window given."""
+    out = []
+    for line in (logs / "worker.log").read_text(errors="replace").splitlines():
+        m = TICK.match(line)
+        if not m or m["result"] == "None":
+            continue
+        at = datetime.strptime(m["at"], "%Y-%m-%d %H:%M:%S,%f")
+        if (since is None or at >= since) and (until is None or at <= until):
+            out.append((m["task"], float(m["s"]), ast.literal_eval(m["result"])))
+    return out
+
+
+def wait_ticks(logs: Path, procs: dict[str, subprocess.Popen], n: int) -> float:
+    """Seconds until ``n`` ticks did their work (the first one loads and elects: no rhythm)."""
+    t0 = time.monotonic()
+    while len(ticks(logs)) < n:
+        dead = [name for name, proc in procs.items() if proc.poll() is not None]
+        if dead or time.monotonic() - t0 > FIRST_TICK_S:
+            raise RuntimeError(f"no tick ({'died: ' + ', '.join(dead) if dead else 'timeout'});"
+                               f" see {logs}")
+        time.sleep(1)
+    return time.monotonic() - t0
+
+
+def engine_cpu(procs: dict[str, subprocess.Popen]) -> dict[str, float]:
+    """CPU seconds of each started process and its children (the worker's pool)."""
+    import psutil
+
+    out = {}
+    for name, proc in procs.items():
+        try:
+            top = psutil.Process(proc.pid)
+            out[name] = sum(sum(p.cpu_times()[:2]) for p in [top, *top.children(True)])
+        except psutil.NoSuchProcess:
+            out[name] = 0.0
+    return out
+
+
+def stored_records() -> tuple[int, int]:
+    """Committed records and partitions with a leader, as the store's rows say: the
+    engine's mirror writes moving them show it wrote while the pages were timed."""
+    from django.db.models import Count, Sum
+
+    from cluster.models import Partition
+
+    got = Partition.objects.aggregate(hw=Sum("hw"), led=Count("leader"))
+    return got["hw"] or 0, got["led"]
+
+
+# Redis serves one command at a time: one of the engine's that runs long stalls every
+# page's Redis read (live sequences, the network links, killed loops) for as long.
+SLOW_REDIS_US = 50_000
+
+
+def redis_slowlog_reset() -> None:
+    import redis
+
+    r = redis.Redis.from_url(os.environ["REDIS_URL"])
+    r.config_set("slowlog-log-slower-than", SLOW_REDIS_US)
+    r.config_set("slowlog-max-len", 10_000)
+    r.slowlog_reset()
+
+
+def report_redis_slowlog() -> None:
+    """Commands that held the private Redis over SLOW_REDIS_US during the window."""
+    import redis
+
+    slow = redis.Redis.from_url(os.environ["REDIS_URL"]).slowlog_get(10_000)
+    if not slow:
+        print(f"Redis: no command over {SLOW_REDIS_US / 1000:.0f} ms during the window")
+        return
+    worst = sorted(slow, key=lambda e: -e["duration"])[:5]
+    print(f"Redis: {len(slow)} commands over {SLOW_REDIS_US / 1000:.0f} ms during the window, "
+          f"{sum(e['duration'] for e in slow) / 1e6:.1f} s in all; longest: " + "; ".join(
+              f"{e['duration'] / 1000:.0f} ms {_command(e['command'])}" for e in worst),
+          flush=True)
+
+
+def _command(raw: bytes | str) -> str:
+    """The command on one line (a script's text included), cut short."""
+    text = " ".join((raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw))
+                    .split())
+    return text[:60] + ("…" if len(text) > 60 else "")
+
+
+def report_engine(logs: Path, since: datetime, until: datetime, cpu: dict[str, float],
+                  before: tuple[int, int]) -> None:
+    window = (until - since).total_seconds()
+    after = stored_records()
+    done = ticks(logs, since, until)
+    whole = [s for task, s, r in done if task == "replication_tick" and r.get("shards", 0) == 0]
+    shard: dict[int, list[float]] = {}
+    for task, s, r in done:
+        if task == "replication_shard_tick":
+            shard.setdefault(r["shard"], []).append(s)
+    shards = int(os.environ.get("REPLICATION_SHARDS", "1"))
+    steps = len(whole) + (min(len(shard.get(i, [])) for i in range(shards)) if shards > 1 else 0)
+    times = sorted(whole + [s for v in shard.values() for s in v])
+    spread = (f"tick wall median {statistics.median(times):.2f} s, worst {times[-1]:.2f} s"
+              if times else "no tick finished")
+    print(f"engine during the {window:.0f} s window: {steps} steps = {steps / window:.2f} steps/s"
+          f" (goal 1); {spread}; CPU " + ", ".join(f"{n} {c / window:.2f} cores"
+                                                  for n, c in cpu.items()), flush=True)
+    print(f"store during the window: HW sum {before[0]:,} -> {after[0]:,}, partitions with a "
+          f"leader {before[1]:,} -> {after[1]:,}", flush=True)
+
+
 def client():
     from django.contrib.auth import get_user_model
     from django.test import Client
@@ -112,24 +306,70 @@ def client():
 
 
 def measure(c, label: str, url: str) -> float:
+    warm(c, url)
+    wall, cpu, sql, queries, size = [], [], [], 0, 0
+    for _ in range(RUNS):
+        ms, cpu_ms, sql_ms, queries, size = timed_get(c, url)
+        wall.append(ms)
+        cpu.append(cpu_ms)
+        sql.append(sql_ms)
+    return print_line(label, wall, cpu, sql, queries, size)
+
+
+def measure_spread(c, pages: list[tuple[str, str]], window_s: float) -> list[float]:
+    """Every page in turn, round after round, for at least RUNS rounds and ``window_s``:
+    each page's requests then meet the engine in every phase of its ticks."""
+    for _, url in pages:
+        warm(c, url)
+    walls: dict[str, list[float]] = {url: [] for _, url in pages}
+    cpus: dict[str, list[float]] = {url: [] for _, url in pages}
+    sqls: dict[str, list[float]] = {url: [] for _, url in pages}
+    last: dict[str, tuple[int, int]] = {}
+    end = time.monotonic() + window_s
+    while len(walls[pages[0][1]]) < RUNS or time.monotonic() < end:
+        for _, url in pages:
+            ms, cpu_ms, sql_ms, queries, size = timed_get(c, url)
+            walls[url].append(ms)
+            cpus[url].append(cpu_ms)
+            sqls[url].append(sql_ms)
+            last[url] = (queries, size)
+    return [print_line(label, walls[url], cpus[url], sqls[url], *last[url])
+            for label, url in pages]
+
+
+def warm(c, url: str) -> None:
+    """Template compilation and first-use imports are not page time."""
+    c.get(url, **auth_for(url))
+
+
+def auth_for(url: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": "Bearer bench-token"} if url == "/metrics" else {}
+
+
+def timed_get(c, url: str) -> tuple[float, float, float, int, int]:
+    """Wall ms, CPU ms (this process), ms waiting on SQL, queries and bytes of one request."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    auth = {"HTTP_AUTHORIZATION": "Bearer bench-token"} if url == "/metrics" else {}
-    c.get(url, **auth)  # warm-up: template compilation and first-use imports are not page time
-    wall, cpu, queries = [], [], 0
-    for _ in range(RUNS):
-        with CaptureQueriesContext(connection) as ctx:
-            start, cpu_start = time.perf_counter(), time.process_time()
-            response = c.get(url, **auth)
-            wall.append((time.perf_counter() - start) * 1000)
-            cpu.append((time.process_time() - cpu_start) * 1000)
-        queries = len(ctx.captured_queries)
-        assert response.status_code == 200, (url, response.status_code)
+    # The log keeps 9,000 queries: a long stepping window filled it and counted none.
+    connection.queries_log.clear()
+    with CaptureQueriesContext(connection) as ctx:
+        start, cpu_start = time.perf_counter(), time.process_time()
+        response = c.get(url, **auth_for(url))
+        wall = (time.perf_counter() - start) * 1000
+        cpu = (time.process_time() - cpu_start) * 1000
+    assert response.status_code == 200, (url, response.status_code)
+    sql = sum(float(q["time"]) for q in ctx.captured_queries) * 1000
+    return wall, cpu, sql, len(ctx.captured_queries), len(response.content)
+
+
+def print_line(label: str, wall: list[float], cpu: list[float], sql: list[float],
+               queries: int, size: int) -> float:
+    """Wall and this process's CPU; SQL is the wall the queries took (their fetch included)."""
     median = statistics.median(wall)
     print(f"{label:<40} best {min(wall):6.1f}  median {median:6.1f}  worst {max(wall):6.1f} ms"
-          f"  CPU {statistics.median(cpu):6.1f} ms  {queries:2d} q  "
-          f"{len(response.content) / 1024:5.0f} KiB", flush=True)
+          f"  CPU {statistics.median(cpu):6.1f}  SQL {statistics.median(sql):6.1f} ms  "
+          f"{queries:2d} q  {size / 1024:5.0f} KiB", flush=True)
     return median
 
 
@@ -146,8 +386,10 @@ def profile(c, url: str) -> None:
 
 def main() -> None:
     args = sys.argv[1:]
-    postgres = "postgres" in args
+    stepping = "--stepping" in args
+    postgres = "postgres" in args or stepping
     redis_proc = setup(postgres)
+    engine: dict[str, subprocess.Popen] = {}
     try:
         from django.db import connection
 
@@ -159,14 +401,38 @@ def main() -> None:
         print(f"built 200 SPUs, 1,051 topics, {Partition.objects.count():,} partitions in "
               f"{time.perf_counter() - t0:.1f} s ({connection.vendor})")
         c = client()
-        print(f"{'page':<40} ({RUNS} runs, Django test client; load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        if stepping:
+            kind = args[args.index("--engine") + 1] if "--engine" in args else "celery"
+            engine = start_engine(TMP, kind)
+            print(f"engine started ({'worker + beat' if kind == 'celery' else 'tick loop'}); "
+                  f"two ticks over after "
+                  f"{wait_ticks(TMP, engine, 2):.0f} s", flush=True)
+            records0 = stored_records()
+            redis_slowlog_reset()
+            cpu0, since = engine_cpu(engine), datetime.now()
         only = os.environ.get("BENCH_PAGES_ONLY", "")
-        medians = [measure(c, label, url) for label, url in PAGES if only in url]
+        pages = [(label, url) for label, url in PAGES if only in url]
+        if stepping:
+            print(f"{'page':<40} (in turn for {WINDOW_S:.0f} s and {RUNS} rounds at least, "
+                  f"Django test client; load average {os.getloadavg()[0]:.1f} on "
+                  f"{os.cpu_count()} CPUs)", flush=True)
+            medians = measure_spread(c, pages, WINDOW_S)
+        else:
+            print(f"{'page':<40} ({RUNS} runs, Django test client; load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+            medians = [measure(c, label, url) for label, url in pages]
         print(f"slowest median {max(medians):.1f} ms; load average {os.getloadavg()[0]:.1f}")
+        if stepping:
+            until, cpu1 = datetime.now(), engine_cpu(engine)
+            report_engine(TMP, since, until, {n: cpu1[n] - cpu0[n] for n in engine}, records0)
+            report_redis_slowlog()
         if "--profile" in args:
             profile(c, args[args.index("--profile") + 1])
     finally:
+        stop_engine(engine)
+        if engine and os.environ.get("BENCH_PAGES_LOGS"):  # the worker's and beat's logs
+            for name in engine:
+                shutil.copy(TMP / f"{name}.log", Path(os.environ["BENCH_PAGES_LOGS"]))
         if postgres:
             from django.db import connection
             connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
