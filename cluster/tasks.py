@@ -18,11 +18,11 @@ from typing import Any
 
 import redis
 from celery import bootsteps, shared_task
-from celery.signals import worker_init, worker_shutdown
+from celery.signals import celeryd_after_setup, worker_init, worker_shutdown
 from django import db
 from django.conf import settings
 
-from cluster.adapters import hot_state, shards
+from cluster.adapters import hot_state, shard_owners, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
@@ -73,21 +73,45 @@ def _coordinate() -> dict[str, int]:
     # Each tick starts the queue at another shard: when workers fall behind and tasks
     # expire, every shard loses ticks alike instead of the last one losing them all.
     first = int(time.time() / settings.REPLICATION_TICK_S) % len(work)
+    # A shard goes to the node that stepped it last, whose cache holds its sets.
+    owners = _shard_routes(len(work))
     for shard in [*range(first, len(work)), *range(first)]:
         # A shard task older than two ticks is dropped: the next tick's does its work.
         replication_shard_tick.apply_async(
             args=[shard, [[t, *quota] for t, quota in work[shard].items()]],
-            expires=2 * settings.REPLICATION_TICK_S)
+            expires=2 * settings.REPLICATION_TICK_S, queue=owners.get(shard))
     return {"shards": len(work), "cpu_ms": int((time.process_time() - cpu) * 1000)}
+
+
+def _tick_ms() -> int:
+    return int(settings.REPLICATION_TICK_S * 1000)
+
+
+def _shard_routes(shards_now: int) -> dict[int, str]:
+    try:
+        return shard_owners.routes(shards_now, int(time.time() * 1000), _tick_ms())
+    except redis.exceptions.RedisError:
+        return {}  # the shared queue: affinity only saves decoding
+
+
+def _claim(shard: int) -> None:
+    if _node_queue:
+        try:
+            shard_owners.after_step(shard, _node_queue[0], shards.count(),
+                                    int(time.time() * 1000), _tick_ms())
+        except redis.exceptions.RedisError:
+            log.warning("shard %s: could not record which node stepped it", shard)
 
 
 @shared_task(ignore_result=True)
 def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int] | None:
     """``quotas``: [topic, records, start, partitions] per topic (simulated_producers)."""
     try:
-        return replication.replication_shard_tick(
+        report = replication.replication_shard_tick(
             shard, quotas={t: TopicQuota(n, start, parts) for t, n, start, parts in quotas},
             lock_timeout_s=settings.REPLICATION_TICK_S)
+        _claim(shard)
+        return report
     except LeaseLost:
         log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)
         return None
@@ -122,6 +146,16 @@ class CeleryScheduler:
 
 _presence_stop = threading.Event()
 _presence: list[threading.Thread] = []
+# This worker node's own queue (cluster/adapters/shard_owners.py), set before the pool
+# forks, so its processes know which node they step for.
+_node_queue: list[str] = []
+
+
+@celeryd_after_setup.connect
+def _own_queue(sender: str, instance: Any, **_: Any) -> None:
+    queue = f"{settings.CELERY_TASK_DEFAULT_QUEUE}.node.{sender}"
+    instance.app.amqp.queues.select_add(queue)
+    _node_queue[:] = [queue]
 
 
 @worker_init.connect
@@ -138,10 +172,12 @@ def _presence_loop(url: str, name: str, worker: Any) -> None:
     # Its own client: the cached one must not be shared with forked pool children.
     client = redis.Redis.from_url(url)
     ttl = settings.REPLICATION_WORKER_TTL_S
-    worker_key = _worker_key()
+    worker_key, nodes_key = _worker_key()
     while not _presence_stop.is_set() and _running(worker):
         try:
             client.set(worker_key, name, ex=ttl)
+            if _node_queue:  # this node may be given shards
+                client.hset(nodes_key, _node_queue[0], str(int(time.time() * 1000)))
         except redis.exceptions.RedisError:
             log.warning("could not refresh the worker presence key")
         _presence_stop.wait(min(1.0, ttl / 3))
@@ -152,10 +188,11 @@ def _presence_loop(url: str, name: str, worker: Any) -> None:
     client.close()
 
 
-def _worker_key() -> str:
-    """The presence key of this worker's store (asked once; the thread's DB connection closed)."""
+def _worker_key() -> tuple[str, str]:
+    """The presence keys of this worker's store, the worker's and its node's (asked once;
+    the thread's DB connection closed)."""
     try:
-        return hot_state.WORKER
+        return hot_state.WORKER, shard_owners.nodes_key()
     finally:
         db.connection.close()
 

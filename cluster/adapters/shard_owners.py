@@ -1,0 +1,94 @@
+"""Which worker node steps which shard: the node that stepped it last, while it lives.
+
+A shard task that lands on another worker than the last one finds none of the shard's
+sets in its process's set cache (cluster/adapters/set_cache.py) and decodes them all:
+with two workers taking four shard tasks a tick as they came free, a step cost 65 us
+of CPU a partition against 49 us on one worker (tests/bench/bench_sharded_ticks.py).
+So each worker node also consumes a queue of its own, and the coordinator sends a
+shard's task there when the shard has a fresh owner; any other shard's task goes to
+the shared queue, and whichever node runs it may claim it.
+
+Nodes stay balanced: a node claims a shard only while it owns fewer than its fair
+share (the shards over the live nodes, rounded up) and gives one back when it owns
+more, so a node that joins late gets shards as the others give them back. A node that
+dies stops refreshing its presence and its claims: within ``STALE_TICKS`` ticks its
+shards go to the shared queue again, and the tasks left in its own queue expire as
+every shard task does (two ticks). Affinity only saves decoding; correctness never
+depends on it (every shard task still takes its shard's fenced lease).
+
+Kept in Redis per store: ``shard-owners`` (shard -> "queue ms") and ``shard-nodes``
+(queue -> ms of its last presence).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from cluster.adapters.redis_keys import client, key
+
+# A claim or a presence older than this many ticks is a dead node's.
+STALE_TICKS = 3
+
+
+def owners_key() -> str:
+    return key("shard-owners")
+
+
+def nodes_key() -> str:
+    return key("shard-nodes")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def fresh(entries: Mapping[bytes | str, bytes | str], now_ms: int, tick_ms: int
+          ) -> dict[str, tuple[str, int]]:
+    """Decode ``shard -> "queue ms"`` claims, keeping those made within STALE_TICKS."""
+    out: dict[str, tuple[str, int]] = {}
+    for field, value in entries.items():
+        queue, _, ms = _text(value).rpartition(" ")
+        if queue and ms.isdigit() and now_ms - int(ms) <= STALE_TICKS * tick_ms:
+            out[_text(field)] = (queue, int(ms))
+    return out
+
+
+def live_nodes(now_ms: int, tick_ms: int) -> set[str]:
+    """The queues of the nodes whose presence is fresh."""
+    return {_text(queue) for queue, ms in client().hgetall(nodes_key()).items()
+            if _text(ms).isdigit() and now_ms - int(_text(ms)) <= STALE_TICKS * tick_ms}
+
+
+def routes(shards: int, now_ms: int, tick_ms: int) -> dict[int, str]:
+    """The queue of each shard whose owner is fresh and alive (others: the shared queue)."""
+    owners = fresh(client().hgetall(owners_key()), now_ms, tick_ms)
+    alive = live_nodes(now_ms, tick_ms)
+    return {int(s): queue for s, (queue, _) in owners.items()
+            if s.isdigit() and int(s) < shards and queue in alive}
+
+
+def decide(shard: int, mine: str, owners: Mapping[str, tuple[str, int]], nodes: int,
+           shards: int) -> bool | None:
+    """After ``mine`` stepped ``shard``: True to claim it, False to give it back, None to
+    leave the claims as they are. ``owners``: the fresh claims (shard -> (queue, ms))."""
+    fair = math.ceil(shards / max(1, nodes))
+    held = sum(1 for s, (queue, _) in owners.items() if queue == mine and s.isdigit()
+               and int(s) < shards)
+    current = owners.get(str(shard), (None, 0))[0]
+    if current == mine:
+        return False if held > fair else True
+    if current is None and held < fair:
+        return True
+    return None
+
+
+def after_step(shard: int, mine: str, shards: int, now_ms: int, tick_ms: int) -> None:
+    """Refresh, take or give back ``shard``'s claim after ``mine`` stepped it."""
+    r = client()
+    owners = fresh(r.hgetall(owners_key()), now_ms, tick_ms)
+    verdict = decide(shard, mine, owners, len(live_nodes(now_ms, tick_ms) | {mine}), shards)
+    if verdict is True:
+        r.hset(owners_key(), str(shard), f"{mine} {now_ms}")
+    elif verdict is False:
+        r.hdel(owners_key(), str(shard))
+
