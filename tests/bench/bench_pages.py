@@ -34,7 +34,6 @@ import os
 import pstats
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -172,15 +171,8 @@ def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
 
 
 def stop_engine(procs: dict[str, subprocess.Popen]) -> None:
-    for proc in procs.values():
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs.values():
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+    from bench_sharded_ticks import stop
+    stop(procs, wait_s=20)
 
 
 def ticks(logs: Path, since: datetime | None = None, until: datetime | None = None

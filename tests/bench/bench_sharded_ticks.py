@@ -131,12 +131,14 @@ def start(workers: int, shards: int, logs: Path) -> dict[str, subprocess.Popen]:
     return procs
 
 
-def stop(procs: dict[str, subprocess.Popen]) -> None:
+def stop(procs: dict[str, subprocess.Popen], wait_s: float = 15) -> None:
+    """Stop each process group (TERM, then KILL if it does not end within ``wait_s``)."""
     for proc in procs.values():
-        os.killpg(proc.pid, signal.SIGTERM)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
     for proc in procs.values():
         try:
-            proc.wait(15)
+            proc.wait(wait_s)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
