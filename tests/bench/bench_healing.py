@@ -24,20 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _django import setup_throwaway_django  # noqa: E402
 from bench_plan_apply import tick as wall_tick  # noqa: E402
-from bench_replication_shell import timed  # noqa: E402
+from bench_replication_shell import build, timed  # noqa: E402
 
 LOST = 7
-
-
-def build(spus: int, partitions: int) -> None:
-    from cluster.models import Topic
-    from cluster.services import spu_connect, spu_register, topic_create
-
-    for i in range(spus):
-        spu_register(spu_id=i, rack=f"rack-{i % 5}")
-        spu_connect(spu_id=i)
-    topic_create(name="bench", partitions=partitions, replication=3, min_lrs=2)
-    Topic.objects.filter(name="bench").update(producer_rate=1000)
 
 
 CPU_MS: list[float] = []
@@ -87,7 +76,7 @@ def bench(args: argparse.Namespace, every_s: float) -> None:
     from healing.models import Anomaly
     from healing.services import current_settings, healing_check, healing_enable, healing_set
 
-    build(args.spus, args.partitions)
+    build(args.spus, args.partitions, racks=5, rate=1000)
     healing_enable(by="bench")
     for name, value in (("spu_down_alert_after_s", "5"), ("spu_down_heal_after_s", "10")):
         healing_set(name=name, value=value, by="bench")

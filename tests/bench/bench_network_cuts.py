@@ -19,20 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _django import setup_throwaway_django  # noqa: E402
-from bench_replication_shell import setup_redis, timed_cpu  # noqa: E402
+from bench_replication_shell import build, setup_redis, timed_cpu  # noqa: E402
 
 RACKS = 5
-
-
-def build(spus: int, partitions: int) -> None:
-    from cluster.models import Topic
-    from cluster.services import spu_connect, spu_register, topic_create
-
-    for i in range(spus):
-        spu_register(spu_id=i, rack=f"rack-{i % RACKS}")
-        spu_connect(spu_id=i)
-    topic_create(name="bench", partitions=partitions, replication=3, min_lrs=2)
-    Topic.objects.filter(name="bench").update(producer_rate=partitions)
 
 
 class Clock:
@@ -89,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from cluster.services.network import CutRequest
 
-        build(args.spus, args.partitions)
+        build(args.spus, args.partitions, racks=RACKS, rate=args.partitions)
         print(f"{args.spus} SPUs in {RACKS} racks, {args.partitions} partitions, replication 3, "
               f"{args.partitions} simulated records/s")
         clock = Clock()

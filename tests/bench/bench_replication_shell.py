@@ -69,14 +69,18 @@ def log_figures() -> tuple[int, int]:
         return metadata_log.head(), size
 
 
-def build(spus: int, partitions: int) -> None:
-    from cluster.models import Spu
+def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0) -> None:
+    """``spus`` online SPUs (over ``racks`` racks, round robin, if any) and topic "bench"
+    (replication 3, min LRS 2) with a simulated producer of ``rate`` records/s."""
+    from cluster.models import Spu, Topic
     from cluster.services import spu_connect, spu_register, topic_create
 
     for i in range(spus):
-        spu_register(spu_id=i)
+        spu_register(spu_id=i, rack=f"rack-{i % racks}" if racks else "")
         spu_connect(spu_id=i)
     topic_create(name="bench", partitions=partitions, replication=3, min_lrs=2)
+    if rate:
+        Topic.objects.filter(name="bench").update(producer_rate=rate)
     assert Spu.objects.count() == spus
 
 
