@@ -51,11 +51,12 @@ from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Re
                                       cluster_from_dict, cluster_meta_to_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
-                                        LeaderLog, ReplicaStatus, Summary, _set_fields,
-                                        decode_fields, decode_move, decode_set, decode_stored,
-                                        encode_move, start_and_apart, status_fields,
-                                        encode_set, encode_status, records_apart,
-                                        records_bytes, records_from, summary)
+                                        LeaderLog, ReplicaStatus, Summary, decode_fields,
+                                        decode_move, decode_set, encode_move, encode_set,
+                                        encode_status, records_from, start_and_apart,
+                                        status_fields, summary)
+from cluster.adapters import set_records
+from cluster.adapters.set_records import Stored, records_key  # noqa: F401 (re-exported)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
                                           killed, open_tickets, read_ticket, read_values,
@@ -94,25 +95,6 @@ def sets_key(topic: str) -> str:
     return key(f"sets:{topic}")
 
 
-def records_key(topic: str, partition: int) -> str:
-    return key(f"recs:{topic}:{partition}")
-
-
-# What a set's records key holds: (log start, count, last id), as last written or read.
-Stored = tuple[int, int, int | None]
-
-# One script for every records key a save writes: 'a' appends, 's' replaces, 'd' deletes.
-_WRITE_RECORDS = """
-for i = 1, #KEYS do
-  local mode = ARGV[2 * i - 1]
-  if mode == 'a' then redis.call('APPEND', KEYS[i], ARGV[2 * i])
-  elseif mode == 's' then redis.call('SET', KEYS[i], ARGV[2 * i])
-  else redis.call('DEL', KEYS[i]) end
-end
-return #KEYS
-"""
-
-
 @contextmanager
 def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
     """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""
@@ -132,9 +114,9 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     data, records = pipe.execute()
     if data is None:
         return None
-    (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail,
-     *_) = _set_fields(data)
-    apart = records_apart(data)
+    fields = status_fields(data)
+    (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail, *_) = fields
+    apart = start_and_apart(fields)[1]
     if apart is not None:
         tail = records_from(records)[:apart[0]]
     return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
@@ -229,12 +211,10 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
                 missed.append((set_key, status_fields(data), known))
             else:
                 taken[set_key] = kept
-        # Every missed set's records in one round trip: only those appended since, where
-        # this process knew the run before (set_cache.Known).
-        records = _fetch_records(missed)
+        records = set_records.fetch(missed)
         for set_key, fields, _ in missed:
             rs, apart = decode_fields(fields, records[set_key])
-            taken[set_key] = rs, summary(rs), _stored_of(rs, apart)
+            taken[set_key] = rs, summary(rs), set_records.stored_of(rs, apart)
         for set_key, data in fetched:
             rs, before, on_disk = taken[set_key]
             state.replica_sets[set_key] = rs
@@ -243,61 +223,6 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
             stored[set_key] = on_disk
     # The SPU -> sets index is built when first asked (ClusterState.keys_of): a tick
     # with no SPU change never asks, and building it was 3% of a busy tick.
-
-
-Missed = tuple[Key, list[Any], set_cache.Known | None]
-
-
-def _fetch_records(missed: list[Missed]) -> dict[Key, list[int] | None]:
-    """The records kept apart of each missed set (None: its format kept them inside)."""
-    pipe = client().pipeline(transaction=False)
-    asked: list[tuple[Key, int, set_cache.Known | None]] = []
-    out: dict[Key, list[int] | None] = {}
-    for set_key, fields, known in missed:
-        start, apart = start_and_apart(fields)
-        if apart is None or not apart[0]:
-            out[set_key] = None if apart is None else []
-            continue
-        overlap = _overlap(known, start, apart[0])
-        if overlap is None:
-            pipe.get(records_key(*set_key))
-        else:
-            # From the last id known on: it must still be there, or the run was cut.
-            pipe.getrange(records_key(*set_key), 8 * (overlap - start), -1)
-        asked.append((set_key, start, known if overlap is not None else None))
-    found = pipe.execute() if asked else []
-    retry = []
-    for (set_key, start, known), data in zip(asked, found):
-        fetched = records_from(data)
-        if known is None:
-            out[set_key] = fetched
-        elif fetched and fetched[0] == known.records[-1]:
-            out[set_key] = known.records[start - known.start:] + fetched[1:]
-        else:
-            retry.append(set_key)  # cut and written again elsewhere: read the whole run
-    if retry:
-        pipe = client().pipeline(transaction=False)
-        for set_key in retry:
-            pipe.get(records_key(*set_key))
-        out.update((k, records_from(data)) for k, data in zip(retry, pipe.execute()))
-    return out
-
-
-def _overlap(known: set_cache.Known | None, start: int, count: int) -> int | None:
-    """The offset of the last id ``known`` holds, if the stored run [start, start + count)
-    still covers it and nothing before it (compaction only moves starts up)."""
-    if known is None or not known.records or start < known.start:
-        return None
-    last = known.start + len(known.records) - 1
-    return last if start <= last < start + count else None
-
-
-def _stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:
-    """What the records key holds for a set just decoded (nothing usable when its format
-    kept the records inside: the next save writes the whole run)."""
-    if apart is None:
-        return (-1, 0, None)
-    return (reference_replica(rs).start, apart[0], apart[1])
 
 
 def keep_committed(hot: HotState) -> None:
@@ -329,20 +254,14 @@ def _fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, 
     return out
 
 
-class _Encoded(NamedTuple):
-    changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
-    released: dict[str, list[int]]        # record ids compaction released, by topic
-    records: WriteOp | None               # the records keys' appends and rewrites
-
-
-def _compact_and_encode(hot: HotState, retain: int | None) -> _Encoded:
-    """Compact every loaded set; encode each status, and for those that changed, the
-    write of their records (what was appended, or the whole run when it was rewritten)."""
+def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes
+                        ) -> tuple[dict[str, dict[str, bytes]], dict[str, list[int]]]:
+    """Compact every loaded set and encode each status; return the statuses that changed
+    (by topic, then partition) and the record ids compaction released (by topic), and
+    add to ``records`` the writes of the changed sets' records."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     changed: dict[str, dict[str, bytes]] = {}
     released: dict[str, list[int]] = {}
-    keys: list[str] = []
-    args: list[bytes | str] = []
     raw, stored = hot.raw, hot.stored
     with gc_paused():
         for set_key, rs in hot.state.replica_sets.items():
@@ -355,35 +274,14 @@ def _compact_and_encode(hot: HotState, retain: int | None) -> _Encoded:
             if raw.get(set_key) != data:
                 changed.setdefault(set_key[0], {})[str(set_key[1])] = data
                 raw[set_key] = data
-                write = _records_write(stored.get(set_key), ref)
-                if write is not None:
-                    keys.append(records_key(*set_key))
-                    args += write
-                log = ref.log
-                stored[set_key] = (ref.start, len(log), log[-1] if log else None)
-    op = WriteOp("eval", keys[0], (_WRITE_RECORDS, keys, args)) if keys else None
-    return _Encoded(changed, released, op)
+                stored[set_key] = records.follow(set_key, stored.get(set_key), ref)
+    return changed, released
 
 
-def _records_write(before: Stored | None, ref: Replica) -> tuple[str, bytes] | None:
-    """How to bring a records key from ``before`` to ``ref``'s retained log."""
-    log = ref.log
-    if before is not None:
-        start, n, last = before
-        # The same start and the same id where the stored run ends: the same run up to
-        # there (record ids are unique; the rule encode_status's followers rely on too).
-        if start == ref.start and len(log) >= n and (n == 0 or log[n - 1] == last):
-            return ("a", records_bytes(log[n:])) if len(log) > n else None
-    return ("s", records_bytes(log)) if log else ("d", b"")
-
-
-def _records_drop(names: Iterable[str]) -> WriteOp | None:
-    """The records keys of dropped topics (read before the write; the lease is held)."""
-    keys = [records_key(name, int(p)) for name in names for p in client().hkeys(sets_key(name))]
-    args: list[str] = []
-    for _ in keys:
-        args += ["d", ""]
-    return WriteOp("eval", keys[0], (_WRITE_RECORDS, keys, args)) if keys else None
+def _meta_op(hot: HotState) -> WriteOp:
+    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
+            "racks": hot.racks}
+    return WriteOp("set", key("meta"), json.dumps(meta))
 
 
 def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
@@ -391,20 +289,24 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     """Write the replica sets whose encoding changed, the meta, and drop the values
     compaction released, in one fenced write with the log entries ``log`` gives for the
     changed sets; return the keys of the changed sets."""
-    changed, released, records = _compact_and_encode(hot, retain)
+    records = set_records.Writes()
+    for name in hot.dropped:  # read before the write; the lease is held
+        for p in client().hkeys(sets_key(name)):
+            records.delete((name, int(p)))
+    changed, released = _compact_and_encode(hot, retain, records)
     keys = _keys(changed)
-    dropped = _records_drop(hot.dropped)
-    ops = [dropped] if dropped else []
-    ops += [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
     ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += [records] if records else []
+    ops += _present(records.op())
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
-    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
-            "racks": hot.racks}
-    ops.append(WriteOp("set", key("meta"), json.dumps(meta)))
+    ops.append(_meta_op(hot))
     _write_with_log(hot, ops, log(keys) if log else [])
     return keys
+
+
+def _present(op: WriteOp | None) -> list[WriteOp]:
+    return [op] if op is not None else []
 
 
 def _keys(changed: dict[str, dict[str, bytes]]) -> list[Key]:
@@ -434,10 +336,11 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
               ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
-    changed, released, records = _compact_and_encode(hot, retain)
+    records = set_records.Writes()
+    changed, released = _compact_and_encode(hot, retain, records)
     keys = _keys(changed)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += [records] if records else []
+    ops += _present(records.op())
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
     _write_with_log(hot, ops, log(keys) if log else [])
     return keys
@@ -446,9 +349,7 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
 def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
-    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
-            "racks": hot.racks}
-    _write_with_log(hot, [WriteOp("set", key("meta"), json.dumps(meta))], log([]) if log else [])
+    _write_with_log(hot, [_meta_op(hot)], log([]) if log else [])
     return []
 
 

@@ -23,7 +23,8 @@ from cluster.core.replication import ReplicaSet
 from cluster.core.replication.compaction import reference_replica
 
 if TYPE_CHECKING:
-    from cluster.adapters.hot_state import HotState, Stored, Summary
+    from cluster.adapters.hot_state import HotState, Summary
+    from cluster.adapters.set_records import Stored
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000

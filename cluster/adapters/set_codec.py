@@ -155,15 +155,11 @@ def _default(f: Any) -> Any:
     return f.default_factory() if callable(f.default_factory) else f.default
 
 
-def _set_fields(data: bytes) -> list[Any]:
+def status_fields(data: bytes) -> list[Any]:
+    """A stored status unpacked once (any format): read ``start_and_apart`` from it, decode it."""
     fields = msgpack.unpackb(data)
     # Format 1 had no version and no extras: it starts with the topic name.
     return [1, *fields, {}] if isinstance(fields[0], str) else fields
-
-
-def records_apart(data: bytes) -> tuple[int, int | None] | None:
-    """(count, last id) of a status whose records are kept apart; None if they are inside."""
-    return _apart(_set_fields(data)[16])
 
 
 def _apart(extras: dict[str, Any]) -> tuple[int, int | None] | None:
@@ -173,18 +169,7 @@ def _apart(extras: dict[str, Any]) -> tuple[int, int | None] | None:
 
 def decode_set(data: bytes, records: list[int] | None = None) -> ReplicaSet:
     """``records``: the ids kept apart, for a status written by ``encode_status``."""
-    return decode_stored(data, records)[0]
-
-
-def decode_stored(data: bytes, records: list[int] | None
-                  ) -> tuple[ReplicaSet, tuple[int, int | None] | None]:
-    """The set, and (count, last id) of its records kept apart (None: they were inside)."""
-    return decode_fields(_set_fields(data), records)
-
-
-def status_fields(data: bytes) -> list[Any]:
-    """A stored status unpacked once: read ``start_and_apart`` from it, then decode it."""
-    return _set_fields(data)
+    return decode_fields(status_fields(data), records)[0]
 
 
 def start_and_apart(fields: list[Any]) -> tuple[int, tuple[int, int | None] | None]:

@@ -128,6 +128,8 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
     expected = stored_records(orders, 0)
     set_cache._committed.clear()
     set_cache._committed.update(ours)  # back to the first worker, which knew 3 of 5
+    from cluster.adapters import set_records
+
     asked = []
     real = hot_state.client
 
@@ -147,7 +149,7 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
                 return lambda **kw: Spy(real().pipeline(**kw))
             return getattr(real(), name)
 
-    monkeypatch.setattr(hot_state, "client", lambda: Client())
+    monkeypatch.setattr(set_records, "client", lambda: Client())
     with hot_state.locked():
         hot = hot_state.load(take_committed=True)
     monkeypatch.undo()

@@ -1,0 +1,133 @@
+"""Each replica set's retained record ids, kept apart from its status, append-only.
+
+``repl:{…}:recs:<topic>:<partition>`` holds the reference log's retained ids as int64s
+(set_codec.records_bytes); the status (set_codec.encode_status) names their count and
+last id. A save appends what the log gained and rewrites the whole run only when
+compaction moved its start or another replica's log became the reference, in one script
+inside the save's fenced transaction (``Writes``). A load reads the runs of the sets it
+must decode, and of a set this process knew before (set_cache.Known) only the ids
+appended since (``fetch``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.adapters.lease import WriteOp
+from cluster.adapters.redis_keys import client, key
+from cluster.adapters.set_cache import Known
+from cluster.adapters.set_codec import records_bytes, records_from, start_and_apart
+from cluster.core.replication import Key, Replica, ReplicaSet
+from cluster.core.replication.compaction import reference_replica
+
+# What a set's records key holds: (log start, count, last id), as last written or read.
+Stored = tuple[int, int, int | None]
+# A set whose format kept its records inside: nothing usable apart, so its next save
+# writes the whole run.
+INSIDE: Stored = (-1, 0, None)
+
+# One script for every records key a save writes: 'a' appends, 's' replaces, 'd' deletes.
+_WRITE = """
+for i = 1, #KEYS do
+  local mode = ARGV[2 * i - 1]
+  if mode == 'a' then redis.call('APPEND', KEYS[i], ARGV[2 * i])
+  elseif mode == 's' then redis.call('SET', KEYS[i], ARGV[2 * i])
+  else redis.call('DEL', KEYS[i]) end
+end
+return #KEYS
+"""
+
+
+def records_key(topic: str, partition: int) -> str:
+    return key(f"recs:{topic}:{partition}")
+
+
+class Writes:
+    """The records keys one save writes, in order, as one script."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.args: list[bytes | str] = []
+
+    def follow(self, set_key: Key, before: Stored | None, ref: Replica) -> Stored:
+        """Bring the key from ``before`` to ``ref``'s retained log; return what it holds."""
+        log = ref.log
+        write = _write(before, ref)
+        if write is not None:
+            self.keys.append(records_key(*set_key))
+            self.args += write
+        return ref.start, len(log), log[-1] if log else None
+
+    def delete(self, set_key: Key) -> None:
+        self.keys.append(records_key(*set_key))
+        self.args += ["d", ""]
+
+    def op(self) -> WriteOp | None:
+        return WriteOp("eval", self.keys[0], (_WRITE, self.keys, self.args)) if self.keys else None
+
+
+def _write(before: Stored | None, ref: Replica) -> tuple[str, bytes] | None:
+    log = ref.log
+    if before is not None:
+        start, n, last = before
+        # The same start and the same id where the stored run ends: the same run up to
+        # there (record ids are unique; the rule encode_status's followers rely on too).
+        if start == ref.start and len(log) >= n and (n == 0 or log[n - 1] == last):
+            return ("a", records_bytes(log[n:])) if len(log) > n else None
+    return ("s", records_bytes(log)) if log else ("d", b"")
+
+
+def stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:
+    """What the records key holds for a set just decoded (``apart``: its status's count
+    and last id, None for a format that kept them inside)."""
+    if apart is None:
+        return INSIDE
+    return reference_replica(rs).start, apart[0], apart[1]
+
+
+# A set to decode: its key, its status unpacked, what this process knew of its run.
+Missed = tuple[Key, list[Any], Known | None]
+
+
+def fetch(missed: list[Missed]) -> dict[Key, list[int] | None]:
+    """The records kept apart of each missed set (None: its format kept them inside), in
+    one round trip, and one more for a run cut and written again elsewhere."""
+    pipe = client().pipeline(transaction=False)
+    asked: list[tuple[Key, int, Known | None]] = []
+    out: dict[Key, list[int] | None] = {}
+    for set_key, fields, known in missed:
+        start, apart = start_and_apart(fields)
+        if apart is None or not apart[0]:
+            out[set_key] = None if apart is None else []
+            continue
+        overlap = _overlap(known, start, apart[0])
+        if overlap is None:
+            pipe.get(records_key(*set_key))
+        else:
+            # From the last id known on: it must still be there, or the run was cut.
+            pipe.getrange(records_key(*set_key), 8 * (overlap - start), -1)
+        asked.append((set_key, start, known if overlap is not None else None))
+    found = pipe.execute() if asked else []
+    retry = []
+    for (set_key, start, known), data in zip(asked, found):
+        fetched = records_from(data)
+        if known is None:
+            out[set_key] = fetched
+        elif fetched and fetched[0] == known.records[-1]:
+            out[set_key] = known.records[start - known.start:] + fetched[1:]
+        else:
+            retry.append(set_key)
+    if retry:
+        pipe = client().pipeline(transaction=False)
+        for set_key in retry:
+            pipe.get(records_key(*set_key))
+        out.update((k, records_from(data)) for k, data in zip(retry, pipe.execute()))
+    return out
+
+
+def _overlap(known: Known | None, start: int, count: int) -> int | None:
+    """The offset of the last id ``known`` holds, if the stored run [start, start + count)
+    still covers it and nothing before it (compaction only moves starts up)."""
+    if known is None or not known.records or start < known.start:
+        return None
+    last = known.start + len(known.records) - 1
+    return last if start <= last < start + count else None
