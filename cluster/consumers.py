@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from cluster.adapters.live_batches import current_seqs, unwatch, watch
+from cluster.adapters.live_seqs import current_seqs, unwatch, watch
 from cluster.core.names import name_problem
 from cluster.live import (BLOCK, CLUSTER_GROUP, FORMAT_VERSION, block_groups, parse_group,
                           topic_group)
@@ -105,7 +105,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
-        # Counted in before the hello reads the sequences (live_batches.watch says why).
+        # Counted in before the hello reads the sequences (live_seqs says why).
         await sync_to_async(watch, thread_sensitive=False)(groups)
         self.groups_joined = groups
         await self.accept()

@@ -30,6 +30,8 @@ from django.db import transaction
 
 from cluster.adapters import hot_state
 from cluster.adapters.hot_state import Summary
+from cluster.adapters.live_seqs import (current_seq, current_seqs,  # noqa: F401 (re-exported)
+                                        live_key, next_seq, watched)
 from cluster.core.replication import Key
 from cluster.live import (BLOCK, CLUSTER_GROUP, EventRow, LiveData, LiveUpdate,
                           PartitionRow, Payload, stamp)
@@ -53,83 +55,9 @@ redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {redis.call('INCR', KEYS[4]), fields, events}
 """
-# Of some block groups, those a viewer watches (a count per group, kept by the consumers,
-# cluster/consumers.py); every other group's sequence moves on instead, in the same step.
-_WATCHED = """
-local out = {}
-for i = 1, #ARGV do
-  if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') > 0 then
-    out[#out + 1] = ARGV[i]
-  else
-    redis.call('INCR', KEYS[i + 1])
-  end
-end
-return out
-"""
-_UNWATCH = """
-for i = 1, #ARGV do
-  if redis.call('HINCRBY', KEYS[1], ARGV[i], -1) <= 0 then redis.call('HDEL', KEYS[1], ARGV[i]) end
-end
-"""
 _held: set[str] = set()
 _lock = threading.Lock()
 _timer: threading.Timer | None = None
-
-
-def _key(kind: str, group: str) -> str:
-    # Per installation (settings.LIVE_NAMESPACE), as the channel layer's groups are.
-    return f"{hot_state.PREFIX}live:{settings.LIVE_NAMESPACE}:{kind}:{group}"
-
-
-def next_seq(group: str) -> int:
-    return int(hot_state.client().incr(_key("seq", group)))
-
-
-def current_seq(group: str) -> int:
-    return int(hot_state.client().get(_key("seq", group)) or 0)
-
-
-def current_seqs(groups: Iterable[str]) -> dict[str, int]:
-    groups = list(groups)
-    values = hot_state.client().mget([_key("seq", g) for g in groups]) if groups else []
-    return {g: int(v or 0) for g, v in zip(groups, values)}
-
-
-# ---- who watches ------------------------------------------------------------------
-# A tick changes every partition of a busy cluster, and staging each row for groups
-# nobody watches was a tenth of its CPU. A group without viewers gets no rows: its
-# sequence moves on instead, so a page rendered before the change and greeted after it
-# sees the hello beyond its render and fetches a snapshot (static/js/live.js), as it
-# would for a change it missed while connecting. The check and the sequence's step are
-# one script, and a consumer counts itself in before it reads the hello's sequences:
-# either the script saw the viewer (rows are staged for it) or the hello sees the step.
-# A daphne that dies leaves its counts up: those groups are staged for nobody, as before.
-
-def _watchers_key() -> str:
-    return _key("watchers", "all")
-
-
-def watch(groups: Iterable[str]) -> None:
-    """A viewer joined ``groups`` (before its hello reads their sequences)."""
-    pipe = hot_state.client().pipeline(transaction=False)
-    for group in groups:
-        pipe.hincrby(_watchers_key(), group, 1)
-    pipe.execute()
-
-
-def unwatch(groups: Iterable[str]) -> None:
-    groups = list(groups)
-    if groups:
-        hot_state.client().eval(_UNWATCH, 1, _watchers_key(), *groups)
-
-
-def watched(groups: list[str]) -> set[str]:
-    """Of ``groups``, those a viewer watches; the others' sequences are stepped."""
-    if not groups:
-        return set()
-    found = hot_state.client().eval(_WATCHED, 1 + len(groups), _watchers_key(),
-                                    *[_key("seq", g) for g in groups], *groups)
-    return {g.decode() if isinstance(g, bytes) else g for g in found}
 
 
 # ---- staging --------------------------------------------------------------------
@@ -164,10 +92,10 @@ def _stage_fields(fields: Mapping[str, dict[str, str]],
     windows: list[tuple[str, int]] = []
     for group in dict.fromkeys([*fields, *events]):
         if fields.get(group):
-            pipe.hset(_key("pending", group), mapping=fields[group])
+            pipe.hset(live_key("pending", group), mapping=fields[group])
         if events.get(group):
-            pipe.rpush(_key("events", group), *[json.dumps(e) for e in events[group]])
-        pipe.set(_key("window", group), "1", nx=True, px=WINDOW_TTL_MS)
+            pipe.rpush(live_key("events", group), *[json.dumps(e) for e in events[group]])
+        pipe.set(live_key("window", group), "1", nx=True, px=WINDOW_TTL_MS)
         windows.append((group, len(pipe) - 1))
     if not windows:
         return
@@ -189,8 +117,8 @@ def _flush_many(groups: list[str]) -> dict[str, str | None]:
     script = client.register_script(_FLUSH)
     pipe = client.pipeline(transaction=False)
     for group in groups:
-        script(keys=[_key("pending", group), _key("events", group), _key("window", group),
-                     _key("seq", group)], args=[WINDOW_TTL_MS], client=pipe)
+        script(keys=[live_key("pending", group), live_key("events", group), live_key("window", group),
+                     live_key("seq", group)], args=[WINDOW_TTL_MS], client=pipe)
     sent: dict[str, str | None] = {}
     for group, got in zip(groups, pipe.execute()):
         sent[group] = None if got is None else _send_batch(group, *got)

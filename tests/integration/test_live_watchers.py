@@ -53,7 +53,8 @@ def test_a_change_to_an_unwatched_block_stages_no_row_but_steps_its_sequence(red
 
 
 def test_a_watched_block_gets_its_rows_and_its_neighbour_does_not(redis_url, staged):
-    from cluster.adapters.live_batches import _stage_partitions, current_seq, watch
+    from cluster.adapters.live_batches import _stage_partitions, current_seq
+    from cluster.adapters.live_seqs import watch
 
     watch(["topic-orders.0"])
     unwatched_seq = current_seq("topic-orders.1")
@@ -73,10 +74,10 @@ def test_a_leader_move_reaches_the_cluster_group_even_when_no_block_is_watched(r
 
 def test_a_viewer_counts_itself_in_while_connected_and_out_when_it_leaves(application, viewer):
     from cluster.adapters import hot_state
-    from cluster.adapters.live_batches import _watchers_key
+    from cluster.adapters.live_seqs import watchers_key
 
     def count() -> int:
-        return int(hot_state.client().hget(_watchers_key(), "topic-orders.0") or 0)
+        return int(hot_state.client().hget(watchers_key(), "topic-orders.0") or 0)
 
     cookie = session_cookie(viewer)
 
@@ -88,7 +89,7 @@ def test_a_viewer_counts_itself_in_while_connected_and_out_when_it_leaves(applic
 
     assert run_in_fresh_loop(scenario) == 1
     assert count() == 0
-    assert hot_state.client().hexists(_watchers_key(), "topic-orders.0") is False
+    assert hot_state.client().hexists(watchers_key(), "topic-orders.0") is False
 
 
 def test_a_viewer_of_a_block_receives_the_tick_rows_of_that_block(application, viewer):
