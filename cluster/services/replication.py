@@ -19,7 +19,6 @@ locks what. With one shard everything runs as one tick.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any
 
@@ -172,18 +171,15 @@ def followers_fetch(hot: HotState, keys: list[Key], at: int) -> list[Action]:
     A follower's fetch waits at its leader for new records (Kafka's
     ``replica.fetch.wait.max.ms``), so a write is fetched as soon as it lands: a
     unit of work holding a few sets (an acks=all produce) runs that round itself
-    instead of leaving it to the next tick of the whole shard. It is the tick's
-    own round on a view of the state holding only ``keys`` (the SPUs, topics,
-    cuts and connections are the state's own): stopped loops neither fetch nor
-    serve, cut or offline followers do not fetch, and the HW moves only as the
-    LRS's LEOs allow, so nothing is acknowledged the core has not committed.
+    instead of leaving it to the next tick of the whole shard. It is the tick's own
+    round: stopped loops neither fetch nor serve, cut or offline followers do not
+    fetch, and the HW moves only as the LRS's LEOs allow, so nothing is acknowledged
+    the core has not committed.
     """
     state, stopped = hot.state, hot_state.killed()
-    view = dataclasses.replace(state, replica_sets={
-        k: state.replica_sets[k] for k in keys if k in state.replica_sets})
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
-    return core.replication_step(view, at, max_records,
-                                 stopped={s for s in stopped if state.spus.get(s)})
+    return core.replication_step(state, at, max_records,
+                                 stopped={s for s in stopped if state.spus.get(s)}, keys=keys)
 
 
 def replication_resync_store(*, heal: bool = True) -> int:

@@ -20,11 +20,13 @@ back.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .acks import settle_acks
 from .connections import connect
 from .reach import fetch_cut
 from .events import Action, LrsChanged, ReplicaTruncated
-from .state import COMPACTED, ClusterState, Replica, ReplicaSet, Resolution, TopicConfig
+from .state import COMPACTED, ClusterState, Key, Replica, ReplicaSet, Resolution, TopicConfig
 
 _ONLINE = Resolution.ONLINE
 
@@ -170,8 +172,11 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
 
 def replication_step(state: ClusterState, now_ms: int | None = None,
                      max_records: int | None = None,
-                     stopped: frozenset[int] | set[int] = frozenset()) -> list[Action]:
-    """One fetch round for every live follower of every Online replica set.
+                     stopped: frozenset[int] | set[int] = frozenset(),
+                     keys: Iterable[Key] | None = None) -> list[Action]:
+    """One fetch round for every live follower of every Online replica set (of ``keys``
+    only, when given: a write someone waits for is fetched as it lands, Kafka's fetch
+    parked at the leader, without a round for every other set).
 
     ``stopped`` SPUs are ones whose loop died while the SC still believes them
     online (a crash not yet noticed): they neither fetch nor answer fetches,
@@ -181,7 +186,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     spus, conns = state.spus, state.connections
     # Follower -> leader pairs a network cut separates: they neither fetch nor serve.
     severed = fetch_cut(state) if state.cuts else ()
-    for rs in state.replica_sets.values():
+    sets = state.replica_sets
+    for rs in (sets.values() if keys is None else [sets[k] for k in keys if k in sets]):
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue

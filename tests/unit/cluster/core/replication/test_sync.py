@@ -111,3 +111,14 @@ def test_a_follower_holding_records_the_leader_lacks_is_cut_back_on_fetch():
     assert ReplicaTruncated("seed", 0, F2, 3, 2, f"diverged from leader {LEADER}",
                             (999_999,)) in actions
     assert rs.replica[F2].log == rs.replica[LEADER].log
+
+
+def test_a_fetch_round_for_some_sets_leaves_the_others_as_they_were():
+    state = new_cluster([LEADER, F1, F2])
+    add_topic(state, "seed", [[LEADER, F1, F2], [LEADER, F1, F2]])
+    for partition in (0, 1):
+        produce(state, ProduceRequest("seed", partition, Acks.ALL, 2))
+    replication_step(state, keys=[("seed", 1), ("gone", 0)])
+    assert leos(state.replica_set("seed", 1)) == [2, 2, 2]
+    assert state.replica_set("seed", 1).hw == 2
+    assert leos(state.replica_set("seed", 0)) == [2, 0, 0]
