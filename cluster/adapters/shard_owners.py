@@ -76,7 +76,7 @@ def decide(shard: int, mine: str, owners: Mapping[str, tuple[str, int]], nodes: 
                and int(s) < shards)
     current = owners.get(str(shard), (None, 0))[0]
     if current == mine:
-        return False if held > fair else True
+        return held <= fair
     if current is None and held < fair:
         return True
     return None
