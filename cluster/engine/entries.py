@@ -3,7 +3,7 @@ topics it started replicating, and the core's actions that a status cannot say.
 (What services log meanwhile is noted into the same commit: services/events.py.)"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.core.replication import Action, Key
@@ -11,11 +11,25 @@ from cluster.core.replication import metadata
 from cluster.core.replication.metadata import Status
 
 
-def status_changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> list[Key]:
-    """The saved sets whose logged status moved (or that are new): what the log records,
-    and the rows the store writes at once."""
-    return [key for key, new in after.items()
-            if (old := before.get(key)) is None or status_moved(old, new)]
+class Changes(NamedTuple):
+    """What the saved sets' summaries say moved."""
+    moved: list[Key]    # logged status moved, or new: what the log records, rows written at once
+    differs: list[Key]  # any figure moved (offsets too), ``moved`` included: the mirror's rows
+
+
+def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
+    """One pass over the saved sets' summaries (a busy tick saves every set)."""
+    moved, differs = [], []
+    for key, new in after.items():
+        old = before.get(key)
+        if old is None:
+            moved.append(key)
+            differs.append(key)
+        elif new != old:
+            differs.append(key)
+            if status_moved(old, new):
+                moved.append(key)
+    return Changes(moved, differs)
 
 
 def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary],

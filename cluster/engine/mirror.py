@@ -42,13 +42,13 @@ def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, 
     """Write the offsets due (module docstring); return (key, summary) of every set whose
     summary moved, written or not (live pages show them all)."""
     moved: list[Row] = []
-    before, tables = hot.before, hot.topics
-    for key, new in after.items():
+    tables = hot.topics
+    # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
+    for key in hot.differs:
         table = tables.get(key[0])
         pks = table["partitions"] if table else ()
-        if key[1] >= len(pks) or new == before.get(key):
-            continue
-        moved.append((pks[key[1]], key, new))
+        if key[1] < len(pks):
+            moved.append((pks[key[1]], key, after[key]))
     store = store_namespace()
     rows = _due(hot, moved, store)
     write_offsets(rows)

@@ -10,7 +10,10 @@
 
 A unit of work runs with the cyclic GC paused: it builds and drops tens of thousands
 of small objects over a heap of every loaded set, and collections meanwhile were a
-quarter of a busy tick; whatever cycles it leaves are collected after it.
+quarter of a busy tick. What it built is then frozen (webapp/perf.py): the sets the
+set cache keeps live on to the next tick, and collections scanning them after every
+unit were another fifth of it. Once a minute, outside the leases, everything is
+thawed and collected, which reclaims whatever cycles were made meanwhile.
 
 Nothing a reader can see is written before the commit lands; a refused commit
 (the lease was lost) leaves the store, the log and Redis as they were. What
@@ -30,13 +33,13 @@ from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
-from cluster.engine.entries import status_changes, step_entries
+from cluster.engine.entries import changes, step_entries
 from cluster.engine.mirror import mirror_offsets
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
 from cluster.services.events import announce
-from webapp.perf import gc_paused
+from webapp.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]
@@ -86,12 +89,13 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                              record_ids=record_ids, dispatch=dispatch,
                              lock_timeout_s=lock_timeout_s, now=now)
     at = now if now is not None else now_ms()
-    with locked_for_this_store(lock_timeout_s), gc_paused():
+    with locked_for_this_store(lock_timeout_s), gc_paused(freeze=True):
         hot = hot_state.load(keys, take_committed=True)
         shards.adopt_record_ids(hot.state)
         actions = run_unit(hot, step, at, hot_state.save)
     _follow_up(hot, actions, dispatch)
     hot_state.keep_committed(hot)
+    thaw_if_due()
     return actions
 
 
@@ -105,7 +109,7 @@ def run_on_shards(step: Step, *, locks: list[str],
     ``record_ids``: how many records ``step`` may produce, or how to count them from the
     loaded sets (a shard's share of the topics' quotas)."""
     at = now if now is not None else now_ms()
-    with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused():
+    with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused(freeze=True):
         hot = hot_state.load_selected(pick, take_committed=True)
         if callable(record_ids):
             record_ids = record_ids(hot)
@@ -124,6 +128,7 @@ def run_on_shards(step: Step, *, locks: list[str],
         actions = run_unit(hot, bounded, at, hot_state.save_sets)
     _follow_up(hot, actions, dispatch)
     hot_state.keep_committed(hot)
+    thaw_if_due()
     return actions
 
 
@@ -144,8 +149,9 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
 
         def entries(keys: list[Key]) -> list[dict[str, Any]]:
             sets = hot.state.replica_sets
-            after.update((k, summary(sets[k])) for k in keys if k in sets)
-            hot.moved = status_changes(hot.before, after)
+            # The hot state's save sums up what it wrote (any other save: here).
+            after.update((k, summary(sets[k])) for k in keys if k in sets and k not in after)
+            hot.moved, hot.differs = changes(hot.before, after)
             out = step_entries(hot, actions, after, at)
             for hook in _extra_entries.values():
                 out += hook(hot, after, at, bool(out or hot.log))

@@ -88,6 +88,8 @@ def figures(label: str, times: list[float]) -> None:
     print(f"{label:<44} median {statistics.median(times):7.1f} ms  "
           f"(min {min(times):.1f}, max {max(times):.1f}, {len(times)} steps) "
           f"-> {1000 / statistics.median(times):.1f} steps/s")
+    if os.environ.get("BENCH_EACH"):
+        print("  each:", " ".join(f"{t:.0f}" for t in times))
 
 
 def print_profile(profile: cProfile.Profile) -> None:

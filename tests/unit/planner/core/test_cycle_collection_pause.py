@@ -14,8 +14,8 @@ def collector_enabled():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
-        gc.disable()
+    # Back as found, whichever way a test left it (one disables it on purpose).
+    (gc.enable if was else gc.disable)()
 
 
 def test_the_collector_is_paused_inside_and_enabled_again_after(collector_enabled):
