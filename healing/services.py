@@ -24,6 +24,7 @@ from cluster.services.events import Actor, log_event
 from healing import core
 from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
+from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
 from healing.preemption import Hold, held_by, hold_of
@@ -34,7 +35,9 @@ T = TypeVar("T")
 
 
 def config() -> HealingConfig:
-    return HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)[0]
+    # Without the LRS members: hundreds of thousands of pairs, read only when they
+    # changed (healing/members.py).
+    return HealingConfig.objects.defer("in_lrs").get_or_create(pk=HealingConfig.SINGLETON)[0]
 
 
 def current_settings(row: HealingConfig | None = None) -> core.Settings:
@@ -132,7 +135,8 @@ def _claim_run() -> str | None:
 def _check(now: int) -> dict[str, Any]:
     row, snapshot = config(), cluster_snapshot(now)
     settings, mode = current_settings(row), Mode(row.mode)
-    fresh = core.new_shrinks(frozenset(tuple(x) for x in row.in_lrs), snapshot)
+    seen, members = last_seen(row), core.in_lrs(snapshot)
+    fresh = core.new_shrinks(seen, snapshot, members)
     shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
                                      settings.slow_spu_window_s)
     findings = core.detect(snapshot, settings, [(s, len(t)) for s, t in shrinks.items()])
@@ -143,7 +147,7 @@ def _check(now: int) -> dict[str, Any]:
     anomalies = core.advance(settled, findings, now, settings)
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
     write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
-                    mode, settings)
+                    mode, settings, (seen, members))
     known = {r.pk: as_core(r) for r in open_rows}
     quiet = planned is None and all(known.get(a.id) == a for a in anomalies)
     # A run that changed nothing logs nothing: it need not wait for the engine's lease.
@@ -203,7 +207,8 @@ def moves_last_hour() -> int:
 def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
            planned: tuple[list[Found], core.Fix] | None, waiting: str,
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
-           settings: core.Settings) -> dict[str, Any]:
+           settings: core.Settings, members: tuple[core.InLrs, core.InLrs]
+           ) -> dict[str, Any]:
     before = {r.pk: r for r in open_rows}
     if planned is not None and mode is Mode.HEAL:
         # An operator's apply may have pre-empted since the run read the hold: under the row's
@@ -220,11 +225,8 @@ def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
                      for a in anomalies]
     for anomaly in anomalies:
         _save(anomaly, before.get(anomaly.id), snapshot.at_ms)
-    members = sorted(map(list, core.in_lrs(snapshot)))
     fields = ["shrinks", "waiting", "checked_at", "updated_at"]
-    if members != row.in_lrs:  # tens of thousands of entries at scale: written on change only
-        row.in_lrs = members
-        fields.append("in_lrs")
+    remember(row, *members, fields)  # hundreds of thousands of pairs: written on change only
     row.shrinks = {str(k): v for k, v in shrinks.items()}
     row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
     row.save(update_fields=fields)

@@ -6,10 +6,19 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# How often a process that freezes what it allocates (``gc_paused(freeze=True)``) lets
-# the cyclic GC see everything again, so that cycles made meanwhile are reclaimed.
-THAW_EVERY_S = 60.0
-_last_thaw = time.monotonic()
+# When a process that freezes what it allocates (``gc_paused(freeze=True)``) lets the
+# cyclic GC see everything again, so that cycles made meanwhile are reclaimed: once the
+# frozen objects are a quarter more than the fewest seen since the last thaw (the rule
+# CPython uses to space its own full collections), and THAW_MIN_OBJECTS more at least.
+# Replaced objects are freed by reference counting and leave the frozen generation, so
+# a steady engine's count stays put; what only the collector frees makes it grow. A thaw
+# is a full collection, 4 s of a worker holding 100,000 replica sets: counting the
+# frozen objects walks them too (tens of ms there), hence once per THAW_CHECK_S.
+THAW_GROWTH = 0.25
+THAW_MIN_OBJECTS = 100_000
+THAW_CHECK_S = 30.0
+_checked = time.monotonic()
+_fewest: int | None = None  # frozen objects, the fewest counted since the last thaw
 
 
 @contextmanager
@@ -24,7 +33,7 @@ def gc_paused(*, freeze: bool = False) -> Iterator[None]:
     no cycles. Re-enabling the GC after building them made the next collections scan
     them all, tick after tick: a fifth of a busy tick's CPU at 10,000 partitions. Frozen
     (``gc.freeze``), collections skip them; reference counting still frees them as
-    usual, and ``thaw_if_due`` hands them back to the GC now and then, for cycles.
+    usual, and ``thaw_if_due`` hands them back to the GC when they grew, for cycles.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -38,14 +47,20 @@ def gc_paused(*, freeze: bool = False) -> Iterator[None]:
 
 
 def thaw_if_due(now: float | None = None) -> bool:
-    """Every ``THAW_EVERY_S``: unfreeze and collect everything, reclaiming the cycles that
-    frozen objects took part in meanwhile. Call it outside any lease: the collection
-    scans the whole heap. Returns whether it ran."""
-    global _last_thaw
+    """Unfreeze and collect everything once the frozen objects grew enough, reclaiming
+    the cycles they took part in. Call it outside any lease: the collection scans the
+    whole heap. Returns whether it ran."""
+    global _checked, _fewest
     now = time.monotonic() if now is None else now
-    if now - _last_thaw < THAW_EVERY_S or not gc.isenabled():
+    if not gc.isenabled() or now - _checked < THAW_CHECK_S:
         return False
-    _last_thaw = now
+    _checked = now
+    frozen = gc.get_freeze_count()
+    if _fewest is None or frozen < _fewest:
+        _fewest = frozen
+    if frozen <= _fewest * (1 + THAW_GROWTH) + THAW_MIN_OBJECTS:
+        return False
     gc.unfreeze()
     gc.collect()
+    _fewest = None
     return True

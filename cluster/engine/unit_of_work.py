@@ -12,8 +12,9 @@ A unit of work runs with the cyclic GC paused: it builds and drops tens of thous
 of small objects over a heap of every loaded set, and collections meanwhile were a
 quarter of a busy tick. What it built is then frozen (webapp/perf.py): the sets the
 set cache keeps live on to the next tick, and collections scanning them after every
-unit were another fifth of it. Once a minute, outside the leases, everything is
-thawed and collected, which reclaims whatever cycles were made meanwhile.
+unit were another fifth of it. Once what was frozen has grown by a quarter, everything
+is thawed and collected outside the leases, which reclaims whatever cycles were made
+meanwhile.
 
 Nothing a reader can see is written before the commit lands; a refused commit
 (the lease was lost) leaves the store, the log and Redis as they were. What

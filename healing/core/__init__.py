@@ -1,7 +1,7 @@
 """Self-healing's pure core: detection, the anomaly lifecycle and the fixes (no Django)."""
 from __future__ import annotations
 
-from healing.core.detect import detect, in_lrs, new_shrinks, shrinks_in_window
+from healing.core.detect import InLrs, detect, in_lrs, new_shrinks, shrinks_in_window
 from healing.core.fixes import Fix, plan_fix, target_of
 from healing.core.lifecycle import (advance, due, held, moves_allowed, planned, preempt, resume,
                                     settle)
@@ -11,7 +11,7 @@ from healing.core.model import (OPEN_STATES, SETTING_NAMES, Anomaly, AnomalyStat
 
 __all__ = [
     "OPEN_STATES", "SETTING_NAMES", "Anomaly", "AnomalyState", "AnomalyType", "Finding", "Fix",
-    "Mode", "PartitionView", "SettingError", "Settings", "Snapshot", "SpuView", "advance",
+    "InLrs", "Mode", "PartitionView", "SettingError", "Settings", "Snapshot", "SpuView", "advance",
     "check_thresholds", "detect", "due", "held", "in_lrs", "moves_allowed", "new_shrinks",
     "parse_setting", "plan_fix", "planned", "preempt", "resume", "settings_from", "settle",
     "shrinks_in_window", "target_of",

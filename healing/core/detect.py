@@ -128,12 +128,16 @@ def in_lrs(snapshot: Snapshot) -> InLrs:
     return frozenset((p.topic, p.partition, r) for p in snapshot.partitions for r in p.lrs)
 
 
-def new_shrinks(before: InLrs, snapshot: Snapshot) -> Counter[int]:
+def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> Counter[int]:
     """Per SPU: its replicas that left an LRS since ``before`` while the SPU stayed up and
-    kept the replica (an SPU going down, or a replica moved away, is no sign of slowness)."""
+    kept the replica (an SPU going down, or a replica moved away, is no sign of slowness).
+    ``now``: ``in_lrs(snapshot)``, when the caller has it already."""
+    gone = before - (in_lrs(snapshot) if now is None else now)
+    if not gone:  # the usual run: reading every partition's replicas is for nothing
+        return Counter()
     up = {s.id for s in snapshot.spus if s.online}
     held = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
-    return Counter(spu for (topic, pid, spu) in before - in_lrs(snapshot)
+    return Counter(spu for (topic, pid, spu) in gone
                    if spu in up and spu in held.get((topic, pid), ()))
 
 

@@ -10,10 +10,14 @@ from webapp import perf
 
 
 @pytest.fixture(autouse=True)
-def thawed():
+def thawed(monkeypatch):
     was = gc.isenabled()
     gc.enable()
     gc.unfreeze()
+    gc.collect()
+    monkeypatch.setattr(perf, "_fewest", None)
+    monkeypatch.setattr(perf, "_checked", 0.0)
+    monkeypatch.setattr(perf, "THAW_MIN_OBJECTS", 1000)
     yield
     gc.unfreeze()
     (gc.enable if was else gc.disable)()
@@ -24,36 +28,66 @@ class Node:
         self.me = self  # a cycle: only the collector can reclaim it
 
 
+def check(at: float) -> bool:
+    return perf.thaw_if_due(now=at * perf.THAW_CHECK_S)
+
+
 def test_a_pause_turns_the_collector_off_inside_and_back_on_after():
-    assert gc.isenabled()
     with perf.gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
 
 
-def test_a_frozen_pause_hands_what_it_built_to_no_collection_until_the_thaw(thawed, monkeypatch):
+def test_a_frozen_pause_hands_what_it_built_to_no_collection_until_a_thaw():
     with perf.gc_paused(freeze=True):
         ref = weakref.ref(Node())
     assert gc.get_freeze_count() > 0
     gc.collect()
     assert ref() is not None  # frozen: full collections skip it
 
-    monkeypatch.setattr(perf, "_last_thaw", 0.0)
-    assert perf.thaw_if_due(now=perf.THAW_EVERY_S + 1)
+    assert not check(1)  # the first count is where growth is measured from
+    leaked = []
+    with perf.gc_paused(freeze=True):
+        leaked += [Node() for _ in range(perf.THAW_MIN_OBJECTS + gc.get_freeze_count() // 3)]
+    assert check(2)
     assert gc.get_freeze_count() == 0
     assert ref() is None
 
 
-def test_the_thaw_waits_its_interval(thawed, monkeypatch):
-    monkeypatch.setattr(perf, "_last_thaw", 100.0)
+def test_growth_under_a_quarter_waits_and_past_it_thaws():
     with perf.gc_paused(freeze=True):
-        pass
-    assert not perf.thaw_if_due(now=100.0 + perf.THAW_EVERY_S - 1)
-    assert gc.get_freeze_count() > 0
-    assert perf.thaw_if_due(now=100.0 + perf.THAW_EVERY_S)
+        kept = [[i] for i in range(20_000)]
+    assert not check(1)
+    base = gc.get_freeze_count()
+    with perf.gc_paused(freeze=True):
+        kept += [[i] for i in range(int(base * 0.25) + 500)]  # under a quarter + the minimum
+    assert not check(2)
+    with perf.gc_paused(freeze=True):
+        kept += [[i] for i in range(1000)]
+    assert check(3)
 
 
-def test_acyclic_objects_built_in_a_frozen_pause_are_still_freed_when_dropped(thawed):
+def test_objects_replaced_meanwhile_are_not_growth():
+    with perf.gc_paused(freeze=True):
+        kept = [[i] for i in range(20_000)]
+    assert not check(1)
+    for round_ in range(2, 12):  # every unit replaces what it keeps, as ticks do
+        with perf.gc_paused(freeze=True):
+            kept = [[i] for i in range(20_000)]
+        assert not check(round_)
+
+
+def test_counting_waits_its_interval():
+    with perf.gc_paused(freeze=True):
+        leaked = [Node() for _ in range(5000)]
+    assert not perf.thaw_if_due(now=perf.THAW_CHECK_S)
+    with perf.gc_paused(freeze=True):
+        leaked += [Node() for _ in range(50_000)]
+    assert not perf.thaw_if_due(now=perf.THAW_CHECK_S * 1.5)
+    assert perf.thaw_if_due(now=perf.THAW_CHECK_S * 2)
+
+
+def test_acyclic_objects_built_in_a_frozen_pause_are_still_freed_when_dropped():
     class Leaf:
         pass
 

@@ -1,0 +1,77 @@
+"""The detector's memory of LRS members: read only when another run changed it, written
+only when the members changed, and a shrink still found from it (healing/members.py)."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from cluster.models import Partition
+from cluster.services import topic_create
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue
+from healing import members, snapshot
+from healing.models import HealingConfig
+from healing.services import healing_check
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+@pytest.fixture
+def cluster(redis_url):
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=4, replication=3)
+    queue = LocalQueue()
+    replication_tick(now=1_000, dispatch=queue)
+    queue.drain()
+    healing_check(now_ms=2_000)
+
+
+def row() -> HealingConfig:
+    return HealingConfig.objects.get(pk=HealingConfig.SINGLETON)
+
+
+def mentions_members(queries) -> list[str]:
+    return [q["sql"] for q in queries if '"in_lrs"' in q["sql"]]
+
+
+def behind_the_projections_back(**changes) -> None:
+    """Rows written as no projection would, so the snapshot must read them again."""
+    Partition.objects.filter(index=0).update(**changes)
+    snapshot._read.clear()
+
+
+def test_a_run_where_nothing_moved_neither_reads_nor_writes_the_members(cluster):
+    first = row()
+    assert len(first.in_lrs) == 12 and first.in_lrs_version == 1
+    with CaptureQueriesContext(connection) as queries:
+        healing_check(now_ms=3_000)
+    assert mentions_members(queries) == []
+    assert row().in_lrs_version == 1
+
+
+def test_a_replica_leaving_an_lrs_is_a_shrink_and_the_new_members_are_written(cluster):
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    healing_check(now_ms=3_000)
+    after = row()
+    assert after.shrinks == {"2": [3_000]}
+    assert after.in_lrs_version == 2 and len(after.in_lrs) == 11
+    assert ["orders", 0, 2] not in after.in_lrs
+
+
+def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(cluster):
+    # Another worker's run saw SPU 2 leave partition 0's LRS and come back: its members
+    # lack the pair, so to this run SPU 2 rejoined, which is no shrink; had this process
+    # used its own memory (the pair present), nothing would differ either. So make the
+    # other run's memory hold a pair this one never saw, and remove it from the LRS.
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    healing_check(now_ms=3_000)  # this process now remembers the shorter LRS
+    stored = row()
+    HealingConfig.objects.filter(pk=stored.pk).update(
+        in_lrs=sorted([*stored.in_lrs, ["orders", 0, 2]]), in_lrs_version=7)
+    healing_check(now_ms=4_000)
+    assert row().shrinks == {"2": [3_000, 4_000]}  # found from the members in the row
+    assert members.last_seen(row()) == {tuple(m) for m in row().in_lrs}
