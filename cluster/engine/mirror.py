@@ -60,8 +60,13 @@ def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, 
     return [(key, new) for _, key, new in moved]
 
 
+def slices_of(hot: HotState) -> int:
+    """How many slices the mirror cuts ``hot``'s rows into (1: every moved row, at once)."""
+    return math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
+
+
 def _due(hot: HotState, moved: list[Row], store: str) -> list[Row]:
-    slices = math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
+    slices = slices_of(hot)
     if slices <= 1:
         return moved
     scope = (store, *lease.held_names())

@@ -32,7 +32,7 @@ from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, metadata
-from cluster.engine.mirror import stored_shape, write_offsets
+from cluster.engine.mirror import slices_of, stored_shape, write_offsets
 from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
                                      topology_unchanged)
 from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
@@ -193,7 +193,8 @@ def replication_resync_store(*, heal: bool = True) -> int:
     offsets mirror. Sharded, it takes one shard at a time, so the ticks of the
     others go on. ``heal`` False: only the log's catch-up and trim (the beat heals at
     most every ``REPLICATION_RESYNC_INTERVAL_S``, ``resync_heal_due``: the heal reads
-    every row and every set, 30 s of a loaded machine at 100,000 partitions).
+    every row and every set, 30 s of a loaded machine at 100,000 partitions). Rows whose
+    offsets only trail the hot state are the mirror's to bring level (``_trails``).
     """
     store_projection.catch_up()
     with bound_to_store():
@@ -212,13 +213,15 @@ def replication_resync_store(*, heal: bool = True) -> int:
 
     def heal(hot: HotState) -> list[Action]:
         rows = []
+        sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
         for key, rs in hot.state.replica_sets.items():
             pk, new = hot.partition_pk(key), hot_state.summary(rs)
             row = stored.get(pk) if pk is not None else None
-            if row is None or row == _stored_shape(new):
+            shape = _stored_shape(new) if row is not None else None
+            if row is None or row == shape or (sliced and _trails(row, shape)):
                 continue
             rows.append((pk, key, new))
-            if row[:6] != _stored_shape(new)[:6]:
+            if row[:6] != shape[:6]:
                 metadata_log.note({**metadata.partition_entry(
                     key, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
                     "topic_pk": hot.topics[key[0]]["pk"]})
@@ -245,6 +248,15 @@ def resync_heal_due() -> bool:
 
 def _nowhere(_: Any) -> None:
     """Resync leaves no election behind that the beat would not find."""
+
+
+def _trails(row: tuple[Any, ...], shape: tuple[Any, ...]) -> bool:
+    """The row's status is the hot state's and its offsets are behind or level: what the
+    offsets mirror leaves between its slices past its budget (engine/mirror.py), which it
+    brings level itself (a process new after a crash writes every row of a slice once).
+    Healing those wrote most rows of a busy cluster at every heal (18,000 of 20,000) and
+    counted them as drift. Below the budget no row trails by design: all are healed."""
+    return row[:6] == shape[:6] and row[6] <= shape[6] and row[7] <= shape[7]
 
 
 def _stored_shape(s: hot_state.Summary) -> tuple[Any, ...]:

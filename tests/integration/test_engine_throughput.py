@@ -86,3 +86,42 @@ def test_the_beat_heals_drifted_rows_at_most_once_per_interval(busy, settings):
     settings.REPLICATION_RESYNC_INTERVAL_S = 60
     assert resync_heal_due() is True
     assert resync_heal_due() is False
+
+
+def offsets() -> dict[int, tuple[int, int]]:
+    return {p.index: (p.hw, p.leo) for p in Partition.objects.all()}
+
+
+def test_past_the_budget_rows_whose_offsets_only_trail_are_left_to_the_mirror(busy):
+    from cluster.services.replication import replication_resync_store
+
+    at = busy
+    for step in range(1, 4):
+        tick(at + 1000 * step)
+    assert offsets() != {i: (hw, leo) for i, (_, _, hw, leo) in hot_rows().items()}
+    assert replication_resync_store() == 0  # no drift: the mirror's slices bring them level
+
+
+def test_past_the_budget_offsets_ahead_of_the_hot_state_are_healed(busy):
+    from cluster.services.replication import replication_resync_store
+
+    tick(busy + 1000)
+    Partition.objects.filter(index=4).update(hw=10_000, leo=10_000)
+    assert replication_resync_store() == 1
+    assert offsets()[4] == hot_rows()[4][2:]
+
+
+def test_below_the_budget_a_row_whose_offsets_trail_is_healed(busy, settings):
+    from cluster.services.replication import replication_resync_store
+
+    settings.REPLICATION_MIRROR_ROWS = 2000  # every moved row is written at each tick
+    for step in range(1, 4):
+        tick(busy + 1000 * step)
+    Topic.objects.filter(name="busy").update(producer_rate=0)
+    tick(busy + 4000)
+    assert rows() == hot_rows()
+    index = max(offsets().items(), key=lambda item: item[1])[0]
+    assert offsets()[index][0] > 0
+    Partition.objects.filter(index=index).update(hw=0, leo=0)  # a mirror write lost, say
+    assert replication_resync_store() == 1
+    assert rows() == hot_rows()
