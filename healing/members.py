@@ -6,9 +6,14 @@ partitions that is 300,000 pairs: decoding them at every check (twice: the row w
 whole to claim the run too) and sorting them again to see whether they changed cost a
 worker about a second every five. So the row is read without them, each process keeps
 the set it last read or wrote by the row's ``in_lrs_version``, and the pairs are written
-(and the version moved) only when the members changed.
+(under a new version) only when the members changed.
+
+A version is drawn at random, not counted: a write whose transaction rolled back after
+this process kept its members then names nothing another run could write.
 """
 from __future__ import annotations
+
+import secrets
 
 from cluster.adapters.redis_keys import store_namespace
 from healing.core.detect import InLrs
@@ -36,7 +41,7 @@ def remember(row: HealingConfig, seen: InLrs, now: InLrs, fields: list[str]) -> 
     if now == seen:
         return
     row.in_lrs = sorted(map(list, now))
-    row.in_lrs_version += 1
+    row.in_lrs_version = secrets.randbits(62)
     fields += ["in_lrs", "in_lrs_version"]
     _keep(row.in_lrs_version, now)
 

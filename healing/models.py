@@ -22,7 +22,7 @@ class HealingConfig(models.Model):
     mode = models.CharField(max_length=16, choices=_choices(Mode), default=Mode.OFF.value)
     values = models.JSONField(default=dict, blank=True, help_text="settings set by name")
     in_lrs = models.JSONField(default=list, blank=True)
-    # Counts the writes of in_lrs: a process keeps the set it last decoded by this number
+    # Names the last write of in_lrs: a process keeps the set it last decoded by it
     # (300,000 pairs at 100,000 partitions; decoding them every check cost a second).
     in_lrs_version = models.PositiveBigIntegerField(default=0)
     shrinks = models.JSONField(default=dict, blank=True)

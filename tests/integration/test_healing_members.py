@@ -44,20 +44,21 @@ def behind_the_projections_back(**changes) -> None:
 
 def test_a_run_where_nothing_moved_neither_reads_nor_writes_the_members(cluster):
     first = row()
-    assert len(first.in_lrs) == 12 and first.in_lrs_version == 1
+    assert len(first.in_lrs) == 12 and first.in_lrs_version != 0
     with CaptureQueriesContext(connection) as queries:
         healing_check(now_ms=3_000)
     assert mentions_members(queries) == []
-    assert row().in_lrs_version == 1
+    assert row().in_lrs_version == first.in_lrs_version
 
 
 def test_a_replica_leaving_an_lrs_is_a_shrink_and_the_new_members_are_written(cluster):
+    version = row().in_lrs_version
     lrs = Partition.objects.get(index=0).lrs
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     healing_check(now_ms=3_000)
     after = row()
     assert after.shrinks == {"2": [3_000]}
-    assert after.in_lrs_version == 2 and len(after.in_lrs) == 11
+    assert after.in_lrs_version != version and len(after.in_lrs) == 11
     assert ["orders", 0, 2] not in after.in_lrs
 
 
