@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from cluster.adapters import hot_state, metadata_log, shards, tick_steps
-from cluster.adapters.hot_state import HotState, Summary, summary
+from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.live_batches import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, scheduler
 from cluster.adapters.store_identity import locked_for_this_store
@@ -94,9 +94,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
         hot = hot_state.load(keys, take_committed=True)
         shards.adopt_record_ids(hot.state)
         actions = run_unit(hot, step, at, hot_state.save)
-    _follow_up(hot, actions, dispatch)
-    hot_state.keep_committed(hot)
-    thaw_if_due()
+    _after_commit(hot, actions, dispatch)
     return actions
 
 
@@ -127,9 +125,7 @@ def run_on_shards(step: Step, *, locks: list[str],
             return actions
 
         actions = run_unit(hot, bounded, at, hot_state.save_sets)
-    _follow_up(hot, actions, dispatch)
-    hot_state.keep_committed(hot)
-    thaw_if_due()
+    _after_commit(hot, actions, dispatch)
     return actions
 
 
@@ -148,10 +144,8 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
         # shards this ledger never sees their writes.
         core.ledger.account(hot.state, actions, at, complete=not shards.sharded())
 
-        def entries(keys: list[Key]) -> list[dict[str, Any]]:
-            sets = hot.state.replica_sets
-            # The hot state's save sums up what it wrote (any other save: here).
-            after.update((k, summary(sets[k])) for k in keys if k in sets and k not in after)
+        def entries(_saved: list[Key]) -> list[dict[str, Any]]:
+            # The save summed up each set it wrote into ``after`` (hot_state).
             hot.moved, hot.differs = changes(hot.before, after)
             out = step_entries(hot, actions, after, at)
             for hook in _extra_entries.values():
@@ -183,7 +177,10 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> 
     publish_partitions(written, moved=moved)
 
 
-def _follow_up(hot: HotState, actions: list[Action], dispatch: Dispatch | None) -> None:
+def _after_commit(hot: HotState, actions: list[Action], dispatch: Dispatch | None) -> None:
+    """Outside the leases: the follow-up tick, the sets kept for the next unit, a thaw."""
     deadline = core.next_deadline(hot.state)
     followups = Followups(next_deadline_ms=deadline)
     (dispatch or scheduler().dispatch)(followups)
+    hot_state.keep_committed(hot)
+    thaw_if_due()

@@ -217,8 +217,10 @@ def replication_resync_store(*, heal: bool = True) -> int:
         for key, rs in hot.state.replica_sets.items():
             pk, new = hot.partition_pk(key), hot_state.summary(rs)
             row = stored.get(pk) if pk is not None else None
-            shape = _stored_shape(new) if row is not None else None
-            if row is None or row == shape or (sliced and _trails(row, shape)):
+            if row is None:
+                continue
+            shape = _stored_shape(new)
+            if row == shape or (sliced and _trails(row, shape)):
                 continue
             rows.append((pk, key, new))
             if row[:6] != shape[:6]:
