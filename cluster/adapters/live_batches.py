@@ -284,23 +284,27 @@ def publish_partitions(changes: list[tuple[Key, Summary]], *, moved: list[Key]) 
 def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key]) -> None:
     # Rows are encoded straight to JSON here: dicts and json.dumps for 10,000 rows were
     # most of the tick's live cost. The text is PartitionRow's, key for key.
-    names: dict[str, str] = {}
-    by_group: dict[str, dict[str, str]] = defaultdict(dict)
-    cluster: dict[str, str] = {}
     try:
-        blocks = {key: f"topic-{key[0]}.{key[1] // BLOCK}" for key, _ in changes}
-        seen = watched(list(dict.fromkeys(blocks.values())))
+        groups = {block: f"topic-{block[0]}.{block[1]}"
+                  for block in {(topic, index // BLOCK) for (topic, index), _ in changes}}
+        seen = watched(list(groups.values()))
     except Exception:  # a page missing an update must not fail a replication step
         log.exception("live update failed")
         return
+    watched_blocks = {block: group for block, group in groups.items() if group in seen}
+    if not watched_blocks and not moved:
+        return  # nobody watches these blocks and the cluster view has nothing new
+    names: dict[str, str] = {}
+    by_group: dict[str, dict[str, str]] = defaultdict(dict)
+    cluster: dict[str, str] = {}
     for key, summary in changes:
-        group = blocks[key]
-        if group not in seen and key not in moved:
-            continue
         topic, index = key
+        group = watched_blocks.get((topic, index // BLOCK))
+        if group is None and key not in moved:
+            continue
         name = names.get(topic) or names.setdefault(topic, json.dumps(topic))
         field, row = f"p:{topic}/{index}", _row_json(name, index, summary)
-        if group in seen:
+        if group is not None:
             by_group[group][field] = row
         if key in moved:
             cluster[field] = row

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import msgpack
@@ -129,8 +130,9 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
     replicas = [(_log_out(r, ref), r.hw, r.claims_leadership, r.seen_attempt,
                  r.caught_up_ms if r.leo < leo else None)
                 for r in (rs.replica[s] for s in rs.replicas)]
+    # Resolution is a str enum: msgpack packs it as its value, byte for byte.
     return _packer().pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
-                           rs.resolution.value, rs.hw, rs.epoch, rs.candidate, rs.attempt,
+                           rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt,
                            rs.tried, rs.pending, ref.start, tail, replicas, extras))
 
 
@@ -147,8 +149,11 @@ def _packer() -> msgpack.Packer:
 
 
 def _extras(rs: ReplicaSet) -> dict[str, Any]:
-    return {name: encode(value) for name, encode, default in _OPTIONAL_DEFAULTS
-            if (value := getattr(rs, name)) != default}
+    values = _optional_values(rs)
+    if values == _ALL_DEFAULT:  # nearly every set, every tick: one comparison
+        return {}
+    return {name: encode(value) for (name, encode, default), value
+            in zip(_OPTIONAL_DEFAULTS, values) if value != default}
 
 
 def _default(f: Any) -> Any:
@@ -255,6 +260,10 @@ OPTIONAL_SET_FIELDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]
 # (name, encode, default) of each optional field, read once: every encoding checks them.
 _OPTIONAL_DEFAULTS = [(name, encode, _default(ReplicaSet.__dataclass_fields__[name]))
                       for name, (encode, _) in OPTIONAL_SET_FIELDS.items()]
+
+# attrgetter of several names answers a tuple (of one name, the bare value).
+_optional_values = attrgetter(*(name for name, _, _ in _OPTIONAL_DEFAULTS), "__class__")
+_ALL_DEFAULT = (*(default for _, _, default in _OPTIONAL_DEFAULTS), ReplicaSet)
 
 _new_summary = tuple.__new__
 

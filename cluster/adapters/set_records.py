@@ -37,7 +37,7 @@ return #KEYS
 """
 
 
-def records_key(topic: str, partition: int) -> str:
+def records_key(topic: str, partition: int | str) -> str:
     return key(f"recs:{topic}:{partition}")
 
 
@@ -47,13 +47,19 @@ class Writes:
     def __init__(self) -> None:
         self.keys: list[str] = []
         self.args: list[bytes | str] = []
+        # Each topic's key prefix, named once: a busy save writes every partition's key.
+        self._prefixes: dict[str, str] = {}
 
     def follow(self, set_key: Key, before: Stored | None, ref: Replica) -> Stored:
         """Bring the key from ``before`` to ``ref``'s retained log; return what it holds."""
         log = ref.log
         write = _write(before, ref)
         if write is not None:
-            self.keys.append(records_key(*set_key))
+            topic = set_key[0]
+            prefix = self._prefixes.get(topic)
+            if prefix is None:
+                prefix = self._prefixes[topic] = records_key(topic, "")
+            self.keys.append(f"{prefix}{set_key[1]}")
             self.args += write
         return ref.start, len(log), log[-1] if log else None
 

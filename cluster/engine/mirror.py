@@ -41,23 +41,15 @@ _MAX_ROWS_KEPT = 400_000
 def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, Summary]]:
     """Write the offsets due (module docstring); return (key, summary) of every set whose
     summary moved, written or not (live pages show them all)."""
-    moved: list[Row] = []
-    tables = hot.topics
     # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
-    for key in hot.differs:
-        table = tables.get(key[0])
-        pks = table["partitions"] if table else ()
-        if key[1] < len(pks):
-            moved.append((pks[key[1]], key, after[key]))
+    changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
     store = store_namespace()
-    rows = _due(hot, moved, store)
+    rows = _due(hot, changed, store)
     write_offsets(rows)
     if len(_written) > _MAX_ROWS_KEPT:
         _written.clear()
     _written.update(((store, pk), s) for pk, _, s in rows)
-    for _, key, new in moved:
-        hot.before[key] = new
-    return [(key, new) for _, key, new in moved]
+    return changed
 
 
 def slices_of(hot: HotState) -> int:
@@ -65,17 +57,20 @@ def slices_of(hot: HotState) -> int:
     return math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
 
 
-def _due(hot: HotState, moved: list[Row], store: str) -> list[Row]:
+def _due(hot: HotState, changed: list[tuple[Key, Summary]], store: str) -> list[Row]:
+    """The rows to write: every changed one within the budget; past it, those whose status
+    moved and the rows of this unit's slice that differ from what this process wrote."""
+    pk_of = hot.partition_pk
     slices = slices_of(hot)
     if slices <= 1:
-        return moved
+        return [(pk_of(key), key, new) for key, new in changed]
     scope = (store, *lease.held_names())
     turn = _cursor.get(scope, 0) % slices
     _cursor[scope] = turn + 1
-    now = set(hot.moved)
-    rows = [(pk, key, new) for pk, key, new in moved if key in now]
-    chosen = {pk for pk, _, _ in rows}
     after, before = hot.after, hot.before
+    # Walked from the moved sets and the slice, never every changed set: the rest wait.
+    rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
+    chosen = {pk for pk, _, _ in rows}
     for pk, key in _slice(hot, slices, turn):
         if pk in chosen or key not in before:
             continue

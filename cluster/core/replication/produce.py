@@ -49,18 +49,24 @@ def _refuse(topic: str, partition: int, code: str, reason: str) -> ProduceResult
 
 def _refusal(state: ClusterState, req: ProduceRequest, acks: Acks) -> ProduceResult | None:
     rs = state.replica_sets.get((req.topic, req.partition))
+    refused = _refused(state, rs, req.topic, req.partition, req.count, acks)
+    return None if refused is None else _refuse(req.topic, req.partition, *refused)
+
+
+def _refused(state: ClusterState, rs: ReplicaSet | None, topic: str, partition: int,
+             count: int, acks: Acks) -> tuple[str, str] | None:
+    """Why a write of ``count`` records to ``rs`` is refused (code, reason), or None."""
     if rs is None:
-        return _refuse(req.topic, req.partition, UNKNOWN_TOPIC_OR_PARTITION,
-                       f"unknown partition {req.topic}/{req.partition}")
-    if req.count < 1:
-        return _refuse(req.topic, req.partition, INVALID_REQUEST, "count must be at least 1")
+        return UNKNOWN_TOPIC_OR_PARTITION, f"unknown partition {topic}/{partition}"
+    if count < 1:
+        return INVALID_REQUEST, "count must be at least 1"
     if rs.resolution is not Resolution.ONLINE:
-        return _refuse(req.topic, req.partition, NOT_LEADER,
-                       f"replica set is {rs.resolution.value}: no leader to write to")
-    min_lrs = state.topics[rs.topic].min_lrs
-    if acks is Acks.ALL and len(rs.lrs) < min_lrs:
-        return _refuse(req.topic, req.partition, NOT_ENOUGH_REPLICAS,
-                       f"acks=all needs {min_lrs} live LRS replicas, the LRS has {len(rs.lrs)}")
+        return NOT_LEADER, f"replica set is {rs.resolution.value}: no leader to write to"
+    if acks is Acks.ALL:
+        min_lrs = state.topics[rs.topic].min_lrs
+        if len(rs.lrs) < min_lrs:
+            return (NOT_ENOUGH_REPLICAS,
+                    f"acks=all needs {min_lrs} live LRS replicas, the LRS has {len(rs.lrs)}")
     return None
 
 
@@ -120,15 +126,16 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
     level = Acks.parse(acks)
     actions: list[Action] = []
     outcomes: dict[str | None, int] = {}
-    for (topic, partition), count in counts:
-        req = ProduceRequest(topic, partition, level, count)
-        refused = _refusal(state, req, level)
+    sets = state.replica_sets
+    # Checked from the set itself: a request object per partition was a tenth of this.
+    for key, count in counts:
+        rs = sets.get(key)
+        refused = _refused(state, rs, key[0], key[1], count, level)
         if refused is not None:
-            actions += refused.actions
-            outcomes[refused.code] = outcomes.get(refused.code, 0) + count
+            actions.append(ProduceRefused(key[0], key[1], *refused))
+            outcomes[refused[0]] = outcomes.get(refused[0], 0) + count
             continue
-        actions += _append(state, state.replica_sets[(topic, partition)], level, count,
-                           acknowledge=False)
+        actions += _append(state, rs, level, count, acknowledge=False)
         outcomes[None] = outcomes.get(None, 0) + count
     return actions, outcomes
 
