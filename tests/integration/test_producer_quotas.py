@@ -31,3 +31,11 @@ def test_a_shard_reserves_exactly_the_share_of_its_partitions():
     assert records_due(quotas, shard) == (2 + 3) + 0
     everyone = [("a", p) for p in range(4)] + [("b", p) for p in range(2)]
     assert records_due(quotas, everyone) == 11
+
+
+def test_every_partitions_share_at_once_is_each_partitions_own_share():
+    for parts in (1, 2, 5, 7):
+        for start in range(parts):
+            for n in (0, 1, parts - 1, parts, parts + 1, 3 * parts + 2):
+                quota = TopicQuota(n, start, parts)
+                assert quota.shares() == [quota.share(p) for p in range(parts)], (n, start, parts)
