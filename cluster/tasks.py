@@ -14,6 +14,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -47,13 +48,15 @@ def reconcile_topics() -> dict[str, object]:
     return done
 
 
-@shared_task(ignore_result=True)
-def replication_tick() -> dict[str, int] | None:
+@shared_task(bind=True, ignore_result=True)
+def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | None:
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
         if shards.sharded():
             return _coordinate()
-        return replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
+        if not forwarded and _forward_whole_tick(self.request.expires):
+            return None
+        return _run_whole_tick()
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
         return None
@@ -63,6 +66,46 @@ def replication_tick() -> dict[str, int] | None:
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
         return None
+
+
+def _forward_whole_tick(expires: Any) -> bool:
+    """Send the tick to the node that ran it last, if that is another live node (its
+    process holds every set decoded: shard_owners.py); True if sent."""
+    if not _node_queue:
+        return False
+    try:
+        owner = shard_owners.tick_route(int(time.time() * 1000), _tick_ms())
+    except redis.exceptions.RedisError:
+        return False  # run it here: affinity only saves decoding
+    if owner is None or owner == _node_queue[0]:
+        return False
+    # The beat's expiry goes along: a tick the owner cannot start in time is dropped there.
+    replication_tick.apply_async(kwargs={"forwarded": True}, queue=owner,
+                                 expires=expires or settings.REPLICATION_TICK_S)
+    log.debug("replication tick forwarded to %s, which ran the last one", owner)
+    return True
+
+
+def _run_whole_tick() -> dict[str, int]:
+    """The tick, marked as this node's while it runs and claimed once it ran."""
+    mine = _node_queue[0] if _node_queue else None
+    _owner_note(lambda: shard_owners.tick_started(mine, int(time.time() * 1000)), mine)
+    ran = False
+    try:
+        report = replication.replication_tick(lock_timeout_s=settings.REPLICATION_TICK_S)
+        ran = True
+        return report
+    finally:
+        _owner_note(lambda: shard_owners.tick_done(mine, int(time.time() * 1000), ran=ran), mine)
+
+
+def _owner_note(note: Callable[[], None], mine: str | None) -> None:
+    if mine is None:
+        return  # not a worker node (a test, a command): no routing to keep
+    try:
+        note()
+    except redis.exceptions.RedisError:
+        log.warning("could not record which node runs the tick")
 
 
 def _coordinate() -> dict[str, int]:

@@ -162,7 +162,7 @@ def worker_killed(stack: Stack, rng: random.Random) -> str:
 
 def pause_worker(stack: Stack, seconds: float) -> float:
     """SIGSTOP the worker for ``seconds`` (past its lease: another holder may step in)."""
-    worker = stack.child("celery -A webapp worker")
+    worker = stack.tick_owner()
     os.killpg(worker.pid, signal.SIGSTOP)
     time.sleep(seconds)
     os.killpg(worker.pid, signal.SIGCONT)
@@ -171,7 +171,7 @@ def pause_worker(stack: Stack, seconds: float) -> float:
 
 def kill_worker(stack: Stack) -> None:
     """SIGKILL the worker (the supervisor restarts it)."""
-    os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
+    os.killpg(stack.tick_owner().pid, signal.SIGKILL)
 
 
 def worker_paused(stack: Stack, rng: random.Random) -> str:

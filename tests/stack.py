@@ -78,6 +78,23 @@ class Stack:
             time.sleep(0.05)
         raise AssertionError(f"never printed {needle!r}:\n{''.join(self.output)}")
 
+    def tick_owner(self) -> psutil.Process:
+        """The worker node the whole tick is routed to (its claim in Redis:
+        cluster/adapters/shard_owners.py), else the first one: the process a fault aimed
+        at "the worker" must hit to stop the engine."""
+        import redis
+
+        client = redis.Redis.from_url((self.var / "redis.url").read_text().strip())
+        try:
+            owners = next(client.scan_iter(match="repl:*:shard-owners"), None)
+            claim = client.hget(owners, "tick") if owners else None
+        finally:
+            client.close()
+        if claim is None:
+            return self.child("celery -A webapp worker")
+        node = claim.decode().rpartition(" ")[0].rpartition(".node.")[2].partition("@")[0]
+        return self.child(f"-n {node}@")
+
     def family(self) -> list[psutil.Process]:
         try:
             return psutil.Process(self.proc.pid).children(recursive=True)

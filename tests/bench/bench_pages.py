@@ -12,7 +12,8 @@ and prints best / median / worst wall time, median CPU time, queries and size.
 every median under 300 ms (issue 22). Figures, not assertions (DESIGN.md).
 
 ``--stepping`` times the same pages while the engine steps, as ``make run`` runs it:
-a Celery worker (``--concurrency`` WORKER_CONCURRENCY, 2 unless set) and beat sending
+its Celery worker nodes (WORKER_NODES of WORKER_CONCURRENCY processes, 2 of 1 unless set)
+and beat sending
 the tick every second, simulated producers appending one record per partition per
 second to ``huge`` and the ``big-*`` topics (101,000 partitions), REPLICATION_SHARDS
 as set (1 unless set). It implies ``postgres`` (SQLite locks under the engine's
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import cProfile
+import importlib.util
 import os
 import pstats
 import re
@@ -156,10 +158,10 @@ def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
     Topic.objects.filter(name__startswith="big-").update(producer_rate=1000)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "REPLICATION_SIMULATED_PRODUCERS": "1"}
     base = [sys.executable, "-m", "celery", "-A", "webapp"]
-    commands = {"worker": base + ["worker", "--concurrency",
-                                  os.environ.get("WORKER_CONCURRENCY", "2"), "-l", "info",
-                                  "--without-gossip", "--without-mingle"],
-                "beat": base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]}
+    # make run's worker nodes (scripts/run.py: workers), their logs named as there.
+    commands = {child.log.stem: child.args + ["--without-gossip", "--without-mingle"]
+                for child in _run_script().workers(logs)}
+    commands["beat"] = base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]
     if kind == "loop":
         commands = {"worker": [sys.executable, "-c", TICK_LOOP]}
     procs = {}
@@ -168,6 +170,13 @@ def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
             procs[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
                                            stderr=subprocess.STDOUT, start_new_session=True)
     return procs
+
+
+def _run_script():
+    spec = importlib.util.spec_from_file_location("run_script", ROOT / "scripts" / "run.py")
+    module = sys.modules["run_script"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def stop_engine(procs: dict[str, subprocess.Popen]) -> None:
@@ -179,7 +188,9 @@ def ticks(logs: Path, since: datetime | None = None, until: datetime | None = No
           ) -> list[tuple[str, float, dict]]:
     """(task, seconds, result) of each tick that did its work, in the window given."""
     out = []
-    for line in (logs / "worker.log").read_text(errors="replace").splitlines():
+    lines = [line for log in sorted(logs.glob("worker*.log"))
+             for line in log.read_text(errors="replace").splitlines()]
+    for line in lines:
         m = TICK.match(line)
         if not m or m["result"] == "None":
             continue

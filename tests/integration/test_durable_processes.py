@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def pause_when_locked(stack: Stack, seconds: float) -> None:
     """SIGSTOP the worker the moment the lease is held (likely by its tick), past the lease."""
     import redis
 
-    worker = stack.child("celery -A webapp worker")
+    worker = stack.tick_owner()
     client = redis.Redis.from_url((stack.var / "redis.url").read_text().strip())
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and not any(client.scan_iter(match="repl:*:lock")):
@@ -106,18 +107,42 @@ def test_the_worker_run_starts_consumes_this_installations_own_queue(stack):
             break
     assert asked.returncode == 0, asked.stdout + asked.stderr
     replies = json.loads(asked.stdout.strip().splitlines()[-1])
-    assert queue.startswith("control-room-") and len(replies) == 1, (queue, replies)
-    node, names = next(iter(replies.items()))
-    # This installation's queue, and the node's own one within it (sticky shards:
-    # cluster/adapters/shard_owners.py), never another installation's.
-    assert sorted(q["name"] for q in names) == [queue, f"{queue}.node.{node}"]
+    # make run's two worker nodes (scripts/run.py: workers).
+    assert queue.startswith("control-room-") and len(replies) == 2, (queue, replies)
+    for node, names in replies.items():
+        # This installation's queue, and the node's own one within it (sticky shards and
+        # the sticky tick: cluster/adapters/shard_owners.py), never another installation's.
+        assert sorted(q["name"] for q in names) == [queue, f"{queue}.node.{node}"]
+
+
+def ticks_by_node(stack: Stack) -> dict[str, int]:
+    """Whole ticks each worker node ran (its log's succeeded lines with a report; a tick
+    it forwarded or skipped reports None)."""
+    logs = sorted((stack.var / "logs").glob("worker*.log"))
+    return {log.name: len(re.findall(r"replication_tick\[[^\]]+\] succeeded in [\d.e-]+s: \{",
+                                     log.read_text(errors="replace"))) for log in logs}
+
+
+def test_the_tick_stays_on_the_worker_process_that_ran_the_last_one(stack):
+    # Beat's ticks land on either node; the one that did not run the last forwards it, so
+    # one process keeps every set decoded (a switch decodes them all again).
+    time.sleep(3)
+    before = ticks_by_node(stack)
+    time.sleep(12)
+    ran = {log: n - before.get(log, 0) for log, n in ticks_by_node(stack).items()}
+    print(f"whole ticks by node over 12 s: {ran}")
+    assert len(ran) == 2 and sum(ran.values()) >= 6, ran
+    assert max(ran.values()) >= sum(ran.values()) - 1, ran
+    owner = stack.tick_owner()
+    assert owner.is_running() and "worker" in " ".join(owner.cmdline())
 
 
 def test_a_worker_paused_past_its_lease_loses_nothing_and_hw_never_goes_back(stack):
     watch = HwWatch(stack)
     report, _, _ = producing(stack, "paused", lambda: pause_when_locked(
         stack, LEASE_S + PRESENCE_TTL_S + 1))
-    refused = (stack.var / "logs" / "worker.log").read_text().count("lease expired")
+    refused = sum(log.read_text().count("lease expired")
+                  for log in (stack.var / "logs").glob("worker*.log"))
     print(f"{len(report.acked)} acknowledged; stale saves the fencing refused: {refused}")
     assert report.acked and report.unresolved == 0, report
     lost = lost_records(stack, TOPIC, report.acked)
@@ -130,8 +155,9 @@ def test_a_worker_paused_past_its_lease_loses_nothing_and_hw_never_goes_back(sta
 def test_a_worker_killed_mid_produce_is_restarted_and_nothing_is_lost(stack):
     def kill() -> None:
         seen = len(stack.output)
-        os.killpg(stack.child("celery -A webapp worker").pid, signal.SIGKILL)
-        stack.wait_for_line("worker exited", 10, after=seen)
+        os.killpg(stack.tick_owner().pid, signal.SIGKILL)
+        # "worker exited" or "worker2 exited", by which node ran the tick
+        assert "worker" in stack.wait_for_line(" exited (code", 10, after=seen)
         time.sleep(8)
 
     report, killed_at, until = producing(stack, "killed", kill)

@@ -50,3 +50,69 @@ def test_routes_name_the_fresh_owner_of_a_live_node_only(redis_url):
         shard_owners.after_step(2, "q.node.a", 4, now_ms=5000, tick_ms=TICK)
         assert shard_owners.routes(4, now_ms=5000, tick_ms=TICK) == {0: "q.node.a",
                                                                    2: "q.node.a"}
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_the_whole_tick_is_routed_to_the_node_that_ran_it_last_while_it_lives(redis_url):
+    from cluster.adapters.redis_keys import bound_to_store, client
+
+    with bound_to_store():
+        assert shard_owners.tick_route(now_ms=5000, tick_ms=TICK) is None  # nobody yet
+        client().hset(shard_owners.nodes_key(), mapping={"q.node.a": "5000", "q.node.b": "5000"})
+        shard_owners.tick_done("q.node.a", now_ms=5000, ran=True)
+        assert shard_owners.tick_route(now_ms=5000, tick_ms=TICK) == "q.node.a"
+        # Shard routes never take the tick's field for a shard.
+        assert shard_owners.routes(4, now_ms=5000, tick_ms=TICK) == {}
+        # An owner that stopped claiming (busy with a long task, or dead) is nobody's.
+        late = 5000 + (shard_owners.STALE_TICKS + 1) * TICK
+        client().hset(shard_owners.nodes_key(), "q.node.a", str(late))
+        assert shard_owners.tick_route(now_ms=late, tick_ms=TICK) is None
+        # Unless it is running a tick, however long: it keeps the tick meanwhile.
+        shard_owners.tick_started("q.node.a", now_ms=5000)
+        assert shard_owners.tick_route(now_ms=late, tick_ms=TICK) == "q.node.a"
+        shard_owners.tick_done("q.node.a", now_ms=late, ran=False)  # it found the tick held
+        assert shard_owners.tick_route(now_ms=late, tick_ms=TICK) is None
+        # A fresh claim by a node whose presence is gone is nobody's either.
+        shard_owners.tick_done("q.node.b", now_ms=late, ran=True)
+        client().hset(shard_owners.nodes_key(), "q.node.b", "0")
+        assert shard_owners.tick_route(now_ms=late, tick_ms=TICK) is None
+
+
+@pytest.fixture
+def node_queue():
+    from cluster import tasks
+
+    saved = list(tasks._node_queue)
+    tasks._node_queue[:] = ["q.node.mine"]
+    yield tasks._node_queue[0]
+    tasks._node_queue[:] = saved
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_a_tick_landing_on_another_node_is_forwarded_to_the_owner_and_runs_nowhere_else(
+        redis_url, node_queue, monkeypatch):
+    from cluster import tasks
+    from cluster.adapters import hot_state
+    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.services import spu_register
+
+    spu_register(spu_id=1)
+    sent = []
+    monkeypatch.setattr(tasks.replication_tick, "apply_async",
+                        lambda **options: sent.append(options))
+    now = int(__import__("time").time() * 1000)
+    with bound_to_store():
+        client().hset(shard_owners.nodes_key(), mapping={"q.node.owner": str(now),
+                                                         node_queue: str(now)})
+        shard_owners.tick_done("q.node.owner", now_ms=now, ran=True)
+    assert tasks.replication_tick() is None
+    assert [(s["queue"], s["kwargs"]) for s in sent] == [("q.node.owner", {"forwarded": True})]
+    assert hot_state.load().state.spus == {}  # this node ran no tick
+    # The forwarded task runs where it lands, and that node owns the tick from then on.
+    assert tasks.replication_tick(forwarded=True)["sets"] == 0
+    assert hot_state.load().state.spus == {1: False}
+    with bound_to_store():
+        assert shard_owners.tick_route(now_ms=now, tick_ms=TICK) == node_queue
+    assert tasks.replication_tick() is not None and len(sent) == 1  # the owner runs its own

@@ -40,7 +40,8 @@ print(json.dumps({"leaders": {rs.partition: rs.leader for rs in sets},
 
 class ShardedStack(Stack):
     def env(self) -> dict[str, str]:
-        return {**super().env(), "REPLICATION_SHARDS": str(SHARDS), "WORKER_CONCURRENCY": "1"}
+        return {**super().env(), "REPLICATION_SHARDS": str(SHARDS), "WORKER_NODES": "1",
+                "WORKER_CONCURRENCY": "1"}
 
 
 def start_second_worker(stack: ShardedStack) -> subprocess.Popen:
