@@ -17,13 +17,14 @@ every shard task does (two ticks). Affinity only saves decoding; correctness nev
 depends on it (every shard task still takes its shard's fenced lease).
 
 The whole tick (``REPLICATION_SHARDS`` 1: every set in one task) has an owner too,
-field ``tick`` of the same hash: the node that ran it last, which keeps running it while
-its claim is fresh and its node alive, or while it runs one (``tick_route``, ``tick_started``, ``tick_done``). A tick that lands
-on another node is forwarded there. On one machine that takes single-process nodes
-(``make run`` starts two): a node's own pool hands tasks to its processes in turn, and
-at 10,000 partitions a whole tick after a switch of process cost 1.7 s against 0.7 s.
-An owner busy with a long task stops refreshing its claim, and within ``STALE_TICKS``
-ticks the next tick runs wherever it lands and claims it there.
+field ``tick`` of the same hash: the node that ran it last, which keeps it while its
+claim is fresh and its node alive, or while it runs one (field ``tick-running``):
+``tick_route``, ``tick_started``, ``tick_done``. A tick that lands on another node is
+forwarded there. On one machine that takes single-process nodes (``make run`` starts
+two): a node's own pool hands tasks to its processes in turn, and at 10,000 partitions
+a whole tick after a switch of process cost 1.7 s against 0.7 s. An owner busy with
+another long task stops refreshing its claim, and within ``STALE_TICKS`` ticks the next
+tick runs wherever it lands and claims it there.
 
 Kept in Redis per store: ``shard-owners`` (shard or ``tick`` -> "queue ms") and
 ``shard-nodes`` (queue -> ms of its last presence).
