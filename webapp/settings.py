@@ -155,6 +155,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A worker process reserves one task beyond the one it runs: a tick's shard tasks then
 # spread over every worker instead of queueing behind the first one that asked.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Beat's tick to the worker node that holds every replica set decoded, and the long
+# periodic tasks to another node (cluster/routes.py).
+CELERY_TASK_ROUTES = ("cluster.routes.route_task",)
 RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
 # The reconcile beat heals rows that drifted from the hot state (a full read of both) at
 # most this often; it catches the store up with the metadata log every time.

@@ -115,16 +115,21 @@ def tick_route(now_ms: int, tick_ms: int) -> str | None:
     """The queue of the node that ran the whole tick last, while its claim is fresh or it is
     running one (a tick at 100,000 partitions outlasts ``STALE_TICKS`` ticks) and its node
     is alive; None: whoever takes the tick runs it."""
+    return tick_placement(now_ms, tick_ms)[0]
+
+
+def tick_placement(now_ms: int, tick_ms: int) -> tuple[str | None, list[str]]:
+    """The tick's owner (``tick_route``) and the queues of the other live nodes."""
     pipe = client().pipeline(transaction=False)
     pipe.hmget(owners_key(), [TICK_FIELD, RUNNING_FIELD])
     pipe.hgetall(nodes_key())
     (claim, running), nodes = pipe.execute()
     alive = _alive(nodes, now_ms, tick_ms)
-    owner = fresh({TICK_FIELD: claim}, now_ms, tick_ms).get(TICK_FIELD) if claim else None
-    if owner is not None and owner[0] in alive:
-        return owner[0]
+    claimed = fresh({TICK_FIELD: claim}, now_ms, tick_ms).get(TICK_FIELD) if claim else None
     runner = _text(running).rpartition(" ")[0] if running else ""
-    return runner if runner in alive else None
+    owner = claimed[0] if claimed is not None and claimed[0] in alive else (
+        runner if runner in alive else None)
+    return owner, sorted(alive - {owner})
 
 
 def tick_started(mine: str, now_ms: int) -> None:

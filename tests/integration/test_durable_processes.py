@@ -115,24 +115,32 @@ def test_the_worker_run_starts_consumes_this_installations_own_queue(stack):
         assert sorted(q["name"] for q in names) == [queue, f"{queue}.node.{node}"]
 
 
-def ticks_by_node(stack: Stack) -> dict[str, int]:
-    """Whole ticks each worker node ran (its log's succeeded lines with a report; a tick
-    it forwarded or skipped reports None)."""
+def done_by_node(stack: Stack, pattern: str) -> dict[str, int]:
+    """Per worker node's log, how many lines match ``pattern``."""
     logs = sorted((stack.var / "logs").glob("worker*.log"))
-    return {log.name: len(re.findall(r"replication_tick\[[^\]]+\] succeeded in [\d.e-]+s: \{",
-                                     log.read_text(errors="replace"))) for log in logs}
+    return {log.name: len(re.findall(pattern, log.read_text(errors="replace"))) for log in logs}
 
 
-def test_the_tick_stays_on_the_worker_process_that_ran_the_last_one(stack):
-    # Beat's ticks land on either node; the one that did not run the last forwards it, so
-    # one process keeps every set decoded (a switch decodes them all again).
+# A whole tick that ran (a tick forwarded or skipped reports None), a healing check.
+TICK_RAN = r"replication_tick\[[^\]]+\] succeeded in [\d.e-]+s: \{"
+HEALING_RAN = r"healing_check\[[^\]]+\] succeeded"
+
+
+def test_the_tick_stays_on_one_worker_process_and_the_healing_check_runs_on_the_other(stack):
+    # Beat sends the tick to the node that ran the last one (a tick landing elsewhere is
+    # forwarded), so one process keeps every set decoded; the long periodic tasks go to
+    # the other node, so they never hold that process while a tick waits.
     time.sleep(3)
-    before = ticks_by_node(stack)
+    ticks, checks = done_by_node(stack, TICK_RAN), done_by_node(stack, HEALING_RAN)
     time.sleep(12)
-    ran = {log: n - before.get(log, 0) for log, n in ticks_by_node(stack).items()}
-    print(f"whole ticks by node over 12 s: {ran}")
+    ran = {log: n - ticks.get(log, 0) for log, n in done_by_node(stack, TICK_RAN).items()}
+    healed = {log: n - checks.get(log, 0)
+              for log, n in done_by_node(stack, HEALING_RAN).items()}
+    print(f"over 12 s, whole ticks by node: {ran}; healing checks by node: {healed}")
     assert len(ran) == 2 and sum(ran.values()) >= 6, ran
     assert max(ran.values()) >= sum(ran.values()) - 1, ran
+    owner_log = max(ran, key=ran.get)
+    assert sum(healed.values()) >= 1 and healed[owner_log] == 0, (ran, healed)
     owner = stack.tick_owner()
     assert owner.is_running() and "worker" in " ".join(owner.cmdline())
 

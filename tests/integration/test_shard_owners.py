@@ -116,3 +116,59 @@ def test_a_tick_landing_on_another_node_is_forwarded_to_the_owner_and_runs_nowhe
     with bound_to_store():
         assert shard_owners.tick_route(now_ms=now, tick_ms=TICK) == node_queue
     assert tasks.replication_tick() is not None and len(sent) == 1  # the owner runs its own
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_beat_sends_the_tick_to_its_owner_and_the_long_periodic_tasks_elsewhere(redis_url,
+                                                                                settings):
+    import time
+
+    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.routes import route_task
+
+    def route(name: str) -> dict[str, str] | None:
+        return route_task(name, (), {}, {})
+
+    assert route("cluster.tasks.replication_tick") is None  # no owner yet: the shared queue
+    now = int(time.time() * 1000)
+    with bound_to_store():
+        client().hset(shard_owners.nodes_key(), mapping={"q.node.a": str(now),
+                                                         "q.node.b": str(now)})
+        shard_owners.tick_done("q.node.a", now_ms=now, ran=True)
+    assert route("cluster.tasks.replication_tick") == {"queue": "q.node.a"}
+    for name in ("healing.tasks.healing_check", "cluster.tasks.reconcile_topics",
+                 "history.tasks.history_snapshot", "cluster.tasks.leader_rebalance_check"):
+        assert route(name) == {"queue": "q.node.b"}, name
+    assert route("planner.tasks.compute_plan") is None  # anything else: as before
+    with bound_to_store():
+        client().hdel(shard_owners.nodes_key(), "q.node.b")
+    assert route("healing.tasks.healing_check") is None  # no other live node
+    settings.REPLICATION_SHARDS = 4
+    assert route("cluster.tasks.replication_tick") is None  # shards have owners of their own
+
+
+@pytest.mark.django_db
+def test_a_route_that_redis_cannot_give_is_the_shared_queue(settings):
+    from cluster.routes import route_task
+
+    # No redis_url: this test's Redis refuses every connection.
+    assert route_task("cluster.tasks.replication_tick", (), {}, {}) is None
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_a_queue_given_to_apply_async_wins_over_the_route(redis_url):
+    import time
+
+    from cluster.adapters.redis_keys import bound_to_store, client
+    from webapp.celery import app
+
+    now = int(time.time() * 1000)
+    with bound_to_store():
+        client().hset(shard_owners.nodes_key(), mapping={"q.node.a": str(now)})
+        shard_owners.tick_done("q.node.a", now_ms=now, ran=True)
+    router = app.amqp.router
+    assert router.route({}, "cluster.tasks.replication_tick")["queue"].name == "q.node.a"
+    given = router.route({"queue": "q.node.z"}, "cluster.tasks.replication_tick")
+    assert given["queue"].name == "q.node.z"

@@ -1,0 +1,48 @@
+"""Where Celery sends the engine's periodic tasks (settings.CELERY_TASK_ROUTES).
+
+With one shard the whole tick has an owner, the worker node whose process holds every
+replica set decoded (cluster/adapters/shard_owners.py). Beat's tick goes straight to that
+node's queue, and the periodic tasks that take seconds on a large cluster (the healing
+check, the reconcile and its store resync, history snapshots, the leader balance check)
+go to another live node, so they never hold the owner's one process while a tick waits.
+Anything else, or when Redis cannot say, takes the shared queue as before; a tick that
+lands on the wrong node is still forwarded (cluster/tasks.py). Routing only saves work:
+every tick takes the fenced lease wherever it runs.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from django.conf import settings
+
+from cluster.adapters import shard_owners, shards
+
+log = logging.getLogger(__name__)
+
+TICK = "cluster.tasks.replication_tick"
+AWAY_FROM_THE_TICK = frozenset({
+    "healing.tasks.healing_check", "cluster.tasks.reconcile_topics",
+    "history.tasks.history_snapshot", "cluster.tasks.leader_rebalance_check"})
+
+
+def route_task(name: str, args: Any, kwargs: Any, options: dict[str, Any], task: Any = None,
+               **_: Any) -> dict[str, str] | None:
+    """Celery's router: a queue for the tick and the tasks kept away from it, else None
+    (the default queue; a queue given to apply_async wins over this)."""
+    if name != TICK and name not in AWAY_FROM_THE_TICK:
+        return None
+    try:
+        if shards.sharded():
+            return None  # the coordinator loads no set; shards have owners of their own
+        owner, others = shard_owners.tick_placement(
+            int(time.time() * 1000), int(settings.REPLICATION_TICK_S * 1000))
+    except Exception:  # noqa: BLE001 (a send must not fail for want of a route)
+        log.debug("no route for %s: the shared queue", name, exc_info=True)
+        return None
+    if name == TICK:
+        return {"queue": owner} if owner else None
+    if owner is None or not others:
+        return None
+    return {"queue": others[sum(map(ord, name)) % len(others)]}
