@@ -6,6 +6,7 @@ same environment find the Redis through var/redis.url, as an operator's would.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -15,8 +16,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import psutil
@@ -24,6 +27,17 @@ import psutil
 from webapp.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_run_script(name: str = "run_script",
+                    register: Callable[[str, ModuleType], None] | None = None) -> ModuleType:
+    """scripts/run.py as a fresh module (it is a script, not a package member), registered
+    under ``name`` (by ``register``, else in sys.modules): its dataclasses look it up."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    (register or sys.modules.__setitem__)(name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 class Acked(NamedTuple):

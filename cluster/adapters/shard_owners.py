@@ -140,9 +140,11 @@ def tick_started(mine: str, now_ms: int) -> None:
 def tick_done(mine: str, now_ms: int, *, ran: bool) -> None:
     """``mine`` is done with the tick; ``ran``: it ran it (it owns the tick from now on),
     else it found the tick held elsewhere."""
-    r = client()
+    pipe = client().pipeline(transaction=False)
     if ran:
-        r.hset(owners_key(), TICK_FIELD, f"{mine} {now_ms}")
-    running = r.hget(owners_key(), RUNNING_FIELD)
+        pipe.hset(owners_key(), TICK_FIELD, f"{mine} {now_ms}")
+    pipe.hget(owners_key(), RUNNING_FIELD)
+    running = pipe.execute()[-1]
     if running is not None and _text(running).rpartition(" ")[0] == mine:
-        r.hdel(owners_key(), RUNNING_FIELD)  # a race with another's start costs one forward
+        # A race with another node's start costs one forwarded tick, nothing more.
+        client().hdel(owners_key(), RUNNING_FIELD)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import cProfile
-import importlib.util
 import os
 import pstats
 import re
@@ -48,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
 from _django import setup_bench_store  # noqa: E402
+from tests.stack import load_run_script  # noqa: E402
 TMP = Path(tempfile.mkdtemp(prefix="bench-pages-"))
 RACKS = ["rack-a", "rack-b", "rack-c", "rack-d", "rack-e"]
 RUNS = 9
@@ -160,7 +160,7 @@ def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
     base = [sys.executable, "-m", "celery", "-A", "webapp"]
     # make run's worker nodes (scripts/run.py: workers), their logs named as there.
     commands = {child.log.stem: child.args + ["--without-gossip", "--without-mingle"]
-                for child in _run_script().workers(logs)}
+                for child in load_run_script().workers(logs)}
     commands["beat"] = base + ["beat", "-l", "info", "-s", str(logs / "beat-schedule")]
     if kind == "loop":
         commands = {"worker": [sys.executable, "-c", TICK_LOOP]}
@@ -170,13 +170,6 @@ def start_engine(logs: Path, kind: str) -> dict[str, subprocess.Popen]:
             procs[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
                                            stderr=subprocess.STDOUT, start_new_session=True)
     return procs
-
-
-def _run_script():
-    spec = importlib.util.spec_from_file_location("run_script", ROOT / "scripts" / "run.py")
-    module = sys.modules["run_script"] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def stop_engine(procs: dict[str, subprocess.Popen]) -> None:

@@ -1,6 +1,5 @@
 """`make run`'s supervisor: it serves the app, and an interrupt stops every process; its
 Redis is the private one unless REDIS_URL names another, and is recorded for commands."""
-import importlib.util
 import json
 import os
 import signal
@@ -13,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.stack import load_run_script
 from webapp.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,12 +81,9 @@ def _kill_tree(proc: subprocess.Popen) -> None:
 
 @pytest.fixture
 def run(monkeypatch):
-    """scripts/run.py as a module (it is a script, not a package member)."""
-    spec = importlib.util.spec_from_file_location("make_run_script", ROOT / "scripts" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look themselves up
-    spec.loader.exec_module(module)
-    return module
+    """scripts/run.py as a module, gone from sys.modules after the test."""
+    return load_run_script("make_run_script",
+                           lambda name, module: monkeypatch.setitem(sys.modules, name, module))
 
 
 @pytest.mark.redis
