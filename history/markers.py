@@ -1,6 +1,6 @@
 """The events marked on the scrubber: outages, recoveries, elections, unclean elections,
-plan starts and ends, drains; one marker per kind and second (an outage's hundreds of
-partition events are one mark)."""
+plan starts and ends, drains; one marker per kind for the events within a second of its
+first (an outage's hundreds of partition events are one mark)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -52,19 +52,25 @@ def markers(since_ms: int | None, until_ms: int | None = None) -> list[dict[str,
         query = query.filter(at__lte=datetime.fromtimestamp(until_ms / 1000 + 1, UTC))
     rows = query.order_by("-at").values_list("at", "log_offset", "object_type", "object_name",
                                              "operation", "params")[:MAX_EVENTS]
-    marks: dict[tuple[str, int], dict[str, Any]] = {}
+    marks: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}  # each kind's newest mark
     for at, offset, object_type, name, operation, params in reversed(list(rows)):
         kind = kind_of(object_type, operation, params or {})
         if kind is None:
             continue
         ms = int(at.timestamp() * 1000)
-        mark = marks.setdefault((kind, ms // 1000), {
-            "kind": kind, "at": ms, "offsets": [], "count": 0,
-            "label": f"{kind}: {object_type} {name} {operation}"})
+        mark = latest.get(kind)
+        # Within a second of the mark's first event, not the same calendar second: a rack
+        # outage's events 4 ms apart across a second boundary made two marks, and the first
+        # one's compare stopped at the second, before any election.
+        if mark is None or ms - mark["at"] >= 1000:
+            mark = latest[kind] = {"kind": kind, "at": ms, "offsets": [], "count": 0,
+                                   "label": f"{kind}: {object_type} {name} {operation}"}
+            marks.append(mark)
         mark["count"] += 1
         if offset is not None:
             mark["offsets"].append(offset)
-    return _settled([_ends(m) for m in sorted(marks.values(), key=lambda m: m["at"])])
+    return _settled([_ends(m) for m in marks])
 
 
 def _ends(mark: dict[str, Any]) -> dict[str, Any]:

@@ -18,3 +18,20 @@ def test_an_outage_compares_up_to_the_next_cause_not_the_same_second():
 
 def test_the_last_cause_compares_with_now():
     assert _settled([_mark("plan-start", "5", "6")])[0]["after"] == "now"
+
+
+def test_an_outages_events_across_a_second_boundary_make_one_mark(db):
+    from datetime import UTC, datetime, timedelta
+
+    from cluster.models import Event
+    from history.markers import markers
+
+    start = datetime(2026, 11, 25, 14, 33, 10, 999_000, tzinfo=UTC)
+    for spu, (at, offset) in enumerate(((start, 7), (start + timedelta(milliseconds=4), 8),
+                                        (start + timedelta(milliseconds=1500), 9))):
+        event = Event.objects.create(actor="t", object_type="spu", object_name=str(spu),
+                                     operation="offline", log_offset=offset)
+        Event.objects.filter(pk=event.pk).update(at=at)  # ``at`` is set on create
+    marks = markers(None)
+    assert [(m["kind"], m["count"]) for m in marks] == [("outage", 2), ("outage", 1)]
+    assert (marks[0]["before"], marks[0]["after"]) == ("6", "8")  # up to the next outage
