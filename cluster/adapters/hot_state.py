@@ -34,6 +34,7 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 """
 
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -149,6 +150,12 @@ class HotState:
     differs: list[Key] = field(default_factory=list)
     # What each loaded set's records key holds, so a save appends only the new ids.
     stored: dict[Key, Stored] = field(default_factory=dict)
+    # The store's sets generation (set_cache.GENERATION) as loaded; once the save
+    # landed, the token it wrote.
+    generation: str | None = None
+    # Every set this process's set cache holds of the store equals the store's, as of
+    # ``generation``: all were read (a full load), or taken from an exact image.
+    exact: bool = False
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
@@ -165,16 +172,21 @@ class _Meta(NamedTuple):
     topics: dict[str, TopicTable]
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
+    generation: str | None  # the sets' generation (set_cache.GENERATION)
 
 
 def _meta() -> _Meta:
-    raw = client().get(key("meta"))
+    pipe = client().pipeline(transaction=True)
+    pipe.get(key("meta"))
+    pipe.get(key(set_cache.GENERATION))
+    raw, generation = pipe.execute()
+    generation = generation.decode() if generation is not None else None
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None, {})
+        return _Meta(fresh, {}, None, {}, generation)
     meta = json.loads(raw)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}))
+                 meta.get("racks", {}), generation)
 
 
 def replicated_topics() -> set[str]:
@@ -192,23 +204,59 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
 
     ``take_committed``: a unit of work's load, which may take the sets this process
     committed last instead of decoding them (cluster/adapters/set_cache.py)."""
-    with bound_to_store():
-        state, topics, checked, racks = _meta()
-        hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks)
+    with bound_to_store() as namespace:
+        state, topics, checked, racks, generation = _meta()
+        hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
+                       generation=generation)
+        if take_committed and _take_trusted(hot, namespace, keys):
+            return hot
         fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
         _adopt(hot, fetched, take_committed)
     return hot
 
 
+def _take_trusted(hot: HotState, namespace: str, keys: Iterable[Key] | None) -> bool:
+    """Take the sets from this process's image of the store, if nobody else wrote a set
+    since it was exact (set_cache): the whole image for a full load, without reading or
+    passing over its sets; the named sets otherwise, reading only those it lacks."""
+    if keys is None:
+        image = set_cache.take_all(namespace, hot.generation, hot.topics)
+        if image is None:
+            return False
+        hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
+            image.sets, image.raw, image.summaries, image.stored)
+        hot.exact = True
+        return True
+    if not set_cache.trusted(namespace, hot.generation):
+        return False
+    missing = []
+    with gc_paused():
+        for set_key in keys:
+            if set_key[0] not in hot.topics or set_key in hot.state.replica_sets:
+                continue
+            kept = set_cache.take_trusted(namespace, set_key)
+            if kept is None:
+                missing.append(set_key)
+                continue
+            hot.raw[set_key], rs, hot.before[set_key], hot.stored[set_key] = kept
+            hot.state.replica_sets[set_key] = rs
+    # A set the image lacks is one the store lacks too, unless the cache dropped it.
+    _adopt(hot, _fetch_some(missing, hot.topics) if missing else [], False)
+    hot.exact = True
+    return True
+
+
 def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
-    state, names, stored = hot.state, {}, hot.stored
+    state, stored = hot.state, hot.stored
+    namespace = redis_keys.store_namespace()
+    # Every set was read: what the cache keeps after this unit equals the store.
+    hot.exact = hot.full
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
             kept = known = None
             if take_committed:
-                name = names.get(set_key[0]) or names.setdefault(set_key[0], sets_key(set_key[0]))
-                kept, known = set_cache.take(name, set_key[1], data)
+                kept, known = set_cache.take(namespace, set_key, data)
             if kept is None:
                 missed.append((set_key, status_fields(data), known))
             else:
@@ -229,8 +277,8 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
 
 def keep_committed(hot: HotState) -> None:
     """After a unit of work committed and projected: its sets may be taken by the next."""
-    with bound_to_store(), gc_paused(freeze=True):
-        set_cache.keep(hot, {name: sets_key(name) for name in hot.topics})
+    with bound_to_store() as namespace, gc_paused(freeze=True):
+        set_cache.keep(namespace, hot)
 
 
 def _fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
@@ -306,7 +354,9 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
     ops.append(_meta_op(hot))
-    _write_with_log(hot, ops, log(keys) if log else [])
+    generation, token = _generation_op()
+    _write_with_log(hot, ops + [generation], log(keys) if log else [])
+    hot.generation = token
     return keys
 
 
@@ -325,15 +375,25 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     lease.fenced_write(ops + ([append] if append else []))
 
 
+def _generation_op() -> tuple[WriteOp, str]:
+    """A fresh sets generation (set_cache.GENERATION): every save of sets writes one, so
+    a process whose last save's token is still there knows nobody wrote a set since."""
+    token = uuid.uuid4().hex
+    return WriteOp("set", key(set_cache.GENERATION), token), token
+
+
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
                   take_committed: bool = False) -> HotState:
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta."""
-    with bound_to_store():
-        state, topics, checked, racks = _meta()
-        hot = HotState(state, topics, full=False, checked=checked, racks=racks)
-        fetched = _fetch_some(list(pick(topics)), topics)
-        _adopt(hot, fetched, take_committed)
+    with bound_to_store() as namespace:
+        state, topics, checked, racks, generation = _meta()
+        hot = HotState(state, topics, full=False, checked=checked, racks=racks,
+                       generation=generation)
+        keys = list(pick(topics))
+        if take_committed and _take_trusted(hot, namespace, keys):
+            return hot
+        _adopt(hot, _fetch_some(keys, topics), take_committed)
     return hot
 
 
@@ -347,7 +407,9 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += _present(records.op())
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    _write_with_log(hot, ops, log(keys) if log else [])
+    generation, token = _generation_op()
+    _write_with_log(hot, ops + [generation], log(keys) if log else [])
+    hot.generation = token
     return keys
 
 

@@ -1,25 +1,37 @@
 """The replica sets this process last committed, decoded, so its next unit of work need
-not decode them again.
+not decode them again, nor, when nobody else wrote a set since, even read them.
 
 A busy tick changes every set, and decoding 10,000 of them was a sixth of its CPU.
 A kept set is its decoding but for what the encoding leaves out on purpose: a
 caught-up follower's clock (set_codec.encode_set), which the kept set holds as the
 core left it, so lag time counts from the follower's last caught-up fetch, as the
 core alone would count it (a decoded set counts from the next step, a tick later).
-Redis stays the truth: a load still fetches every encoding it needs, and takes a set
-from here only when the fetched bytes are the very bytes this process committed (so
-a set another worker or shard wrote since is decoded as before). Entries are *taken*
-(removed) by the load that uses them and put back only once a unit of work has
-committed and projected: a step that fails half-way, or a save refused because the
-lease was lost, leaves nothing here that the step may have changed.
+
+Redis stays the truth, and there are two ways to know a kept set is still what Redis
+holds:
+* **The sets' generation.** Every save of replica sets (hot_state.save, save_sets)
+  writes a fresh random token to the store's ``sets-gen`` key in its fenced
+  transaction. A store whose generation is the token of this process's last save has
+  had no set written by anyone else since; if this process's image of the store was
+  exact then (``Image.token``), it still is, and a unit of work takes it whole: no
+  read of 10,000 encodings, no pass over them (a tenth of a busy tick).
+* **The bytes.** Otherwise a load fetches every encoding it needs, and takes a set
+  from here only when the fetched bytes are the very bytes this process committed (so
+  a set another worker or shard wrote since is decoded as before).
+
+Entries are *taken* (removed) by the load that uses them and put back only once a
+unit of work has committed and projected: a step that fails half-way, or a save
+refused because the lease was lost, leaves nothing here that the step may have changed.
 
 Readers (pages, consume) never use this: they decode their own copy.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from cluster.core.replication import ReplicaSet
+from cluster.core.replication import Key, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
 
 if TYPE_CHECKING:
@@ -28,10 +40,8 @@ if TYPE_CHECKING:
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
-
-# (sets key of the topic, which names the store; partition)
-#     -> (encoding, set, summary, what its records key holds)
-_committed: dict[tuple[str, int], tuple[bytes, ReplicaSet, "Summary", "Stored"]] = {}
+# The key (in the store's namespace) each save of replica sets writes a fresh token to.
+GENERATION = "sets-gen"
 
 
 class Known(NamedTuple):
@@ -41,13 +51,59 @@ class Known(NamedTuple):
     records: list[int]
 
 
-def take(set_key: str, partition: int, data: bytes
+@dataclass
+class Image:
+    """One store's sets as this process last committed them, by set key: the decoded
+    set, its encoding, its summary and what its records key holds."""
+    sets: dict[Key, ReplicaSet] = field(default_factory=dict)
+    raw: dict[Key, bytes] = field(default_factory=dict)
+    summaries: dict[Key, "Summary"] = field(default_factory=dict)
+    stored: dict[Key, "Stored"] = field(default_factory=dict)
+    # The store's generation when these were exactly the store's sets (None: not known
+    # to be; each set is then checked by its bytes).
+    token: str | None = None
+    topics: frozenset[str] = frozenset()
+
+    def pop(self, key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
+        rs = self.sets.pop(key, None)
+        if rs is None:
+            return None
+        return (self.raw.pop(key), rs, self.summaries.pop(key), self.stored.pop(key))
+
+    def size(self) -> int:
+        return len(self.sets)
+
+
+# Store namespace -> its image.
+_images: dict[str, Image] = {}
+
+
+def trusted(namespace: str, generation: str | None) -> bool:
+    """Whether this process's image of the store is exactly its sets at ``generation``."""
+    image = _images.get(namespace)
+    return image is not None and generation is not None and image.token == generation
+
+
+def take_all(namespace: str, generation: str | None, topics: Iterable[str]) -> Image | None:
+    """The whole image, if it is exactly the store's sets at ``generation`` and holds no
+    topic outside ``topics`` (the meta's table, which a full load reads sets of); removed
+    from here."""
+    if not trusted(namespace, generation):
+        return None
+    image = _images[namespace]
+    if not image.topics <= set(topics):
+        return None
+    return _images.pop(namespace)
+
+
+def take(namespace: str, set_key: Key, data: bytes
          ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
     """The set committed as ``data`` by this process, if it is that one; else what this
     process last knew of its records, if anything. Either way, removed from here.
     (The encoding names the count and last id of the records kept apart, so equal bytes
     mean the records are the ones committed too.)"""
-    kept = _committed.pop((set_key, partition), None)
+    image = _images.get(namespace)
+    kept = image.pop(set_key) if image is not None else None
     if kept is None:
         return None, None
     if kept[0] != data:
@@ -58,18 +114,55 @@ def take(set_key: str, partition: int, data: bytes
     return (kept[1], kept[2], kept[3]), None
 
 
-def keep(hot: HotState, sets_key_of: dict[str, str]) -> None:
-    """After a commit and its projections: remember every set of ``hot`` as committed."""
-    if len(_committed) > MAX_SETS:
-        _committed.clear()
+def take_trusted(namespace: str, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
+    """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
+    image = _images.get(namespace)
+    return image.pop(set_key) if image is not None else None
+
+
+def keep(namespace: str, hot: HotState) -> None:
+    """After a commit and its projections: remember every set of ``hot`` as committed.
+
+    ``hot.generation`` is the token its save wrote; ``hot.exact`` says whether every set
+    this process keeps for the store then equals the store's (a full load read them all;
+    a trusted load's image was exact and only this process wrote since)."""
+    image = _images.get(namespace)
+    if hot.full:
+        # The unit held every set of the store: it becomes the image as it stands,
+        # without a pass over its sets (their summaries: as loaded, then as saved).
+        summaries = hot.before
+        summaries.update(hot.after)
+        n = len(hot.state.replica_sets)
+        if len(hot.raw) == len(hot.stored) == len(summaries) == n:
+            _images[namespace] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
+                                       hot.generation if hot.exact else None,
+                                       frozenset(hot.topics))
+            _bound_size()
+            return
+        image = _images[namespace] = Image(topics=frozenset(hot.topics))
+    if image is None:
+        image = _images[namespace] = Image(topics=frozenset(hot.topics))
+        # An empty image is exact only when the store holds no set: not known here.
+        exact = False
+    else:
+        exact = hot.exact and image.token is not None
     raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
     for key, rs in hot.state.replica_sets.items():
         data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
         if data is not None and summary is not None and on_disk is not None:
-            _committed[(sets_key_of[key[0]], key[1])] = (data, rs, summary, on_disk)
+            image.sets[key], image.raw[key] = rs, data
+            image.summaries[key], image.stored[key] = summary, on_disk
+        else:
+            exact = False
+    image.topics = image.topics | frozenset(hot.topics)
+    image.token = hot.generation if exact else None
+    _bound_size()
+
+
+def _bound_size() -> None:
+    if sum(image.size() for image in _images.values()) > MAX_SETS:
+        _images.clear()
 
 
 def clear() -> None:
-    _committed.clear()
-
-
+    _images.clear()

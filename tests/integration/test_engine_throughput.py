@@ -6,7 +6,6 @@ import time
 import pytest
 
 from cluster.adapters import hot_state
-from cluster.adapters.hot_state import sets_key
 from cluster.models import Partition, Topic
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
@@ -72,10 +71,11 @@ def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(
     kept = hot_state.load(take_committed=True).state.replica_sets[("busy", 0)]
     assert (kept.leader, tuple(kept.lrs), kept.hw, kept.leo) == hot_rows()[0]
     tick(at + 2000)
-    other = hot_state.load().state.replica_sets[("busy", 1)]
-    other.epoch += 7  # what another worker's commit would leave: other bytes
-    with hot_state.bound_to_store():
-        hot_state.client().hset(sets_key("busy"), "1", hot_state.encode_set(other))
+    with hot_state.locked():  # another worker's unit of work: its own decoding, its save
+        hot = hot_state.load()
+        other = hot.state.replica_sets[("busy", 1)]
+        other.epoch += 7
+        hot_state.save(hot)
     again = hot_state.load(take_committed=True).state.replica_sets[("busy", 1)]
     assert again.epoch == other.epoch
 

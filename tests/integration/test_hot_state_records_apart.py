@@ -121,13 +121,13 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
                                                                                 monkeypatch):
     records_produce(topic=orders, partition=0, count=3)
     tick(2_000)
-    ours = dict(set_cache._committed)  # this worker's sets, as it committed them
+    ours = dict(set_cache._images)  # this worker's sets, as it committed them
     set_cache.clear()  # the other worker knows nothing of them
     records_produce(topic=orders, partition=0, count=2)
     tick(3_000)
     expected = stored_records(orders, 0)
-    set_cache._committed.clear()
-    set_cache._committed.update(ours)  # back to the first worker, which knew 3 of 5
+    set_cache._images.clear()
+    set_cache._images.update(ours)  # back to the first worker, which knew 3 of 5
     from cluster.adapters import set_records
 
     asked = []

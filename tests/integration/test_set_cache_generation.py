@@ -1,0 +1,158 @@
+"""A unit of work after this process's own commit takes its sets whole from the set
+cache without reading them from Redis; after anyone else's save of sets, after a Redis
+that lost its keys, or after a failed unit, it reads and checks them again."""
+from __future__ import annotations
+
+import pytest
+
+from cluster.adapters import hot_state, set_cache
+from cluster.engine.unit_of_work import run_locked
+from cluster.services import topic_create
+from cluster.services.records import records_produce
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+def tick(at: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=at, dispatch=queue)
+    queue.drain()
+
+
+class SetReads:
+    """Counts the reads of set encodings (full and by key) a load makes."""
+
+    def __init__(self, monkeypatch):
+        self.calls: list[str] = []
+        real = hot_state.client
+        calls = self.calls
+
+        class Pipe:
+            def __init__(self, pipe):
+                self.pipe = pipe
+
+            def __getattr__(self, name):
+                if name in ("hgetall", "hmget"):
+                    calls.append(name)
+                return getattr(self.pipe, name)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return self.pipe.__exit__(*exc)
+
+        class Client:
+            def __getattr__(self, name):
+                if name == "pipeline":
+                    return lambda **kw: Pipe(real().pipeline(**kw))
+                return getattr(real(), name)
+
+        monkeypatch.setattr(hot_state, "client", lambda: Client())
+
+
+def decoded() -> dict:
+    """The store's sets as a reader decodes them, to compare with what a unit took."""
+    return {k: cluster_to_dict_set(rs) for k, rs in hot_state.load().state.replica_sets.items()}
+
+
+def cluster_to_dict_set(rs) -> tuple:
+    return (rs.leader, tuple(rs.lrs), rs.hw, rs.epoch,
+            tuple((s, r.start, tuple(r.log), r.hw) for s, r in sorted(rs.replica.items())))
+
+
+def taken(keys=None) -> tuple[dict, bool]:
+    """What a unit of work's load takes (then puts back as committed, saving nothing new)."""
+    seen = {}
+
+    def step(hot):
+        seen.update({k: cluster_to_dict_set(rs) for k, rs in hot.state.replica_sets.items()})
+        seen["exact"] = hot.exact
+        return []
+
+    run_locked(step, keys=keys, dispatch=lambda followups: None)
+    exact = seen.pop("exact")
+    return seen, exact
+
+
+@pytest.fixture
+def orders(redis_url, settings):
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=4, replication=3)
+    tick(1_000)
+    records_produce(topic="orders", partition=0, count=3)
+    tick(2_000)
+    return "orders"
+
+
+def test_after_its_own_commit_a_unit_reads_no_set_and_takes_what_redis_holds(orders,
+                                                                             monkeypatch):
+    reads = SetReads(monkeypatch)
+    sets, exact = taken()
+    monkeypatch.undo()
+    assert reads.calls == [] and exact
+    assert sets == decoded()
+    reads = SetReads(monkeypatch)
+    sets, _ = taken(keys=[(orders, 0), (orders, 2)])  # a unit of some sets: none read either
+    monkeypatch.undo()
+    assert reads.calls == [] and set(sets) == {(orders, 0), (orders, 2)}
+    reads = SetReads(monkeypatch)
+    tick(3_000)  # and the whole image is still exact after it
+    monkeypatch.undo()
+    assert reads.calls == []
+
+
+def test_after_another_workers_save_every_set_is_read_and_the_changed_one_decoded(orders,
+                                                                                  monkeypatch):
+    with hot_state.locked():  # another worker: its own decoding, its own save
+        hot = hot_state.load()
+        hot.state.replica_sets[(orders, 1)].epoch += 7
+        hot_state.save(hot)
+    reads = SetReads(monkeypatch)
+    sets, exact = taken()
+    monkeypatch.undo()
+    assert reads.calls == ["hgetall"] and exact
+    assert sets == decoded() and sets[(orders, 1)][3] == decoded()[(orders, 1)][3]
+    reads = SetReads(monkeypatch)
+    taken()  # the unit's own commit made the image exact again
+    monkeypatch.undo()
+    assert reads.calls == []
+
+
+def test_a_redis_that_lost_its_generation_is_read_again(orders, monkeypatch):
+    with hot_state.bound_to_store():
+        hot_state.client().delete(hot_state.key(set_cache.GENERATION))
+    reads = SetReads(monkeypatch)
+    sets, _ = taken()
+    monkeypatch.undo()
+    assert reads.calls == ["hgetall"] and sets == decoded()
+
+
+def test_some_sets_read_after_another_save_leave_the_rest_unchecked(orders, monkeypatch):
+    with hot_state.locked():
+        hot = hot_state.load()
+        hot.state.replica_sets[(orders, 3)].epoch += 5
+        hot_state.save(hot)
+    reads = SetReads(monkeypatch)
+    taken(keys=[(orders, 0)])  # set 3 was not read: the image can no longer be trusted
+    sets, _ = taken()
+    monkeypatch.undo()
+    assert reads.calls == ["hmget", "hgetall"]
+    assert sets[(orders, 3)] == decoded()[(orders, 3)]
+
+
+def test_a_unit_that_fails_leaves_nothing_to_take(orders, monkeypatch):
+    def broken(hot):
+        hot.state.replica_sets[(orders, 0)].epoch += 100
+        raise RuntimeError("half-way")
+
+    with pytest.raises(RuntimeError):
+        run_locked(broken, dispatch=lambda followups: None)
+    reads = SetReads(monkeypatch)
+    sets, _ = taken()
+    monkeypatch.undo()
+    assert reads.calls == ["hgetall"] and sets == decoded()
+    assert sets[(orders, 0)][3] < 100
