@@ -46,10 +46,11 @@ from django.conf import settings
 
 from cluster.adapters import lease, metadata_log, set_cache
 from cluster.adapters.lease import WriteOp
+from cluster.adapters.meta_json import meta_json
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Resolution,
-                                      cluster_from_dict, cluster_meta_to_dict, new_cluster)
+                                      cluster_from_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
                                         LeaderLog, ReplicaStatus, Summary, decode_fields,
@@ -332,9 +333,9 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
 
 
 def _meta_op(hot: HotState) -> WriteOp:
-    meta = {"core": cluster_meta_to_dict(hot.state), "topics": hot.topics, "checked": hot.checked,
-            "racks": hot.racks}
-    return WriteOp("set", key("meta"), json.dumps(meta))
+    text = meta_json(redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
+                     hot.racks)
+    return WriteOp("set", key("meta"), text)
 
 
 def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None

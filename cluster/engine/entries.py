@@ -20,8 +20,9 @@ class Changes(NamedTuple):
 def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
     """One pass over the saved sets' summaries (a busy tick saves every set)."""
     moved, differs = [], []
+    get = before.get
     for key, new in after.items():
-        old = before.get(key)
+        old = get(key)
         if old is None:
             moved.append(key)
             differs.append(key)
@@ -55,8 +56,7 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
 
 
 def status_moved(old: Summary, new: Summary) -> bool:
-    """Runs for every saved set of a busy tick: cheap fields first, replica ids last."""
-    if (old.leader != new.leader or old.lrs != new.lrs or old.resolution is not new.resolution
-            or old.epoch != new.epoch or len(old.replicas) != len(new.replicas)):
-        return True
-    return any(a[0] != b[0] for a, b in zip(old.replicas, new.replicas))
+    """Runs for every saved set of a busy tick: tuple compares (leader, LRS, resolution,
+    then epoch), replica ids last."""
+    return (old[:3] != new[:3] or old[6] != new[6]
+            or [s for s, _, _ in old[5]] != [s for s, _, _ in new[5]])

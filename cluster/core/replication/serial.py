@@ -73,17 +73,20 @@ def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
     return dataclasses.asdict(t)
 
 
-def cluster_meta_to_dict(state: ClusterState) -> dict[str, Any]:
-    """Everything but the replica sets."""
-    return {"version": FORMAT_VERSION,
+def cluster_meta_to_dict(state: ClusterState, *, connections: bool = True) -> dict[str, Any]:
+    """Everything but the replica sets (without the connections, for a caller that
+    encodes them apart)."""
+    meta = {"version": FORMAT_VERSION,
             "spus": [{"id": s, "online": up} for s, up in sorted(state.spus.items())],
             "topics": [topic_to_dict(t) for t in state.topics.values()],
             "next_record_id": state.next_record_id,
             "election_timeout_ms": state.election_timeout_ms,
-            "connections": sorted([list(c) for c in state.connections]),
             "cuts": [cut_to_dict(c) for c in state.cuts], "next_cut_id": state.next_cut_id,
             "expired": [[s, at] for s, at in sorted(state.expired.items())],
             "rehearsal": state.rehearsal}
+    if connections:
+        meta["connections"] = sorted([list(c) for c in state.connections])
+    return meta
 
 
 def cut_to_dict(c: Cut) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""The hot state's meta as JSON, its large parts encoded again only when they change.
+
+The meta (hot_state ``meta`` key) is written with every save: the core's cluster meta,
+the shell's topic table, the Redis run id last checked and the SPUs' racks. With
+producers running it changes every tick (their clocks and carries), but its two large
+parts seldom do: each topic's partition primary keys (10,000 ints for a topic of 10,000
+partitions) and the SPUs' fetch connections (up to one per SPU pair). Their JSON text
+is kept from the last write and reused while they are equal (a compare in C, where
+encoding them again was most of a save's meta). The text is what ``json.dumps`` of the
+whole meta gives, but for the order of the core's keys: readers parse it.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from cluster.core.replication import ClusterState, cluster_meta_to_dict
+
+# Part -> (the value last encoded, as an immutable copy; its JSON text).
+_parts: dict[Any, tuple[Any, str]] = {}
+_MAX_PARTS = 4096
+
+
+def _part(name: Any, frozen: Any, value: Callable[[], Any]) -> str:
+    """The JSON of ``value()``, encoded again only when ``frozen`` (what it is made of)
+    differs from last time."""
+    last = _parts.get(name)
+    if last is not None and last[0] == frozen:
+        return last[1]
+    if len(_parts) > _MAX_PARTS:
+        _parts.clear()
+    text = json.dumps(value())
+    _parts[name] = (frozen, text)
+    return text
+
+
+def _topic(namespace: str, name: str, table: dict[str, Any]) -> str:
+    fields = []
+    for field, value in table.items():
+        if field == "partitions":
+            text = _part((namespace, "partitions", name), tuple(value), lambda: value)
+        else:
+            text = json.dumps(value)
+        fields.append(f"{json.dumps(field)}: {text}")
+    return "{" + ", ".join(fields) + "}"
+
+
+def meta_json(namespace: str, state: ClusterState, topics: dict[str, dict[str, Any]],
+              checked: str | None, racks: dict[str, str]) -> str:
+    """``json.dumps`` of {"core", "topics", "checked", "racks"}, reusing unchanged parts
+    (``namespace``: the store's, so two stores in one process keep apart)."""
+    pairs = frozenset(state.connections)
+    connections = _part((namespace, "connections"), pairs,
+                        lambda: sorted([list(c) for c in pairs]))
+    core_text = json.dumps(cluster_meta_to_dict(state, connections=False))[:-1]
+    core_text += f', "connections": {connections}}}'
+    topics_text = ", ".join(f"{json.dumps(name)}: {_topic(namespace, name, table)}"
+                            for name, table in topics.items())
+    return (f'{{"core": {core_text}, "topics": {{{topics_text}}}, '
+            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}}}')
