@@ -70,23 +70,6 @@ class Summary(NamedTuple):
 
 
 
-def _log_out(r: Replica, ref: Replica) -> Any:
-    """A replica's log: its LEO when it is a prefix of ``ref``'s, else [start, records]."""
-    n = r.leo
-    if r is ref:
-        return n
-    if n <= ref.start:
-        if r.start == n:  # wholly compacted up to its LEO: a prefix of anything that long
-            return n
-    elif n <= ref.leo and r.start == ref.start and r.log[-1] == ref.log[n - ref.start - 1]:
-        # The same record at the same offset: the same log up to there. Record ids are
-        # unique and a follower appends only after its last record matched the leader's
-        # (sync._pull), the rule the core's own fetch relies on. Comparing the whole
-        # retained log instead cost 0.1 ms a follower at the default retention.
-        return n
-    return [r.start, r.log]
-
-
 def _replica_in(spu: int, enc: Any, ref_start: int, ref_tail: list[int]) -> Replica:
     """The replica a stored log stands for; only its retained records are built."""
     if not isinstance(enc, int):
@@ -100,13 +83,14 @@ def _replica_in(spu: int, enc: Any, ref_start: int, ref_tail: list[int]) -> Repl
 def encode_set(rs: ReplicaSet) -> bytes:
     """The whole set in one value, its reference log's records included."""
     ref = reference_replica(rs)
-    return _encode(rs, ref, ref.log, _extras(rs))
+    return _encode(rs, ref, ref.log, _extras(rs))[0]
 
 
-def encode_status(rs: ReplicaSet, ref: Replica) -> bytes:
+def encode_status(rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
     """The set but its reference log's records (``ref``: reference_replica(rs)), which
     are kept apart: the encoding names their count and last id, so any change to them
-    (an append, a cut, another reference) changes the status too."""
+    (an append, a cut, another reference) changes the status too. With it, the set's
+    summary (``summary``), read in the same pass over its replicas."""
     extras = _extras(rs)
     log = ref.log
     extras[RECORDS_APART] = [len(log), log[-1] if log else None]
@@ -122,18 +106,46 @@ def records_from(data: bytes | None) -> list[int]:
     return array("q", data or b"").tolist()
 
 
-def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any]) -> bytes:
-    leo = ref.leo
-    # A caught-up follower's clock is reset at every fetch: storing it would make
-    # every set "changed" at every tick. Lag time then counts from the first
-    # step that sees it behind (at most one tick later than the core would).
-    replicas = [(_log_out(r, ref), r.hw, r.claims_leadership, r.seen_attempt,
-                 r.caught_up_ms if r.leo < leo else None)
-                for r in (rs.replica[s] for s in rs.replicas)]
+def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any]
+            ) -> tuple[bytes, Summary]:
+    """The encoding and the summary, from one pass over the replicas: a busy tick encodes
+    every set, and a second pass for its summary cost a third as much again."""
+    ref_start, ref_log, rep = ref.start, ref.log, rs.replica
+    leo = ref_start + len(ref_log)
+    replicas, figures = [], []
+    for s in rs.replicas:
+        r = rep[s]
+        log, start = r.log, r.start
+        n = start + len(log)
+        # A replica's log is stored as its LEO when it is a prefix of the reference's:
+        # wholly compacted up to its LEO, or the same record at the same offset. Record ids
+        # are unique and a follower appends only after its last record matched the
+        # leader's (sync._pull), the rule the core's own fetch relies on; comparing the
+        # whole retained log instead cost 0.1 ms a follower at the default retention.
+        if r is ref or (n <= ref_start and start == n) or (
+                ref_start < n <= leo and start == ref_start
+                and log[-1] == ref_log[n - ref_start - 1]):
+            out = n
+        else:
+            out = [start, log]
+        # A caught-up follower's clock is reset at every fetch: storing it would make
+        # every set "changed" at every tick. Lag time then counts from the first
+        # step that sees it behind (at most one tick later than the core would).
+        replicas.append((out, r.hw, r.claims_leadership, r.seen_attempt,
+                         r.caught_up_ms if n < leo else None))
+        figures.append((s, n, r.hw))
+    leader = rs.leader
     # Resolution is a str enum: msgpack packs it as its value, byte for byte.
-    return _packer().pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
+    data = _packer().pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader, rs.lrs,
                            rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt,
-                           rs.tried, rs.pending, ref.start, tail, replicas, extras))
+                           rs.tried, rs.pending, ref_start, tail, replicas, extras))
+    if leader is None:
+        leader_leo = None
+    else:
+        lead = rep[leader]
+        leader_leo = leo if lead is ref else lead.start + len(lead.log)
+    return data, _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw,
+                                        leader_leo, tuple(figures), rs.epoch))
 
 
 _local = threading.local()
