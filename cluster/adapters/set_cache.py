@@ -130,9 +130,11 @@ def keep(namespace: str, hot: HotState) -> None:
     if hot.full:
         # The unit held every set of the store: it becomes the image as it stands,
         # without a pass over its sets (their summaries: as loaded, then as saved).
-        summaries = hot.before
-        summaries.update(hot.after)
         n = len(hot.state.replica_sets)
+        summaries = hot.after
+        if len(summaries) != n:  # a busy tick saved every set: nothing to merge
+            summaries = hot.before
+            summaries.update(hot.after)
         if len(hot.raw) == len(hot.stored) == len(summaries) == n:
             _images[namespace] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
                                        hot.generation if hot.exact else None,
