@@ -151,11 +151,15 @@ class HotState:
     differs: list[Key] = field(default_factory=list)
     # What each loaded set's records key holds, so a save appends only the new ids.
     stored: dict[Key, Stored] = field(default_factory=dict)
-    # The store's sets generation (set_cache.GENERATION) as loaded; once the save
-    # landed, the token it wrote.
+    # The lock keys of the leases the load was made under (none for a reader), and the
+    # sets' generation they guard (set_cache.generation_key: None unless every one holds
+    # the same token); once the save landed, the token it wrote.
+    scope: tuple[str, ...] = ()
     generation: str | None = None
-    # Every set this process's set cache holds of the store equals the store's, as of
-    # ``generation``: all were read (a full load), or taken from an exact image.
+    # The load read every set its leases guard: the whole store, or whole shards.
+    complete: bool = False
+    # Every set this process's set cache holds under the scope equals the store's, as of
+    # ``generation``: all were read (a complete load), or taken from an exact image.
     exact: bool = False
 
     def partition_pk(self, key: Key) -> int | None:
@@ -173,15 +177,18 @@ class _Meta(NamedTuple):
     topics: dict[str, TopicTable]
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
-    generation: str | None  # the sets' generation (set_cache.GENERATION)
+    generation: str | None  # the sets' generation under the leases held (HotState)
 
 
-def _meta() -> _Meta:
+def _meta(scope: tuple[str, ...] = ()) -> _Meta:
     pipe = client().pipeline(transaction=True)
     pipe.get(key("meta"))
-    pipe.get(key(set_cache.GENERATION))
-    raw, generation = pipe.execute()
-    generation = generation.decode() if generation is not None else None
+    for lock_key in scope:
+        pipe.get(set_cache.generation_key(lock_key))
+    raw, *tokens = pipe.execute()
+    generation = tokens[0].decode() if tokens and tokens[0] is not None else None
+    if any(token != tokens[0] for token in tokens):
+        generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
         return _Meta(fresh, {}, None, {}, generation)
@@ -205,37 +212,45 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
 
     ``take_committed``: a unit of work's load, which may take the sets this process
     committed last instead of decoding them (cluster/adapters/set_cache.py)."""
-    with bound_to_store() as namespace:
-        state, topics, checked, racks, generation = _meta()
+    with bound_to_store():
+        scope = lease.held_names() if take_committed else ()
+        state, topics, checked, racks, generation = _meta(scope)
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
-                       generation=generation)
-        if take_committed and _take_trusted(hot, namespace, keys):
+                       scope=scope, generation=generation, complete=keys is None)
+        if take_committed and _take_trusted(hot, keys):
             return hot
         fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
         _adopt(hot, fetched, take_committed)
     return hot
 
 
-def _take_trusted(hot: HotState, namespace: str, keys: Iterable[Key] | None) -> bool:
-    """Take the sets from this process's image of the store, if nobody else wrote a set
-    since it was exact (set_cache): the whole image for a full load, without reading or
-    passing over its sets; the named sets otherwise, reading only those it lacks."""
-    if keys is None:
-        image = set_cache.take_all(namespace, hot.generation, hot.topics)
+def _cache_scope(hot: HotState) -> set_cache.Scope:
+    return redis_keys.store_namespace(), hot.scope
+
+
+def _take_trusted(hot: HotState, keys: Iterable[Key] | None) -> bool:
+    """Take the sets from this process's image under the same leases, if nobody else
+    wrote a set they guard since it was exact (set_cache): the whole image for a complete
+    load, without reading or passing over its sets; the named sets otherwise, reading
+    only those it lacks."""
+    scope = _cache_scope(hot)
+    if hot.complete:
+        image = (set_cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
+                 else set_cache.take_all(scope, hot.generation, keys=keys))
         if image is None:
             return False
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
             image.sets, image.raw, image.summaries, image.stored)
         hot.exact = True
         return True
-    if not set_cache.trusted(namespace, hot.generation):
+    if keys is None or not set_cache.trusted(scope, hot.generation):
         return False
     missing = []
     with gc_paused():
         for set_key in keys:
             if set_key[0] not in hot.topics or set_key in hot.state.replica_sets:
                 continue
-            kept = set_cache.take_trusted(namespace, set_key)
+            kept = set_cache.take_trusted(scope, set_key)
             if kept is None:
                 missing.append(set_key)
                 continue
@@ -249,15 +264,16 @@ def _take_trusted(hot: HotState, namespace: str, keys: Iterable[Key] | None) -> 
 
 def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
     state, stored = hot.state, hot.stored
-    namespace = redis_keys.store_namespace()
-    # Every set was read: what the cache keeps after this unit equals the store.
-    hot.exact = hot.full
+    scope = _cache_scope(hot)
+    # Every set the leases guard was read: what the cache keeps after this unit equals
+    # the store's.
+    hot.exact = hot.complete
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
             kept = known = None
             if take_committed:
-                kept, known = set_cache.take(namespace, set_key, data)
+                kept, known = set_cache.take(scope, set_key, data)
             if kept is None:
                 missed.append((set_key, status_fields(data), known))
             else:
@@ -278,8 +294,8 @@ def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool
 
 def keep_committed(hot: HotState) -> None:
     """After a unit of work committed and projected: its sets may be taken by the next."""
-    with bound_to_store() as namespace, gc_paused(freeze=True):
-        set_cache.keep(namespace, hot)
+    with bound_to_store(), gc_paused(freeze=True):
+        set_cache.keep(_cache_scope(hot), hot)
 
 
 def _fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
@@ -364,8 +380,8 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
             if name in hot.topics]
     ops.append(_meta_op(hot))
-    generation, token = _generation_op()
-    _write_with_log(hot, ops + [generation], log(keys) if log else [])
+    generations, token = _generation_ops()
+    _write_with_log(hot, ops + generations, log(keys) if log else [])
     hot.generation = token
     return keys
 
@@ -381,23 +397,26 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     lease.fenced_write(ops + ([append] if append else []))
 
 
-def _generation_op() -> tuple[WriteOp, str]:
-    """A fresh sets generation (set_cache.GENERATION): every save of sets writes one, so
-    a process whose last save's token is still there knows nobody wrote a set since."""
+def _generation_ops() -> tuple[list[WriteOp], str]:
+    """A fresh sets generation for every lease held (set_cache.generation_key): every
+    save of sets writes one, so a process whose last save's token is still there knows
+    nobody wrote a set under that lease since."""
     token = uuid.uuid4().hex
-    return WriteOp("set", key(set_cache.GENERATION), token), token
+    return [WriteOp("set", set_cache.generation_key(k), token) for k in lease.held_names()], token
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
-                  take_committed: bool = False) -> HotState:
+                  take_committed: bool = False, complete: bool = False) -> HotState:
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
-    read with one fetch of the meta."""
-    with bound_to_store() as namespace:
-        state, topics, checked, racks, generation = _meta()
+    read with one fetch of the meta. ``complete``: ``pick`` names every set the leases
+    held guard (whole shards)."""
+    with bound_to_store():
+        scope = lease.held_names() if take_committed else ()
+        state, topics, checked, racks, generation = _meta(scope)
         hot = HotState(state, topics, full=False, checked=checked, racks=racks,
-                       generation=generation)
+                       scope=scope, generation=generation, complete=complete)
         keys = list(pick(topics))
-        if take_committed and _take_trusted(hot, namespace, keys):
+        if take_committed and _take_trusted(hot, keys):
             return hot
         _adopt(hot, _fetch_some(keys, topics), take_committed)
     return hot
@@ -412,8 +431,8 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
     ops += _present(records.op())
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    generation, token = _generation_op()
-    _write_with_log(hot, ops + [generation], log(keys) if log else [])
+    generations, token = _generation_ops()
+    _write_with_log(hot, ops + generations, log(keys) if log else [])
     hot.generation = token
     return keys
 

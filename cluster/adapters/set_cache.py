@@ -10,11 +10,13 @@ core alone would count it (a decoded set counts from the next step, a tick later
 Redis stays the truth, and there are two ways to know a kept set is still what Redis
 holds:
 * **The sets' generation.** Every save of replica sets (hot_state.save, save_sets)
-  writes a fresh random token to the store's ``sets-gen`` key in its fenced
-  transaction. A store whose generation is the token of this process's last save has
-  had no set written by anyone else since; if this process's image of the store was
-  exact then (``Image.token``), it still is, and a unit of work takes it whole: no
-  read of 10,000 encodings, no pass over them (a tenth of a busy tick).
+  writes a fresh random token, in its fenced transaction, to the generation key of
+  every lease it holds (``generation_key``: the whole state's, or a shard's). Only a
+  holder of a lease writes the sets it guards, so a lease whose generation is still
+  the token of this process's last save under it guards no set that anyone else
+  wrote since. An image of the sets under some leases (its ``scope``) that was exact
+  then (``Image.token``) still is, and a unit of work under the same leases takes it
+  whole: no read of 10,000 encodings, no pass over them (a quarter of a busy tick).
 * **The bytes.** Otherwise a load fetches every encoding it needs, and takes a set
   from here only when the fetched bytes are the very bytes this process committed (so
   a set another worker or shard wrote since is decoded as before).
@@ -40,8 +42,13 @@ if TYPE_CHECKING:
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
-# The key (in the store's namespace) each save of replica sets writes a fresh token to.
-GENERATION = "sets-gen"
+# (store namespace, the lock keys of the leases held): the images are kept by both.
+Scope = tuple[str, tuple[str, ...]]
+
+
+def generation_key(lock_key: str) -> str:
+    """The key each save of sets under the lease ``lock_key`` writes a fresh token to."""
+    return f"{lock_key}:sets-gen"
 
 
 class Known(NamedTuple):
@@ -74,35 +81,38 @@ class Image:
         return len(self.sets)
 
 
-# Store namespace -> its image.
-_images: dict[str, Image] = {}
+_images: dict[Scope, Image] = {}
 
 
-def trusted(namespace: str, generation: str | None) -> bool:
-    """Whether this process's image of the store is exactly its sets at ``generation``."""
-    image = _images.get(namespace)
+def trusted(scope: Scope, generation: str | None) -> bool:
+    """Whether this process's image under ``scope`` is exactly the store's sets at
+    ``generation`` (the token every lease of the scope holds, None if they differ)."""
+    image = _images.get(scope)
     return image is not None and generation is not None and image.token == generation
 
 
-def take_all(namespace: str, generation: str | None, topics: Iterable[str]) -> Image | None:
-    """The whole image, if it is exactly the store's sets at ``generation`` and holds no
-    topic outside ``topics`` (the meta's table, which a full load reads sets of); removed
-    from here."""
-    if not trusted(namespace, generation):
+def take_all(scope: Scope, generation: str | None, *, topics: Iterable[str] | None = None,
+             keys: Iterable[Key] | None = None) -> Image | None:
+    """The whole image, if it is exactly the store's sets at ``generation`` and those the
+    load reads: no topic outside ``topics`` (the meta's table, which a full load reads
+    sets of), or exactly ``keys`` (a shard's); removed from here."""
+    if not trusted(scope, generation):
         return None
-    image = _images[namespace]
-    if not image.topics <= set(topics):
+    image = _images[scope]
+    if topics is not None and not image.topics <= set(topics):
         return None
-    return _images.pop(namespace)
+    if keys is not None and image.sets.keys() != set(keys):
+        return None
+    return _images.pop(scope)
 
 
-def take(namespace: str, set_key: Key, data: bytes
+def take(scope: Scope, set_key: Key, data: bytes
          ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
     """The set committed as ``data`` by this process, if it is that one; else what this
     process last knew of its records, if anything. Either way, removed from here.
     (The encoding names the count and last id of the records kept apart, so equal bytes
     mean the records are the ones committed too.)"""
-    image = _images.get(namespace)
+    image = _images.get(scope)
     kept = image.pop(set_key) if image is not None else None
     if kept is None:
         return None, None
@@ -114,21 +124,21 @@ def take(namespace: str, set_key: Key, data: bytes
     return (kept[1], kept[2], kept[3]), None
 
 
-def take_trusted(namespace: str, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
+def take_trusted(scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
     """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
-    image = _images.get(namespace)
+    image = _images.get(scope)
     return image.pop(set_key) if image is not None else None
 
 
-def keep(namespace: str, hot: HotState) -> None:
+def keep(scope: Scope, hot: HotState) -> None:
     """After a commit and its projections: remember every set of ``hot`` as committed.
 
     ``hot.generation`` is the token its save wrote; ``hot.exact`` says whether every set
-    this process keeps for the store then equals the store's (a full load read them all;
-    a trusted load's image was exact and only this process wrote since)."""
-    image = _images.get(namespace)
-    if hot.full:
-        # The unit held every set of the store: it becomes the image as it stands,
+    this process keeps under the scope then equals the store's (a complete load read
+    them all; a trusted load's image was exact and only this process wrote since)."""
+    image = _images.get(scope)
+    if hot.complete:
+        # The unit held every set of its scope: it becomes the image as it stands,
         # without a pass over its sets (their summaries: as loaded, then as saved).
         n = len(hot.state.replica_sets)
         summaries = hot.after
@@ -136,14 +146,14 @@ def keep(namespace: str, hot: HotState) -> None:
             summaries = hot.before
             summaries.update(hot.after)
         if len(hot.raw) == len(hot.stored) == len(summaries) == n:
-            _images[namespace] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
-                                       hot.generation if hot.exact else None,
-                                       frozenset(hot.topics))
+            _images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
+                                   hot.generation if hot.exact else None,
+                                   frozenset(hot.topics))
             _bound_size()
             return
-        image = _images[namespace] = Image(topics=frozenset(hot.topics))
+        image = _images[scope] = Image(topics=frozenset(hot.topics))
     if image is None:
-        image = _images[namespace] = Image(topics=frozenset(hot.topics))
+        image = _images[scope] = Image(topics=frozenset(hot.topics))
         # An empty image is exact only when the store holds no set: not known here.
         exact = False
     else:

@@ -102,14 +102,15 @@ def run_on_shards(step: Step, *, locks: list[str],
                   pick: Callable[[dict[str, Any]], Iterable[Key]],
                   record_ids: int | Callable[[HotState], int],
                   dispatch: Dispatch | None, lock_timeout_s: float | None,
-                  now: int | None = None) -> list[Action]:
+                  now: int | None = None, whole_shards: bool = False) -> list[Action]:
     """``run_locked`` under some shards' leases: their sets only, saved without the meta.
 
     ``record_ids``: how many records ``step`` may produce, or how to count them from the
-    loaded sets (a shard's share of the topics' quotas)."""
+    loaded sets (a shard's share of the topics' quotas). ``whole_shards``: ``pick`` names
+    every set of the shards locked (the set cache may then take them whole)."""
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused(freeze=True):
-        hot = hot_state.load_selected(pick, take_committed=True)
+        hot = hot_state.load_selected(pick, take_committed=True, complete=whole_shards)
         if callable(record_ids):
             record_ids = record_ids(hot)
         first = hot.state.next_record_id

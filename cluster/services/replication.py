@@ -158,7 +158,7 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
                       record_ids=lambda hot: records_due(due, hot.state.replica_sets),
                       dispatch=dispatch,
-                      lock_timeout_s=lock_timeout_s, now=at)
+                      lock_timeout_s=lock_timeout_s, now=at, whole_shards=True)
     # Wall and CPU time apart: on a shared machine the gap is time spent waiting for a core.
     report["ms"] = int((time.perf_counter() - started) * 1000)
     report["cpu_ms"] = int((time.process_time() - cpu) * 1000)
@@ -235,7 +235,8 @@ def replication_resync_store(*, heal: bool = True) -> int:
         if n > 1:
             run_on_shards(heal, locks=[shards.lock_name(shard)],
                           pick=lambda topics, s=shard: shards.keys_of_shard(topics, s, n),
-                          record_ids=0, dispatch=_nowhere, lock_timeout_s=None)
+                          record_ids=0, dispatch=_nowhere, lock_timeout_s=None,
+                          whole_shards=True)
         else:
             run_locked(heal, dispatch=_nowhere)
     return sum(drifted)

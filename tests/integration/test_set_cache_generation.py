@@ -23,12 +23,14 @@ def tick(at: int) -> None:
 
 
 class SetReads:
-    """Counts the reads of set encodings (full and by key) a load makes."""
+    """Counts the reads of set encodings (full and by key) the loads within make."""
 
-    def __init__(self, monkeypatch):
+    def __init__(self):
         self.calls: list[str] = []
-        real = hot_state.client
-        calls = self.calls
+        self._patch = pytest.MonkeyPatch()
+
+    def __enter__(self) -> "SetReads":
+        real, calls = hot_state.client, self.calls
 
         class Pipe:
             def __init__(self, pipe):
@@ -39,19 +41,17 @@ class SetReads:
                     calls.append(name)
                 return getattr(self.pipe, name)
 
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return self.pipe.__exit__(*exc)
-
         class Client:
             def __getattr__(self, name):
                 if name == "pipeline":
                     return lambda **kw: Pipe(real().pipeline(**kw))
                 return getattr(real(), name)
 
-        monkeypatch.setattr(hot_state, "client", lambda: Client())
+        self._patch.setattr(hot_state, "client", lambda: Client())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._patch.undo()
 
 
 def decoded() -> dict:
@@ -88,71 +88,117 @@ def orders(redis_url, settings):
     return "orders"
 
 
-def test_after_its_own_commit_a_unit_reads_no_set_and_takes_what_redis_holds(orders,
-                                                                             monkeypatch):
-    reads = SetReads(monkeypatch)
-    sets, exact = taken()
-    monkeypatch.undo()
+def test_after_its_own_commit_a_unit_reads_no_set_and_takes_what_redis_holds(orders):
+    with SetReads() as reads:
+        sets, exact = taken()
     assert reads.calls == [] and exact
     assert sets == decoded()
-    reads = SetReads(monkeypatch)
-    sets, _ = taken(keys=[(orders, 0), (orders, 2)])  # a unit of some sets: none read either
-    monkeypatch.undo()
+    with SetReads() as reads:
+        sets, _ = taken(keys=[(orders, 0), (orders, 2)])  # a unit of some sets: none read either
     assert reads.calls == [] and set(sets) == {(orders, 0), (orders, 2)}
-    reads = SetReads(monkeypatch)
-    tick(3_000)  # and the whole image is still exact after it
-    monkeypatch.undo()
+    with SetReads() as reads:
+        tick(3_000)  # and the whole image is still exact after it
     assert reads.calls == []
 
 
-def test_after_another_workers_save_every_set_is_read_and_the_changed_one_decoded(orders,
-                                                                                  monkeypatch):
+def test_after_another_workers_save_every_set_is_read_and_the_changed_one_decoded(orders):
     with hot_state.locked():  # another worker: its own decoding, its own save
         hot = hot_state.load()
         hot.state.replica_sets[(orders, 1)].epoch += 7
         hot_state.save(hot)
-    reads = SetReads(monkeypatch)
-    sets, exact = taken()
-    monkeypatch.undo()
+    with SetReads() as reads:
+        sets, exact = taken()
     assert reads.calls == ["hgetall"] and exact
     assert sets == decoded() and sets[(orders, 1)][3] == decoded()[(orders, 1)][3]
-    reads = SetReads(monkeypatch)
-    taken()  # the unit's own commit made the image exact again
-    monkeypatch.undo()
+    with SetReads() as reads:
+        taken()  # the unit's own commit made the image exact again
     assert reads.calls == []
 
 
-def test_a_redis_that_lost_its_generation_is_read_again(orders, monkeypatch):
+def test_a_redis_that_lost_its_generation_is_read_again(orders):
     with hot_state.bound_to_store():
-        hot_state.client().delete(hot_state.key(set_cache.GENERATION))
-    reads = SetReads(monkeypatch)
-    sets, _ = taken()
-    monkeypatch.undo()
+        hot_state.client().delete(set_cache.generation_key(hot_state.key("lock")))
+    with SetReads() as reads:
+        sets, _ = taken()
     assert reads.calls == ["hgetall"] and sets == decoded()
 
 
-def test_some_sets_read_after_another_save_leave_the_rest_unchecked(orders, monkeypatch):
+def test_some_sets_read_after_another_save_leave_the_rest_unchecked(orders):
     with hot_state.locked():
         hot = hot_state.load()
         hot.state.replica_sets[(orders, 3)].epoch += 5
         hot_state.save(hot)
-    reads = SetReads(monkeypatch)
-    taken(keys=[(orders, 0)])  # set 3 was not read: the image can no longer be trusted
-    sets, _ = taken()
-    monkeypatch.undo()
+    with SetReads() as reads:
+        taken(keys=[(orders, 0)])  # set 3 was not read: the image can no longer be trusted
+        sets, _ = taken()
     assert reads.calls == ["hmget", "hgetall"]
     assert sets[(orders, 3)] == decoded()[(orders, 3)]
 
 
-def test_a_unit_that_fails_leaves_nothing_to_take(orders, monkeypatch):
+def test_a_unit_that_fails_leaves_nothing_to_take(orders):
     def broken(hot):
         hot.state.replica_sets[(orders, 0)].epoch += 100
         raise RuntimeError("half-way")
 
     with pytest.raises(RuntimeError):
         run_locked(broken, dispatch=lambda followups: None)
-    reads = SetReads(monkeypatch)
-    sets, _ = taken()
-    monkeypatch.undo()
+    with SetReads() as reads:
+        sets, _ = taken()
     assert reads.calls == ["hgetall"] and sets == decoded()
     assert sets[(orders, 0)][3] < 100
+
+
+SHARDS = 4
+
+
+@pytest.fixture
+def sharded(redis_url, settings, monkeypatch):
+    from cluster.adapters import shards
+
+    settings.REPLICATION_SHARDS = SHARDS
+    monkeypatch.setattr(shards, "BLOCK", 4)  # blocks of 4: 16 partitions over 4 shards
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=16, replication=3)
+    tick(1_000)  # the whole unit: every lease
+    return "orders"
+
+
+def shard_unit(shard: int) -> tuple[dict, bool]:
+    """One shard's unit of work, as its tick runs it (every set of the shard)."""
+    from cluster.adapters import shards
+    from cluster.engine.unit_of_work import run_on_shards
+
+    seen = {}
+
+    def step(hot):
+        seen.update({k: cluster_to_dict_set(rs) for k, rs in hot.state.replica_sets.items()})
+        seen["exact"] = hot.exact
+        return []
+
+    run_on_shards(step, locks=[shards.lock_name(shard)],
+                  pick=lambda topics: shards.keys_of_shard(topics, shard, SHARDS),
+                  record_ids=0, dispatch=lambda followups: None, lock_timeout_s=None,
+                  whole_shards=True)
+    return seen, seen.pop("exact")
+
+
+def test_a_shard_reads_its_sets_once_then_takes_them_whole_whatever_other_shards_write(
+        sharded):
+    with SetReads() as reads:
+        first, exact = shard_unit(0)  # the whole unit's image is not the shard's: read once
+    assert reads.calls == ["hmget"] and exact and first
+    shard_unit(1)  # another shard's save writes its own lease's generation only
+    with SetReads() as reads:
+        again, exact = shard_unit(0)
+    assert reads.calls == [] and exact
+    assert again == {k: v for k, v in decoded().items() if k in first}
+
+
+def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
+    shard_unit(2)  # after the fixture's whole unit
+    with SetReads() as reads:
+        sets, exact = taken()  # it holds every lease, shard 2's generation moved
+    assert reads.calls == ["hgetall"] and exact and sets == decoded()
+    with SetReads() as reads:
+        shard_unit(2)  # and the whole unit moved every lease's generation
+    assert reads.calls == ["hmget"]
