@@ -19,6 +19,8 @@ database never see, let alone delete, each other's state:
   its fencing tokens come from (cluster/adapters/lease.py); with shards, also
   ``lock:shard:<i>`` and ``record_ids``, the counter shard tasks take record
   ids from (cluster/adapters/shards.py);
+* ``<lock>:sets-gen``: the token of the last save of sets under that lease, which
+  tells a process whether anyone else wrote them since (set_cache.py);
 * ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
   the last time each live one ran), read by the connection manager;
 * ``worker``: refreshed by a running Celery worker, so commands know whether
