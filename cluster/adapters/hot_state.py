@@ -46,7 +46,7 @@ from typing import Any, NamedTuple, TypedDict
 from webapp.perf import gc_paused
 from django.conf import settings
 
-from cluster.adapters import lease, metadata_log, set_cache
+from cluster.adapters import lease, metadata_log, set_cache, shards
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters import redis_keys
@@ -402,9 +402,13 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
 def _generation_ops() -> tuple[list[WriteOp], str]:
     """A fresh sets generation for every lease held (set_cache.generation_key): every
     save of sets writes one, so a process whose last save's token is still there knows
-    nobody wrote a set under that lease since."""
+    nobody wrote a set under that lease since. A holder of the whole state's lease may
+    write any set: every shard's generation moves too, whichever shard leases it holds."""
     token = uuid.uuid4().hex
-    return [WriteOp("set", set_cache.generation_key(k), token) for k in lease.held_names()], token
+    held = lease.held_names()
+    if key(lease.CLUSTER_LOCK) in held:
+        held = tuple(dict.fromkeys([*held, *(key(name) for name in shards.every_lock())]))
+    return [WriteOp("set", set_cache.generation_key(k), token) for k in held], token
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,

@@ -202,3 +202,22 @@ def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
     with SetReads() as reads:
         shard_unit(2)  # and the whole unit moved every lease's generation
     assert reads.calls == ["hmget"]
+
+
+def test_a_save_under_the_whole_states_lease_alone_moves_every_shards_generation(sharded):
+    shard_unit(3)
+    with hot_state.locked():  # the cluster lease only, yet it may write any set
+        hot = hot_state.load()
+        shard_3 = shard_unit_keys(3)
+        hot.state.replica_sets[shard_3[0]].epoch += 9
+        hot_state.save(hot)
+    with SetReads() as reads:
+        sets, _ = shard_unit(3)
+    assert reads.calls == ["hmget"]
+    assert sets[shard_3[0]] == decoded()[shard_3[0]]
+
+
+def shard_unit_keys(shard: int) -> list:
+    from cluster.adapters import shards
+
+    return shards.keys_of_shard(hot_state.load().topics, shard, SHARDS)
