@@ -11,8 +11,9 @@ Redis stays the truth, and there are two ways to know a kept set is still what R
 holds:
 * **The sets' generation.** Every save of replica sets (hot_state.save, save_sets)
   writes a fresh random token, in its fenced transaction, to the generation key of
-  every lease it holds (``generation_key``: the whole state's, or a shard's). Only a
-  holder of a lease writes the sets it guards, so a lease whose generation is still
+  every lease it holds (``generation_key``: the whole state's, or a shard's; a save
+  under the whole state's lease moves every shard's too). Only a holder of a lease
+  writes the sets it guards, so a lease whose generation is still
   the token of this process's last save under it guards no set that anyone else
   wrote since. An image of the sets under some leases (its ``scope``) that was exact
   then (``Image.token``) still is, and a unit of work under the same leases takes it
@@ -60,8 +61,8 @@ class Known(NamedTuple):
 
 @dataclass
 class Image:
-    """One store's sets as this process last committed them, by set key: the decoded
-    set, its encoding, its summary and what its records key holds."""
+    """One store's sets under some leases as this process last committed them, by set
+    key: the decoded set, its encoding, its summary and what its records key holds."""
     sets: dict[Key, ReplicaSet] = field(default_factory=dict)
     raw: dict[Key, bytes] = field(default_factory=dict)
     summaries: dict[Key, "Summary"] = field(default_factory=dict)
