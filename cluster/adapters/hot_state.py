@@ -60,6 +60,8 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
                                         encode_status, records_from, start_and_apart,
                                         status_fields, summary)
 from cluster.adapters import set_records
+from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
+                                          sets_key, take_trusted)
 from cluster.adapters.set_records import Stored, records_key  # noqa: F401 (re-exported)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
@@ -93,10 +95,6 @@ class TopicTable(TypedDict, total=False):
     last_ms: int | None    # when the simulated producer last ran
     carry: float           # the fraction of a record it still owes
     next: int              # the partition its round robin continues with
-
-
-def sets_key(topic: str) -> str:
-    return key(f"sets:{topic}")
 
 
 @contextmanager
@@ -219,108 +217,17 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
         state, topics, checked, racks, generation = _meta(scope)
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        scope=scope, generation=generation, complete=keys is None)
-        if take_committed and _take_trusted(hot, keys):
+        if take_committed and take_trusted(hot, keys):
             return hot
-        fetched = _fetch_full(topics) if keys is None else _fetch_some(keys, topics)
-        _adopt(hot, fetched, take_committed)
+        fetched = fetch_full(topics) if keys is None else fetch_some(keys, topics)
+        adopt(hot, fetched, take_committed)
     return hot
-
-
-def _cache_scope(hot: HotState) -> set_cache.Scope:
-    return redis_keys.store_namespace(), hot.scope
-
-
-def _take_trusted(hot: HotState, keys: Iterable[Key] | None) -> bool:
-    """Take the sets from this process's image under the same leases, if nobody else
-    wrote a set they guard since it was exact (set_cache): the whole image for a complete
-    load, without reading or passing over its sets; the named sets otherwise, reading
-    only those it lacks."""
-    scope = _cache_scope(hot)
-    if hot.complete:
-        image = (set_cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
-                 else set_cache.take_all(scope, hot.generation, keys=keys))
-        if image is None:
-            return False
-        hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
-            image.sets, image.raw, image.summaries, image.stored)
-        hot.exact = True
-        return True
-    if keys is None or not set_cache.trusted(scope, hot.generation):
-        return False
-    missing = []
-    with gc_paused():
-        for set_key in keys:
-            if set_key[0] not in hot.topics or set_key in hot.state.replica_sets:
-                continue
-            kept = set_cache.take_trusted(scope, set_key)
-            if kept is None:
-                missing.append(set_key)
-                continue
-            hot.raw[set_key], rs, hot.before[set_key], hot.stored[set_key] = kept
-            hot.state.replica_sets[set_key] = rs
-    # A set the image lacks is one the store lacks too, unless the cache dropped it.
-    _adopt(hot, _fetch_some(missing, hot.topics) if missing else [], False)
-    hot.exact = True
-    return True
-
-
-def _adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
-    state, stored = hot.state, hot.stored
-    scope = _cache_scope(hot)
-    # Every set the leases guard was read: what the cache keeps after this unit equals
-    # the store's.
-    hot.exact = hot.complete
-    with gc_paused():
-        taken, missed = {}, []
-        for set_key, data in fetched:
-            kept = known = None
-            if take_committed:
-                kept, known = set_cache.take(scope, set_key, data)
-            if kept is None:
-                missed.append((set_key, status_fields(data), known))
-            else:
-                taken[set_key] = kept
-        records = set_records.fetch(missed)
-        for set_key, fields, _ in missed:
-            rs, apart = decode_fields(fields, records[set_key])
-            taken[set_key] = rs, summary(rs), set_records.stored_of(rs, apart)
-        for set_key, data in fetched:
-            rs, before, on_disk = taken[set_key]
-            state.replica_sets[set_key] = rs
-            hot.raw[set_key] = data
-            hot.before[set_key] = before
-            stored[set_key] = on_disk
-    # The SPU -> sets index is built when first asked (ClusterState.keys_of): a tick
-    # with no SPU change never asks, and building it was 3% of a busy tick.
 
 
 def keep_committed(hot: HotState) -> None:
     """After a unit of work committed and projected: its sets may be taken by the next."""
     with bound_to_store(), gc_paused(freeze=True):
-        set_cache.keep(_cache_scope(hot), hot)
-
-
-def _fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
-    names = list(topics)
-    pipe = client().pipeline(transaction=True)
-    for name in names:
-        pipe.hgetall(sets_key(name))
-    return [((name, int(p)), data) for name, found in zip(names, pipe.execute())
-            for p, data in found.items()]
-
-
-def _fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in keys:
-        if topic in topics:
-            by_topic.setdefault(topic, []).append(partition)
-    pipe = client().pipeline(transaction=True)
-    for name, parts in by_topic.items():
-        pipe.hmget(sets_key(name), [str(p) for p in parts])
-    out = []
-    for (name, parts), found in zip(by_topic.items(), pipe.execute()):
-        out += [((name, p), data) for p, data in zip(parts, found) if data is not None]
-    return out
+        set_cache.keep(cache_scope(hot), hot)
 
 
 class _Encoded(NamedTuple):
@@ -422,9 +329,9 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
         hot = HotState(state, topics, full=False, checked=checked, racks=racks,
                        scope=scope, generation=generation, complete=complete)
         keys = list(pick(topics))
-        if take_committed and _take_trusted(hot, keys):
+        if take_committed and take_trusted(hot, keys):
             return hot
-        _adopt(hot, _fetch_some(keys, topics), take_committed)
+        adopt(hot, fetch_some(keys, topics), take_committed)
     return hot
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import hot_state, set_cache
+from cluster.adapters import hot_state, set_cache, set_loading
 from cluster.engine.unit_of_work import run_locked
 from cluster.services import topic_create
 from cluster.services.records import records_produce
@@ -30,7 +30,7 @@ class SetReads:
         self._patch = pytest.MonkeyPatch()
 
     def __enter__(self) -> "SetReads":
-        real, calls = hot_state.client, self.calls
+        real, calls = set_loading.client, self.calls
 
         class Pipe:
             def __init__(self, pipe):
@@ -47,7 +47,7 @@ class SetReads:
                     return lambda **kw: Pipe(real().pipeline(**kw))
                 return getattr(real(), name)
 
-        self._patch.setattr(hot_state, "client", lambda: Client())
+        self._patch.setattr(set_loading, "client", lambda: Client())
         return self
 
     def __exit__(self, *exc) -> None:
