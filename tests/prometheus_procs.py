@@ -21,15 +21,17 @@ import yaml
 from webapp.redis_server import free_port
 
 
-def wait_for(check: Callable[[], Any], seconds: float, what: str, every: float = 0.2) -> Any:
-    """``check()``'s first truthy answer within ``seconds``."""
+def wait_for(check: Callable[[], Any], seconds: float, what: str | Callable[[], str],
+             every: float = 0.2) -> Any:
+    """``check()``'s first truthy answer within ``seconds``; ``what`` names it in the
+    failure (a callable: told as things stand then)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         found = check()
         if found:
             return found
         time.sleep(every)
-    raise AssertionError(f"waited {seconds} s for {what}")
+    raise AssertionError(f"waited {seconds} s for {what() if callable(what) else what}")
 
 
 class Daemon:

@@ -107,7 +107,9 @@ def test_prometheus_sees_an_outage_raise_the_alert_and_its_end_resolve_it(scrape
     wait_for(lambda: prometheus.alert_state(UNDER) is None, 15, f"{UNDER} resolved")
     assert prometheus.value(f'controlroom_spu_up{{job="controlroom",spu="{SPU}"}}') == 1
     # Through Alertmanager to the receiver: firing, and resolved once the SPU is back.
-    wait_for(lambda: "resolved" in webhook.statuses(UNDER), 30, f"{UNDER} resolved at the webhook")
+    wait_for(lambda: "resolved" in webhook.statuses(UNDER), 30,
+             lambda: f"{UNDER} resolved at the webhook (it got {webhook.statuses(UNDER)}; "
+                     f"Prometheus's alerts then: {prometheus.api('alerts')['alerts']})")
     assert webhook.statuses(UNDER)[0] == "firing"
 
 
