@@ -212,13 +212,23 @@ def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> 
 
     ``take_committed``: a unit of work's load, which may take the sets this process
     committed last instead of decoding them (cluster/adapters/set_cache.py)."""
+    return _load(lambda _: keys, take_committed=take_committed, complete=keys is None)
+
+
+def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
+          take_committed: bool, complete: bool) -> HotState:
+    """The meta, then the sets ``keys_of`` names from its topic table (None: all of them),
+    from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
         scope = lease.held_names() if take_committed else ()
         state, topics, checked, racks, generation = _meta(scope)
+        keys = keys_of(topics)
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
-                       scope=scope, generation=generation, complete=keys is None)
+                       scope=scope, generation=generation, complete=complete)
         if take_committed and take_trusted(hot, keys):
             return hot
+        # Every set the leases guard read: what the cache keeps after this unit is exact.
+        hot.exact = complete
         fetched = fetch_full(topics) if keys is None else fetch_some(keys, topics)
         adopt(hot, fetched, take_committed)
     return hot
@@ -323,16 +333,8 @@ def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta. ``complete``: ``pick`` names every set the leases
     held guard (whole shards)."""
-    with bound_to_store():
-        scope = lease.held_names() if take_committed else ()
-        state, topics, checked, racks, generation = _meta(scope)
-        hot = HotState(state, topics, full=False, checked=checked, racks=racks,
-                       scope=scope, generation=generation, complete=complete)
-        keys = list(pick(topics))
-        if take_committed and take_trusted(hot, keys):
-            return hot
-        adopt(hot, fetch_some(keys, topics), take_committed)
-    return hot
+    return _load(lambda topics: list(pick(topics)), take_committed=take_committed,
+                 complete=complete)
 
 
 def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None

@@ -137,28 +137,13 @@ def keep(scope: Scope, hot: HotState) -> None:
     ``hot.generation`` is the token its save wrote; ``hot.exact`` says whether every set
     this process keeps under the scope then equals the store's (a complete load read
     them all; a trusted load's image was exact and only this process wrote since)."""
+    if hot.complete and _whole(scope, hot):
+        return
     image = _images.get(scope)
-    if hot.complete:
-        # The unit held every set of its scope: it becomes the image as it stands,
-        # without a pass over its sets (their summaries: as loaded, then as saved).
-        n = len(hot.state.replica_sets)
-        summaries = hot.after
-        if len(summaries) != n:  # a busy tick saved every set: nothing to merge
-            summaries = hot.before
-            summaries.update(hot.after)
-        if len(hot.raw) == len(hot.stored) == len(summaries) == n:
-            _images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
-                                   hot.generation if hot.exact else None,
-                                   frozenset(hot.topics))
-            _bound_size()
-            return
+    if image is None or hot.complete:  # a complete unit's sets replace what was kept
         image = _images[scope] = Image(topics=frozenset(hot.topics))
-    if image is None:
-        image = _images[scope] = Image(topics=frozenset(hot.topics))
-        # An empty image is exact only when the store holds no set: not known here.
-        exact = False
-    else:
-        exact = hot.exact and image.token is not None
+    # An image known exact stays so when this unit's sets were exact too.
+    exact = hot.exact and image.token is not None
     raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
     for key, rs in hot.state.replica_sets.items():
         data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
@@ -170,6 +155,22 @@ def keep(scope: Scope, hot: HotState) -> None:
     image.topics = image.topics | frozenset(hot.topics)
     image.token = hot.generation if exact else None
     _bound_size()
+
+
+def _whole(scope: Scope, hot: HotState) -> bool:
+    """Keep a complete unit's sets as the image as they stand, without a pass over them
+    (their summaries: as loaded, then as saved); False if some set lacks a part."""
+    n = len(hot.state.replica_sets)
+    summaries = hot.after
+    if len(summaries) != n:  # a busy tick saved every set: nothing to merge
+        summaries = hot.before
+        summaries.update(hot.after)
+    if not len(hot.raw) == len(hot.stored) == len(summaries) == n:
+        return False
+    _images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
+                           hot.generation if hot.exact else None, frozenset(hot.topics))
+    _bound_size()
+    return True
 
 
 def _bound_size() -> None:

@@ -58,8 +58,8 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None) -> bool:
                 continue
             hot.raw[set_key], rs, hot.before[set_key], hot.stored[set_key] = kept
             hot.state.replica_sets[set_key] = rs
-    # A set the image lacks is one the store lacks too, unless the cache dropped it.
-    adopt(hot, fetch_some(missing, hot.topics) if missing else [], False)
+    if missing:  # a set the image lacks is one the store lacks too, unless it was dropped
+        adopt(hot, fetch_some(missing, hot.topics), False)
     hot.exact = True
     return True
 
@@ -69,9 +69,6 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool)
     ones this process committed (``take_committed``), else decoded with their records."""
     state, stored = hot.state, hot.stored
     scope = cache_scope(hot)
-    # Every set the leases guard was read: what the cache keeps after this unit equals
-    # the store's.
-    hot.exact = hot.complete
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:

@@ -41,10 +41,8 @@ _MAX_ROWS_KEPT = 400_000
 def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, Summary]]:
     """Write the offsets due (module docstring); return (key, summary) of every set whose
     summary moved, written or not (live pages show them all)."""
-    # hot.differs: the sets whose summary differs from ``before`` (entries.changes); those
-    # with a partition row (``hot.partition_pk``), told from each topic's row count.
-    rows_of = {name: len(table["partitions"]) for name, table in hot.topics.items()}
-    changed = [(key, after[key]) for key in hot.differs if key[1] < rows_of.get(key[0], 0)]
+    # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
+    changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
     store = store_namespace()
     rows = _due(hot, changed, store)
     write_offsets(rows)

@@ -56,10 +56,10 @@ class SetReads:
 
 def decoded() -> dict:
     """The store's sets as a reader decodes them, to compare with what a unit took."""
-    return {k: cluster_to_dict_set(rs) for k, rs in hot_state.load().state.replica_sets.items()}
+    return {k: figures_of(rs) for k, rs in hot_state.load().state.replica_sets.items()}
 
 
-def cluster_to_dict_set(rs) -> tuple:
+def figures_of(rs) -> tuple:
     return (rs.leader, tuple(rs.lrs), rs.hw, rs.epoch,
             tuple((s, r.start, tuple(r.log), r.hw) for s, r in sorted(rs.replica.items())))
 
@@ -69,7 +69,7 @@ def taken(keys=None) -> tuple[dict, bool]:
     seen = {}
 
     def step(hot):
-        seen.update({k: cluster_to_dict_set(rs) for k, rs in hot.state.replica_sets.items()})
+        seen.update({k: figures_of(rs) for k, rs in hot.state.replica_sets.items()})
         seen["exact"] = hot.exact
         return []
 
@@ -171,7 +171,7 @@ def shard_unit(shard: int) -> tuple[dict, bool]:
     seen = {}
 
     def step(hot):
-        seen.update({k: cluster_to_dict_set(rs) for k, rs in hot.state.replica_sets.items()})
+        seen.update({k: figures_of(rs) for k, rs in hot.state.replica_sets.items()})
         seen["exact"] = hot.exact
         return []
 
