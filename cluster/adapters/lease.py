@@ -39,6 +39,12 @@ _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0
 """
+# The counter never goes back: a namespace adopted or made anew carries on from the store.
+_RAISE_FENCE = """
+local at = tonumber(redis.call('get', KEYS[1]) or '0')
+if at < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) return 1 end
+return 0
+"""
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -91,6 +97,15 @@ class Lease:
 
 # Every lease the current use case holds (the innermost ``held_all``), in the order taken.
 _current: ContextVar[tuple[Lease, ...]] = ContextVar("hot_state_leases", default=())
+
+
+def raise_fence(floor: int, namespace: str | None = None) -> bool:
+    """Make every later token exceed ``floor`` (the store's highest ``written_by``).
+
+    The counter lives in the namespace: a Redis that lost it (or a new namespace)
+    would count from 1 again, and the store's rows, written only by a token at
+    least theirs, would freeze. Returns whether the counter was behind."""
+    return bool(client().eval(_RAISE_FENCE, 1, key("fence", namespace), int(floor)))
 
 
 def acquire(wait_s: float, name: str = CLUSTER_LOCK) -> Lease:

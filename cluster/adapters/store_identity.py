@@ -33,6 +33,7 @@ from typing import Literal
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Max
 
 from cluster.adapters import lease, shards
 from cluster.adapters.lease import Lease
@@ -197,13 +198,21 @@ def claim_namespace(owner: Owner, *, replace: bool = False) -> Owner | None:
     """Write ``owner`` as the namespace's marker; None when one was there (unless ``replace``).
 
     The ``store`` key (the store id, for people reading Redis) is written with it,
-    once, instead of at every unit of work.
+    once, instead of at every unit of work. The namespace's fence counter is first
+    brought past the store's highest token: an adopted Redis that lost it, or a new
+    namespace, would otherwise give out tokens the store's rows refuse.
     """
+    lease.raise_fence(store_highest_token(), owner.store)
     pipe = client().pipeline(transaction=False)
     pipe.set(key(OWNER, owner.store), owner.encode(), nx=not replace)
     pipe.set(key("store", owner.store), owner.store, nx=True)
     written, _ = pipe.execute()
     return owner if written else None
+
+
+def store_highest_token() -> int:
+    """The newest fencing token that wrote a partition row (0 for a store without rows)."""
+    return Partition.objects.aggregate(top=Max("written_by"))["top"] or 0
 
 
 def record_owner(row: ClusterState, owner: Owner) -> None:

@@ -88,7 +88,10 @@ def _noted(entry: dict[str, Any]) -> list[Event | None]:
 def _lost(entry: dict[str, Any]) -> list[Event | None]:
     return [Event(actor=CONTROLLER, object_type="topic", object_name=topic,
                   operation="hot-state-lost",
-                  params={"missing_records": sum(parts.values()), "partitions": parts},
+                  params={"missing_records": sum(parts.values()), "partitions": parts,
+                          # Where recovery restored each set: a later loss counts from there.
+                          "restored_hw": entry.get("restored", {}).get(topic, {}),
+                          "topic_pk": entry.get("topic_pks", {}).get(topic)},
                   result=entry["reason"])
             for topic, parts in entry["topics"].items()]
 

@@ -10,14 +10,20 @@ brought up to the store's HW with compacted logs (the records themselves are
 gone), offsets go on from there, and one ``hot-state-lost`` entry counts the
 committed records of each partition that are gone. A lower HW the log itself
 decided (an unclean election) is the store's figure too: nothing is restored.
+
+Records an earlier loss already reported (below the HW it restored, kept in its
+event) are not counted again, so the reports of successive losses add up to what
+was acknowledged and is gone. The fence counter is carried past the store's
+highest token at each check: an older Redis counts from an older figure, and
+the store's rows would refuse its tokens (issue 36).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cluster.adapters import hot_state, metadata_log
+from cluster.adapters import hot_state, lease, metadata_log, store_identity
 from cluster.adapters.hot_state import HotState
-from cluster.models import Partition
+from cluster.models import Event, Partition
 from cluster.projections import store as store_projection
 
 REASON = ("hot state lost: {missing} committed records of {partitions} partition(s) are gone "
@@ -32,6 +38,8 @@ def hot_state_check_against_store(hot: HotState) -> int:
     run = hot_state.redis_run_id()
     if hot.checked == run:
         return 0
+    # An older append-only file keeps the marker but an older fence counter: carry it on.
+    lease.raise_fence(store_identity.store_highest_token())
     head, applied = metadata_log.head(), store_projection.applied_offset()
     lost = hot_state_recover(hot, list(hot.topics), head, applied) if head < applied else 0
     hot.checked = run
@@ -41,15 +49,24 @@ def hot_state_check_against_store(hot: HotState) -> int:
 def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
     """Bring every set below its store HW up to it; note one entry for the loss."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
+    floors = _reported_floors(pks)
     lost: dict[str, dict[str, int]] = {}
+    restored: dict[str, dict[str, int]] = {}
     rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw")
     for topic_pk, index, hw in rows:
-        rs = hot.state.replica_sets.get((pks[topic_pk], index))
-        if rs is not None and hw > rs.hw:
-            lost.setdefault(pks[topic_pk], {})[str(index)] = hot_state.restore_at(rs, hw)
+        name = pks[topic_pk]
+        rs = hot.state.replica_sets.get((name, index))
+        if rs is None or hw <= rs.hw:
+            continue
+        # Offsets an earlier loss already reported gone are not gone a second time.
+        gone = hw - max(rs.hw, floors.get((name, index), 0))
+        hot_state.restore_at(rs, hw)
+        restored.setdefault(name, {})[str(index)] = hw
+        if gone > 0:
+            lost.setdefault(name, {})[str(index)] = gone
     # Offsets the lost log had given out stay given: the next entry comes after the store's.
     metadata_log.set_head_at_least(applied)
-    if lost:
+    if restored:
         # Values of records the lost state had allocated may survive: ids must stay above them.
         floor = hot_state.highest_value_id(hot.topics) + 1
         hot.state.next_record_id = max(hot.state.next_record_id, floor)
@@ -57,5 +74,21 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
     reason = REASON.format(missing=missing, partitions=sum(map(len, lost.values())),
                            head=head, applied=applied)
     metadata_log.note({"type": "hot-state-lost", "topics": lost, "missing": missing,
+                       "restored": restored, "topic_pks": {n: pk for pk, n in pks.items()},
                        "head": head, "applied": applied, "reason": reason})
     return missing
+
+
+def _reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:
+    """Per set, the HW an earlier loss restored it to: the records below were reported
+    gone then (a topic deleted and made again under its name has another pk)."""
+    floors: dict[tuple[str, int], int] = {}
+    found = Event.objects.filter(operation="hot-state-lost", object_type="topic",
+                                 object_name__in=list(pks.values()))
+    for name, params in found.values_list("object_name", "params"):
+        if not isinstance(params, dict) or pks.get(params.get("topic_pk")) != name:
+            continue
+        for index, hw in (params.get("restored_hw") or {}).items():
+            at = (name, int(index))
+            floors[at] = max(floors.get(at, 0), int(hw))
+    return floors

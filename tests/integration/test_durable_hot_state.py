@@ -153,7 +153,9 @@ def test_a_lost_hot_state_is_refused_then_adopted_and_its_loss_reported_once(ord
     assert rows == {0: 3, 1: 1}
     event = Event.objects.get(operation="hot-state-lost")
     assert event.object_name == "orders"
-    assert event.params == {"missing_records": 4, "partitions": {"0": 3, "1": 1}}
+    assert event.params == {"missing_records": 4, "partitions": {"0": 3, "1": 1},
+                            "restored_hw": {"0": 3, "1": 1},
+                            "topic_pk": Topic.objects.get(name="orders").pk}
     assert "4 committed records" in Topic.objects.get(name="orders").reason
     assert produce("orders", "after")["base_offset"] == 3
     assert consume("orders") == [{"offset": 3, "value": "after"}]

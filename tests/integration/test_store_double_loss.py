@@ -1,0 +1,121 @@
+"""A Redis lost twice, each loss adopted: nothing acknowledged vanishes unreported, no
+offset is given out twice, HW never goes back (issue 36, item 1).
+
+The fence counter lives in the namespace Redis lost; the store's rows are written
+only by a token at least theirs. An adopted (or new) namespace must carry on from the
+store's highest token, or every row stays frozen at its last figure and the next loss
+restores that stale figure.
+"""
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db.models import Max
+
+from cluster.adapters import hot_state
+from cluster.models import Event, Partition
+from cluster.services import topic_create
+from cluster.services.replication import replication_tick
+from cluster.services.settle import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+def tick() -> None:
+    queue = LocalQueue()
+    replication_tick(dispatch=queue)
+    queue.drain()
+
+
+def produce(*values: str) -> dict:
+    out = StringIO()
+    args = [a for v in values for a in ("--value", v)]
+    call_command("produce", "keep", "--partition", "0", *args, "--acks", "all", "--json",
+                 stdout=out)
+    answer = json.loads(out.getvalue())
+    assert answer["state"] == "acknowledged"
+    return answer
+
+
+def lose_redis_and_adopt() -> None:
+    """What deleting var/redis/appendonly* and restarting does to the namespace."""
+    hot_state.client().flushdb()
+    call_command("store", "adopt-redis", stdout=StringIO())
+    tick()
+
+
+def store_hw() -> int:
+    return Partition.objects.get(topic__name="keep", index=0).hw
+
+
+def losses() -> list[dict]:
+    """What each hot-state-lost event counted gone."""
+    found = Event.objects.filter(operation="hot-state-lost").order_by("id")
+    return [{k: e.params[k] for k in ("missing_records", "partitions")} for e in found]
+
+
+@pytest.fixture
+def keep(redis_url):
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="keep", partitions=1, replication=3)
+    tick()
+
+
+def test_a_second_loss_after_an_adopt_reports_exactly_what_was_acknowledged_since(keep):
+    acked: list[int] = []
+    for n in range(12):  # one use case each: the store's rows carry a dozen tokens or more
+        acked.append(produce(f"a{n}")["base_offset"])
+        tick()
+    assert store_hw() == 12
+    lose_redis_and_adopt()
+    assert losses() == [{"missing_records": 12, "partitions": {"0": 12}}]
+
+    hws = [store_hw()]
+    for n in range(5):
+        acked.append(produce(f"b{n}")["base_offset"])
+        tick()
+        hws.append(store_hw())
+    assert hws == [12, 13, 14, 15, 16, 17]  # the rows follow the adopted namespace
+    lose_redis_and_adopt()
+
+    # Exactly the five acknowledged after the first adopt are newly gone, and said so.
+    assert losses()[1:] == [{"missing_records": 5, "partitions": {"0": 5}}]
+    assert store_hw() == 17
+    after = produce("c")["base_offset"]
+    assert after == 17 and after not in acked  # no offset given out twice
+    tick()
+    assert store_hw() == 18
+
+
+def test_a_reidentified_store_writes_its_rows_at_once(keep):
+    for n in range(8):
+        produce(f"a{n}")
+        tick()
+    highest = Partition.objects.aggregate(m=Max("written_by"))["m"]
+    call_command("store", "reidentify", "--force", stdout=StringIO())
+    tick()
+    produce("after")
+    tick()
+    row = Partition.objects.get(topic__name="keep", index=0)
+    assert row.written_by > highest
+    assert row.hw == 9
+
+
+def test_a_redis_back_from_an_older_append_only_file_carries_the_fence_on(keep):
+    """Its owner marker survived (no adopt is asked), its fence counter is older."""
+    for n in range(8):
+        produce(f"a{n}")
+        tick()
+    client = hot_state.client()
+    client.set(hot_state.key("fence"), 1)
+    meta = json.loads(client.get(hot_state.META))
+    meta["checked"] = "an earlier Redis run"
+    client.set(hot_state.META, json.dumps(meta))
+    tick()
+    produce("after")
+    tick()
+    assert store_hw() == 9
