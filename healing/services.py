@@ -28,7 +28,7 @@ from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
 from healing.preemption import Hold, held_by, hold_of
-from healing.snapshot import cluster_snapshot
+from healing.snapshot import cluster_snapshot, spus_down_since
 from planner.core import PlanError
 
 T = TypeVar("T")
@@ -138,7 +138,7 @@ def _check(now: int) -> dict[str, Any]:
     seen, members = last_seen(row), core.in_lrs(snapshot)
     fresh = core.new_shrinks(seen, snapshot, members)
     shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
-                                     settings.slow_spu_window_s)
+                                     settings.slow_spu_window_s, spus_down_since(row.checked_at))
     findings = core.detect(snapshot, settings, [(s, len(t)) for s, t in shrinks.items()])
     present = {(f.type.value, f.subject) for f in findings}
     open_rows = list(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES]))

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 from cluster.adapters.redis_keys import store_namespace
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
-from cluster.models import Partition, Spu, Topic
+from cluster.models import Event, Partition, Spu, Topic
 from cluster.projections.store import applied_offset
 from healing.core import PartitionView, Snapshot, SpuView
 
@@ -28,6 +29,16 @@ def cluster_snapshot(at_ms: int | None = None) -> Snapshot:
                   "created_at")}
     return Snapshot(spus, _partitions(topics),
                     at_ms if at_ms is not None else int(time.time() * 1000))
+
+
+def spus_down_since(at: datetime | None) -> set[int]:
+    """SPUs that went down (any resolution but online) since ``at``, even if back now:
+    the snapshot shows only where they are, not where they were in between."""
+    if at is None:
+        return set()
+    changes = Event.objects.filter(object_type="spu", operation="resolution", at__gte=at) \
+        .exclude(params__to=SpuResolution.ONLINE.value).values_list("object_name", flat=True)
+    return {int(name) for name in changes if name.isdigit()}
 
 
 def _partitions(topics: dict[int, tuple[Any, ...]]) -> tuple[PartitionView, ...]:

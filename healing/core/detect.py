@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from healing.core.model import AnomalyType, Finding, PartitionView, Settings, Snapshot
 
@@ -142,10 +142,20 @@ def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> 
 
 
 def shrinks_in_window(history: dict[int, list[int]], fresh: Counter[int], at_ms: int,
-                      window_s: float) -> dict[int, list[int]]:
-    """Each SPU's shrink times within the window, with the fresh ones added at ``at_ms``."""
+                      window_s: float, went_down: Collection[int] = ()
+                      ) -> dict[int, list[int]]:
+    """Each SPU's shrink times within the window, with the fresh ones added at ``at_ms``.
+
+    ``went_down``: SPUs that went down since the last run. Their LRS exits, earlier and
+    fresh, are forgotten: a leader drops a silent follower before the SPU is declared
+    down, and one that went down and came back between two runs is out of the LRS while
+    it catches up; either way it went down, which is no sign of slowness however often
+    it happens or whatever the check interval.
+    """
     since = at_ms - int(window_s * 1000)
-    kept = {spu: [t for t in times if t > since] for spu, times in history.items()}
+    kept = {spu: [t for t in times if t > since] for spu, times in history.items()
+            if spu not in went_down}
     for spu, n in fresh.items():
-        kept.setdefault(spu, []).extend([at_ms] * n)
+        if spu not in went_down:
+            kept.setdefault(spu, []).extend([at_ms] * n)
     return {spu: times for spu, times in kept.items() if times}

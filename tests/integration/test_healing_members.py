@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from cluster.models import Partition
+from cluster.models import Event, Partition
 from cluster.services import topic_create
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue
@@ -76,3 +76,16 @@ def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(
     healing_check(now_ms=4_000)
     assert row().shrinks == {"2": [3_000, 4_000]}  # found from the members in the row
     assert members.last_seen(row()) == {tuple(m) for m in row().in_lrs}
+
+
+def test_a_replica_leaving_because_its_spu_went_down_and_came_back_is_no_shrink(cluster):
+    """Down and back between two runs: the snapshot shows it up and out of the LRS, the
+    log shows it went down (issue 36: a flapping SPU was called slow)."""
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    Event.objects.create(actor="partition-controller", object_type="spu", object_name="2",
+                         operation="resolution", params={"from": "Online", "to": "Offline"})
+    Event.objects.create(actor="partition-controller", object_type="spu", object_name="2",
+                         operation="resolution", params={"from": "Offline", "to": "Online"})
+    healing_check(now_ms=3_000)
+    assert row().shrinks == {}

@@ -8,6 +8,7 @@ from healing.core.model import SpuView, Snapshot
 from tests.unit.healing.fixtures import SPREAD, partitions, snapshot, spus
 
 ALL = Settings(goal_violation_enabled=True)
+WITHOUT_4 = [tuple(s for s in r if s != 4) for r in SPREAD]
 
 
 def kinds(found) -> list[tuple[str, str]]:
@@ -107,6 +108,40 @@ def test_shrinks_past_the_window_are_forgotten_and_enough_in_it_report_a_slow_sp
     assert history == {4: [50_000, 60_000, 60_000]}
     found = detect(snapshot(SPREAD), Settings(slow_spu_shrinks=3), slow=[(4, 3), (2, 1)])
     assert kinds(found) == [("slow_spu", "spu-4")]
+
+
+def test_a_flapping_spu_is_no_slow_spu_whatever_the_check_interval():
+    """Issue 36: "SPU 4 left the LRS 21 times in 300 s" for an SPU going down and up."""
+    settings = Settings()
+    whole, down = snapshot(SPREAD), snapshot(SPREAD, down=(4,), lrs=WITHOUT_4)
+    catching_up = snapshot(SPREAD, lrs=WITHOUT_4)  # looks up, out of every LRS
+    history: dict[int, list[int]] = {}
+    seen = in_lrs(whole)
+
+    def check(now: Snapshot, at: int, went_down: set[int] = frozenset()) -> None:
+        nonlocal history, seen
+        history = shrinks_in_window(history, new_shrinks(seen, now), at,
+                                    settings.slow_spu_window_s, went_down)
+        seen = in_lrs(now)
+
+    for cycle in range(21):
+        at = cycle * 12_000
+        # Short interval: dropped by its leaders while silent, declared down a check later.
+        check(catching_up, at)
+        check(down, at + 2_000, {4})
+        check(whole, at + 4_000)
+        # Long interval: down and back between two checks, seen catching up.
+        check(catching_up, at + 10_000, {4})
+        check(whole, at + 11_000)
+    slow = [(s, len(t)) for s, t in history.items()]
+    assert [f for f in detect(whole, settings, slow) if f.type is AnomalyType.SLOW_SPU] == []
+
+
+def test_an_spu_leaving_the_lrs_while_it_stays_up_is_still_slow():
+    history: dict[int, list[int]] = {}
+    for at in (1_000, 2_000, 3_000):
+        history = shrinks_in_window(history, Counter({4: 1}), at, 300, went_down={2})
+    assert history == {4: [1_000, 2_000, 3_000]}
 
 
 def test_a_disabled_anomaly_is_not_detected():
