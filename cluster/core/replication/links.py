@@ -16,7 +16,10 @@ both ways or (``one_way``) only what the group sends, or (``one_way`` and
   stays leader in its own eyes for the epoch it had (``ReplicaSet.deposed``)
   and producers that reach it keep writing there (``partitions_net``). With a
   one-way cut (the SC still reaches it) it hears the new epoch at once and
-  steps down: nothing diverges.
+  steps down, taking no write after its session expired; the acks=1 records
+  it appended after its followers' last fetch before then stay a divergent
+  tail for the whole cut (offline to the SC, it fetches from nobody) and are
+  cut and reported at the heal, as after a leader crash.
 * An SPU that cannot hear the SC but whose heartbeats still reach it (an
   inbound one-way cut) keeps its session: it is not declared offline. It
   answers no notice (``silenced``), so it is never elected meanwhile, and it

@@ -108,6 +108,32 @@ def test_a_one_way_cut_leader_hears_the_new_epoch_and_takes_no_write():
     assert result.accepted and rs.replica[rs.leader].leo == 1 and rs.replica[1].leo == 0
 
 
+def test_a_one_way_cut_leader_keeps_its_unfetched_acks_1_tail_until_the_heal_cuts_it():
+    """Issue 36: what a one-way cut costs is the acks=1 tail its followers had not fetched
+    when its session expired; kept (LEO over HW) for the whole cut, cut and reported at the
+    heal, as docs/network-partitions.md says. Fetched records and acks=all ones are kept."""
+    state, rs = cluster()
+    committed(state)
+    handle(state, CutLinks("controller", (1,), one_way=True, now_ms=0))
+    ledger.account(state, [], 0)
+    fetched = produce(state, ProduceRequest("t", 0, Acks.LEADER, 1))
+    replication_step(state)  # the SPU links work: its followers still fetch from it
+    tail = produce(state, ProduceRequest("t", 0, Acks.LEADER, 1))  # after the last fetch
+    ledger.account(state, [*fetched.actions, *tail.actions], 10)
+    ledger.account(state, expire_silent(state), 20)
+    assert not rs.deposed and rs.leader in (2, 3) and rs.hw == 3
+    for _ in range(3):
+        ledger.account(state, replication_step(state), 30)
+    assert (rs.replica[1].leo, rs.hw) == (4, 3)  # offline to the SC, it fetches from nobody
+    cut = [a for a in links.heal(state).actions if isinstance(a, ReplicaTruncated)]
+    ledger.account(state, cut, 40)
+    assert [(a.spu, a.old_leo, a.new_leo, a.records) for a in cut] == \
+        [(1, 4, 3, tail.record_ids)]
+    report = ledger.report(state, 50)
+    assert [(r["offset"], r["record"]) for r in report["acks1_truncated"]] == \
+        [(3, tail.record_ids[0])]
+
+
 def test_a_follower_cut_from_its_leader_leaves_the_lrs_by_lag_and_catches_up_after_heal():
     state, rs = cluster(max_lag=2)
     handle(state, CutLinks("spu", (3,), peers=(1,)))
