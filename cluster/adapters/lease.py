@@ -10,6 +10,12 @@ has its late save refused atomically instead of overwriting a newer state;
 a crashed holder delays the engine by one lease, not a minute. (A Lua script
 did the same check at four times the cost of this transaction for a busy tick.)
 
+The lease is taken in turn: each waiter stands in a line ordered by its token
+(``<name>:waiters``) and takes the free lock only when first, so a producer
+that waits behind a tick is served before the next tick, not whenever its poll
+happens to fall between two (it polled every 20 ms against ticks that took the
+lock again at once; issue 36).
+
 Leases are named: ``lock`` guards the whole hot state; with
 ``REPLICATION_SHARDS`` > 1 each shard has its own (``lock:shard:<i>``,
 cluster/adapters/shards.py). A holder may hold several at once (``held_all``,
@@ -44,6 +50,29 @@ _RAISE_FENCE = """
 local at = tonumber(redis.call('get', KEYS[1]) or '0')
 if at < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) return 1 end
 return 0
+"""
+# A waiter takes the lock only when it is free and the waiter is first in line (the
+# lowest token); every poll renews its place, and a place not renewed for a lease (a
+# waiter that died) is dropped by the next one, so a crash delays the line by one lease.
+_TAKE_IN_TURN = """
+local lock, line, seen, me, lease = KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2])
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('zadd', line, tonumber(me), me)
+redis.call('hset', seen, me, now)
+redis.call('pexpire', line, lease * 10)
+redis.call('pexpire', seen, lease * 10)
+while true do
+  local first = redis.call('zrange', line, 0, 0)[1]
+  if first == nil or first == me then break end
+  if now - tonumber(redis.call('hget', seen, first) or '0') <= lease then return 0 end
+  redis.call('zrem', line, first)
+  redis.call('hdel', seen, first)
+end
+if not redis.call('set', lock, me, 'NX', 'PX', lease) then return 0 end
+redis.call('zrem', line, me)
+redis.call('hdel', seen, me)
+return 1
 """
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -109,19 +138,43 @@ def raise_fence(floor: int, namespace: str | None = None) -> bool:
 
 
 def acquire(wait_s: float, name: str = CLUSTER_LOCK) -> Lease:
-    """Take the lease ``name``, waiting up to ``wait_s``; TimeoutError if another holder keeps it."""
+    """Take the lease ``name``, waiting up to ``wait_s``; TimeoutError if another holder keeps it.
+
+    Waiters are served in the order they came (their tokens): a producer waiting behind
+    a busy tick is next once it ends, never passed by the tick after it (issue 36)."""
     r, lock_key = client(), key(name)
     lease_ms = max(100, int(settings.REPLICATION_LOCK_LEASE_S * 1000))
     token = str(r.incr(key("fence")))
+    queue = (lock_key, key(f"{name}:waiters"), key(f"{name}:waiting"))
     deadline = time.monotonic() + wait_s
-    while not r.set(lock_key, token, nx=True, px=lease_ms):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the replication state is locked by another task")
-        time.sleep(POLL_S)
+    try:
+        while not r.eval(_TAKE_IN_TURN, 3, *queue, token, lease_ms):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the replication state is locked by another task")
+            time.sleep(POLL_S)
+    except BaseException:
+        _leave_queue(queue, token)
+        raise
     lease = Lease(lock_key, token, lease_ms)
     threading.Thread(target=lease.renew_until_released, name="hot-state-lease",
                      daemon=True).start()
     return lease
+
+
+def _leave_queue(queue: tuple[str, str, str], token: str) -> None:
+    """A waiter that gives up leaves its place at once rather than after a lease."""
+    try:
+        pipe = client().pipeline(transaction=True)
+        pipe.zrem(queue[1], token)
+        pipe.hdel(queue[2], token)
+        pipe.execute()
+    except redis.exceptions.RedisError:
+        pass  # its place lapses by itself: it stops renewing it
+
+
+def waiting(name: str = CLUSTER_LOCK) -> int:
+    """How many holders wait for the lease ``name`` (its queue's length)."""
+    return int(client().zcard(key(f"{name}:waiters")))
 
 
 @contextmanager
