@@ -6,19 +6,29 @@ rolled-back change is never announced; the live batches coalesce them.
 """
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+import redis
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
+from django.db import transaction
+
+from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import note
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
 from cluster.models import Event
+from cluster.projections import store as store_projection
 from cluster.projections.announce import announce_after_commit
 
 # Who asked: a signed-in user, a controller's or a command's name, or None for the system.
 Actor: TypeAlias = "AbstractBaseUser | AnonymousUser | str | None"
+log = logging.getLogger(__name__)
 
 
 def actor_name(by: Actor) -> str:
@@ -46,3 +56,24 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
     announce_after_commit(event)
     log_events([event])
     return event
+
+
+def log_intent(by: Actor, entry: dict[str, Any]) -> None:
+    """An operator's change, appended to the metadata log with who made it as soon as the
+    database committed it, so the log holds it before any tick adopts the rows (issue 32).
+
+    A rolled-back change logs nothing. With Redis unreachable the change stands as before
+    (the row is still the truth the engine adopts) and only its intent is missing."""
+    stamped = {**entry, "by": actor_name(by)}
+    transaction.on_commit(lambda: _append_intent(stamped))
+
+
+def _append_intent(entry: dict[str, Any]) -> None:
+    try:
+        with bound_to_store():
+            # As before any write to the hot state: only into this store's own Redis (a
+            # fresh store claims it here, before the store could apply the entry).
+            ensure_hot_state_is_ours()
+            metadata_log.append_intent(entry, floor=store_projection.applied_offset())
+    except (redis.exceptions.RedisError, HotStateMismatch) as exc:
+        log.warning("intent %s not logged: %s", entry["type"], exc)
