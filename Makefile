@@ -4,14 +4,21 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install browser prometheus unit bench clean
+.PHONY: run test lint install browser prometheus unit bench clean
 
 run: $(STAMP)
 	$(PY) scripts/run.py
 
 # Two parallel pytest runs (browser tests apart), one closing line; TEST_WORKERS=0 runs in-process.
-test: $(STAMP) browser prometheus
+test: $(STAMP) lint browser prometheus
 	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
+
+# The fast gate, run first by `make test`: pyflakes-level lint and non-strict types over the
+# product code (ruff.toml, mypy.ini); a few seconds.
+LINTED := cluster planner healing history webapp scripts manage.py
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/mypy $(LINTED)
 
 # The fast loop: pure cores only, no Django, slow tests skipped (make test runs them).
 unit: $(STAMP)

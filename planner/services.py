@@ -3,17 +3,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from cluster.services.settle import worker_running
-from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.models import Partition as PartitionRow
-from cluster.models import Spu as SpuRow
-from cluster.models import Topic as TopicRow
 from cluster.services.events import Actor, actor_name, log_event
 from planner import core
 from planner.core.grid import scenario_row

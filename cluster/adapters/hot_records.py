@@ -71,9 +71,14 @@ def worker_alive() -> bool:
 
 
 def store_values(topic: str, values: dict[int, str]) -> None:
-    if values:
-        lease.fenced_write([WriteOp("hset", values_key(topic),
-                                    {str(k): v for k, v in values.items()})])
+    lease.fenced_write(values_ops(topic, values))
+
+
+def values_ops(topic: str, values: dict[int, str]) -> list[WriteOp]:
+    """The writes that store records' values (staged with a produce's commit)."""
+    if not values:
+        return []
+    return [WriteOp("hset", values_key(topic), {str(k): v for k, v in values.items()})]
 
 
 def read_values(topic: str, ids: list[int]) -> dict[int, str]:
@@ -89,8 +94,13 @@ def ticket_key(first_id: int) -> str:
 
 def write_ticket(first_id: int, ticket: Ticket, *, still_open: bool) -> None:
     """An acks=all write someone waits for; ack actions fill in its outcome."""
-    lease.fenced_write([WriteOp("setex", ticket_key(first_id), (TICKET_TTL_S, json.dumps(ticket))),
-                        WriteOp("sadd" if still_open else "srem", key("tickets"), first_id)])
+    lease.fenced_write(ticket_ops(first_id, ticket, still_open=still_open))
+
+
+def ticket_ops(first_id: int, ticket: Ticket, *, still_open: bool) -> list[WriteOp]:
+    """The writes of a ticket (a produce stages its new ticket's with its commit)."""
+    return [WriteOp("setex", ticket_key(first_id), (TICKET_TTL_S, json.dumps(ticket))),
+            WriteOp("sadd" if still_open else "srem", key("tickets"), first_id)]
 
 
 def read_ticket(first_id: int) -> Ticket | None:

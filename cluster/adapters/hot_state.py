@@ -42,7 +42,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
-
 from webapp.perf import gc_paused
 from django.conf import settings
 
@@ -66,17 +65,14 @@ from cluster.adapters.set_records import Stored, records_key  # noqa: F401 (re-e
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
                                           killed, open_tickets, read_ticket, read_values,
-                                          revive, store_values, ticket_key, values_key,
-                                          worker_alive, write_ticket)
+                                          revive, store_values, ticket_key, ticket_ops,
+                                          values_key, values_ops, worker_alive, write_ticket)
 
 PREFIX = redis_keys.PREFIX  # live batching builds its own keys from it
 _NAMES = {"META": "meta", "LOCK": "lock", "FENCE": "fence", "KILLED": "killed",
           "HEARTBEATS": "heartbeats", "WORKER": "worker", "STORE": "store",
           "TICKETS": "tickets"}
 _RESOLUTIONS = {r.value: r for r in Resolution}
-# Optional ReplicaSet fields, kept in the encoding's trailing dict only when not default;
-# each names its (encode, decode) pair (OPTIONAL_SET_FIELDS, after the codecs below), so
-# a field added to the core later needs one entry there, not a new format.
 
 
 def __getattr__(name: str) -> str:
@@ -84,7 +80,6 @@ def __getattr__(name: str) -> str:
     if name in _NAMES:
         return key(_NAMES[name])
     raise AttributeError(name)
-
 
 
 class TopicTable(TypedDict, total=False):
@@ -161,6 +156,11 @@ class HotState:
     # Every set this process's set cache holds under the scope equals the store's, as of
     # ``generation``: all were read (a complete load), or taken from an exact image.
     exact: bool = False
+    # Writes that land in this unit's fenced commit only (a produce's values and ticket).
+    staged: list[WriteOp] = field(default_factory=list)
+
+    def stage(self, ops: Iterable[WriteOp]) -> None:
+        self.staged.extend(ops)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])
@@ -310,10 +310,12 @@ def _present(op: WriteOp | None) -> list[WriteOp]:
 
 
 def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, Any]]) -> None:
-    """One fenced transaction: the state's writes and the log entries describing them."""
+    """One fenced transaction: the state's and the unit's staged writes, and their entries."""
     hot.log = hot.log + entries
     append = metadata_log.append_op(hot.log)
-    lease.fenced_write(ops + ([append] if append else []))
+    staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
+    # Staged first: the save's compaction may release values the same unit stored.
+    lease.fenced_write(staged + ops + ([append] if append else []))
 
 
 def _generation_ops() -> tuple[list[WriteOp], str]:

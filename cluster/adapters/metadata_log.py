@@ -91,6 +91,27 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(), stream_key()], payload))
 
 
+# An operator's intent, appended when it is made, outside any unit of work: no lease guards
+# it (it is no engine state), and its offset comes above what the store already applied, so
+# an append to a Redis that lost its log is never taken for an entry the store has seen.
+_INTENT_SCRIPT = """
+local floor = tonumber(ARGV[1])
+if tonumber(redis.call('get', KEYS[1]) or '0') < floor then
+  redis.call('set', KEYS[1], floor)
+end
+local offset = redis.call('incr', KEYS[1])
+redis.call('xadd', KEYS[2], offset .. '-1', 'e', ARGV[2])
+return offset
+"""
+
+
+def append_intent(entry: dict[str, Any], *, floor: int) -> int:
+    """Append ``entry`` now, at an offset above ``floor``; returns its offset."""
+    stamped = entry if "at" in entry else {**entry, "at": int(time.time() * 1000)}
+    return int(client().eval(_INTENT_SCRIPT, 2, head_key(), stream_key(), floor,
+                             json.dumps(stamped, separators=(",", ":"))))
+
+
 def head() -> int:
     """The last offset written (0 for an empty log)."""
     raw = client().get(head_key())

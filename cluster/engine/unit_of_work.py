@@ -39,7 +39,7 @@ from cluster.engine.mirror import mirror_offsets
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
-from cluster.services.events import announce
+from cluster.projections.announce import announce
 from webapp.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]

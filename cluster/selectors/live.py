@@ -15,7 +15,7 @@ from cluster.core.replication import netview
 from cluster.live import (BLOCK, LiveData, PartitionRow, Stamp, TopicRow, parse_group,
                           stamp)
 from cluster.models import Event, Partition, Topic
-from cluster.services.events import event_row
+from cluster.projections.announce import event_row
 
 # The cluster snapshot lists the newest events, as the overview shows them.
 EVENTS_SHOWN = 10

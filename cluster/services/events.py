@@ -9,18 +9,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import redis
+
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
-from django.conf import settings
 from django.db import transaction
 
-from cluster.adapters.live_batches import stage
+from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import note
-from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
-from cluster.models import Event, Spu, Topic
+from cluster.models import Event
+from cluster.projections import store as store_projection
+from cluster.projections.announce import announce_after_commit
 
 # Who asked: a signed-in user, a controller's or a command's name, or None for the system.
 Actor: TypeAlias = "AbstractBaseUser | AnonymousUser | str | None"
@@ -49,49 +53,27 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
     if note({"type": "event", **fields}):
         return Event(**fields)
     event = Event.objects.create(**fields)
-    _announce_after_commit(event)
+    announce_after_commit(event)
     log_events([event])
     return event
 
 
-def announce(events: list[Event]) -> None:
-    """Projected events reach open pages and the JSON log as logged ones do."""
-    for event in events:
-        _announce_after_commit(event)
-    log_events(events)
+def log_intent(by: Actor, entry: dict[str, Any]) -> None:
+    """An operator's change, appended to the metadata log with who made it as soon as the
+    database committed it, so the log holds it before any tick adopts the rows (issue 32).
+
+    A rolled-back change logs nothing. With Redis unreachable the change stands as before
+    (the row is still the truth the engine adopts) and only its intent is missing."""
+    stamped = {**entry, "by": actor_name(by)}
+    transaction.on_commit(lambda: _append_intent(stamped))
 
 
-def _announce_after_commit(event: Event) -> None:
-    if getattr(settings, "LIVE_UPDATES", True):
-        # on_commit drops the callback on rollback, so only stored changes are announced.
-        transaction.on_commit(lambda: _announce(event))
-
-
-def _announce(event: Event) -> None:
+def _append_intent(entry: dict[str, Any]) -> None:
     try:
-        row = event_row(event)
-        stage(CLUSTER_GROUP, {"events": [row], **_object_rows(event)},
-              load=event.object_type in {"spu", "topic", "spu-group"})
-        if event.object_type == "topic":
-            stage(topic_group(event.object_name), {"events": [row], **_object_rows(event)})
-    except Exception:  # noqa: BLE001  a page missing an update must never fail a write
-        log.warning("live update not published", exc_info=True)
-
-
-def event_row(event: Event) -> EventRow:
-    return {"at": event.at.isoformat(), "actor": event.actor,
-            "object_type": event.object_type, "object_name": event.object_name,
-            "operation": event.operation, "params": event.params, "result": event.result,
-            "log_offset": event.log_offset}
-
-
-def _object_rows(event: Event) -> LiveData:
-    """The changed object's state as stored now, so a page needs no fetch to show it."""
-    if event.object_type == "topic":
-        rows = Topic.objects.filter(name=event.object_name).values("name", "resolution", "reason")
-        return {"topics": [TopicRow(**r) for r in rows]}
-    if event.object_type == "spu" and event.object_name.isdigit():
-        rows = Spu.objects.filter(pk=int(event.object_name)).values("id", "resolution", "rack")
-        return {"spus": [SpuRow(id=r["id"], resolution=r["resolution"], rack=r["rack"] or "")
-                         for r in rows]}
-    return {}
+        with bound_to_store():
+            # As before any write to the hot state: only into this store's own Redis (a
+            # fresh store claims it here, before the store could apply the entry).
+            ensure_hot_state_is_ours()
+            metadata_log.append_intent(entry, floor=store_projection.applied_offset())
+    except (redis.exceptions.RedisError, HotStateMismatch) as exc:
+        log.warning("intent %s not logged: %s", entry["type"], exc)

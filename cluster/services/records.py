@@ -100,7 +100,7 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
             outcome.code, outcome.reason = refusal
             return []
         result = core.produce(hot.state, ProduceRequest(topic, partition, level, n))
-        _record(outcome, result, level, values)
+        _record(hot, outcome, result, level, values)
         actions = list(result.actions)
         if level is Acks.ALL and result.accepted:
             # Someone waits for the LRS: its followers fetch now, not at their shard's next
@@ -123,20 +123,22 @@ def _refusal(hot: HotState, topic: str, partition: int) -> tuple[str, str] | Non
     return None
 
 
-def _record(outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
+def _record(hot: HotState, outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
             values: list[str] | None) -> None:
+    """Note the write on ``outcome``; its values and ticket are staged with the unit's commit,
+    so a refused commit leaves neither (nor any row: nothing is projected)."""
     if not result.accepted:
         outcome.code, outcome.reason = result.code, result.reason
         return
-    outcome.base_offset, outcome.first_id = result.base_offset, result.record_ids[0]
+    base, first = result.base_offset, result.record_ids[0]
+    outcome.base_offset, outcome.first_id = base, first
     if values is not None:
-        hot_state.store_values(outcome.topic, dict(zip(result.record_ids, values)))
+        hot.stage(hot_state.values_ops(outcome.topic, dict(zip(result.record_ids, values))))
     outcome.state = core.outcome_on_append(level).value
     if level is Acks.ALL:
-        hot_state.write_ticket(outcome.first_id, {
+        hot.stage(hot_state.ticket_ops(first, {
             "count": outcome.count, "state": outcome.state, "topic": outcome.topic,
-            "partition": outcome.partition, "base_offset": outcome.base_offset},
-            still_open=True)
+            "partition": outcome.partition, "base_offset": base}, still_open=True))
 
 
 def produce_outcome_refresh(outcome: ProduceOutcome) -> ProduceOutcome:

@@ -31,7 +31,7 @@ from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
-from cluster.core.replication import Action, metadata
+from cluster.core.replication import Action, Key, metadata
 from cluster.engine.mirror import slices_of, stored_shape, write_offsets
 from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
                                      topology_unchanged)
@@ -211,34 +211,34 @@ def replication_resync_store(*, heal: bool = True) -> int:
               .iterator(chunk_size=5000)}
     drifted: list[int] = []
 
-    def heal(hot: HotState) -> list[Action]:
+    def heal_rows(hot: HotState) -> list[Action]:
         rows = []
         sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
-        for key, rs in hot.state.replica_sets.items():
-            pk, new = hot.partition_pk(key), hot_state.summary(rs)
+        for part, rs in hot.state.replica_sets.items():
+            pk, new = hot.partition_pk(part), hot_state.summary(rs)
             row = stored.get(pk) if pk is not None else None
             if row is None:
                 continue
             shape = _stored_shape(new)
             if row == shape or (sliced and _trails(row, shape)):
                 continue
-            rows.append((pk, key, new))
+            rows.append((pk, part, new))
             if row[:6] != shape[:6]:
                 metadata_log.note({**metadata.partition_entry(
-                    key, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
-                    "topic_pk": hot.topics[key[0]]["pk"]})
+                    part, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
+                    "topic_pk": hot.topics[part[0]]["pk"]})
         drifted.append(len(rows))
         tick_steps.after_save(lambda: write_offsets(rows))
         return []
 
     for shard in range(n):
         if n > 1:
-            run_on_shards(heal, locks=[shards.lock_name(shard)],
+            run_on_shards(heal_rows, locks=[shards.lock_name(shard)],
                           pick=lambda topics, s=shard: shards.keys_of_shard(topics, s, n),
                           record_ids=0, dispatch=_nowhere, lock_timeout_s=None,
                           whole_shards=True)
         else:
-            run_locked(heal, dispatch=_nowhere)
+            run_locked(heal_rows, dispatch=_nowhere)
     return sum(drifted)
 
 

@@ -20,7 +20,7 @@ from cluster.adapters.partition_rows import cheap_toast_compression, insert_part
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
-from cluster.services.events import Actor, log_event
+from cluster.services.events import Actor, log_event, log_intent
 from webapp.perf import gc_paused
 
 CONTROLLER = "topic-controller"
@@ -199,6 +199,8 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     _set_decision(topic, decision)
     topic.save(force_insert=True)
     log_event(by, "topic", topic.name, "create", settings)
+    log_intent(by, {"type": "topic-create", "topic": topic.name, "topic_pk": topic.pk,
+                    "settings": settings})
     _provision(topic, decision)
     _log_transitions(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,

@@ -7,7 +7,7 @@ the topic's factor). ``Finding`` is one condition seen in one snapshot; an
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 

@@ -41,7 +41,7 @@ from planner.core.quotas import Row, full_quota, round_rows_sparse
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import apply_scenario
 from planner.core.serial import move_to_dict
-from planner.core.spread import map_spread, secure_counts
+from planner.core.spread import secure_counts
 from planner.core.streamed import (LayoutPart, ShapeCluster, TopicFacts, apply_class_leaders,
                                    check_topic, class_leaders, expand_classes, failover_from,
                                    layout_figures, layout_part, leader_classes, pack_classes,

@@ -82,7 +82,7 @@ def test_scrubbing_across_an_outage_changes_the_heatmap_and_the_diff_lists_moved
     # A live event row the events page adds (the payload the server sends) links to its
     # moment by log offset, as the rows drawn with the page do.
     from cluster.models import Event
-    from cluster.services.events import event_row
+    from cluster.projections.announce import event_row
 
     row = event_row(Event.objects.exclude(log_offset=None).order_by("-log_offset").first())
     assert row["log_offset"] is not None

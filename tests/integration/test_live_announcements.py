@@ -11,7 +11,7 @@ def announced(monkeypatch, settings):
     sent: list[tuple[str, dict]] = []
     # Each announcement stages the logged event for the cluster group's next message
     # (a topic's event also goes to the topic's own group, not counted here).
-    monkeypatch.setattr("cluster.services.events.stage", lambda group, data, **_: (
+    monkeypatch.setattr("cluster.projections.announce.stage", lambda group, data, **_: (
         sent.append((group, data["events"][0])) if group == "cluster" else None))
     return sent
 
