@@ -86,7 +86,7 @@ def _reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:
     found = Event.objects.filter(operation="hot-state-lost", object_type="topic",
                                  object_name__in=list(pks.values()))
     for name, params in found.values_list("object_name", "params"):
-        if not isinstance(params, dict) or pks.get(params.get("topic_pk")) != name:
+        if not isinstance(params, dict) or pks.get(params.get("topic_pk", -1)) != name:
             continue
         for index, hw in (params.get("restored_hw") or {}).items():
             at = (name, int(index))
