@@ -2,26 +2,24 @@
 as a planning snapshot (the parsing itself is pure: planner/core/kafka_import/).
 
 A store import goes through the cluster's services (SPU register/update, topic create
-with the described replica map as a manual assignment), then sets each partition's
-leader and LRS as the describe says, counted by the same projection every other writer
-of those columns feeds. Everything happens in one transaction: a refusal stores nothing.
+with the described replica map as a manual assignment), with each partition's
+leader and LRS as the describe says (topic create takes them instead of guessing them
+from which SPUs are online). Everything happens in one transaction: a refusal stores nothing.
 Sizes and disk capacities have no column in the store; they live in the ClusterImport
 row, which byte plans read (``import_sizes``).
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from cluster.core.names import name_problem
 from cluster.core.spus import endpoint_problem
 from cluster.errors import Conflict, InvalidInput
-from cluster.models import Partition, Spu as SpuRow, Topic as TopicRow
-from cluster.projections import aggregates
+from cluster.models import Spu as SpuRow, Topic as TopicRow
 from cluster.services.events import Actor, actor_name, log_event
 from cluster.services.spus import spu_register, spu_update
 from cluster.services.topics import topic_create
@@ -68,11 +66,16 @@ def _store_import(snapshot: Snapshot, files: dict, by: Actor) -> ImportOutcome:
     _spus(snapshot, by)
     for topic in snapshot.cluster.topics:
         name = renamed.get(topic.name, topic.name)
+        # Leader and LRS as the describe has them, not guessed from which SPUs are online.
+        leaders = topic.leaders or tuple(r[0] for r in topic.replicas)
         created = topic_create(
             name=name, min_lrs=snapshot.min_insync.get(topic.name, 1),
             replica_assignment={"partitions": [{"id": p, "replicas": list(r)}
-                                               for p, r in enumerate(topic.replicas)]}, by=by)
-        _described_status(name, topic, snapshot.isr[topic.name], created.resolution)
+                                               for p, r in enumerate(topic.replicas)]},
+            status=(leaders, snapshot.isr[topic.name]), by=by)
+        if not created.stored or created.resolution != "Provisioned":
+            raise InvalidInput(f"topic {name!r} could not be provisioned: {created.reason}",
+                               field="file")
     cluster = core.Cluster(snapshot.cluster.spus, tuple(
         core.Topic(renamed.get(t.name, t.name), t.replicas, t.sizes, t.leaders)
         for t in snapshot.cluster.topics))
@@ -111,28 +114,6 @@ def _spus(snapshot: Snapshot, by: Actor) -> None:
         endpoint = snapshot.endpoints.get(spu.id, "")
         public = endpoint if endpoint and not endpoint_problem(endpoint, "public") else ""
         spu_register(spu_id=spu.id, rack=rack, public=public, by=by)
-
-
-def _described_status(name: str, topic: core.Topic, isr: tuple[tuple[int, ...], ...],
-                      resolution: str) -> None:
-    """Leader and LRS as the describe has them (topic create guessed them from which SPUs
-    are online), counted before the rows change."""
-    pk = TopicRow.objects.filter(name=name).values_list("pk", flat=True).get()
-    if not Partition.objects.filter(topic_id=pk).exists():
-        raise InvalidInput(f"topic {name!r} was not provisioned ({resolution})", field="file")
-    leaders = topic.leaders or tuple(r[0] for r in topic.replicas)
-    statuses, rows = {}, []
-    for pid, (reps, lead, live) in enumerate(zip(topic.replicas, leaders, isr)):
-        lrs = list(live)
-        state = "Online" if lead is not None else "Offline"
-        statuses[(pk, pid)] = [json.dumps(list(reps)), reps[0], lead, json.dumps(lrs)]
-        rows.append((lead, json.dumps(lrs), state, pk, pid))
-    aggregates.apply_changes(statuses)
-    table, index = connection.ops.quote_name(Partition._meta.db_table), \
-        connection.ops.quote_name("index")
-    with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {table} SET leader = %s, lrs = %s, resolution = %s "
-                           f"WHERE topic_id = %s AND {index} = %s", rows)
 
 
 def _record(snapshot: Snapshot, cluster: core.Cluster, renamed: Mapping[str, str],
