@@ -24,6 +24,7 @@ class Plan(Tracked):
         STORE = "store", "cluster store"
         KAFKA_JSON = "kafka-json", "Kafka reassignment JSON"
         DRAIN = "drain", "drain of one SPU"
+        KAFKA_IMPORT = "kafka-import", "cluster import --plan-only snapshot"
 
     class Engine(models.TextChoices):
         LOCAL = "local"

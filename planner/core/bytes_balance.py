@@ -48,7 +48,7 @@ class _State:
         if scenario.replication:
             raise PlanError("--balance bytes keeps replication factors; plan a factor "
                             "change by counts")
-        if not any(t.sizes for t in cluster.topics):
+        if not any(any(t.sizes) for t in cluster.topics if t.sizes):
             raise PlanError("--balance bytes needs partition sizes: import "
                             "kafka-log-dirs output (cluster import --kafka-log-dirs)")
         eff = apply_scenario(cluster, scenario)

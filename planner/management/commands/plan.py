@@ -7,6 +7,9 @@ from typing import Any
 
 from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
+from planner.bytes_plans import add_cost
+from planner.management.commands._byte_flags import (_byte_flags, byte_plan,
+                                                     require_counts_flags)
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
 from planner.core.scenarios import MAX_UP_TO
@@ -33,6 +36,7 @@ class Command(ExecutionActions, SubcommandCommand):
         rebalance.add_argument("--export-kafka", type=Path, default=None, metavar="FILE")
         rebalance.add_argument("--export-fluvio", type=Path, default=None, metavar="DIR")
         rebalance.add_argument("--json", action="store_true")
+        _byte_flags(rebalance)
         grid = actions.add_parser("grid", help="evaluate every single-SPU removal, rack loss "
                                                "and rack growth")
         grid.add_argument("--up-to", type=int, default=3,
@@ -54,9 +58,14 @@ class Command(ExecutionActions, SubcommandCommand):
         scenario = scenario_from_input(add_spus=opts["add_spu"], remove_spus=opts["remove_spu"],
                                        lose_racks=opts["lose_rack"],
                                        replication=opts["replication"])
-        kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
-        record = plan_create(scenario=scenario, options=_options(opts), engine=opts["engine"],
-                             kafka_json=kafka, by="cli")
+        if opts["balance"] == "bytes":
+            record = byte_plan(opts, scenario, _options(opts), self.fail)
+        else:
+            kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
+            require_counts_flags(opts, self.fail)
+            record = plan_create(scenario=scenario, options=_options(opts),
+                                 engine=opts["engine"], kafka_json=kafka, by="cli")
+            record = add_cost(record, opts["throttle_bytes_per_s"], opts["max_moves_per_spu"])
         self._export(record, opts["export_kafka"], opts["export_fluvio"])
         self.emit(plan_document(record), opts["json"], _summary(record))
 
