@@ -114,3 +114,23 @@ def test_byte_flags_without_balance_bytes_are_refused():
 def test_bytes_without_sizes_is_refused(tmp_path):
     run("cluster", "import", "--kafka-describe", str(KAFKA / "describe_new.txt"))
     assert "needs partition sizes" in refused("plan", "rebalance", "--balance", "bytes")
+
+
+def test_export_writes_the_throttle_commands_for_the_moved_partitions(tmp_path):
+    snap = kafka_import("--plan-only")["id"]
+    data = json.loads(run("plan", "rebalance", "--balance", "bytes", "--snapshot", str(snap),
+                          "--json"))
+    script = tmp_path / "throttle.sh"
+    call_command("plan", "export", str(data["id"]), "--throttle", str(script),
+                 "--throttle-bytes-per-s", "1048576", "--rollback", str(tmp_path / "rb.json"),
+                 stdout=StringIO(), stderr=StringIO())
+    text = script.read_text()
+    moved = [m for m in data["moves"] if m["added"]]
+    for move in moved:
+        assert f"--entity-name {move['topic']} " in text
+        for spu in move["added"]:
+            assert f"{move['partition']}:{spu}" in text
+    assert "leader.replication.throttled.rate=1048576" in text
+    assert text.count("--delete-config") == text.count("--add-config")
+    assert "needs --throttle-bytes-per-s" in refused("plan", "export", str(data["id"]),
+                                                    "--throttle", str(script))

@@ -13,6 +13,7 @@ from planner.management.commands._byte_flags import (_byte_flags, byte_plan,
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
 from planner.core.scenarios import MAX_UP_TO
+from planner.core.throttle_export import throttle_script
 from planner.follow_up import plan_rollback
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
@@ -50,6 +51,10 @@ class Command(ExecutionActions, SubcommandCommand):
         export.add_argument("--rollback", type=Path, default=None, metavar="FILE",
                             help="today's assignment of the partitions the plan moves (Kafka "
                                  "reassignment JSON): keep it before apply to undo the plan")
+        export.add_argument("--throttle", type=Path, default=None, metavar="FILE",
+                            help="kafka-configs.sh commands that throttle the reassignment "
+                                 "and remove the throttle after --verify (a shell script)")
+        export.add_argument("--throttle-bytes-per-s", type=int, default=None, metavar="B")
         self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
@@ -78,13 +83,21 @@ class Command(ExecutionActions, SubcommandCommand):
         self.emit(rows, opts["json"], text)
 
     def handle_export(self, plan_id: int, kafka: Path | None, fluvio: Path | None,
-                      rollback: Path | None, **_: Any) -> None:
+                      rollback: Path | None, throttle: Path | None = None,
+                      throttle_bytes_per_s: int | None = None, **_: Any) -> None:
         record = Plan.objects.filter(pk=plan_id).first()
         if record is None:
             self.fail(f"plan {plan_id} not found")
-        if not kafka and not fluvio and not rollback:
-            self.fail("give --kafka FILE, --fluvio DIR and/or --rollback FILE")
+        if not kafka and not fluvio and not rollback and not throttle:
+            self.fail("give --kafka FILE, --fluvio DIR, --rollback FILE and/or --throttle FILE")
+        if throttle and (throttle_bytes_per_s is None or throttle_bytes_per_s < 1):
+            self.fail("--throttle needs --throttle-bytes-per-s B (a positive rate)")
         self._export(record, kafka, fluvio)
+        if throttle:
+            script = throttle_script(core.plan_from_dict(plan_document(record)).moves,
+                                     throttle_bytes_per_s)
+            self._write(throttle, script)
+            self.stderr.write(f"wrote the throttle commands to {throttle}")
         if rollback:
             self._write(rollback, jsonlib.dumps(plan_rollback(record), indent=2))
             self.stderr.write(f"wrote the rollback file (today's assignment) to {rollback}")
