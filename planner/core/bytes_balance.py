@@ -15,6 +15,7 @@ at most once, except off a removed SPU, so each move is one copy in the executio
 from __future__ import annotations
 
 from bisect import bisect_right, insort
+from heapq import heapify, heappop, heappush
 from dataclasses import dataclass, field
 from math import ceil, inf
 from typing import Mapping
@@ -100,8 +101,9 @@ def ideal_loads(state: _State) -> dict[int, float]:
     by_rack: dict[str, list[int]] = {}
     for s in spus:
         by_rack.setdefault(state.rack[s.id], []).append(s.id)
-    cap = {r: sum(size * state.group_cap(k) for k, size in state.size.items())
-           for r in by_rack}
+    # A rack holds at most ``group_cap`` copies of each partition (one when racks >= rf).
+    per_rack = sum(size * state.group_cap(k) for k, size in state.size.items())
+    cap = dict.fromkeys(by_rack, per_rack)
     rack_total, open_racks, left = {}, set(by_rack), float(total)
     while open_racks:
         share = left / sum(weight[s] for r in open_racks for s in by_rack[r])
@@ -119,7 +121,10 @@ def ideal_loads(state: _State) -> dict[int, float]:
 
 
 def _place(state: _State, ideal: Mapping[int, float]) -> None:
-    """Move replicas off SPUs above the band (or removed) onto SPUs below their ideal."""
+    """Move replicas off SPUs above the band (or removed) onto SPUs below their ideal.
+    Sources come off a heap by how far above the band they stand, destinations off a
+    heap by how far below their ideal: entries are checked against the loads when
+    taken, so a move updates two entries, not a scan of every SPU."""
     removed = state.eff.removed
     slack = state.opts.band * (sum(ideal.values()) / max(1, len(ideal)))
     high = {s: (0.0 if s in removed else min(ideal[s] + slack, state.limit[s]))
@@ -131,25 +136,52 @@ def _place(state: _State, ideal: Mapping[int, float]) -> None:
                 held[s].append((state.size[key], *key))
     for rows in held.values():
         rows.sort()
+    load = state.load
+
+    def over_entry(s: int) -> tuple[int, float, int]:
+        return (-(s in removed), high[s] - load[s], s)
+    sources = [over_entry(s) for s in load if load[s] > high[s] and held[s]]
+    heapify(sources)
+    sinks = [(load[s] - ideal[s], s) for s in ideal if load[s] < ideal[s]]
+    heapify(sinks)
     changed: set[Key] = set()
-    stuck: set[int] = set()
-    while True:
-        over = [s for s in state.load if state.load[s] > high[s] and s not in stuck and held[s]]
-        if not over:
-            return
-        src = max(over, key=lambda s: (s in removed, state.load[s] - high[s], -s))
-        if not _move_one(state, src, ideal, held, changed, removed):
-            stuck.add(src)
+    while sources:
+        entry = heappop(sources)
+        src = entry[2]
+        if entry != over_entry(src) or load[src] <= high[src] or not held[src]:
+            continue  # stale: a newer entry (or none, once within the band) stands for it
+        dsts = _take(sinks, load, ideal)
+        if not dsts and src in removed:
+            dsts = sorted(ideal, key=lambda s: load[s] - ideal[s])[:8]
+        dst = _move_one(state, src, dsts, ideal, held, changed, removed)
+        for s in dsts:
+            if load[s] < ideal[s]:
+                heappush(sinks, (load[s] - ideal[s], s))
+        if dst is not None:
+            if load[src] > high[src] and held[src]:
+                heappush(sources, over_entry(src))
+            if load[dst] > high[dst] and held[dst]:
+                heappush(sources, over_entry(dst))
 
 
-def _move_one(state: _State, src: int, ideal: Mapping[int, float],
+def _take(sinks: list, load: Mapping[int, int], ideal: Mapping[int, float],
+          count: int = 8) -> list[int]:
+    """The ``count`` SPUs furthest below their ideal, off the heap (stale entries dropped)."""
+    out: list[int] = []
+    while sinks and len(out) < count:
+        gap, s = heappop(sinks)
+        if gap == load[s] - ideal[s] and s not in out and gap < 0:
+            out.append(s)
+    return out
+
+
+def _move_one(state: _State, src: int, dsts: list[int], ideal: Mapping[int, float],
               held: dict[int, list[tuple[int, str, int]]], changed: set[Key],
-              removed: frozenset[int]) -> bool:
+              removed: frozenset[int]) -> int | None:
+    """Move one replica off ``src`` onto the first of ``dsts`` that takes one; which."""
     excess = state.load[src] - (0 if src in removed else ideal[src])
-    under = sorted((s for s in ideal if state.load[s] < ideal[s]),
-                   key=lambda s: state.load[s] - ideal[s])
     rows = held[src]
-    for dst in under[:8] or sorted(ideal, key=lambda s: state.load[s] - ideal[s])[:8]:
+    for dst in dsts:
         room = ideal[dst] - state.load[dst]
         top = min(excess, room) if src not in removed else inf
         end = bisect_right(rows, (top, "\U0010ffff", 1 << 62)) if top != inf else len(rows)
@@ -176,8 +208,8 @@ def _move_one(state: _State, src: int, ideal: Mapping[int, float],
             del rows[i]
             insort(held[dst], (size, topic, pid))
             changed.add(key)
-            return True
-    return False
+            return dst
+    return None
 
 
 def _leaders(state: _State, current: Mapping[Key, int | None],
