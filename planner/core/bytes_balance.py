@@ -96,7 +96,9 @@ class _State:
 def ideal_loads(state: _State) -> dict[int, float]:
     """The best loads the racks allow (module text), by eligible SPU."""
     spus = state.eff.spus
-    weight = {s.id: float(state.opts.capacities.get(s.id) or s.weight) for s in spus}
+    # Capacities weigh only when every SPU has one: bytes and plain weights do not mix.
+    sized = all(s.id in state.opts.capacities for s in spus)
+    weight = {s.id: float(state.opts.capacities[s.id] if sized else s.weight) for s in spus}
     total = sum(state.load.values())
     by_rack: dict[str, list[int]] = {}
     for s in spus:
