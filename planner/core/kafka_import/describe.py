@@ -85,11 +85,18 @@ def _fields(raw: str, source: str, number: int) -> dict[str, str]:
 def _topic(fields: dict[str, str], source: str, number: int, raw: str) -> DescribedTopic:
     name = _name(fields, source, number, raw)
     configs: dict[str, str] = {}
+    last = None
     for pair in filter(None, fields.get("Configs", "").split(",")):
         key, eq, value = pair.partition("=")
         if not eq:
-            raise ImportFormatError(source, number, "Configs as key=value,...", raw)
-        configs[key.strip()] = value.strip()
+            # A list value holds commas too (a throttled-replicas list: 0:1,0:2): a piece
+            # without '=' continues the previous value.
+            if last is None:
+                raise ImportFormatError(source, number, "Configs as key=value,...", raw)
+            configs[last] += "," + pair.strip()
+            continue
+        last = key.strip()
+        configs[last] = value.strip()
     topic = DescribedTopic(name, _int(fields, "PartitionCount", source, number, raw),
                            _int(fields, "ReplicationFactor", source, number, raw), configs,
                            number, fields.get("TopicId"))

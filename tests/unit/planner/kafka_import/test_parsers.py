@@ -144,3 +144,13 @@ def test_a_partition_mid_reassignment_is_refused_with_its_line():
     with pytest.raises(ImportFormatError) as caught:
         import_texts(body, names=("d.txt", "", ""))
     assert caught.value.line == 3 and "reassignment" in str(caught.value)
+
+
+def test_config_values_with_commas_stay_whole():
+    body = ("Topic: t\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: "
+            "leader.replication.throttled.replicas=0:1,0:2,min.insync.replicas=2\n"
+            "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n")
+    [topic] = parse_describe(body)
+    assert topic.configs == {"leader.replication.throttled.replicas": "0:1,0:2",
+                             "min.insync.replicas": "2"}
+    assert topic.min_insync == 2
