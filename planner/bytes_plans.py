@@ -8,7 +8,8 @@ Moves are stored in an execution order where no SPU passes its disk limit mid-wa
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from django.db import transaction
 

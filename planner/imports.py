@@ -11,15 +11,17 @@ row, which byte plans read (``import_sizes``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from django.db import transaction
 
 from cluster.core.names import name_problem
 from cluster.core.spus import endpoint_problem
 from cluster.errors import Conflict, InvalidInput
-from cluster.models import Spu as SpuRow, Topic as TopicRow
+from cluster.models import Spu as SpuRow
+from cluster.models import Topic as TopicRow
 from cluster.services.events import Actor, actor_name, log_event
 from cluster.services.spus import spu_register, spu_update
 from cluster.services.topics import topic_create

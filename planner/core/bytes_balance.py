@@ -15,12 +15,12 @@ at most once, except off a removed SPU, so each move is one copy in the executio
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from heapq import heapify, heappop, heappush
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from math import ceil, inf
-from typing import Mapping
 
-from planner.core.metrics import layout_metrics, moves_between, movement_metrics
+from planner.core.metrics import layout_metrics, movement_metrics, moves_between
 from planner.core.model import Cluster, Options, Plan, PlanError, Scenario
 from planner.core.scenarios import apply_scenario
 

@@ -11,8 +11,8 @@ each round also costs ``MOVE_ROUND_S`` (a reassignment's metadata round trip).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from math import ceil
-from typing import Mapping, Sequence
 
 from planner.core.model import Move, Topic
 

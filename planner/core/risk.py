@@ -9,7 +9,7 @@ lists alone, one pass over the partitions.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from planner.core.model import ReplicaMap
 

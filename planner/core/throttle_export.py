@@ -10,7 +10,7 @@ reassignment complete.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from planner.core.model import Move
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _django import setup_throwaway_django  # noqa: E402
+from _django import setup_throwaway_django
 
 BROKERS, RACKS, TOPICS, RF = 30, 3, 20, 3
 

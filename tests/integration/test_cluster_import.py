@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from cluster.models import Event, Partition, Spu, Topic
+from cluster.models import Event, Spu, Topic
 from cluster.projections import aggregates
 from planner.models import ClusterImport
 

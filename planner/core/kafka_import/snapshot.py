@@ -3,8 +3,9 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from planner.core.kafka_import.brokers import Broker
 from planner.core.kafka_import.describe import DescribedTopic

@@ -1,7 +1,8 @@
 """``plan rebalance`` flags of plans by bytes, scope, cost and the planning snapshot."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from planner import core
 from planner.bytes_plans import parse_capacities, plan_create_bytes

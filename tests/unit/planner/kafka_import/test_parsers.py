@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from planner.core.kafka_import import (ImportFormatError, import_texts, parse_brokers,
-                                       parse_describe, parse_log_dirs)
+from planner.core.kafka_import import (
+    ImportFormatError,
+    import_texts,
+    parse_brokers,
+    parse_describe,
+    parse_log_dirs,
+)
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "kafka"
 
