@@ -260,6 +260,14 @@ def plan_bytes(cluster: Cluster, scenario: Scenario | None = None,
                for p, lead in enumerate(t.current_leaders)}
     if not opts.leaders_only:  # a leaders-only plan moves no data (a rolling restart)
         _place(state, ideal)
+        left = sorted(s for s in state.eff.removed if state.load[s] > 0)
+        if left:
+            raise PlanError(f"SPU {left[0]} cannot be emptied: no SPU with room in a rack "
+                            "its replicas may use")
+        full = [s for s in ideal if state.load[s] > state.limit[s]]
+        if full:
+            raise PlanError(f"SPU {full[0]} would stay above --max-disk-percent "
+                            f"{opts.max_disk_percent}: no SPU can take its replicas")
     leader = _leaders(state, current, ideal)
     target = {}
     for topic in cluster.topics:

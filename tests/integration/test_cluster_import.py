@@ -116,3 +116,11 @@ def test_a_topic_already_in_the_store_refuses_the_whole_import():
 
 def test_a_missing_file_exits_2():
     assert "cannot read" in refused("cluster", "import", "--kafka-describe", "/nonexistent")
+
+
+def test_registered_spus_are_kept_and_take_the_imported_racks():
+    call_command("spu", "register", "--id", "1", "--rack", "old-rack", stdout=StringIO())
+    call_command("spu", "register", "--id", "7", stdout=StringIO())
+    run("cluster", "import", *files())
+    racks = dict(Spu.objects.values_list("id", "rack"))
+    assert racks[1] == "eu-west-1a" and racks[7] == "" and len(racks) == 5

@@ -152,3 +152,11 @@ def test_sizes_are_required_and_a_full_cluster_is_refused():
         plan_bytes(unsized)
     with pytest.raises(PlanError, match="may hold"):
         plan_bytes(cluster, opts=ByteOptions(capacities={s: 1 for s in capacities}))
+
+
+def test_an_spu_that_cannot_get_under_its_limit_refuses_the_plan():
+    cluster = Cluster((Spu(0, "a"), Spu(1, "b")), (Topic("t", ((0,), (1,)), (90, 10)),))
+    with pytest.raises(PlanError, match="SPU 0 would stay above --max-disk-percent 80"):
+        plan_bytes(cluster, opts=ByteOptions(capacities={0: 100, 1: 100}))
+    moved = plan_bytes(cluster, opts=ByteOptions(capacities={0: 100, 1: 200}))
+    assert moved.target["t"][0] == (1,)
