@@ -142,7 +142,9 @@ def _place(state: _State, ideal: Mapping[int, float]) -> None:
 
     def over_entry(s: int) -> tuple[int, float, int]:
         return (-(s in removed), high[s] - load[s], s)
-    sources = [over_entry(s) for s in load if load[s] > high[s] and held[s]]
+    def is_over(s: int) -> bool:  # a removed SPU is over while it holds any replica
+        return (load[s] > high[s] or s in removed) and bool(held[s])
+    sources = [over_entry(s) for s in load if is_over(s)]
     heapify(sources)
     sinks = [(load[s] - ideal[s], s) for s in ideal if load[s] < ideal[s]]
     heapify(sinks)
@@ -150,7 +152,7 @@ def _place(state: _State, ideal: Mapping[int, float]) -> None:
     while sources:
         entry = heappop(sources)
         src = entry[2]
-        if entry != over_entry(src) or load[src] <= high[src] or not held[src]:
+        if entry != over_entry(src) or not is_over(src):
             continue  # stale: a newer entry (or none, once within the band) stands for it
         dsts = _take(sinks, load, ideal)
         if not dsts and src in removed:
@@ -160,10 +162,9 @@ def _place(state: _State, ideal: Mapping[int, float]) -> None:
             if load[s] < ideal[s]:
                 heappush(sinks, (load[s] - ideal[s], s))
         if dst is not None:
-            if load[src] > high[src] and held[src]:
-                heappush(sources, over_entry(src))
-            if load[dst] > high[dst] and held[dst]:
-                heappush(sources, over_entry(dst))
+            for s in (src, dst):
+                if is_over(s):
+                    heappush(sources, over_entry(s))
 
 
 def _take(sinks: list, load: Mapping[int, int], ideal: Mapping[int, float],
@@ -260,10 +261,10 @@ def plan_bytes(cluster: Cluster, scenario: Scenario | None = None,
                for p, lead in enumerate(t.current_leaders)}
     if not opts.leaders_only:  # a leaders-only plan moves no data (a rolling restart)
         _place(state, ideal)
-        left = sorted(s for s in state.eff.removed if state.load[s] > 0)
+        left = sorted({s for reps in state.reps.values() for s in reps} & state.eff.removed)
         if left:
             raise PlanError(f"SPU {left[0]} cannot be emptied: no SPU with room in a rack "
-                            "its replicas may use")
+                            "its replicas may use, or a topic out of scope holds some")
         full = [s for s in ideal if state.load[s] > state.limit[s]]
         if full:
             raise PlanError(f"SPU {full[0]} would stay above --max-disk-percent "

@@ -160,3 +160,13 @@ def test_an_spu_that_cannot_get_under_its_limit_refuses_the_plan():
         plan_bytes(cluster, opts=ByteOptions(capacities={0: 100, 1: 100}))
     moved = plan_bytes(cluster, opts=ByteOptions(capacities={0: 100, 1: 200}))
     assert moved.target["t"][0] == (1,)
+
+
+def test_a_removed_spu_is_emptied_of_empty_partitions_too():
+    cluster = Cluster((Spu(0, "a"), Spu(1, "b"), Spu(2, "c")),
+                      (Topic("t", ((0,), (1,), (2,)), (0, 10, 5)),))
+    plan = plan_bytes(cluster, Scenario(remove_spus=(0,)))
+    assert all(0 not in reps for reps in plan.target["t"])
+    with pytest.raises(PlanError, match="SPU 0 cannot be emptied"):
+        plan_bytes(cluster, Scenario(remove_spus=(0,)),
+                   opts=ByteOptions(exclude_topics=frozenset({"t"})))
