@@ -142,6 +142,7 @@ def _place(state: _State, ideal: Mapping[int, float]) -> None:
 
     def over_entry(s: int) -> tuple[int, float, int]:
         return (-(s in removed), high[s] - load[s], s)
+
     def is_over(s: int) -> bool:  # a removed SPU is over while it holds any replica
         return (load[s] > high[s] or s in removed) and bool(held[s])
     sources = [over_entry(s) for s in load if is_over(s)]
