@@ -24,6 +24,7 @@ class Plan(Tracked):
         STORE = "store", "cluster store"
         KAFKA_JSON = "kafka-json", "Kafka reassignment JSON"
         DRAIN = "drain", "drain of one SPU"
+        KAFKA_IMPORT = "kafka-import", "cluster import --plan-only snapshot"
 
     class Engine(models.TextChoices):
         LOCAL = "local"
@@ -121,3 +122,27 @@ class PlanExecution(models.Model):
         if self.started_at is None:
             return None
         return round(((self.finished_at or timezone.now()) - self.started_at).total_seconds(), 3)
+
+
+class ClusterImport(models.Model):
+    """A cluster read from Kafka's tool outputs (``cluster import``): the planning
+    snapshot a ``--plan-only`` import keeps, and the sizes and disk capacities a store
+    import brings that the store has no column for (planner/imports.py)."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    # Whether the SPUs and topics were also loaded into the store.
+    stored = models.BooleanField(default=False)
+    files = models.JSONField(default=dict, help_text="which file each part came from")
+    current = models.JSONField(help_text="the cluster, planner.core.serial's shape")
+    min_insync = models.JSONField(default=dict, help_text="topic -> min.insync.replicas")
+    capacities = models.JSONField(default=dict, help_text="SPU id (text) -> disk bytes")
+    # Kafka's topic name -> the store's, where the store's naming rules renamed it.
+    renamed = models.JSONField(default=dict)
+    warnings = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk}{' (stored)' if self.stored else ''}"

@@ -76,10 +76,12 @@ def _check_engine(engine: str) -> None:
 
 
 def plan_document(record: Plan) -> dict[str, Any]:
-    """The CLI's --json shape: moves, metrics (with before), target."""
+    """The CLI's --json shape: moves, metrics (with before), target; a plan's cost and
+    risk (planner/bytes_plans.py), where computed, at the top."""
+    metrics = {k: v for k, v in record.metrics.items() if k != "cost"}
     return {"id": record.pk, "scenario": record.scenario, "options": record.options,
-            "moves": record.moves, "metrics": {**record.metrics, "before": record.before},
-            "target": record.target}
+            "moves": record.moves, "metrics": {**metrics, "before": record.before},
+            "target": record.target, **record.metrics.get("cost", {})}
 
 
 def plan_exports(record: Plan) -> dict[str, Any]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from planner import apply_views, views
+from planner import apply_views, import_views, views
 
 app_name = "planner"
 urlpatterns = [
@@ -25,6 +25,10 @@ urlpatterns = [
     path("plans/<int:plan_id>/fluvio.zip", views.plan_fluvio_zip, name="plan-fluvio"),
     path("plans/<int:plan_id>/moves.csv", views.plan_moves_csv, name="plan-csv"),
     path("grids/new/", views.grid_create_view, name="grid-create"),
+    path("imports/", import_views.imports, name="imports"),
+    path("imports/new/", import_views.import_create_view, name="import-create"),
+    path("imports/<int:import_id>/", import_views.import_detail, name="import"),
+    path("imports/<int:import_id>/plan/", import_views.import_plan_view, name="import-plan"),
     path("grids/<int:grid_id>/", views.grid_detail, name="grid"),
     path("grids/<int:grid_id>/cancel/", views.grid_cancel_view, name="grid-cancel"),
 ]

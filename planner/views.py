@@ -22,6 +22,7 @@ from planner.core.jobs import GridState, PlanState
 from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
 from planner.follow_up import ENDED_EARLY, plan_spus_needed
 from planner.forms import GridForm, PlanApplyForm, PlanForm
+from planner.import_views import cost_context
 from planner.models import Plan, PlanGrid
 from planner.selectors import (fluvio_zip, kafka_json, moves_csv, moves_filtered,
                                moves_with_outcome, plan_execution, plan_status)
@@ -97,7 +98,7 @@ def plan_detail(request: HttpRequest, plan_id: int,
                                "unfinished": record_of_apply is not None
                                and record_of_apply["finished_at"] is None}
     if context["computed"]:
-        context.update(_plan_results(request, record))
+        context.update(_plan_results(request, record), **cost_context(record.metrics))
         if record_of_apply is None:
             needed = plan_spus_needed(record)
             context.update(spus_needed=needed,

@@ -1,6 +1,7 @@
 """Topic use cases: create (computed or manual, dry run), delete, reconcile."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -24,6 +25,8 @@ from cluster.services.events import Actor, log_event, log_intent
 from webapp.perf import gc_paused
 
 CONTROLLER = "topic-controller"
+# Leader (None: leaderless) and LRS per partition, by partition index.
+PartitionStatuses = tuple[Sequence[int | None], Sequence[Sequence[int]]]
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,14 @@ def topic_create(*, name: str, partitions: int | None = None,
                  replication: int | None = None, ignore_racks: bool = False,
                  replica_assignment: object = None, min_lrs: int = 1,
                  max_lag: int = 1000, unclean_leader_election: bool = False,
-                 dry_run: bool = False, by: Actor = None) -> TopicOutcome:
+                 dry_run: bool = False, by: Actor = None,
+                 status: PartitionStatuses | None = None) -> TopicOutcome:
     """Create a topic; bad input or an invalid map raises and stores nothing.
 
     ``replica_assignment`` is a parsed file of either shape (DESIGN.md);
-    with it, partitions and replication come from the file.
+    with it, partitions and replication come from the file. ``status``: each
+    partition's leader and LRS as a real cluster has them (``cluster import``),
+    instead of guessing them from which SPUs are online.
     """
     spec = _spec_from_input(name, partitions, replication, ignore_racks,
                             replica_assignment)
@@ -84,7 +90,7 @@ def topic_create(*, name: str, partitions: int | None = None,
         if dry_run:
             return _preview(spec, settings)
         try:
-            return _store_new_topic(spec, min_lrs, max_lag, settings, by)
+            return _store_new_topic(spec, min_lrs, max_lag, settings, by, status)
         except IntegrityError:
             raise Conflict(f"topic {name!r} already exists", field="name") from None
 
@@ -183,7 +189,8 @@ def _short_starts(replica_map: ReplicaMap) -> tuple[UnderReplicatedStart, ...]:
 
 @transaction.atomic
 def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
-                     settings: dict[str, object], by: Actor) -> TopicOutcome:
+                     settings: dict[str, object], by: Actor,
+                     status: PartitionStatuses | None = None) -> TopicOutcome:
     if Topic.objects.filter(name=spec.name).exists():
         raise Conflict(f"topic {spec.name!r} already exists", field="name")
     decision = _decide_or_refuse(spec, _cursor(lock=True))
@@ -201,7 +208,7 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     log_event(by, "topic", topic.name, "create", settings)
     log_intent(by, {"type": "topic-create", "topic": topic.name, "topic_pk": topic.pk,
                     "settings": settings})
-    _provision(topic, decision)
+    _provision(topic, decision, status)
     _log_transitions(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,
                         topic.replica_map, stored=True,
@@ -227,9 +234,10 @@ def _set_decision(topic: Topic, decision: TopicDecision) -> None:
         topic.assignment_start = decision.start_index
 
 
-def _provision(topic: Topic, decision: TopicDecision) -> None:
+def _provision(topic: Topic, decision: TopicDecision,
+               status: PartitionStatuses | None = None) -> None:
     if decision.resolution is TopicResolution.PROVISIONED:
-        _create_partitions(topic, decision.replica_map)
+        _create_partitions(topic, decision.replica_map, status)
         _advance_cursor(decision.indexes_used)
 
 
@@ -239,9 +247,14 @@ def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
                   {"from": before.value, "to": after.value}, result=decision.reason)
 
 
-def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
+def _create_partitions(topic: Topic, replica_map: ReplicaMap,
+                       status: PartitionStatuses | None = None) -> None:
     online = _online_spus()
-    if _offline_named(replica_map, online):
+    if status is not None:
+        leaders, lrs = list(status[0]), [list(live) for live in status[1]]
+        resolutions = [Resolution.OFFLINE.value if lead is None else Resolution.ONLINE.value
+                       for lead in leaders]
+    elif _offline_named(replica_map, online):
         statuses = [initial_partition_status(replicas, online) for replicas in replica_map]
         leaders = [s.leader for s in statuses]
         lrs = [s.lrs for s in statuses]

@@ -7,9 +7,13 @@ from typing import Any
 
 from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
+from planner.bytes_plans import add_cost
+from planner.management.commands._byte_flags import (_byte_flags, byte_plan,
+                                                     require_counts_flags)
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
 from planner.core.scenarios import MAX_UP_TO
+from planner.core.throttle_export import throttle_script
 from planner.follow_up import plan_rollback
 from planner.models import Plan
 from planner.services import (plan_create, plan_document, plan_exports, plan_grid,
@@ -33,6 +37,7 @@ class Command(ExecutionActions, SubcommandCommand):
         rebalance.add_argument("--export-kafka", type=Path, default=None, metavar="FILE")
         rebalance.add_argument("--export-fluvio", type=Path, default=None, metavar="DIR")
         rebalance.add_argument("--json", action="store_true")
+        _byte_flags(rebalance)
         grid = actions.add_parser("grid", help="evaluate every single-SPU removal, rack loss "
                                                "and rack growth")
         grid.add_argument("--up-to", type=int, default=3,
@@ -46,6 +51,10 @@ class Command(ExecutionActions, SubcommandCommand):
         export.add_argument("--rollback", type=Path, default=None, metavar="FILE",
                             help="today's assignment of the partitions the plan moves (Kafka "
                                  "reassignment JSON): keep it before apply to undo the plan")
+        export.add_argument("--throttle", type=Path, default=None, metavar="FILE",
+                            help="kafka-configs.sh commands that throttle the reassignment "
+                                 "and remove the throttle after --verify (a shell script)")
+        export.add_argument("--throttle-bytes-per-s", type=int, default=None, metavar="B")
         self.add_execution_actions(actions)
 
     def handle_rebalance(self, **opts: Any) -> None:
@@ -54,9 +63,14 @@ class Command(ExecutionActions, SubcommandCommand):
         scenario = scenario_from_input(add_spus=opts["add_spu"], remove_spus=opts["remove_spu"],
                                        lose_racks=opts["lose_rack"],
                                        replication=opts["replication"])
-        kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
-        record = plan_create(scenario=scenario, options=_options(opts), engine=opts["engine"],
-                             kafka_json=kafka, by="cli")
+        if opts["balance"] == "bytes":
+            record = byte_plan(opts, scenario, _options(opts), self.fail)
+        else:
+            kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
+            require_counts_flags(opts, self.fail)
+            record = plan_create(scenario=scenario, options=_options(opts),
+                                 engine=opts["engine"], kafka_json=kafka, by="cli")
+            record = add_cost(record, opts["throttle_bytes_per_s"], opts["max_moves_per_spu"])
         self._export(record, opts["export_kafka"], opts["export_fluvio"])
         self.emit(plan_document(record), opts["json"], _summary(record))
 
@@ -69,13 +83,21 @@ class Command(ExecutionActions, SubcommandCommand):
         self.emit(rows, opts["json"], text)
 
     def handle_export(self, plan_id: int, kafka: Path | None, fluvio: Path | None,
-                      rollback: Path | None, **_: Any) -> None:
+                      rollback: Path | None, throttle: Path | None = None,
+                      throttle_bytes_per_s: int | None = None, **_: Any) -> None:
         record = Plan.objects.filter(pk=plan_id).first()
         if record is None:
             self.fail(f"plan {plan_id} not found")
-        if not kafka and not fluvio and not rollback:
-            self.fail("give --kafka FILE, --fluvio DIR and/or --rollback FILE")
+        if not kafka and not fluvio and not rollback and not throttle:
+            self.fail("give --kafka FILE, --fluvio DIR, --rollback FILE and/or --throttle FILE")
+        if throttle and (throttle_bytes_per_s is None or throttle_bytes_per_s < 1):
+            self.fail("--throttle needs --throttle-bytes-per-s B (a positive rate)")
         self._export(record, kafka, fluvio)
+        if throttle and throttle_bytes_per_s is not None:
+            script = throttle_script(core.plan_from_dict(plan_document(record)).moves,
+                                     throttle_bytes_per_s)
+            self._write(throttle, script)
+            self.stderr.write(f"wrote the throttle commands to {throttle}")
         if rollback:
             self._write(rollback, jsonlib.dumps(plan_rollback(record), indent=2))
             self.stderr.write(f"wrote the rollback file (today's assignment) to {rollback}")

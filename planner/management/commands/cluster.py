@@ -1,0 +1,67 @@
+"""``cluster import``: a real Kafka cluster from the outputs of Kafka's own tools.
+
+``--kafka-describe`` (kafka-topics.sh --describe) is required; ``--kafka-log-dirs``
+(kafka-log-dirs.sh --describe) adds sizes and disk capacities, ``--kafka-brokers``
+(kafka-broker-api-versions.sh) racks and endpoints. Without ``--plan-only`` the SPUs and
+topics are loaded into the store; with it, only a planning snapshot is kept
+(``plan rebalance --snapshot ID``). A file that does not parse exits 2 naming the file,
+the line and what was expected, and nothing is stored.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cluster.management.commands._cli import SubcommandCommand
+from planner.imports import ImportOutcome, import_cluster
+
+
+class Command(SubcommandCommand):
+    help = "Import a cluster from Kafka's tool outputs."
+
+    def add_actions(self, actions: Any) -> None:
+        imp = actions.add_parser("import", help="load a Kafka cluster's layout, sizes, racks")
+        imp.add_argument("--kafka-describe", type=Path, required=True, metavar="FILE",
+                         help="output of kafka-topics.sh --describe (all topics)")
+        imp.add_argument("--kafka-log-dirs", type=Path, default=None, metavar="FILE",
+                         help="output of kafka-log-dirs.sh --describe")
+        imp.add_argument("--kafka-brokers", type=Path, default=None, metavar="FILE",
+                         help="output of kafka-broker-api-versions.sh")
+        imp.add_argument("--plan-only", action="store_true",
+                         help="keep a planning snapshot; leave the store alone")
+        imp.add_argument("--json", action="store_true")
+
+    def handle_import(self, **opts: Any) -> None:
+        paths = (opts["kafka_describe"], opts["kafka_log_dirs"], opts["kafka_brokers"])
+        texts = [self._read(p) if p is not None else None for p in paths]
+        names = tuple(str(p) if p else "" for p in paths)
+        assert texts[0] is not None  # argparse requires --kafka-describe
+        outcome = import_cluster(describe=texts[0], log_dirs=texts[1], brokers=texts[2],
+                                 names=(names[0], names[1], names[2]),
+                                 plan_only=opts["plan_only"], by="cli")
+        for warning in outcome.snapshot.warnings:
+            self.stderr.write(f"warning: {warning}")
+        self.emit(outcome.as_json(), opts["json"], _summary(outcome))
+
+    def _read(self, path: Path) -> str:
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            self.fail(f"cannot read {path}: {exc.strerror}")
+        except UnicodeDecodeError:
+            self.fail(f"{path} is not text (not UTF-8)")
+        raise AssertionError("unreachable")
+
+
+def _summary(outcome: ImportOutcome) -> str:
+    data = outcome.as_json()
+    where = "into the store" if data["stored"] else "as a planning snapshot (store untouched)"
+    lines = [f"import {data['id']}: {data['brokers']} brokers, {data['topics']} topics, "
+             f"{data['partitions']} partitions {where}",
+             f"  racks: {', '.join(data['racks']) or '(none)'}; "
+             f"sizes: {'yes' if data['sized'] else 'no'}; "
+             f"capacities: {len(data['capacities'])} brokers"]
+    lines += [f"  topic {k} stored as {v}" for k, v in sorted(data["renamed"].items())[:20]]
+    if data["warnings"]:
+        lines.append(f"  {len(data['warnings'])} warnings (on stderr)")
+    return "\n".join(lines)
