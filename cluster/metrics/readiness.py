@@ -1,4 +1,5 @@
-"""Readiness: the database, Redis and a live worker heartbeat, each checked and named."""
+"""Readiness: the database, Redis, a live worker heartbeat and an engine whose ticks
+commit (cluster/services/tick_health.py), each checked and named."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from cluster.adapters import hot_state
+from cluster.services import tick_health
 
 TIMEOUT_S = 1.0
 
@@ -47,8 +49,14 @@ def _worker() -> None:
                               f"in the last {settings.REPLICATION_WORKER_TTL_S} s")
 
 
+def _engine() -> None:
+    stalled = tick_health.stall()
+    if stalled is not None:
+        raise LookupError(stalled.message)
+
+
 CHECKS: dict[str, Callable[[], None]] = {"database": _database, "redis": _redis,
-                                         "worker": _worker}
+                                         "worker": _worker, "engine": _engine}
 
 
 def readiness() -> Readiness:
