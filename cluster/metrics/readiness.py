@@ -40,6 +40,23 @@ def _redis_client() -> redis.Redis:
 def _redis() -> None:
     with _redis_client() as client:
         client.ping()
+        refusal = _write_refusal(client)
+    if refusal:
+        raise LookupError(refusal)
+
+
+def _write_refusal(client: redis.Redis) -> str | None:
+    """Why a Redis that answers refuses writes, if it does: full under ``noeviction``. It
+    then also refuses the broker's messages, so no tick runs to record an error of its own."""
+    try:
+        memory = client.info("memory")
+    except redis.exceptions.ResponseError:
+        return None  # INFO renamed away (a managed Redis): nothing to tell
+    limit, used = int(memory.get("maxmemory", 0)), int(memory.get("used_memory", 0))
+    if limit and used >= limit and memory.get("maxmemory_policy") == "noeviction":
+        return (f"Redis refuses writes: used memory {used} bytes has reached maxmemory "
+                f"{limit} bytes (maxmemory-policy noeviction)")
+    return None
 
 
 def _worker() -> None:

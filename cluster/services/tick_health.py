@@ -27,6 +27,9 @@ from cluster.models import TickHealth
 log = logging.getLogger(__name__)
 LAST_COMMIT = "tick-committed"  # in the store's namespace: repl:{<store id>}:tick-committed
 ERROR_CHARS = 500
+# No tick ran to fail: beat cannot send one (Redis, its broker, refuses writes?) or no
+# worker takes it.
+NO_ERROR = "none recorded: no tick ran (see the other checks, and the worker and beat logs)"
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def stall(now_ms: int | None = None) -> Stall | None:
             if since else "no tick has committed yet")
     return Stall(since, in_a_row, error, (
         f"replication engine stalled: {when}; {in_a_row} failed in a row; last error: "
-        f"{error or 'none recorded (are the worker and beat running? see their logs)'}"))
+        f"{error or NO_ERROR}"))
 
 
 def _now_ms() -> int:

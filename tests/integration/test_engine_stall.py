@@ -82,10 +82,11 @@ def test_a_redis_that_refuses_writes_stalls_the_engine_visibly_and_lifting_it_cl
 
     refuse_writes(own_redis, True)
     try:
-        ticks_until(lambda: client.get("/readyz").status_code == 503,
-                    settings.REPLICATION_STALL_FAILURES + 3, "not ready")
+        ticks_until(lambda: "engine" in client.get("/readyz").json()["failing"],
+                    settings.REPLICATION_STALL_FAILURES + 3, "not ready, naming the engine")
         body = client.get("/readyz").json()
-        assert body["failing"] == ["engine"], body
+        assert body["failing"] == ["redis", "engine"], body
+        assert "Redis refuses writes" in body["checks"]["redis"]["error"], body
         error = body["checks"]["engine"]["error"]
         assert "engine stalled" in error and "maxmemory" in error, error
         page = operator_client.get("/").content.decode()
