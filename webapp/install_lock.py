@@ -15,8 +15,10 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 LOCK_FILE = "run.lock"
 
@@ -31,7 +33,7 @@ class InstallLock:
     fd: int
     stale_pid: int | None  # the PID a taken-over stale lock named, if any
 
-    def describe(self, url: str, pids: list[int] = ()) -> None:
+    def describe(self, url: str, pids: Sequence[int] = ()) -> None:
         """Say where this installation answers and what it started (for a second start)."""
         _write(self.fd, {"pid": os.getpid(), "url": url, "since": int(time.time()),
                          "children": [[pid, _started(pid)] for pid in pids]})
@@ -80,7 +82,7 @@ def _started(pid: int) -> float | None:
         return None
 
 
-def _alive(children: list) -> list[int]:
+def _alive(children: list[Any]) -> list[int]:
     """The recorded children still running (the same process: a reused PID has another
     start time)."""
     alive = []
@@ -94,7 +96,7 @@ def _alive(children: list) -> list[int]:
     return alive
 
 
-def _read(fd: int) -> dict:
+def _read(fd: int) -> dict[str, Any]:
     try:
         fields = json.loads(os.pread(fd, 4096, 0) or b"{}")
     except (OSError, ValueError):
@@ -102,7 +104,7 @@ def _read(fd: int) -> dict:
     return fields if isinstance(fields, dict) else {}
 
 
-def _write(fd: int, fields: dict) -> None:
+def _write(fd: int, fields: dict[str, Any]) -> None:
     data = json.dumps(fields).encode() + b"\n"
     os.ftruncate(fd, 0)
     os.pwrite(fd, data, 0)
