@@ -53,7 +53,8 @@ def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | Non
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
         if shards.sharded():
-            return _noted(_coordinate)
+            # Shard tasks handed out commit later and note it themselves.
+            return _noted(_coordinate, commits=lambda report: report["shards"] == 0)
         if not forwarded and _forward_whole_tick(self.request.expires):
             return None
         return _noted(_run_whole_tick)
@@ -68,10 +69,11 @@ def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | Non
         return None
 
 
-def _noted(tick: Callable[[], Any], *, commits: bool = True) -> Any:
+def _noted(tick: Callable[[], Any], *,
+           commits: Callable[[Any], bool] = lambda _: True) -> Any:
     """Run ``tick``, noting what came of it (services/tick_health.py: /readyz, /metrics and
-    the pages' banner read it). A tick skipped because the last one still works is
-    neither; a shard's part alone is no committed tick."""
+    the pages' banner read it); ``commits(result)`` says whether it committed a tick. A
+    tick skipped because the last one still works is neither."""
     try:
         result = tick()
     except TimeoutError as exc:
@@ -81,7 +83,7 @@ def _noted(tick: Callable[[], Any], *, commits: bool = True) -> Any:
     except Exception as exc:
         tick_health.tick_failed(exc)
         raise
-    if commits:
+    if commits(result):
         tick_health.tick_committed()
     return result
 
@@ -170,7 +172,7 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
     try:
         report = _noted(lambda: replication.replication_shard_tick(
             shard, quotas={t: TopicQuota(n, start, parts) for t, n, start, parts in quotas},
-            lock_timeout_s=settings.REPLICATION_TICK_S), commits=False)
+            lock_timeout_s=settings.REPLICATION_TICK_S))
         _claim(shard)
         return report
     except LeaseLost:

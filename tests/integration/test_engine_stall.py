@@ -118,3 +118,28 @@ def test_no_tick_committed_for_the_stall_time_is_a_stall_even_without_a_failure(
     assert "Replication stalled since" in operator_client.get("/").content.decode()
     tick()
     assert client.get("/readyz").status_code == 200
+
+
+def test_with_shards_a_tick_commits_when_its_shard_tasks_do_not_when_it_hands_them_out(
+        own_redis, client, settings, monkeypatch):
+    from cluster import tasks
+
+    settings.REPLICATION_SHARDS = 2
+    monkeypatch.setattr(tasks.replication_shard_tick, "apply_async", lambda **_: None)
+    register_spus(0, 1, 2, rack="rack-a", online=True)
+    run("topic", "create", "t", "--partitions", "4", "--replication", "3")
+    keep_a_worker(own_redis)
+    for _ in range(3):
+        report = tasks.replication_tick()
+        if report["shards"]:
+            break  # a quiet coordinator: it handed the shards out
+    assert report["shards"] == 2, report
+    from cluster.adapters.redis_keys import bound_to_store, key
+    from cluster.services.tick_health import LAST_COMMIT
+
+    with bound_to_store():  # forget any whole tick the first ones ran (topology changed)
+        own_redis.delete(key(LAST_COMMIT))
+    assert tasks.replication_tick()["shards"] == 2
+    assert "engine" in client.get("/readyz").json()["failing"]  # handed out, not committed
+    tasks.replication_shard_tick(0, [])
+    assert client.get("/readyz").status_code == 200
