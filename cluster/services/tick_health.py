@@ -46,8 +46,8 @@ def tick_committed(now_ms: int | None = None) -> None:
     at = now_ms if now_ms is not None else _now_ms()
     try:
         redis_keys.client().set(redis_keys.key(LAST_COMMIT), at)
-    except redis.exceptions.RedisError:
-        log.warning("could not note the committed tick in Redis", exc_info=True)
+    except (redis.exceptions.RedisError, DatabaseError):  # the key names the store: a read
+        log.warning("could not note the committed tick", exc_info=True)
 
 
 def tick_failed(exc: BaseException) -> None:
@@ -55,7 +55,7 @@ def tick_failed(exc: BaseException) -> None:
     error = (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0][:ERROR_CHARS]
     try:
         last_commit = last_commit_ms()
-    except redis.exceptions.RedisError:
+    except (redis.exceptions.RedisError, DatabaseError):
         last_commit = None  # unknown: count it into the current run of failures
     now = datetime.now(UTC)
     try:
