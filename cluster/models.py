@@ -212,3 +212,19 @@ class FailoverCount(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["failed", "taker"],
                                                name="unique_failover_move")]
+
+
+class TickHealth(models.Model):
+    """A single row: the replication ticks the workers' task shell saw fail (issue 35).
+
+    In the database, not in Redis: a Redis that refuses writes is one way ticks fail.
+    A tick that commits is noted in Redis instead (cluster/services/tick_health.py), once
+    a tick, where it costs no database write."""
+
+    SINGLETON = 1
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
+    failures = models.BigIntegerField(default=0)  # ever, for /metrics' counter
+    # Failures in a row: since the last commit seen when the latest one was recorded.
+    streak = models.IntegerField(default=0)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")

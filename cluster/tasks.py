@@ -28,7 +28,7 @@ from cluster.adapters.lease import LeaseLost
 from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
-from cluster.services import replication
+from cluster.services import replication, tick_health
 from cluster.services.leaders import leader_rebalance
 from cluster.services.simulated_producers import TopicQuota
 from cluster.services.store import store_recount
@@ -53,10 +53,11 @@ def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | Non
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
         if shards.sharded():
-            return _coordinate()
+            # Shard tasks handed out commit later and note it themselves.
+            return _noted(_coordinate, commits=lambda report: report["shards"] == 0)
         if not forwarded and _forward_whole_tick(self.request.expires):
             return None
-        return _run_whole_tick()
+        return _noted(_run_whole_tick)
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
         return None
@@ -66,6 +67,25 @@ def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | Non
     except TimeoutError:
         log.info("replication tick skipped: the previous one still holds the state")
         return None
+
+
+def _noted(tick: Callable[[], Any], *,
+           commits: Callable[[Any], bool] = lambda _: True) -> Any:
+    """Run ``tick``, noting what came of it (services/tick_health.py: /readyz, /metrics and
+    the pages' banner read it); ``commits(result)`` says whether it committed a tick. A
+    tick skipped because the last one still works is neither."""
+    try:
+        result = tick()
+    except TimeoutError as exc:
+        if isinstance(exc, LeaseLost):
+            tick_health.tick_failed(exc)
+        raise
+    except Exception as exc:
+        tick_health.tick_failed(exc)
+        raise
+    if commits(result):
+        tick_health.tick_committed()
+    return result
 
 
 def _forward_whole_tick(expires: Any) -> bool:
@@ -150,9 +170,9 @@ def _claim(shard: int) -> None:
 def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int] | None:
     """``quotas``: [topic, records, start, partitions] per topic (simulated_producers)."""
     try:
-        report = replication.replication_shard_tick(
+        report = _noted(lambda: replication.replication_shard_tick(
             shard, quotas={t: TopicQuota(n, start, parts) for t, n, start, parts in quotas},
-            lock_timeout_s=settings.REPLICATION_TICK_S)
+            lock_timeout_s=settings.REPLICATION_TICK_S))
         _claim(shard)
         return report
     except LeaseLost:

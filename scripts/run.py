@@ -7,10 +7,16 @@ needs nothing but this repository (DESIGN.md, Processes). Redis is a private
 one under var/redis/ unless REDIS_URL is set (never whatever answers on the
 default port); either way its URL is recorded in var/redis.url, which commands
 and workers read when REDIS_URL is unset.
+
+One installation per var/: a second start on the same var/ is refused while the first
+lives (webapp/install_lock.py), and a private Redis is never started on a data directory
+a live one holds. Logs go to var/logs/<process>.log, each copied to <name>.log.1 and
+emptied past LOG_MAX_MB (10); beat logs warnings only (at info it wrote a line a tick).
 """
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,12 +31,14 @@ sys.path.insert(0, str(ROOT))
 VAR = Path(os.environ.get("VAR_DIR", ROOT / "var"))
 PY = sys.executable
 RESTART_PAUSE_S = 1.0
+LOG_CHECK_S = 10.0
 
 import redis  # noqa: E402
 
+from webapp import install_lock  # noqa: E402
 from webapp.web_server import daphne_command  # noqa: E402
-from webapp.redis_server import (URL_FILE, record_redis_url, redacted,  # noqa: E402
-                                 start_private_redis)
+from webapp.redis_server import (URL_FILE, DataDirInUse, record_redis_url,  # noqa: E402
+                                 redacted, start_private_redis)
 
 
 class Interrupted(Exception):
@@ -65,10 +73,17 @@ class Stack:
     """Everything started here, stopped in reverse order (Redis last, so the rest can flush)."""
     redis: subprocess.Popen | None = None
     children: list[Child] = field(default_factory=list)
+    url: str = ""
+    lock: install_lock.InstallLock | None = None
 
     def processes(self) -> list[subprocess.Popen]:
         procs = [c.proc for c in reversed(self.children) if c.proc is not None]
         return procs + ([self.redis] if self.redis else [])
+
+    def note(self) -> None:
+        """Keep var/run.lock's account of this run (URL, processes) current."""
+        if self.lock is not None:
+            self.lock.describe(self.url, [p.pid for p in self.processes()])
 
 
 def port_free(port: int) -> bool:
@@ -132,7 +147,10 @@ def start_redis(stack: Stack, var: Path = VAR) -> str:
             raise SystemExit(unreachable)
         url, kind = external, "external, from REDIS_URL"
     else:
-        stack.redis, url = start_private_redis(var / "redis")
+        try:
+            stack.redis, url = start_private_redis(var / "redis")
+        except DataDirInUse as exc:
+            raise SystemExit(str(exc)) from None
         kind = "private, append-only file in var/redis/; set REDIS_URL to use another"
     record_redis_url(var, url)
     os.environ["REDIS_URL"] = url
@@ -159,7 +177,9 @@ def children(host: str, port: int) -> list[Child]:
     return [
         Child("web", daphne_command(host, port, PY), logs / "web.log"),
         *workers(logs),
-        Child("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l", "info",
+        # Warnings only: at info beat logs every task it sends, a line a tick (2 MB an hour).
+        Child("beat", [PY, "-m", "celery", "-A", "webapp", "beat", "-l",
+                       os.environ.get("BEAT_LOG_LEVEL", "warning"),
                        "-s", str(VAR / "celerybeat-schedule")], logs / "beat.log"),
     ]
 
@@ -181,8 +201,33 @@ def workers(logs: Path) -> list[Child]:
             for i in range(1, nodes + 1)]
 
 
+def rotate_logs(paths: list[Path], max_bytes: int) -> list[Path]:
+    """Copy each log past ``max_bytes`` to <name>.1 (replacing the last one) and empty it.
+
+    Copy and truncate, not rename: the child keeps writing to the file it opened, and
+    with O_APPEND its next line lands at the start of the emptied file. A line written
+    between the copy and the truncation is lost; a cap on the disk is worth that.
+    """
+    rotated = []
+    for path in paths:
+        try:
+            if path.stat().st_size <= max_bytes:
+                continue
+            shutil.copyfile(path, path.with_name(path.name + ".1"))
+            os.truncate(path, 0)
+        except OSError:
+            continue  # not written yet, or the disk is full: try again next time
+        rotated.append(path)
+    return rotated
+
+
+def log_max_bytes() -> int:
+    return int(float(os.environ.get("LOG_MAX_MB", "10")) * 1024 * 1024)
+
+
 def start(stack: Stack) -> None:
     start_redis(stack)
+    stack.note()
     manage("migrate", "--noinput", "-v0")
     manage("demo", "load")
     manage("ensure_operator")
@@ -193,17 +238,25 @@ def start(stack: Stack) -> None:
         print(f"  {child.name:<7} log: {child.log}")
         child.start()
     wait_until_listening(host, port, stack)
+    stack.url = f"http://{host}:{port}/"
+    stack.note()
     print(f"\nControl room running at http://{host}:{port}/")
     print(f"Log in as 'operator'; the password is in {VAR / 'operator-password.txt'}")
     print("Press Ctrl-C to stop every process started here.", flush=True)
 
 
 def supervise(stack: Stack) -> None:
-    """Restart a child that died, saying so; runs until interrupted."""
+    """Restart a child that died, saying so, and keep the logs bounded; runs until
+    interrupted."""
+    logs_checked = time.monotonic()
     while True:
         time.sleep(0.5)
+        if time.monotonic() - logs_checked > LOG_CHECK_S:
+            logs_checked = time.monotonic()
+            rotate_logs([c.log for c in stack.children], log_max_bytes())
         if stack.redis is not None and stack.redis.poll() is not None:
             restart_redis(stack)
+            stack.note()
         for child in stack.children:
             code = child.died()
             if code is not None:
@@ -212,6 +265,7 @@ def supervise(stack: Stack) -> None:
                       f"(restart {child.restarts}); see {child.log}", flush=True)
                 time.sleep(RESTART_PAUSE_S)
                 child.start()
+                stack.note()
 
 
 def restart_redis(stack: Stack) -> None:
@@ -227,7 +281,15 @@ def main() -> int:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     VAR.mkdir(parents=True, exist_ok=True)
-    stack = Stack()
+    try:
+        lock = install_lock.acquire(VAR)
+    except install_lock.AlreadyRunning as exc:
+        print(exc, file=sys.stderr, flush=True)
+        return 1
+    if lock.stale_pid is not None and lock.stale_pid != os.getpid():
+        print(f"taking over {lock.path}: the run that held it (PID {lock.stale_pid}) "
+              f"is gone", flush=True)
+    stack = Stack(lock=lock)
     try:
         start(stack)
         supervise(stack)
@@ -238,6 +300,7 @@ def main() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop(stack.processes())  # var/redis.url stays: it names this installation's Redis
+        lock.release()  # last: until every child is gone, a second start must wait
     return 1
 
 

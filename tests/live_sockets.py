@@ -59,7 +59,7 @@ async def open_socket(application: Any, path: str, cookie: str) -> tuple[Any, di
     socket = WebsocketCommunicator(application, path, headers=socket_headers(cookie))
     connected, _ = await socket.connect()
     assert connected, f"{path} refused the socket"
-    return socket, await socket.receive_json_from(timeout=5)
+    return socket, await socket.receive_json_from(timeout=30)
 
 
 async def drain(socket: Any, quiet_s: float = 0.5) -> list[dict[str, Any]]:
@@ -67,5 +67,5 @@ async def drain(socket: Any, quiet_s: float = 0.5) -> list[dict[str, Any]]:
     got = []
     # receive_nothing first: a receive that times out cancels the application.
     while not await socket.receive_nothing(timeout=quiet_s, interval=0.02):
-        got.append(await socket.receive_json_from(timeout=5))
+        got.append(await socket.receive_json_from(timeout=30))
     return got

@@ -12,7 +12,9 @@ Redis or of the machine (docs/durability.md).
 `make run` records the URL of the Redis it uses, private or external, in
 ``var/redis.url`` (kept after it stops: the installation's Redis is still that
 one), so commands and workers find it when REDIS_URL is not set. The private
-server keeps its port (``var/redis/port``) from one run to the next.
+server keeps its port (``var/redis/port``) from one run to the next. It is never started
+on a data directory a live redis-server already works in: two servers appending to one
+file corrupted the hot state (issue 35).
 """
 from __future__ import annotations
 
@@ -21,7 +23,11 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    import psutil
 
 
 def redacted(url: str) -> str:
@@ -105,13 +111,44 @@ def redis_command(data_dir: Path, port: int, appendfsync: str = APPENDFSYNC) -> 
             "--appendfsync", appendfsync, "--logfile", str(data_dir / "redis.log")]
 
 
+class DataDirInUse(RuntimeError):
+    """A live redis-server already works in the data directory."""
+
+
+def redis_holding(data_dir: Path) -> "psutil.Process | None":
+    """The live redis-server working in ``data_dir``, if any.
+
+    Redis rewrites its command line (its title hides ``--dir``) but changes into its
+    data directory at start, so its working directory names the directory it holds.
+    """
+    import psutil  # here: settings import this module, and every command with it
+
+    target = data_dir.resolve()
+    for proc in psutil.process_iter(["name"]):
+        if proc.info["name"] != "redis-server":
+            continue
+        try:
+            if Path(proc.cwd()).resolve() == target and proc.status() != psutil.STATUS_ZOMBIE:
+                return proc
+        except (psutil.Error, OSError):
+            continue  # gone meanwhile, or another user's
+    return None
+
+
 def start_private_redis(data_dir: Path, port: int | None = None, *,
                         appendfsync: str = APPENDFSYNC) -> tuple[subprocess.Popen, str]:
     """Start redis-server on 127.0.0.1 in its own process group; returns it and its URL.
 
     Its data (appendonly.aof) is reloaded from ``data_dir`` if an earlier run left it.
+    Raises DataDirInUse when a live redis-server already holds ``data_dir``.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
+    holder = redis_holding(data_dir)
+    if holder is not None:
+        raise DataDirInUse(
+            f"a redis-server (PID {holder.pid}) already holds {data_dir} (a `make run` "
+            f"killed without stopping its Redis?); not starting a second server on its "
+            f"append-only file: stop that one (kill {holder.pid}) and start again")
     port = port or private_port(data_dir)
     (data_dir / PORT_FILE).write_text(f"{port}\n")
     proc = subprocess.Popen(redis_command(data_dir, port, appendfsync),

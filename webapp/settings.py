@@ -69,6 +69,7 @@ TEMPLATES = [{
         "django.template.context_processors.request",
         "django.contrib.auth.context_processors.auth",
         "django.contrib.messages.context_processors.messages",
+        "cluster.context_processors.engine_stall",
     ]},
 }]
 ASGI_APPLICATION = "webapp.asgi.application"
@@ -164,6 +165,10 @@ RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
 REPLICATION_RESYNC_INTERVAL_S = env_float("REPLICATION_RESYNC_INTERVAL_S", 60.0)
 # Replication shell (cluster/services/replication.py): one tick runs every live SPU loop.
 REPLICATION_TICK_S = env_float("REPLICATION_TICK_S", 1.0)
+# The engine has stalled (/readyz fails naming it, pages say so) when no tick committed for
+# this long, or this many ticks failed in a row (cluster/services/tick_health.py).
+REPLICATION_STALL_S = env_float("REPLICATION_STALL_S", max(10.0, 10 * REPLICATION_TICK_S))
+REPLICATION_STALL_FAILURES = env_int("REPLICATION_STALL_FAILURES", 5, minimum=1)
 REPLICATION_HEARTBEAT_TIMEOUT_S = env_float("REPLICATION_HEARTBEAT_TIMEOUT_S", 3.0)
 REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 3000, minimum=1)
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)

@@ -18,6 +18,7 @@ from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_
 from cluster.metrics import counters, tally
 from cluster.metrics.exposition import Family
 from cluster.metrics.figures import spu_figures, topic_figures
+from cluster.services import tick_health
 
 PREFIX = "controlroom_"
 # Series that exist from the first scrape, so rate() and alerts see a 0, not nothing.
@@ -46,14 +47,22 @@ class ControlRoomCollector(Collector):
     ``figure_families``: they scale with the cluster and are written directly)."""
 
     def collect(self) -> Iterator[Metric]:
+        # From the database: failed ticks are counted there, Redis may be what fails them.
+        yield CounterMetricFamily(PREFIX + "replication_tick_failures",
+                                  "replication ticks that raised instead of committing",
+                                  value=tick_health.failures_total())
         try:
             fields = counters.read()
             worker = hot_state.client().exists(hot_state.WORKER)
+            last_commit = tick_health.last_commit_ms()
         except redis.exceptions.RedisError:
             yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 0)
             return
         yield _gauge("redis_up", "1 if the replication state's Redis answered this scrape", 1)
         yield _gauge("worker_up", "1 while a Celery worker refreshes its heartbeat key", worker)
+        yield _gauge("replication_tick_last_success_timestamp_seconds",
+                     "when a replication tick last committed (Unix time; 0: none yet)",
+                     (last_commit or 0) / 1000)
         yield from _counter_families(fields)
         yield _histogram("replication_tick_seconds", "time one replication tick took (load, step, "
                          "save, mirror; with shards, the coordinator's part)", counters.TICK, fields)

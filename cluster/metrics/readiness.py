@@ -1,4 +1,5 @@
-"""Readiness: the database, Redis and a live worker heartbeat, each checked and named."""
+"""Readiness: the database, Redis, a live worker heartbeat and an engine whose ticks
+commit (cluster/services/tick_health.py), each checked and named."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from cluster.adapters import hot_state
+from cluster.services import tick_health
 
 TIMEOUT_S = 1.0
 
@@ -38,6 +40,23 @@ def _redis_client() -> redis.Redis:
 def _redis() -> None:
     with _redis_client() as client:
         client.ping()
+        refusal = _write_refusal(client)
+    if refusal:
+        raise LookupError(refusal)
+
+
+def _write_refusal(client: redis.Redis) -> str | None:
+    """Why a Redis that answers refuses writes, if it does: full under ``noeviction``. It
+    then also refuses the broker's messages, so no tick runs to record an error of its own."""
+    try:
+        memory = client.info("memory")
+    except redis.exceptions.ResponseError:
+        return None  # INFO renamed away (a managed Redis): nothing to tell
+    limit, used = int(memory.get("maxmemory", 0)), int(memory.get("used_memory", 0))
+    if limit and used >= limit and memory.get("maxmemory_policy") == "noeviction":
+        return (f"Redis refuses writes: used memory {used} bytes has reached maxmemory "
+                f"{limit} bytes (maxmemory-policy noeviction)")
+    return None
 
 
 def _worker() -> None:
@@ -47,8 +66,14 @@ def _worker() -> None:
                               f"in the last {settings.REPLICATION_WORKER_TTL_S} s")
 
 
+def _engine() -> None:
+    stalled = tick_health.stall()
+    if stalled is not None:
+        raise LookupError(stalled.message)
+
+
 CHECKS: dict[str, Callable[[], None]] = {"database": _database, "redis": _redis,
-                                         "worker": _worker}
+                                         "worker": _worker, "engine": _engine}
 
 
 def readiness() -> Readiness:

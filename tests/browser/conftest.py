@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.django_fixtures import *  # noqa: F401,F403
+from tests.waits import BROWSER_WAIT_MS
 
 # Playwright's sync API keeps an event loop running in this thread; the ORM
 # calls tests make between page actions are still plain synchronous code.
@@ -48,7 +49,7 @@ def new_page(browser, live_server) -> Iterator[Callable[..., object]]:
 
     def make(user=None, viewport: dict[str, int] = WIDE):
         context = browser.new_context(viewport=viewport, base_url=live_server.url)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(BROWSER_WAIT_MS)
         if user is not None:
             context.add_cookies([_session_cookie(user, live_server.url)])
         contexts.append(context)

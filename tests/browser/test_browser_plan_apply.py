@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from tests.helpers import register_spus
+from tests.waits import BROWSER_WAIT_MS
 
 pytestmark = pytest.mark.redis
 
@@ -50,7 +51,8 @@ def test_an_operator_applies_a_rebalance_and_the_heatmap_ends_as_the_plan_said(
     page.wait_for_selector("#apply-progress")
     # No worker here: the test steps the replication ticks the way `plan apply --wait` does.
     assert plan_wait(plan_id=plan.pk, timeout_s=60)
-    page.wait_for_selector("#apply-status [data-field='state']:text('done')", timeout=10_000)
+    page.wait_for_selector("#apply-status [data-field='state']:text('done')",
+                           timeout=BROWSER_WAIT_MS)
     done = page.locator("#apply-status [data-field='moves_done']").inner_text()
     assert done == page.locator("#apply-status [data-field='moves_total']").inner_text()
     spu_12 = page.locator("#apply-spus tr[data-spu='12']")
@@ -134,13 +136,13 @@ def test_an_operator_cancels_a_second_plan_halfway_and_the_cluster_stays_valid(
     assert execution().moves_done < execution().moves_total
     page.wait_for_function(
         "() => +document.querySelector(\"#apply-status [data-field='moves_done']\")"
-        ".textContent >= 1", timeout=20_000)
+        ".textContent >= 1", timeout=BROWSER_WAIT_MS)
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("#apply form[action$='/cancel/'] button")
     page.wait_for_selector("#apply-status [data-field='state']:text('cancelled')")
     assert plan_wait(plan_id=plan.pk, timeout_s=60)  # the rollback of the move in flight
     # The page still follows the plan until it ends, then loads once more.
-    page.wait_for_selector("#apply[data-finished^='20']", timeout=20_000)
+    page.wait_for_selector("#apply[data-finished^='20']", timeout=BROWSER_WAIT_MS)
     ended = execution()
     assert ended.state == "cancelled" and ended.finished_at is not None
     assert 1 <= ended.moves_done < ended.moves_total and not ended.in_flight

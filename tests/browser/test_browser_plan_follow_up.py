@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import register_spus
+from tests.waits import BROWSER_WAIT_MS
 
 pytestmark = pytest.mark.redis
 
@@ -55,7 +56,8 @@ def test_a_drain_is_previewed_move_by_move_then_applied_with_a_throttle(
     assert (execution.moves_total, execution.max_moves_per_spu,
             execution.throttle_bytes_per_s) == (len(held), 2, 5_000_000)
     assert plan_wait(plan_id=execution.plan_id, timeout_s=60)
-    page.wait_for_selector("#apply-status [data-field='state']:text('done')", timeout=20_000)
+    page.wait_for_selector("#apply-status [data-field='state']:text('done')",
+                           timeout=BROWSER_WAIT_MS)
     assert held_by(2) == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import register_spus
+from tests.waits import BROWSER_WAIT_MS
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ def test_a_plan_being_computed_shows_its_progress_then_opens_on_the_result(
     assert page.locator("#job-progress .job-stage").inner_text() == "queued"
     assert page.locator("#cancel-job").is_visible()
     plan_compute(plan_id=record.pk)  # what the worker would do
-    page.wait_for_selector("#chart-replicas-after[data-drawn='1']", timeout=30_000)
+    page.wait_for_selector("#chart-replicas-after[data-drawn='1']", timeout=BROWSER_WAIT_MS)
     assert page.locator("#plan-state").inner_text() == "pending"
     assert page.locator("#job-progress").count() == 0
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from tests.live_stack import running_stack
+from tests.waits import BROWSER_WAIT_MS
 
 SETUP = """
 from cluster.models import ClusterState
@@ -51,7 +52,7 @@ def pages(browser, stack):
 
     def open_page(path: str):
         context = browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(20_000)
+        context.set_default_timeout(BROWSER_WAIT_MS)
         contexts.append(context)
         page = context.new_page()
         page.goto("/login/")
@@ -69,7 +70,7 @@ def pages(browser, stack):
         context.close()
 
 
-def spu_is(page, selector: str, css: str, timeout: float = 10_000) -> None:
+def spu_is(page, selector: str, css: str, timeout: float = BROWSER_WAIT_MS) -> None:
     page.wait_for_function("([sel, css]) => { const el = document.querySelector(sel);"
                            " return el !== null && el.classList.contains(css); }",
                            arg=[selector, css], timeout=timeout)

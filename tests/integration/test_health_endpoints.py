@@ -14,20 +14,26 @@ def test_healthz_answers_anonymous_and_viewer_alike(client, viewer):
 
 
 @pytest.mark.redis
-def test_readyz_is_ready_with_database_redis_and_a_worker_heartbeat(client, redis_url):
+def test_readyz_is_ready_with_database_redis_a_worker_heartbeat_and_a_ticking_engine(
+        client, redis_url):
     from cluster.adapters import hot_state
+    from cluster.services import tick_health
 
     hot_state.client().set(hot_state.WORKER, "test-worker", ex=5)
+    tick_health.tick_committed()
     response = client.get("/readyz")
     assert response.status_code == 200
     body = response.json()
     assert body["ready"] is True and body["failing"] == []
-    assert set(body["checks"]) == {"database", "redis", "worker"}
+    assert set(body["checks"]) == {"database", "redis", "worker", "engine"}
     assert all(c["ok"] for c in body["checks"].values())
 
 
 @pytest.mark.redis
 def test_readyz_answers_503_naming_the_worker_when_no_heartbeat_is_fresh(client, redis_url):
+    from cluster.services import tick_health
+
+    tick_health.tick_committed()
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["failing"] == ["worker"]

@@ -50,13 +50,13 @@ def test_a_published_message_reaches_a_connected_operator(application, transacti
         topic = WebsocketCommunicator(application, "/ws/topics/orders/", headers=_headers(cookie))
         assert (await cluster.connect())[0] and (await topic.connect())[0]
         for socket in (cluster, topic):
-            assert (await socket.receive_json_from(timeout=5))["type"] == "live.hello"
+            assert (await socket.receive_json_from(timeout=30))["type"] == "live.hello"
         await sync_to_async(publish)("cluster", ClusterChanged(
             type="cluster.changed", object_type="spu", object_name="4", operation="resolution"))
         await sync_to_async(publish)(topic_group("orders"), PartitionChanged(
             type="partition.changed", topic="orders", partition=0, leader=8, lrs=[8, 9],
             hw=3, leo=4, resolution="Online"))
-        got = await cluster.receive_json_from(timeout=5), await topic.receive_json_from(timeout=5)
+        got = await cluster.receive_json_from(timeout=30), await topic.receive_json_from(timeout=30)
         assert await cluster.receive_nothing(timeout=0.2)  # the topic message stayed in its group
         await cluster.disconnect()
         await topic.disconnect()

@@ -15,6 +15,7 @@ from planner.live import Coalescer
 from tests.helpers import register_spus, run
 from tests.integration.test_live_updates import application  # noqa: F401 (a fixture)
 from tests.live_sockets import drain, run_in_fresh_loop, session_cookie, socket_headers
+from tests.waits import EVENT_WAIT_S
 
 pytestmark = pytest.mark.redis
 ENDED = {"done", "cancelled", "failed"}
@@ -136,7 +137,7 @@ def test_a_signed_in_user_in_no_group_gets_no_plan_socket(application, transacti
 
 # ---- the coalescer on its own --------------------------------------------------------
 
-def wait_for(predicate, seconds: float = 10) -> None:
+def wait_for(predicate, seconds: float = EVENT_WAIT_S) -> None:
     deadline = time.monotonic() + seconds
     while not predicate() and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -24,7 +24,7 @@ def test_a_viewer_hears_the_progress_of_that_job_only(application, transactional
         assert (await mine.connect())[0] and (await other.connect())[0]
         await sync_to_async(publish_progress)(kind, 7, "computing", {
             "stage": "placing replicas", "fraction": 0.4, "eta_s": 3.0})
-        got = await mine.receive_json_from(timeout=5)
+        got = await mine.receive_json_from(timeout=30)
         assert await other.receive_nothing(timeout=0.2)
         await mine.disconnect()
         await other.disconnect()

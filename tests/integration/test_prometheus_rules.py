@@ -85,7 +85,8 @@ def test_the_issue_s_alerts_are_all_there():
     names = {rule["alert"] for path in rule_files() for rule in alerts(path)}
     assert {"ControlRoomOfflinePartitions", "ControlRoomUnderReplicatedPartitions",
             "ControlRoomSpuDown", "ControlRoomLeaderImbalance", "ControlRoomPlanStuck",
-            "ControlRoomSlowReplicationTick", "ControlRoomMetricsScrapeFailing"} <= names
+            "ControlRoomSlowReplicationTick", "ControlRoomMetricsScrapeFailing",
+            "ControlRoomReplicationStalled"} <= names
 
 
 def mutated(tmp_path: Path, alert: str, change: dict) -> list[Path]:

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from tests.helpers import register_spus, run
+from tests.waits import EVENT_WAIT_S
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -36,9 +37,9 @@ def worker(redis_url):
     from webapp.celery import app
 
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=20) as w:
-        assert wait_until(worker_running, 5), "the worker did not announce itself"
+        assert wait_until(worker_running, EVENT_WAIT_S), "the worker did not announce itself"
         yield w
-    assert wait_until(lambda: not worker_running(), 5)
+    assert wait_until(lambda: not worker_running(), EVENT_WAIT_S)
 
 
 def test_a_worker_elects_a_new_leader_loses_no_committed_record_and_takes_the_old_back(worker):
