@@ -19,6 +19,7 @@ urlpatterns = [
     path("racks/<str:rack>/online/", outages.rack_online_view, name="rack-online"),
     path("net/cut/", network.net_cut_view, name="net-cut"),
     path("net/heal/", network.net_heal_view, name="net-heal"),
+    path("net/report/", network.net_report_page, name="net-report"),
     path("leaders/elect-preferred/", leaders.leaders_elect_preferred_view,
          name="leaders-elect-preferred"),
     path("spu-groups/create/", spus.spg_create_view, name="spg-create"),
