@@ -8,7 +8,8 @@ from pathlib import Path
 TIME_JS = Path(__file__).resolve().parents[2] / "static" / "js" / "time.js"
 PAGE = """<!doctype html><body>
 <table data-dates><tr><td><time id="event" datetime="{now}">x</time></td></tr></table>
-<p><time id="plain" datetime="{now}">x</time></p><p><time id="live" data-date datetime="{now}">x</time></p>
+<p><time id="plain" datetime="{now}">x</time></p>
+<p><time id="live" data-date datetime="{now}">x</time></p>
 </body>"""
 
 
