@@ -97,6 +97,7 @@
     } catch (e) { /* the next reconnect reads again */ }
   }
 
+  window.planApply.show = show;  // for tests: patch the card with one record
   const sequences = window.ctrlSocket ? window.ctrlSocket.Sequences() : null;
   function onMessage(message) {
     if (message.type !== "plan.progress") return;
