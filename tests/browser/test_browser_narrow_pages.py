@@ -59,3 +59,25 @@ def test_the_history_diff_fits_a_phone(new_page, viewer, rack_outage, shoot):  #
                            ".every(c => c.dataset.drawn === '1')", timeout=60_000)
     _fits(page)
     shoot(page, "history-diff-390")
+
+
+@pytest.mark.redis
+def test_a_running_plan_page_fits_a_phone(new_page, operator, plan_url, redis_url, shoot):
+    from cluster.models import Spu
+    from cluster.services import spu_connect, spu_register
+
+    spu_register(spu_id=12, rack="rack-a")
+    for spu_id in Spu.objects.values_list("id", flat=True):
+        spu_connect(spu_id=spu_id)
+    client = Client()
+    client.force_login(operator)
+    applied = client.post(plan_url + "apply/", {"max_moves_per_spu": "5", "max_moves": "50",
+                                                "throttle_bytes_per_s": "10485760",
+                                                "confirm": "on"})
+    assert applied.status_code == 302, applied.content[:500]
+    page = new_page(operator, PHONE)
+    page.goto(plan_url)
+    page.wait_for_selector("#apply-status")
+    page.wait_for_selector("#chart-replicas-after[data-drawn='1']", timeout=60_000)
+    _fits(page)
+    shoot(page, "plan-running-390")
