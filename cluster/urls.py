@@ -19,6 +19,7 @@ urlpatterns = [
     path("racks/<str:rack>/online/", outages.rack_online_view, name="rack-online"),
     path("net/cut/", network.net_cut_view, name="net-cut"),
     path("net/heal/", network.net_heal_view, name="net-heal"),
+    path("net/report/", network.net_report_page, name="net-report"),
     path("leaders/elect-preferred/", leaders.leaders_elect_preferred_view,
          name="leaders-elect-preferred"),
     path("spu-groups/create/", spus.spg_create_view, name="spg-create"),
@@ -36,6 +37,8 @@ urlpatterns = [
     path("partitions/", partitions.partition_list, name="partitions"),
     path("heatmaps/", heatmaps.heatmaps, name="heatmaps"),
     path("events/", events.event_list, name="events"),
-    path("assets/plotly.min.js", assets.plotly_js, name="plotly-js"),
+    # The version in the path lets browsers keep the 4.8 MB bundle for good.
+    path(f"assets/plotly-{assets.PLOTLY_VERSION}.min.js", assets.plotly_js, name="plotly-js"),
+    path("assets/plotly.min.js", assets.plotly_js, {"versioned": False}, name="plotly-js-any"),
     path("favicon.ico", assets.favicon, name="favicon"),
 ]

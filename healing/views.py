@@ -12,6 +12,7 @@ from healing import core
 from healing.forms import ModeForm, SettingForm
 from healing.selectors import anomaly_history, healing_status
 from healing.services import healing_disable, healing_enable, healing_set
+from healing.setting_rows import setting_rows
 
 
 def healing_page(request: HttpRequest, setting_form: SettingForm | None = None,
@@ -19,7 +20,7 @@ def healing_page(request: HttpRequest, setting_form: SettingForm | None = None,
     state = healing_status()
     return render(request, "healing/healing.html", {
         "status": state, "history": anomaly_history(50), "modes": [m.value for m in core.Mode],
-        "settings": sorted(state["settings"].items()),
+        "settings": setting_rows(state["settings"], setting_form),
         "setting_form": setting_form or SettingForm()}, status=status)
 
 

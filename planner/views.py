@@ -96,7 +96,8 @@ def plan_detail(request: HttpRequest, plan_id: int,
                                and status["finished_at"] is not None,
                                # A cancelled plan still rolls its moves in flight back.
                                "unfinished": record_of_apply is not None
-                               and record_of_apply["finished_at"] is None}
+                               and record_of_apply["finished_at"] is None,
+                               "rate_over_throttle": _rate_over_throttle(record_of_apply)}
     if context["computed"]:
         context.update(_plan_results(request, record), **cost_context(record.metrics))
         if record_of_apply is None:
@@ -120,12 +121,23 @@ def _plan_results(request: HttpRequest, record: Plan) -> dict[str, Any]:
                               | {s["id"] for s in record.scenario.get("add_spus", [])})}
 
 
-def _metric_rows(record: Plan) -> list[tuple[str, object, object]]:
-    return [(key, record.before.get(key), record.metrics.get(key)) for key in LAYOUT_KEYS]
+def _rate_over_throttle(execution: Any) -> bool:
+    """The average copy rate can run ahead of the byte throttle (a copy larger than a
+    burst starts whole): the page then says why instead of showing it bare."""
+    if not execution:
+        return False
+    rate, throttle = execution.get("bytes_per_s"), execution.get("throttle_bytes_per_s")
+    return bool(rate and throttle and rate > throttle)
 
 
-def _movement(record: Plan) -> list[tuple[str, object]]:
-    return [(key, record.metrics.get(key)) for key in MOVEMENT_KEYS]
+def _metric_rows(record: Plan) -> list[tuple[str, str, str]]:
+    return [(key, _shown(key, record.before.get(key)), _shown(key, record.metrics.get(key)))
+            for key in LAYOUT_KEYS]
+
+
+def _movement(record: Plan) -> list[tuple[str, str]]:
+    """Bytes in KiB/MiB/GiB, ratios with two decimals (not 0.6666666666666666)."""
+    return [(key, _shown(key, record.metrics.get(key))) for key in MOVEMENT_KEYS]
 
 
 def _panels(record: Plan) -> list[dict[str, Any]]:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import os
 
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-# The app serves its own static files: `make run` needs no separate web server.
-django_asgi = ASGIStaticFilesHandler(get_asgi_application())
+from webapp.static_serving import CompressedStaticFilesHandler  # noqa: E402
+
+# The app serves its own static files, compressed and cached (webapp/static_serving.py):
+# `make run` needs no separate web server.
+django_asgi = CompressedStaticFilesHandler(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps ready)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

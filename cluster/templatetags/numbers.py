@@ -43,9 +43,38 @@ def ratio(value: object, places: int = 2) -> str:
 
 
 @register.filter
-def local_time(value: datetime | None) -> SafeString | str:
-    """A <time> with the UTC moment as text; the page shows it short and local."""
-    if value is None:
+def byte_rate(value: object) -> str:
+    """1536.0 -> "1.5 KiB/s"."""
+    shown = human_bytes(value)
+    return shown if shown == "–" else f"{shown}/s"
+
+
+@register.filter
+def duration(value: object) -> str:
+    """Seconds for people: 42.4 -> "42 s", 185 -> "3 min 5 s", 7300 -> "2 h 1 min"."""
+    if value is None or value == "" or isinstance(value, bool):
+        return "–"
+    try:
+        seconds = round(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+@register.filter
+def local_time(value: datetime | str | None) -> SafeString | str:
+    """A <time> with the UTC moment as text; the page shows it short and local.
+    Takes an aware datetime or its ISO text (the plan records carry ISO text)."""
+    if isinstance(value, str) and value:
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not value:
         return "–"
     utc = value.astimezone(dt_timezone.utc) if timezone.is_aware(value) else value
     return format_html('<time datetime="{}" title="{} UTC">{}</time>', utc.isoformat(),

@@ -1,4 +1,5 @@
-"""Network cut controls on the SPU and overview pages (the link matrix partial's forms).
+"""Network cut controls on the SPU and overview pages (the link matrix partial's forms),
+and the latest rehearsal's full report as a page.
 
 Both call the services the API and ``net`` command use (cluster/services/network.py)
 and step the engine once (no worker: here); a refusal is said on the page and
@@ -6,13 +7,21 @@ changes nothing.
 """
 from __future__ import annotations
 
+import logging
+from datetime import datetime, timezone as dt_timezone
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from cluster.errors import DomainError
-from cluster.services.network import CutRequest, net_cut, net_heal, net_step
+from cluster.services.network import CutRequest, net_cut, net_heal, net_report, net_step
+from cluster.templatetags.numbers import duration
 from cluster.views._shell import back, operator_required
 from cluster.views.outages import _post_or_back
+
+log = logging.getLogger(__name__)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -51,3 +60,40 @@ def net_heal_view(request: HttpRequest) -> HttpResponse:
                               f"{out['rejoined'] or 'none'}. The network report says what "
                               "the cut cost.")
     return back(request)
+
+
+# The report's acks=1 counts and the /metrics counter differ by the simulated producers'
+# writes (tests/unit/cluster/core/replication/test_rehearsal_simulated_writes.py): said
+# beside the counts, on this page and in the summary of the SPU and overview pages.
+SIMULATED_NOTE = (
+    "The acks=1 counts are the writes of producers that wait for their answer (pages, the "
+    "API, the produce command). The simulated producers (topic producer rates) also write "
+    "with acks=1, and /metrics counts those in records_produced{acks=\"1\"}, but nobody "
+    "waits for their answer: they are not in these acks=1 counts, and one of them that a "
+    "cut truncates is counted under unacknowledged writes lost.")
+
+
+def _moment(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc)
+
+
+def _ms_text(ms: int) -> str:
+    """1234 -> "1.2 s"; a minute and over as minutes and seconds."""
+    return f"{ms / 1000:.1f} s" if ms < 60_000 else duration(ms / 1000)
+
+
+def net_report_page(request: HttpRequest) -> HttpResponse:
+    """``/net/report/``: the latest rehearsal in full (the page of ``GET /api/net/report/``)."""
+    try:
+        report = net_report()
+    except Exception:  # noqa: BLE001  the page says so instead of failing
+        log.warning("network report not readable", exc_info=True)
+        return render(request, "cluster/net_report.html", {"unavailable": True}, status=503)
+    context: dict[str, Any] = {"report": report, "simulated_note": SIMULATED_NOTE}
+    if report:
+        context.update(
+            started=_moment(report.get("started_ms")), healed=_moment(report.get("healed_ms")),
+            leaderless=[(name, _ms_text(ms)) for name, ms in sorted(
+                report.get("leaderless_ms", {}).items(), key=lambda item: (-item[1], item[0]))],
+            refused=sorted(report.get("refused", {}).items(), key=lambda item: (-item[1], item[0])))
+    return render(request, "cluster/net_report.html", context)

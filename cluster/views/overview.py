@@ -8,7 +8,7 @@ from cluster.models import Event
 from cluster.selectors.health import cluster_health, topic_counts_by_resolution
 from cluster.selectors.stats import cluster_stats
 from cluster.views.live import rendered_seqs
-from cluster.views.tables import share_cell, spu_row
+from cluster.views.tables import racks_down, share_cell, spu_row
 
 
 def overview(request: HttpRequest) -> HttpResponse:
@@ -17,7 +17,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(request, "cluster/overview.html", {
         "racks": {rack: [spu_row(s) for s in members]
                   for rack, members in stats.racks().items()},
-        "stats": stats, "live_seqs": seqs,
+        "stats": stats, "live_seqs": seqs, "racks_down": racks_down(stats.spus.values()),
         "online": stats.spus_online,
         "preferred": share_cell(stats.preferred_share),
         "health": cluster_health(stats, topics),

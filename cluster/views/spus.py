@@ -14,7 +14,7 @@ from cluster.selectors.stats import cluster_stats
 from cluster.services import spg_create, spg_delete, spg_scale, spu_register, spu_unregister
 from cluster.views._shell import call_action, call_service, operator_required
 from cluster.views.live import rendered_seqs
-from cluster.views.tables import spu_row
+from cluster.views.tables import racks_down, spu_row
 
 
 def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
@@ -28,7 +28,7 @@ def spu_list(request: HttpRequest, **forms_in_error: Any) -> HttpResponse:
         "even": {"leaders": spus[0].leader_range, "replicas": spus[0].replica_range}
         if spus else None,
         "resolution": resolution, "rack": rack,
-        "racks": sorted({s.rack for s in spus if s.rack}),
+        "racks": sorted({s.rack for s in spus if s.rack}), "racks_down": racks_down(spus),
         "groups": spu_groups_with_spus(),
         "register_form": SpuRegisterForm(), "group_form": SpuGroupCreateForm(),
         "action_error": None, "live_seqs": seqs, **forms_in_error}

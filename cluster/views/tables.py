@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from dataclasses import dataclass
 
@@ -49,6 +49,11 @@ def status_cell(spu: SpuStats) -> Cell:
         return Cell("", "spu-up")
     held = f"{spu.replicas} replica{'' if spu.replicas == 1 else 's'} not served"
     return Cell(f"{spu.state_label} · {held}", "spu-down")
+
+
+def racks_down(spus: Iterable[SpuStats]) -> set[str]:
+    """Racks with an SPU that serves nothing: only they are offered "Rack online"."""
+    return {s.rack for s in spus if s.rack and s.down}
 
 
 def spu_row(spu: SpuStats) -> dict[str, object]:

@@ -44,6 +44,12 @@
 
   function status(s) {
     document.getElementById("healing-mode").textContent = s.mode;
+    // The active mode's button stays marked when another operator switches it.
+    document.querySelectorAll('#mode-form button[name="mode"]').forEach((b) => {
+      const on = b.value === s.mode;
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      b.classList.toggle("active", on);
+    });
     const waiting = document.getElementById("healing-waiting");
     waiting.hidden = !s.waiting;
     waiting.querySelector("span").textContent = s.waiting;

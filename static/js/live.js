@@ -210,6 +210,7 @@
     const when = document.createElement("td"), time = document.createElement("time");
     when.className = "nowrap";
     time.setAttribute("datetime", e.at);
+    time.setAttribute("data-date", "");  // events always show their day (static/js/time.js)
     time.textContent = e.at.replace("T", " ").slice(0, 19);
     when.append(time);
     if (withParams) {

@@ -18,6 +18,37 @@
     return value === null || value === undefined || value === "" ? "–" : String(value);
   }
 
+  // The same units as the server's filters (cluster/templatetags/numbers.py).
+  const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  function bytes(value) {
+    let size = Number(value), unit = 0;
+    while (Math.abs(size) >= 1024 && unit < UNITS.length - 1) { size /= 1024; unit += 1; }
+    if (unit === 0) return Math.trunc(size).toLocaleString("en-US") + (Math.trunc(size) === 1 ? " byte" : " bytes");
+    return (Math.abs(size) < 100 ? String(Number(size.toPrecision(3)))
+      : Math.round(size).toLocaleString("en-US")) + " " + UNITS[unit];
+  }
+  function duration(value) {
+    const s = Math.round(Number(value));
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+    return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  }
+  function put(el, value) {
+    const blank = value === null || value === undefined || value === "";
+    const format = el.dataset.format;
+    if (blank || !format) { el.textContent = text(value); return; }
+    if (format === "time") {
+      const time = document.createElement("time");
+      time.setAttribute("datetime", value);
+      time.textContent = String(value).replace("T", " ").slice(0, 16);
+      el.replaceChildren(time);
+      if (window.localTimes) window.localTimes(el);
+    } else if (format === "bytes") el.textContent = bytes(value);
+    else if (format === "rate") el.textContent = bytes(value) + "/s";
+    else if (format === "duration") el.textContent = duration(value);
+    else el.textContent = text(value);
+  }
+
   function showSpus(rows) {
     const body = document.querySelector("#apply-spus tbody");
     if (!body || !Array.isArray(rows)) return;
@@ -26,7 +57,7 @@
       if (!tr) return;  // the plan's SPUs never change; the page rendered every row
       SPU_FIELDS.forEach((name) => {
         const cell = tr.querySelector('[data-field="' + name + '"]');
-        if (cell) cell.textContent = text(row[name]);
+        if (cell) put(cell, row[name]);
       });
     });
   }
@@ -34,8 +65,14 @@
   function show(record) {
     if (!record || !record.state) return;
     card.querySelectorAll(":scope > dl [data-field], :scope > p[data-field]").forEach((el) => {
-      if (el.dataset.field in record) el.textContent = text(record[el.dataset.field]);
+      if (el.dataset.field in record) put(el, record[el.dataset.field]);
     });
+    const note = document.getElementById("rate-note");
+    if (note && "bytes_per_s" in record) {
+      // Never a rate above the throttle without the reason beside it.
+      note.hidden = !(record.bytes_per_s && record.throttle_bytes_per_s
+                      && record.bytes_per_s > record.throttle_bytes_per_s);
+    }
     if (progress) { progress.max = Math.max(record.moves_total, 1); progress.value = record.moves_done; }
     showSpus(record.per_spu);
     const ended = record.finished_at && !card.dataset.finished;
@@ -60,6 +97,7 @@
     } catch (e) { /* the next reconnect reads again */ }
   }
 
+  window.planApply.show = show;  // for tests: patch the card with one record
   const sequences = window.ctrlSocket ? window.ctrlSocket.Sequences() : null;
   function onMessage(message) {
     if (message.type !== "plan.progress") return;
