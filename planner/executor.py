@@ -34,7 +34,7 @@ EXECUTOR = "plan-executor"
 S = ExecutionState
 # The columns a step may change; compared before and after to skip idle writes.
 PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "started",
-            "in_flight", "cancel_sent", "reason", "landed", "throttle_tokens",
+            "in_flight", "cancel_sent", "reason", "landed", "waiting", "throttle_tokens",
             "throttle_at_ms")
 
 
@@ -88,7 +88,8 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
 
 
 def _progress(e: PlanExecution) -> tuple[Any, ...]:
-    return tuple(copy.copy(getattr(e, name)) for name in PROGRESS)  # lists of ints: shallow
+    # Lists of ints and a dict of strings: a shallow copy is a snapshot.
+    return tuple(copy.copy(getattr(e, name)) for name in PROGRESS)
 
 
 def _shown(e: PlanExecution) -> tuple[Any, ...]:
@@ -97,6 +98,7 @@ def _shown(e: PlanExecution) -> tuple[Any, ...]:
 
 def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> None:
     still: list[int] = []
+    waiting: dict[str, str] = {}
     for index in e.in_flight:
         move = moves[index]
         rs = hot.state.replica_sets.get((move.topic, move.partition))
@@ -104,14 +106,27 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> No
         ended = finished_move(move, rs.replicas if rs else None, moving)
         if ended is None:
             still.append(index)
+            why = core.waiting_on(hot.state, rs, rs.move)
+            if why is not None:
+                waiting[str(index)] = why
         elif ended.reached:
             e.moves_done += 1
             copied = _bytes_per_replica(rs)
             e.landed[str(index)] = copied
             e.bytes_moved += copied * len(move.added)
         else:
-            _fail(e, move, "rolled back" if rs is not None else "partition gone")
+            _fail(e, move, _why_failed(move, rs, e.waiting.get(str(index))))
     e.in_flight = still
+    e.waiting = waiting
+
+
+def _why_failed(move: PlanMove, rs: core.ReplicaSet | None, waited: str | None) -> str:
+    """How a move ended short of its target, and on what it waited (the core's words)."""
+    if rs is None:
+        return "partition gone"
+    where = "rolled back" if tuple(rs.replicas) == move.before else \
+        f"ended with replicas {list(rs.replicas)}"
+    return f"{where} ({waited})" if waited else where
 
 
 def _bytes_per_replica(rs: core.ReplicaSet) -> int:
