@@ -71,7 +71,7 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
     moves = moves_of(e.plan_id)
     saved = _progress(e)
     shown = _shown(e)
-    _note_finished(hot, e, moves)
+    _note_finished(hot, e, moves, at)
     actions: list[Action] = []
     if e.state == S.RUNNING.value:
         actions += _start_moves(hot, e, moves, at)
@@ -96,9 +96,9 @@ def _shown(e: PlanExecution) -> tuple[Any, ...]:
     return (e.moves_done, e.moves_failed, len(e.in_flight), e.state, e.bytes_copied)
 
 
-def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> None:
+def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> None:
     still: list[int] = []
-    waiting: dict[str, str] = {}
+    waiting: dict[str, list[Any]] = {}
     for index in e.in_flight:
         move = moves[index]
         rs = hot.state.replica_sets.get((move.topic, move.partition))
@@ -108,16 +108,24 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> No
             still.append(index)
             why = core.waiting_on(hot.state, rs, rs.move)
             if why is not None:
-                waiting[str(index)] = why
+                waiting[str(index)] = _wait(e, index, why, at)
         elif ended.reached:
             e.moves_done += 1
             copied = _bytes_per_replica(rs)
             e.landed[str(index)] = copied
             e.bytes_moved += copied * len(move.added)
         else:
-            _fail(e, move, _why_failed(move, rs, e.waiting.get(str(index))))
+            _fail(e, move, _why_failed(move, rs, (e.waiting.get(str(index)) or [None])[0]))
     e.in_flight = still
-    e.waiting = waiting
+    # Moves not started keep their entries (``_give_up_waiting`` keeps them up to date).
+    unstarted = {k: v for k, v in e.waiting.items() if int(k) not in set(e.started)}
+    e.waiting = {**unstarted, **waiting}
+
+
+def _wait(e: PlanExecution, index: int, why: str, at: int) -> list[Any]:
+    """[what the move waits on, since when (ms)]: the time kept while the reason stays."""
+    was = e.waiting.get(str(index))
+    return [why, was[1] if was and was[0] == why else at]
 
 
 def _why_failed(move: PlanMove, rs: core.ReplicaSet | None, waited: str | None) -> str:
@@ -154,6 +162,7 @@ def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
 
 
 def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
+    _give_up_waiting(hot, e, moves, at)
     started, spus = set(e.started), hot.state.spus
     # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
     pending = [_planned(m) for m in moves
@@ -173,6 +182,28 @@ def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
         except ReplicationError as exc:
             _fail(e, move, str(exc))
     return actions
+
+
+def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> None:
+    """A move not started because a new replica's SPU is down waits for it as long as a
+    move in flight would (the move timeout), then fails: the plan ends instead of running
+    for ever."""
+    started, spus = set(e.started), hot.state.spus
+    timeout = settings.PLAN_MOVE_TIMEOUT_MS
+    for move in moves:
+        down = [s for s in move.added if not spus.get(s)]
+        if move.index in started:
+            continue
+        if not down:
+            e.waiting.pop(str(move.index), None)
+            continue
+        why, since = _wait(e, move.index, f"new replica SPU {down[0]} offline", at)
+        if at - since < timeout:
+            e.waiting[str(move.index)] = [why, since]
+            continue
+        e.waiting.pop(str(move.index), None)
+        e.started.append(move.index)
+        _fail(e, move, f"not started: {why} for {at - since} ms (timeout {timeout} ms)")
 
 
 def _within_byte_rate(hot: HotState, e: PlanExecution, chosen: list[PlanMove],

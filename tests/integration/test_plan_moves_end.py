@@ -100,6 +100,16 @@ def test_a_move_whose_new_replica_is_cut_from_its_leader_ends_within_its_timeout
                         f"leader SPU {moving['leader']})")
 
 
+def test_a_move_not_started_for_its_new_spu_being_down_fails_at_the_timeout(moving):
+    spu_offline(spu_id=moving["added"], by="test")
+    tick(moving["t0"])
+    assert PlanExecution.objects.get().in_flight == [], "it waits, unstarted"
+    ticks_until_the_plan_ends(moving["t0"], TIMEOUT_MS + 4 * STEP_MS)
+    e = PlanExecution.objects.get()
+    assert (e.state, e.moves_failed, e.started) == ("failed", 1, [0])
+    assert e.reason.startswith(f"t/0: not started: new replica SPU {moving['added']} offline")
+
+
 def test_planning_works_while_a_move_is_in_flight_and_plans_from_its_target(moving):
     start(moving)
     assert len(Partition.objects.get(topic__name="t", index=0).replicas) == 4, "mid-move"
