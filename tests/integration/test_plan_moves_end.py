@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from cluster.engine.unit_of_work import now_ms
 from cluster.models import Partition
 from cluster.services.network import CutRequest, net_cut
 from cluster.services.outages import spu_offline
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue
-from cluster.engine.unit_of_work import now_ms
 from healing.services import healing_check, healing_enable, healing_set
 from planner.drain import plan_drain
 from planner.execution import plan_apply
