@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cluster.engine.unit_of_work import now_ms
-from cluster.errors import InvalidInput
+from cluster.errors import Conflict, InvalidInput
 from cluster.models import Partition, Topic
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue, settle
@@ -67,3 +67,20 @@ def test_a_partition_left_with_another_replica_count_is_named_with_its_count(can
         f"topic payments partition 2 has 4 replicas {replica_map[2]} where its other "
         "partitions have 3")
     assert Plan.objects.count() == 2
+
+
+def test_the_rest_of_a_drain_whose_spu_is_gone_says_nothing_is_left(redis_url):
+    register_spus(0, 1, 2, 3, online=True)
+    run("topic", "create", "orders", "--partitions", "4", "--replication", "2")
+    drain = spu_drain(spu_id=3, max_moves=1, by="test")
+    replication_tick(now=now_ms(), dispatch=LocalQueue())
+    plan_cancel(plan_id=drain.plan_id, by="test")
+    assert plan_wait(plan_id=drain.plan_id, timeout_s=60)
+    again = spu_drain(spu_id=3, by="test")
+    assert plan_wait(plan_id=again.plan_id, timeout_s=60)
+    run("spu", "unregister", "3")
+    with pytest.raises(Conflict) as refused:
+        plan_rest(plan_id=drain.plan_id, by="test")
+    assert refused.value.message == (
+        f"plan {drain.plan_id} drained SPU 3, which is no longer registered (it held no "
+        "replica when it was unregistered): nothing of this drain is left to plan")
