@@ -25,7 +25,7 @@ def cluster_from_store() -> core.Cluster:
     that move ended there: apply refuses a layout that drifted)."""
     spus = tuple(core.Spu(spu_id, rack or None)
                  for spu_id, rack in SpuRow.objects.order_by("id").values_list("id", "rack"))
-    state, moving = partition_state(), moves_in_flight()
+    state, moving = partition_state(), moving_partitions()
     topics = tuple(_topic(pk, name, _targets(name, replica_map, moving), state.get(pk, {}))
                    for pk, name, replica_map in TopicRow.objects
                    .filter(resolution=TopicResolution.PROVISIONED.value)
@@ -42,7 +42,7 @@ class Moving(NamedTuple):
     added: list[int]
 
 
-def moves_in_flight() -> dict[tuple[str, int], Moving]:
+def moving_partitions() -> dict[tuple[str, int], Moving]:
     """(topic, partition) -> the move of a plan being carried out that is in flight there."""
     from planner.executor import executing, moves_of  # the executor imports the engine
 
