@@ -106,7 +106,8 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: i
         ended = finished_move(move, rs.replicas if rs else None, moving)
         if ended is None:
             still.append(index)
-            why = core.waiting_on(hot.state, rs, rs.move)
+            why = core.waiting_on(hot.state, rs, rs.move) \
+                if rs is not None and rs.move is not None else None
             if why is not None:
                 waiting[str(index)] = _wait(e, index, why, at)
         elif ended.reached:

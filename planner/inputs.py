@@ -65,7 +65,7 @@ def _targets(name: str, replica_map: list, moving: dict[tuple[str, int], Moving]
     for index, replicas in enumerate(replica_map):
         m = moving.get((name, index))
         under_way = m is not None and list(replicas) == m.before + m.added
-        out.append(m.after if under_way else replicas)
+        out.append(m.after if m is not None and under_way else replicas)
     return out
 
 

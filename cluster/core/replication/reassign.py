@@ -143,7 +143,7 @@ def advance_move(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None)
             # A rollback that would cost LRS members may still finish forward safely.
             actions += _complete(state, rs)
     if rs.move is not None and timed_out:
-        actions += _force_end(state, rs)
+        actions += _force_end(state, rs, rs.move)
     if rs.move is not None:
         actions += _report(state, rs, rs.move)
     return actions
@@ -192,10 +192,9 @@ def _check_stall(state: ClusterState, rs: ReplicaSet, move: Reassignment,
     return True  # the timeout is spent: roll back now, or end the move where it stands
 
 
-def _force_end(state: ClusterState, rs: ReplicaSet) -> list[Action]:
+def _force_end(state: ClusterState, rs: ReplicaSet, move: Reassignment) -> list[Action]:
     """End a move whose time is up and that neither rolls back nor completes by the rules:
     at the original list or the target where that is safe, else keeping every replica."""
-    move = rs.move
     for final, dropped in ((move.original, move.adding), (move.target, move.removing)):
         if rs.resolution is Resolution.ONLINE:
             if not _safe_to_drop(state, rs, dropped):
