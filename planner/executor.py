@@ -34,7 +34,7 @@ EXECUTOR = "plan-executor"
 S = ExecutionState
 # The columns a step may change; compared before and after to skip idle writes.
 PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "started",
-            "in_flight", "cancel_sent", "reason", "landed", "throttle_tokens",
+            "in_flight", "cancel_sent", "reason", "landed", "waiting", "throttle_tokens",
             "throttle_at_ms")
 
 
@@ -71,7 +71,7 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
     moves = moves_of(e.plan_id)
     saved = _progress(e)
     shown = _shown(e)
-    _note_finished(hot, e, moves)
+    _note_finished(hot, e, moves, at)
     actions: list[Action] = []
     if e.state == S.RUNNING.value:
         actions += _start_moves(hot, e, moves, at)
@@ -88,15 +88,17 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
 
 
 def _progress(e: PlanExecution) -> tuple[Any, ...]:
-    return tuple(copy.copy(getattr(e, name)) for name in PROGRESS)  # lists of ints: shallow
+    # Lists of ints and a dict of strings: a shallow copy is a snapshot.
+    return tuple(copy.copy(getattr(e, name)) for name in PROGRESS)
 
 
 def _shown(e: PlanExecution) -> tuple[Any, ...]:
     return (e.moves_done, e.moves_failed, len(e.in_flight), e.state, e.bytes_copied)
 
 
-def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> None:
+def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> None:
     still: list[int] = []
+    waiting: dict[str, list[Any]] = {}
     for index in e.in_flight:
         move = moves[index]
         rs = hot.state.replica_sets.get((move.topic, move.partition))
@@ -104,14 +106,36 @@ def _note_finished(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> No
         ended = finished_move(move, rs.replicas if rs else None, moving)
         if ended is None:
             still.append(index)
+            why = core.waiting_on(hot.state, rs, rs.move) \
+                if rs is not None and rs.move is not None else None
+            if why is not None:
+                waiting[str(index)] = _wait(e, index, why, at)
         elif ended.reached:
             e.moves_done += 1
             copied = _bytes_per_replica(rs)
             e.landed[str(index)] = copied
             e.bytes_moved += copied * len(move.added)
         else:
-            _fail(e, move, "rolled back" if rs is not None else "partition gone")
+            _fail(e, move, _why_failed(move, rs, (e.waiting.get(str(index)) or [None])[0]))
     e.in_flight = still
+    # Moves not started keep their entries (``_give_up_waiting`` keeps them up to date).
+    unstarted = {k: v for k, v in e.waiting.items() if int(k) not in set(e.started)}
+    e.waiting = {**unstarted, **waiting}
+
+
+def _wait(e: PlanExecution, index: int, why: str, at: int) -> list[Any]:
+    """[what the move waits on, since when (ms)]: the time kept while the reason stays."""
+    was = e.waiting.get(str(index))
+    return [why, was[1] if was and was[0] == why else at]
+
+
+def _why_failed(move: PlanMove, rs: core.ReplicaSet | None, waited: str | None) -> str:
+    """How a move ended short of its target, and on what it waited (the core's words)."""
+    if rs is None:
+        return "partition gone"
+    where = "rolled back" if tuple(rs.replicas) == move.before else \
+        f"ended with replicas {list(rs.replicas)}"
+    return f"{where} ({waited})" if waited else where
 
 
 def _bytes_per_replica(rs: core.ReplicaSet) -> int:
@@ -139,6 +163,7 @@ def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
 
 
 def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
+    _give_up_waiting(hot, e, moves, at)
     started, spus = set(e.started), hot.state.spus
     # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
     pending = [_planned(m) for m in moves
@@ -158,6 +183,28 @@ def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
         except ReplicationError as exc:
             _fail(e, move, str(exc))
     return actions
+
+
+def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> None:
+    """A move not started because a new replica's SPU is down waits for it as long as a
+    move in flight would (the move timeout), then fails: the plan ends instead of running
+    for ever."""
+    started, spus = set(e.started), hot.state.spus
+    timeout = settings.PLAN_MOVE_TIMEOUT_MS
+    for move in moves:
+        down = [s for s in move.added if not spus.get(s)]
+        if move.index in started:
+            continue
+        if not down:
+            e.waiting.pop(str(move.index), None)
+            continue
+        why, since = _wait(e, move.index, f"new replica SPU {down[0]} offline", at)
+        if at - since < timeout:
+            e.waiting[str(move.index)] = [why, since]
+            continue
+        e.waiting.pop(str(move.index), None)
+        e.started.append(move.index)
+        _fail(e, move, f"not started: {why} for {at - since} ms (timeout {timeout} ms)")
 
 
 def _within_byte_rate(hot: HotState, e: PlanExecution, chosen: list[PlanMove],

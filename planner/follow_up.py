@@ -98,7 +98,12 @@ def plan_rest(*, plan_id: int, by: Actor = None) -> Plan:
                        "failed plan has a rest to plan", field="plan_id")
     scenario = core.scenario_from_dict(plan.scenario)
     if plan.source == Plan.Source.DRAIN:
-        return plan_drain(spu_id=scenario.remove_spus[0], by=by)
+        drained = scenario.remove_spus[0]
+        if not Spu.objects.filter(pk=drained).exists():
+            raise Conflict(f"plan {plan_id} drained SPU {drained}, which is no longer "
+                           "registered (it held no replica when it was unregistered): "
+                           "nothing of this drain is left to plan", field="plan_id")
+        return plan_drain(spu_id=drained, by=by)
     # SPUs the plan added may be registered by now, and those it removed gone.
     known = set(Spu.objects.values_list("id", flat=True))
     rest = core.Scenario(f"{plan.name} (rest of plan {plan_id})"[:200],

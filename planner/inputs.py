@@ -2,6 +2,7 @@
 describes it), and a scenario typed by a person (SPUs to add or remove, factor changes)."""
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -18,15 +19,71 @@ from planner import core
 def cluster_from_store() -> core.Cluster:
     """SPUs and provisioned topics of the store, as the planner sees them:
     with each partition's actual leader and its size from the replication
-    state (see ``partition_state``)."""
+    state (see ``partition_state``). A partition a plan is moving holds its old
+    and its new replicas together until the move ends: it is planned from the
+    move's target, where the cluster is going (a plan made so is applied once
+    that move ended there: apply refuses a layout that drifted)."""
     spus = tuple(core.Spu(spu_id, rack or None)
                  for spu_id, rack in SpuRow.objects.order_by("id").values_list("id", "rack"))
-    state = partition_state()
-    topics = tuple(_topic(pk, name, replica_map, state.get(pk, {}))
+    state, moving = partition_state(), moving_partitions()
+    topics = tuple(_topic(pk, name, _targets(name, replica_map, moving), state.get(pk, {}))
                    for pk, name, replica_map in TopicRow.objects
                    .filter(resolution=TopicResolution.PROVISIONED.value)
                    .order_by("name").values_list("pk", "name", "replica_map") if replica_map)
+    for topic in topics:
+        _check_uniform(topic, moving)
     return _checked(lambda: core.Cluster(spus, topics))
+
+
+class Moving(NamedTuple):
+    plan: int
+    before: list[int]
+    after: list[int]
+    added: list[int]
+
+
+def moving_partitions() -> dict[tuple[str, int], Moving]:
+    """(topic, partition) -> the move of a plan being carried out that is in flight there."""
+    from planner.executor import executing, moves_of  # the executor imports the engine
+
+    moving: dict[tuple[str, int], Moving] = {}
+    for execution in executing():
+        moves = moves_of(execution.plan_id)
+        for index in execution.in_flight:
+            m = moves[index]
+            moving[(m.topic, m.partition)] = Moving(execution.plan_id, list(m.before),
+                                                    list(m.after), list(m.added))
+    return moving
+
+
+def _targets(name: str, replica_map: list, moving: dict[tuple[str, int], Moving]) -> list:
+    """The map with each partition under way (old and new replicas together, as the
+    replication core holds them while a move runs) at its move's target."""
+    if not moving:
+        return replica_map
+    out = []
+    for index, replicas in enumerate(replica_map):
+        m = moving.get((name, index))
+        under_way = m is not None and list(replicas) == m.before + m.added
+        out.append(m.after if m is not None and under_way else replicas)
+    return out
+
+
+def _check_uniform(topic: core.Topic, moving: dict[tuple[str, int], Moving]) -> None:
+    """Name the partition whose replica count is not its topic's, and why if a move says."""
+    counts = Counter(len(r) for r in topic.replicas)
+    usual = counts.most_common(1)[0][0] if counts else 0
+    for index, replicas in enumerate(topic.replicas):
+        if len(replicas) == usual:
+            continue
+        m = moving.get((topic.name, index))
+        why = (f"plan {m.plan}'s move to {m.after} is in flight there" if m is not None else
+               "a move that ended short of its target may have left it so (see the events)")
+        raise InvalidInput(
+            f"topic {topic.name} partition {index} has {len(replicas)} replicas "
+            f"{list(replicas)} where its other partitions have {usual}: {why}; every "
+            "partition needs the same, non-zero replica count (move it to "
+            f"{usual} replicas, then plan)", details={"topic": topic.name, "partition": index})
 
 
 class PartitionState(NamedTuple):

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypedDict
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django import db
 from django.conf import settings
 
 from cluster.adapters.live_batches import next_seq
@@ -151,6 +152,9 @@ class Coalescer:
                     self.send(group, build())
                 except Exception:  # noqa: BLE001  a page missing an update must not stop the rest
                     log.warning("plan progress to %s not sent", group, exc_info=True)
+            # A builder may read the store on this thread, which lives as long as the
+            # process: no connection is kept open between batches (issue 36.3).
+            db.connections.close_all()
 
 
 class _LayerSender:

@@ -93,6 +93,11 @@ class PlanExecution(models.Model):
     # Index (as text: JSON keys) of each move that reached its target -> bytes copied to each
     # of its new replicas; per-SPU progress and each move's outcome are read from it.
     landed = models.JSONField(default=dict)
+    # Index (as text) of each move that waits on something it cannot do by itself (an SPU
+    # offline, a cut, no leader) -> [what, as the replication core says it
+    # (``reassign.waiting_on``), since when in ms]: a move in flight that then times out
+    # fails with that reason; one not started, past the move timeout (planner/executor.py).
+    waiting = models.JSONField(default=dict, blank=True)
     cancel_sent = models.BooleanField(default=False)
     # Bytes per second the plan's copies may start at (None: only the move counts throttle),
     # and its token bucket (planner/core/execution.py): tokens left as of throttle_at_ms.

@@ -84,7 +84,8 @@ def _check_topic(topic: Topic, known: set[int]) -> None:
     rf = topic.replication
     for pid, replicas in enumerate(topic.replicas):
         if len(replicas) != rf or rf == 0:
-            raise PlanError(f"topic {topic.name} partition {pid}: every partition "
+            raise PlanError(f"topic {topic.name} partition {pid} has {len(replicas)} "
+                            f"replicas where partition 0 has {rf}: every partition "
                             f"needs the same, non-zero replica count")
         if len(set(replicas)) != len(replicas):
             raise PlanError(f"topic {topic.name} partition {pid}: duplicate SPU")

@@ -86,7 +86,7 @@ from .serial import (cluster_from_dict, cluster_meta_to_dict, cluster_to_dict,
                      message_from_dict, message_to_dict, replica_set_from_dict,
                      replica_set_to_dict)
 from .reassign import (MoveProgress, advance_move, advance_moves, cancel_move,
-                       move_progress, moves_in_flight, start_move)
+                       move_progress, moves_in_flight, start_move, waiting_on)
 from .state import (Acks, ClusterState, Isolation, Key, MovePhase, NoLeader,
                     Reassignment, Replica, ReplicaSet, ReplicationError,
                     Resolution, TopicConfig, UnknownPartition, new_cluster,
@@ -125,7 +125,7 @@ __all__ = [
     "advance_move", "advance_moves", "cancel_move", "elect_preferred_leaders",
     "imbalanced_spus", "leader_imbalance", "move_progress", "moves_in_flight",
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
-    "waiting_for", "PlannedMove", "moves_to_start", "spu_load",
+    "waiting_for", "waiting_on", "PlannedMove", "moves_to_start", "spu_load",
     "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
     "NETWORK_EXCEPTION", "ledger", "links", "netview",
 ]

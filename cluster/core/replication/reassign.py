@@ -6,8 +6,10 @@ caught up (sync's rule: LEO >= HW, within the lag limits). ``advance_move``,
 run at the start of every tick and fetch of a moving set, then:
 
 1. waits while the set has no leader (a failed leader goes through the normal
-   election first) and while a new replica's SPU is offline; past the move's
-   timeout it rolls back instead;
+   election first), while a target replica outside the LRS is on an offline SPU
+   (new or kept) or cannot fetch from the leader (a network cut), and while a
+   completion cannot move leadership into the target: whatever it waits on, past
+   the move's timeout it rolls back instead;
 2. once every target replica is in the LRS, moves leadership to target[0] if
    the leader is not a target replica (or the move asked for the preferred
    leader), then drops the replicas the target does not name.
@@ -18,8 +20,13 @@ and the new replicas are dropped only if that leaves at least min_lrs LRS
 members, or if none of them is in the LRS. Where that is not yet safe but
 every target replica is in the LRS, the move finishes forward instead (the
 issue's "finishes or rolls back"); otherwise it waits for the original
-replicas to catch up. So a move never takes the LRS below the
-topic's minimum, and only live LRS members ever lead (no committed record lost).
+replicas to catch up, for one more timeout at most (a cancel's rollback counts from
+the cancel; one the timeout began must end now). Then the move is ended where it
+stands (``_force_end``): at the original list or the target, whichever drops no
+more LRS members than the minimum allows and keeps a live LRS member leading, else
+with every replica kept (original and new: nothing dropped). So every move ends,
+a move never takes the LRS below the topic's minimum, and only live LRS members
+ever lead (no committed record lost).
 
 Decisions are taken before the tick's fetches, on the state the last step
 left, so a checker that looks between steps sees exactly what they were
@@ -34,6 +41,7 @@ from .compaction import reference_replica
 from .events import (Action, LrsChanged, MoveCompleted, MoveProgressed,
                      MoveRolledBack, MoveStarted, ReplicasChanged)
 from .leadership import transfer_leadership
+from .reach import fetch_cut
 from .state import (DEFAULT_MOVE_TIMEOUT_MS, ClusterState, MovePhase,
                     Reassignment, Replica, ReplicaSet, ReplicationError,
                     Resolution)
@@ -108,8 +116,9 @@ def cancel_move(state: ClusterState, topic: str, partition: int) -> list[Action]
     return advance_move(state, rs)
 
 
-def _begin_rollback(move: Reassignment, reason: str) -> None:
-    move.rolling_back, move.reason = True, reason
+def _begin_rollback(move: Reassignment, reason: str, now_ms: int | None = None) -> None:
+    # The rollback's own clock: it may wait for the original replicas one timeout more.
+    move.rolling_back, move.reason, move.stalled_ms = True, reason, now_ms
 
 
 def advance_moves(state: ClusterState, now_ms: int | None = None) -> list[Action]:
@@ -125,7 +134,7 @@ def advance_move(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None)
     move = rs.move
     if move is None:
         return []
-    _check_stall(state, rs, move, now_ms)
+    timed_out = _check_stall(state, rs, move, now_ms)
     actions: list[Action] = []
     if rs.resolution is Resolution.ONLINE:
         if move.rolling_back:
@@ -133,24 +142,80 @@ def advance_move(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None)
         if rs.move is not None:
             # A rollback that would cost LRS members may still finish forward safely.
             actions += _complete(state, rs)
+    if rs.move is not None and timed_out:
+        actions += _force_end(state, rs, rs.move)
     if rs.move is not None:
         actions += _report(state, rs, rs.move)
     return actions
 
 
+def waiting_on(state: ClusterState, rs: ReplicaSet, move: Reassignment) -> str | None:
+    """What keeps a move from going on by itself (None while it copies or can finish)."""
+    if move.rolling_back:
+        return f"rolling back ({move.reason})"
+    if rs.resolution is not Resolution.ONLINE or rs.leader is None:
+        return "the partition has no leader"
+    outside = [s for s in move.target if s not in rs.lrs]
+    if not outside:
+        # Finishes on this very step unless leadership cannot move into the target.
+        return "leadership cannot move to a target replica"
+    cut = fetch_cut(state) if state.cuts else frozenset()
+    for s in outside:
+        role = "new" if s in move.adding else "kept"
+        if not state.spus.get(s):
+            return f"{role} replica SPU {s} offline"
+        if (s, rs.leader) in cut:
+            return f"{role} replica SPU {s} cut from leader SPU {rs.leader}"
+    return None
+
+
 def _check_stall(state: ClusterState, rs: ReplicaSet, move: Reassignment,
-                 now_ms: int | None) -> None:
-    down = [s for s in move.adding if not state.spus[s]]
-    if not down or move.rolling_back:
+                 now_ms: int | None) -> bool:
+    """Runs the timeout's clock while the move waits; True when a rollback's time is up
+    (the move must end on this step). Past the timeout a move that waits rolls back."""
+    why = waiting_on(state, rs, move)
+    if why is None:
         move.stalled_ms = None
-        return
-    if now_ms is None:
-        return
+        return False
+    if now_ms is None or move.timeout_ms is None:
+        return False
     if move.stalled_ms is None:
         move.stalled_ms = now_ms
-    elif move.timeout_ms is not None and now_ms - move.stalled_ms >= move.timeout_ms:
-        _begin_rollback(move, f"new replica SPU {down[0]} offline for "
-                              f"{now_ms - move.stalled_ms} ms (timeout {move.timeout_ms} ms)")
+        return False
+    waited = now_ms - move.stalled_ms
+    if waited < move.timeout_ms:
+        return False
+    if move.rolling_back:
+        move.reason = f"{move.reason}; the rollback waited {waited} ms"
+        return True
+    _begin_rollback(move, f"{why} for {waited} ms (timeout {move.timeout_ms} ms)", now_ms)
+    return True  # the timeout is spent: roll back now, or end the move where it stands
+
+
+def _force_end(state: ClusterState, rs: ReplicaSet, move: Reassignment) -> list[Action]:
+    """End a move whose time is up and that neither rolls back nor completes by the rules:
+    at the original list or the target where that is safe, else keeping every replica."""
+    for final, dropped in ((move.original, move.adding), (move.target, move.removing)):
+        if rs.resolution is Resolution.ONLINE:
+            if not _safe_to_drop(state, rs, dropped):
+                continue
+            actions = _lead_from(state, rs, final, None)
+            if actions is None:
+                continue
+        elif any(s in rs.lrs or s in (rs.candidate, rs.leader) for s in dropped):
+            continue  # an election among the LRS: none of its members is dropped
+        else:
+            actions = []
+        reason = move.reason
+        actions += _finish(state, rs, final)
+        if final == move.target:
+            return actions + [MoveCompleted(rs.topic, rs.partition, tuple(rs.replicas),
+                                            rs.leader)]
+        return actions + [MoveRolledBack(rs.topic, rs.partition, tuple(rs.replicas), reason)]
+    # Neither end is safe: the move ends with every replica kept (none dropped, none lost).
+    reason = f"{move.reason}; ended keeping every replica (dropping any was unsafe)"
+    actions = _finish(state, rs, list(rs.replicas))
+    return actions + [MoveRolledBack(rs.topic, rs.partition, tuple(rs.replicas), reason)]
 
 
 def _lead_from(state: ClusterState, rs: ReplicaSet, allowed: list[int],
@@ -213,6 +278,8 @@ def _finish(state: ClusterState, rs: ReplicaSet, final: list[int]) -> list[Actio
     rs.tried = [s for s in rs.tried if s in final]
     rs.move = None
     actions: list[Action] = [_replicas_changed(rs)]
+    if rs.leader is None:  # a forced end while the set elects: its LRS only loses no one
+        return actions + [LrsChanged(rs.topic, rs.partition, rs.leader, tuple(rs.lrs), rs.hw)]
     # A dropped lagging LRS member no longer holds HW back.
     actions += [a for a in leader_update(state, rs) if not isinstance(a, LrsChanged)]
     actions.append(LrsChanged(rs.topic, rs.partition, rs.leader, tuple(rs.lrs), rs.hw))
@@ -224,7 +291,7 @@ def _phase(state: ClusterState, rs: ReplicaSet, move: Reassignment) -> MovePhase
         return MovePhase.ROLLING_BACK
     if rs.resolution is not Resolution.ONLINE:
         return MovePhase.ELECTING
-    if any(not state.spus[s] for s in move.adding):
+    if waiting_on(state, rs, move) is not None:
         return MovePhase.STALLED
     return MovePhase.CATCHING_UP
 
