@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('planner', '0006_h19actions_throttle_and_one_execution'),
+        ('planner', '0007_cluster_import'),
     ]
 
     operations = [
