@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from . import intents
 from .hw_codec import Row, pack, unpack
 from .metadata import Entry, Status, _status_row, fold
 from .state import Key, Resolution
@@ -133,11 +134,54 @@ def _noted(m: Moment, entry: Entry) -> None:
         m.killed.discard(spu)
 
 
+# --- operator intents (``intents``): what a command did, before any tick adopts it ------
+
+def _topic_placed(m: Moment, entry: Entry) -> None:
+    # A tick that adopted the topic between the command's commit and its intent already
+    # logged the statuses (and maybe moved them on): those stay.
+    if "replica_map" not in entry:
+        return  # created waiting for SPUs: no partitions yet
+    topic, offline = entry["topic"], set(entry.get("offline") or ())
+    for index, (replicas, leader, lrs, up) in enumerate(intents.starting_statuses(entry)):
+        m.statuses.setdefault((topic, index), Status(
+            tuple(replicas), leader, tuple(lrs),
+            Resolution.ONLINE if up else Resolution.OFFLINE, 0))
+        for spu in replicas:
+            m.spus.setdefault(spu, spu not in offline)
+
+
+def _topic_deleted(m: Moment, entry: Entry) -> None:
+    for key in [k for k in m.statuses if k[0] == entry["topic"]]:
+        del m.statuses[key]
+    _topic_dropped(m, entry)
+
+
+def _spu_update(m: Moment, entry: Entry) -> None:
+    rack = (entry.get("changed") or {}).get("rack")
+    if rack is not None:
+        m.racks[entry["spu"]] = rack["to"]
+
+
+def _outage(m: Moment, entry: Entry) -> None:
+    action = entry["action"]
+    for spu in entry["spus"]:
+        if action == "kill":
+            m.killed.add(spu)
+        else:
+            m.spus[spu] = action == "online"
+            if action == "online":
+                m.killed.discard(spu)
+
+
 _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_dropped,
              "spu-registered": _spu_registered, "spu-rack": _spu_rack,
              "spu-forgotten": _spu_forgotten,
              "spu-sync": _spu_sync, "spu": _spu, "hw": _hw,
-             "unclean-election": _unclean, "event": _noted}
+             "unclean-election": _unclean, "event": _noted,
+             intents.TOPIC_CREATE: _topic_placed, intents.TOPIC_PROVISION: _topic_placed,
+             intents.TOPIC_DELETE: _topic_deleted, intents.SPU_REGISTER: _spu_registered,
+             intents.SPU_UNREGISTER: _spu_forgotten, intents.SPU_UPDATE: _spu_update,
+             intents.OUTAGE: _outage}
 
 
 # --- checkpoints -------------------------------------------------------------------
