@@ -17,6 +17,7 @@ from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.adapters.partition_rows import cheap_toast_compression, insert_partitions
+from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
@@ -199,9 +200,10 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     _set_decision(topic, decision)
     topic.save(force_insert=True)
     log_event(by, "topic", topic.name, "create", settings)
-    log_intent(by, {"type": "topic-create", "topic": topic.name, "topic_pk": topic.pk,
-                    "settings": settings})
-    _provision(topic, decision)
+    online = _provision(topic, decision)
+    log_intent(by, intents.topic_create(topic.name, topic.pk, settings,
+                                        None if online is None else topic.replica_map,
+                                        online or ()))
     _log_transitions(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,
                         topic.replica_map, stored=True,
@@ -213,9 +215,12 @@ def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
     """Store the controller's decision on a stored topic: status, partitions, cursor,
     events."""
     _set_decision(topic, decision)
-    _provision(topic, decision)
+    online = _provision(topic, decision)
     topic.save(update_fields=["resolution", "reason", "replica_map",
                               "assignment_start", "updated_at"])
+    if online is not None:
+        log_intent(CONTROLLER, intents.topic_provision(topic.name, topic.pk,
+                                                       topic.replica_map, online))
     _log_transitions(topic, decision)
 
 
@@ -227,10 +232,14 @@ def _set_decision(topic: Topic, decision: TopicDecision) -> None:
         topic.assignment_start = decision.start_index
 
 
-def _provision(topic: Topic, decision: TopicDecision) -> None:
-    if decision.resolution is TopicResolution.PROVISIONED:
-        _create_partitions(topic, decision.replica_map)
-        _advance_cursor(decision.indexes_used)
+def _provision(topic: Topic, decision: TopicDecision) -> set[int] | None:
+    """The partitions' rows of a provisioned topic; the SPUs online when they were made
+    (None when the topic waits: no partitions)."""
+    if decision.resolution is not TopicResolution.PROVISIONED:
+        return None
+    online = _create_partitions(topic, decision.replica_map)
+    _advance_cursor(decision.indexes_used)
+    return online
 
 
 def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
@@ -239,7 +248,7 @@ def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
                   {"from": before.value, "to": after.value}, result=decision.reason)
 
 
-def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
+def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> set[int]:
     online = _online_spus()
     if _offline_named(replica_map, online):
         statuses = [initial_partition_status(replicas, online) for replicas in replica_map]
@@ -251,6 +260,7 @@ def _create_partitions(topic: Topic, replica_map: ReplicaMap) -> None:
         lrs, resolutions = replica_map, [Resolution.ONLINE.value] * len(replica_map)
     insert_partitions(topic.pk, replica_map, leaders, lrs, resolutions)
     aggregates.add_columns(topic.pk, replica_map, leaders, lrs)
+    return online
 
 
 def _offline_named(replica_map: ReplicaMap, online: set[int]) -> set[int]:
@@ -295,3 +305,4 @@ def topic_delete(*, name: str, by: Actor = None) -> None:
     aggregates.remove_topic(pk)
     Topic.objects.filter(pk=pk).delete()
     log_event(by, "topic", name, "delete")
+    log_intent(by, intents.topic_delete(name, pk))

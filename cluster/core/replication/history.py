@@ -162,6 +162,10 @@ def _spu_update(m: Moment, entry: Entry) -> None:
         m.racks[entry["spu"]] = rack["to"]
 
 
+def _spu_status(m: Moment, entry: Entry) -> None:
+    m.spus[entry["spu"]] = entry["to"] == ONLINE
+
+
 def _outage(m: Moment, entry: Entry) -> None:
     action = entry["action"]
     for spu in entry["spus"]:
@@ -181,7 +185,7 @@ _HANDLERS = {"topic-replicated": _topic_replicated, "topic-dropped": _topic_drop
              intents.TOPIC_CREATE: _topic_placed, intents.TOPIC_PROVISION: _topic_placed,
              intents.TOPIC_DELETE: _topic_deleted, intents.SPU_REGISTER: _spu_registered,
              intents.SPU_UNREGISTER: _spu_forgotten, intents.SPU_UPDATE: _spu_update,
-             intents.OUTAGE: _outage}
+             intents.SPU_STATUS: _spu_status, intents.OUTAGE: _outage}
 
 
 # --- checkpoints -------------------------------------------------------------------

@@ -24,12 +24,13 @@ TOPIC_CONFIG = "topic-config"
 SPU_REGISTER = "spu-register"
 SPU_UNREGISTER = "spu-unregister"
 SPU_UPDATE = "spu-update"
+SPU_STATUS = "spu-status"  # the store's status of an SPU, as a service wrote it
 OUTAGE = "outage"
 
 # What an outage does to an SPU as replay sees it: the store's status, the loop.
 OUTAGE_ACTIONS = ("offline", "online", "kill")
 KINDS = frozenset({TOPIC_CREATE, TOPIC_PROVISION, TOPIC_DELETE, TOPIC_CONFIG, SPU_REGISTER,
-                   SPU_UNREGISTER, SPU_UPDATE, OUTAGE})
+                   SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE})
 
 
 def _placement(replica_map: Sequence[Sequence[int]], online: Collection[int]) -> Entry:
@@ -76,6 +77,12 @@ def spu_unregister(spu: int, forced: bool) -> Entry:
 def spu_update(spu: int, changed: dict[str, dict[str, Any]]) -> Entry:
     """A new rack or endpoints: ``{"rack": {"from": a, "to": b}, ...}`` (model field names)."""
     return {"type": SPU_UPDATE, "spu": spu, "changed": changed}
+
+
+def spu_status(spu: int, old: str, new: str) -> Entry:
+    """An SPU's status written by a service (an operator's outage, the connection manager
+    admitting it): ``Online`` or ``Offline``."""
+    return {"type": SPU_STATUS, "spu": spu, "from": old, "to": new}
 
 
 def outage(action: str, spus: Sequence[int], rack: str | None = None) -> Entry:

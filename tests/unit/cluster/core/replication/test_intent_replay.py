@@ -80,3 +80,10 @@ def test_a_snapshot_of_a_moment_built_from_intents_round_trips():
     back = history.decode(history.encode(m))
     assert (back.statuses, back.spus, back.killed, back.racks) == (
         m.statuses, m.spus, m.killed, m.racks)
+
+
+def test_an_spu_status_written_by_a_service_moves_the_spu():
+    m = _replay(intents.spu_register(1, "", "", ""), intents.spu_status(1, "Init", "Online"))
+    assert m.spus == {1: True}
+    m = history.replay(m, [(3, intents.spu_status(1, "Online", "Offline"))])
+    assert m.spus == {1: False}
