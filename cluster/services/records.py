@@ -283,7 +283,7 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
     if topic.producer_rate != rate:
         Topic.objects.filter(pk=topic.pk).update(producer_rate=rate)
         log_event(by, "topic", name, "producer-rate", {"from": topic.producer_rate, "to": rate})
-        log_intent(by, intents.topic_config(name, {"producer_rate": {
+        log_intent(by, intents.topic_update(name, {"producer_rate": {
             "from": topic.producer_rate, "to": rate}}))
         topic.producer_rate = rate
     return topic

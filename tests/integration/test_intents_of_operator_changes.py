@@ -13,8 +13,8 @@ from tests.helpers import refused, run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 
-INTENTS = {"topic-create", "topic-provision", "topic-delete", "topic-config", "spu-register",
-           "spu-unregister", "spu-update", "spu-status", "outage"}
+INTENTS = {"topic-create", "topic-provision", "topic-delete", "topic-update",
+           "spu-register", "spu-unregister", "spu-update", "spu-status", "outage"}
 
 
 def dump() -> list[dict]:
@@ -57,13 +57,13 @@ def test_spu_register_update_and_unregister_are_intents_by_the_cli(redis_url):
         "spu-unregister", 1, False, "cli")
 
 
-def test_topic_delete_and_config_are_intents(redis_url):
+def test_topic_delete_and_a_setting_change_are_intents(redis_url):
     run("spu", "register", "--id", "1")
     run("topic", "create", "t", "-p", "1", "-r", "1")
     mark = head()
     topic_set_producer_rate(name="t", rate=5, by="api-user")
     [config] = new_intents(mark)
-    assert (config["type"], config["topic"], config["by"]) == ("topic-config", "t", "api-user")
+    assert (config["type"], config["topic"], config["by"]) == ("topic-update", "t", "api-user")
     assert config["changed"] == {"producer_rate": {"from": 0.0, "to": 5}}
     mark = head()
     run("topic", "delete", "t")

@@ -21,7 +21,7 @@ Entry = dict[str, Any]
 TOPIC_CREATE = "topic-create"
 TOPIC_PROVISION = "topic-provision"  # a waiting topic a cluster change provisioned
 TOPIC_DELETE = "topic-delete"
-TOPIC_CONFIG = "topic-config"
+TOPIC_UPDATE = "topic-update"  # "topic-config" is the engine's entry of applied settings
 SPU_REGISTER = "spu-register"
 SPU_UNREGISTER = "spu-unregister"
 SPU_UPDATE = "spu-update"
@@ -30,7 +30,7 @@ OUTAGE = "outage"
 
 # What an outage does to an SPU as replay sees it: the store's status, the loop.
 OUTAGE_ACTIONS = ("offline", "online", "kill")
-KINDS = frozenset({TOPIC_CREATE, TOPIC_PROVISION, TOPIC_DELETE, TOPIC_CONFIG, SPU_REGISTER,
+KINDS = frozenset({TOPIC_CREATE, TOPIC_PROVISION, TOPIC_DELETE, TOPIC_UPDATE, SPU_REGISTER,
                    SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE})
 
 
@@ -61,9 +61,9 @@ def topic_delete(topic: str, topic_pk: int) -> Entry:
     return {"type": TOPIC_DELETE, "topic": topic, "topic_pk": topic_pk}
 
 
-def topic_config(topic: str, changed: dict[str, dict[str, Any]]) -> Entry:
+def topic_update(topic: str, changed: dict[str, dict[str, Any]]) -> Entry:
     """Settings changed: ``{name: {"from": old, "to": new}}``."""
-    return {"type": TOPIC_CONFIG, "topic": topic, "changed": changed}
+    return {"type": TOPIC_UPDATE, "topic": topic, "changed": changed}
 
 
 def spu_register(spu: int, rack: str, public: str, private: str) -> Entry:

@@ -41,7 +41,7 @@ def test_an_intent_after_the_engine_adopted_the_topic_keeps_what_the_engine_logg
 
 def test_a_deleted_topic_is_gone_and_a_config_change_moves_no_partition():
     m = _replay(intents.topic_create("t", 1, {}, [[1]], online={1}),
-                intents.topic_config("t", {"producer_rate": {"from": 0, "to": 5}}))
+                intents.topic_update("t", {"producer_rate": {"from": 0, "to": 5}}))
     assert ("t", 0) in m.statuses
     m = history.replay(m, [(3, intents.topic_delete("t", 1))])
     assert m.statuses == {} and m.offset == 3
