@@ -117,3 +117,15 @@ def test_a_refused_command_logs_no_intent(redis_url):
     refused("topic", "delete", "nothing")
     run("spu", "online", "1")  # already online: nothing changed, nothing logged
     assert new_intents(mark) == []
+
+
+def test_an_api_change_names_the_signed_in_user_and_a_refused_request_logs_nothing(
+        redis_url, api):
+    assert api.post("/api/spus/", {"id": 3, "rack": "rack-a"}, format="json").status_code == 201
+    assert api.post("/api/spus/", {"id": 3}, format="json").status_code == 409
+    assert api.post("/api/spus/", {"id": -1}, format="json").status_code == 400
+    assert api.post("/api/racks/rack-a/offline/", {}, format="json").status_code < 300
+    assert api.post("/api/racks/nowhere/offline/", {}, format="json").status_code == 404
+    made = [(e["type"], e["by"]) for e in intents()]
+    assert made[0] == ("spu-register", "op") and made[-1] == ("outage", "op")
+    assert [t for t, _ in made].count("spu-register") == 1
