@@ -129,3 +129,17 @@ def test_an_api_change_names_the_signed_in_user_and_a_refused_request_logs_nothi
     made = [(e["type"], e["by"]) for e in intents()]
     assert made[0] == ("spu-register", "op") and made[-1] == ("outage", "op")
     assert [t for t, _ in made].count("spu-register") == 1
+
+
+def test_an_spu_group_s_managed_spus_are_registered_and_unregistered_in_the_log(redis_url):
+    run("spg", "create", "g", "--replicas", "2", "--min-id", "10", "--rack", "r")
+    made = [(e["type"], e["spu"], e.get("rack"), e["by"]) for e in intents()]
+    assert made == [("spu-register", 10, "r", "spg-controller"),
+                    ("spu-register", 11, "r", "spg-controller")]
+    mark = head()
+    run("spg", "scale", "g", "--replicas", "1")
+    assert [(e["type"], e["spu"]) for e in new_intents(mark)] == [("spu-unregister", 11)]
+    mark = head()
+    run("spg", "delete", "g")
+    assert [(e["type"], e["spu"], e["by"]) for e in new_intents(mark)] == [
+        ("spu-unregister", 10, "cli")]
