@@ -87,3 +87,14 @@ def test_history_at_a_command_s_intent_offset_needs_no_tick(redis_url):
     assert [r["leader"] for r in at_create] == [1, 2]
     view = moment_view(parse_point(str(outage["offset"])))
     assert {s["spu"]: s["state"] for s in view["spus"]} == {1: "offline", 2: "offline"}
+
+
+def test_history_just_after_a_delete_or_an_unregister_shows_it_gone(redis_url):
+    run("spu", "register", "--id", "1")
+    run("spu", "online", "1")
+    created = just_after("topic", "create", "t", "-p", "1", "-r", "1")
+    registered = just_after("spu", "register", "--id", "2")
+    unregistered = just_after("spu", "unregister", "2")
+    deleted = just_after("topic", "delete", "t")
+    assert [r["topic"] for r in rows_at(created)] == ["t"] and rows_at(deleted) == []
+    assert 2 in spus_at(registered) and 2 not in spus_at(unregistered)
