@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from cluster.core.replication import intents
 from cluster.core.spu_groups import (GroupResolution, default_min_id,
                                      group_input_problems, plan_group)
 from cluster.core.spus import SpuResolution, SpuType
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu, SpuGroup
 from cluster.selectors.filters import topics_on_spus
-from cluster.services.events import Actor, log_event
+from cluster.services.events import Actor, log_event, log_intent
 from cluster.services.topics import topics_reconcile_waiting
 
 CONTROLLER = "spg-controller"
@@ -69,8 +70,10 @@ def spg_scale(*, name: str, replicas: int, force: bool = False,
 def spg_delete(*, name: str, by: Actor = None) -> None:
     group = _get(name)
     spu_ids = sorted(_owned(group))
-    group.delete()
+    group.delete()  # its SPUs with it
     log_event(by, "spu-group", name, "delete", {"spus": spu_ids})
+    for spu_id in spu_ids:
+        log_intent(by, intents.spu_unregister(spu_id, forced=True))
 
 
 def spg_reconcile_invalid() -> list[str]:
@@ -108,11 +111,14 @@ def _provision(group: SpuGroup) -> GroupResolution:
                   {"from": previous, "to": group.resolution}, result=plan.reason)
     if plan.remove:
         Spu.objects.filter(group=group, id__in=plan.remove).delete()
-    Spu.objects.bulk_create([_managed_spu(group, spu_id) for spu_id in plan.add])
-    for spu_id in plan.add:
-        log_event(CONTROLLER, "spu", spu_id, "provision", {"group": group.name})
+    added = Spu.objects.bulk_create([_managed_spu(group, spu_id) for spu_id in plan.add])
+    for spu in added:
+        log_event(CONTROLLER, "spu", spu.id, "provision", {"group": group.name})
+        log_intent(CONTROLLER, intents.spu_register(spu.id, spu.rack, spu.public_endpoint,
+                                                    spu.private_endpoint))
     for spu_id in plan.remove:
         log_event(CONTROLLER, "spu", spu_id, "terminate", {"group": group.name})
+        log_intent(CONTROLLER, intents.spu_unregister(spu_id, forced=True))
     if plan.add:
         topics_reconcile_waiting()
     return plan.resolution

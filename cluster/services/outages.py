@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from cluster.adapters import hot_state
-from cluster.core.replication import Resolution
+from cluster.core.replication import Resolution, intents
 from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
-from cluster.services.events import Actor, log_event
+from cluster.services.events import Actor, log_event, log_intent
 from cluster.services.settle import kick, settle_elections, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
@@ -109,6 +109,7 @@ def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
                           f"SPU {spu_id} is already offline: nothing changed")
     result = _down([spu_id], SpuResolution.OFFLINE.value)
     spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE, by=by)
+    log_intent(by, intents.outage("offline", [spu_id]))
     return result
 
 
@@ -120,6 +121,7 @@ def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
                           f"SPU {spu_id} is already online: nothing changed")
     result = _up([spu_id], SpuResolution.ONLINE.value)
     _start(spu_id, by)
+    log_intent(by, intents.outage("online", [spu_id]))
     return result
 
 
@@ -139,6 +141,7 @@ def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
     result = _down([spu_id], spu.resolution)
     hot_state.kill(spu_id)
     log_event(by, "spu", spu_id, "kill")
+    log_intent(by, intents.outage("kill", [spu_id]))
     return result
 
 
@@ -166,6 +169,7 @@ def _rack_change(rack: str, result: OutageResult, by: Actor,
     log_event(by, "rack", rack, operation, {"spus": result.spus})
     for spu_id in result.spus:
         change(spu_id)
+    log_intent(by, intents.outage(operation, result.spus, rack=rack))
     return result
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from cluster.adapters import hot_state
 from cluster.core import replication as core
-from cluster.core.replication import Acks, Action, Isolation, ProduceRequest, Resolution
+from cluster.core.replication import Acks, Action, Isolation, ProduceRequest, Resolution, intents
 from cluster.core.replication.produce import readable_end
 from cluster.core.replication.compaction import COMPACTED
 from cluster.errors import InvalidInput, NotFound, Unavailable
@@ -23,7 +23,7 @@ from cluster.adapters.hot_state import HotState
 from cluster.metrics.hooks import count_produce
 from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
-from cluster.services.events import log_event
+from cluster.services.events import log_event, log_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.settle import ensure_replicated, settle
 from cluster.services.replication import followers_fetch, run_locked
@@ -283,6 +283,8 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
     if topic.producer_rate != rate:
         Topic.objects.filter(pk=topic.pk).update(producer_rate=rate)
         log_event(by, "topic", name, "producer-rate", {"from": topic.producer_rate, "to": rate})
+        log_intent(by, intents.topic_update(name, {"producer_rate": {
+            "from": topic.producer_rate, "to": rate}}))
         topic.producer_rate = rate
     return topic
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from cluster.core.replication import intents
 from cluster.core.spus import (SpuResolution, SpuType, admit_connection,
                                endpoint_problem, rack_problem, spu_id_problem)
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu
 from cluster.selectors.filters import topics_on_spus
-from cluster.services.events import Actor, log_event
+from cluster.services.events import Actor, log_event, log_intent
 from cluster.services.topics import topics_reconcile_waiting
 
 # The SPU ports of 003's example spec.
@@ -40,6 +41,7 @@ def spu_register(*, spu_id: int, rack: str = "", public: str = "",
                              private_endpoint=private or DEFAULT_PRIVATE)
     log_event(by, "spu", spu_id, "register",
               {"rack": rack, "public": spu.public_endpoint, "private": spu.private_endpoint})
+    log_intent(by, intents.spu_register(spu_id, rack, spu.public_endpoint, spu.private_endpoint))
     topics_reconcile_waiting()
     return spu
 
@@ -60,6 +62,7 @@ def spu_unregister(*, spu_id: int, force: bool = False, by: Actor = None) -> Non
                        field="id", details={"topics": hosted})
     spu.delete()
     log_event(by, "spu", spu_id, "unregister", {"forced": force} if force else None)
+    log_intent(by, intents.spu_unregister(spu_id, force))
     topics_reconcile_waiting()
 
 
@@ -89,6 +92,7 @@ def spu_update(*, spu_id: int, rack: str | None = None, public: str | None = Non
         Spu.objects.filter(pk=spu_id).update(**{k: c["to"] for k, c in changed.items()})
         spu.refresh_from_db()
         log_event(by, "spu", spu_id, "update", changed)
+        log_intent(by, intents.spu_update(spu_id, changed))
         topics_reconcile_waiting()
     return spu
 
@@ -122,4 +126,5 @@ def spu_set_resolution(*, spu_id: int, resolution: SpuResolution,
     if previous != resolution.value:
         log_event(by, "spu", spu_id, "resolution",
                   {"from": previous, "to": resolution.value})
+        log_intent(by, intents.spu_status(spu_id, previous, resolution.value))
     return spu

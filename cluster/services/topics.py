@@ -18,6 +18,7 @@ from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.adapters.partition_rows import cheap_toast_compression, insert_partitions
+from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
@@ -206,9 +207,10 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     _set_decision(topic, decision)
     topic.save(force_insert=True)
     log_event(by, "topic", topic.name, "create", settings)
-    log_intent(by, {"type": "topic-create", "topic": topic.name, "topic_pk": topic.pk,
-                    "settings": settings})
-    _provision(topic, decision, status)
+    online = _provision(topic, decision, status)
+    log_intent(by, intents.topic_create(topic.name, topic.pk, settings,
+                                        None if online is None else topic.replica_map,
+                                        online or ()))
     _log_transitions(topic, decision)
     return TopicOutcome(topic.name, topic.resolution, topic.reason,
                         topic.replica_map, stored=True,
@@ -220,9 +222,12 @@ def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
     """Store the controller's decision on a stored topic: status, partitions, cursor,
     events."""
     _set_decision(topic, decision)
-    _provision(topic, decision)
+    online = _provision(topic, decision)
     topic.save(update_fields=["resolution", "reason", "replica_map",
                               "assignment_start", "updated_at"])
+    if online is not None:
+        log_intent(CONTROLLER, intents.topic_provision(topic.name, topic.pk,
+                                                       topic.replica_map, online))
     _log_transitions(topic, decision)
 
 
@@ -235,10 +240,14 @@ def _set_decision(topic: Topic, decision: TopicDecision) -> None:
 
 
 def _provision(topic: Topic, decision: TopicDecision,
-               status: PartitionStatuses | None = None) -> None:
-    if decision.resolution is TopicResolution.PROVISIONED:
-        _create_partitions(topic, decision.replica_map, status)
-        _advance_cursor(decision.indexes_used)
+               status: PartitionStatuses | None = None) -> set[int] | None:
+    """The partitions' rows of a provisioned topic; the SPUs online when they were made
+    (None when the topic waits: no partitions)."""
+    if decision.resolution is not TopicResolution.PROVISIONED:
+        return None
+    online = _create_partitions(topic, decision.replica_map, status)
+    _advance_cursor(decision.indexes_used)
+    return online
 
 
 def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
@@ -248,7 +257,7 @@ def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
 
 
 def _create_partitions(topic: Topic, replica_map: ReplicaMap,
-                       status: PartitionStatuses | None = None) -> None:
+                       status: PartitionStatuses | None = None) -> set[int]:
     online = _online_spus()
     if status is not None:
         leaders, lrs = list(status[0]), [list(live) for live in status[1]]
@@ -264,6 +273,7 @@ def _create_partitions(topic: Topic, replica_map: ReplicaMap,
         lrs, resolutions = replica_map, [Resolution.ONLINE.value] * len(replica_map)
     insert_partitions(topic.pk, replica_map, leaders, lrs, resolutions)
     aggregates.add_columns(topic.pk, replica_map, leaders, lrs)
+    return online
 
 
 def _offline_named(replica_map: ReplicaMap, online: set[int]) -> set[int]:
@@ -308,3 +318,4 @@ def topic_delete(*, name: str, by: Actor = None) -> None:
     aggregates.remove_topic(pk)
     Topic.objects.filter(pk=pk).delete()
     log_event(by, "topic", name, "delete")
+    log_intent(by, intents.topic_delete(name, pk))
