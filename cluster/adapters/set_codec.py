@@ -31,6 +31,7 @@ import msgpack
 from cluster.core.replication import (MovePhase, Reassignment, Replica, ReplicaSet,
                                       Resolution)
 from cluster.core.replication.compaction import reference_replica
+from cluster.errors import Unavailable
 
 _RESOLUTIONS = {r.value: r for r in Resolution}
 # The set encoding's version; a later one may add fields, an older one still decodes.
@@ -217,9 +218,23 @@ def _checked_records(topic: str, partition: int, recs: tuple[int, int | None],
     count, last = recs
     # Status and records land in one transaction: anything else is damage, not a race.
     if records is None or len(records) < count or (count and records[count - 1] != last):
-        raise ValueError(f"the records of {topic}/{partition} do not match its status "
-                         f"({count} ending {last}, found {len(records or [])})")
+        raise RecordsMismatch([(topic, partition,
+                                f"status: {count} ending id {last}, found {len(records or [])}")])
     return records[:count] if len(records) > count else records
+
+
+class RecordsMismatch(Unavailable, ValueError):
+    """Sets whose records key disagrees with their status (two Redis servers wrote one
+    append-only file, say): refused, never read as some other log. ``partitions``: (topic,
+    partition, what disagrees) of every such set one load met; ``store repair`` lists and
+    rebuilds them (cluster/services/repair.py)."""
+
+    def __init__(self, partitions: list[tuple[str, int, str]]):
+        self.partitions = partitions
+        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in partitions)
+        super().__init__(f"hot state refused: records and status disagree in "
+                         f"{len(partitions)} partition(s): {named}; `manage.py store repair` "
+                         f"lists them, `store repair --yes` rebuilds them from the store")
 
 
 class LeaderLog(NamedTuple):
