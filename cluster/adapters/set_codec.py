@@ -201,7 +201,7 @@ def decode_fields(fields: list[Any], records: list[int] | None
      tried, pending, start, tail, states, extras) = fields[:17]
     apart = _apart(extras)
     if apart is not None:
-        tail = _checked_records(topic, partition, apart, records)
+        tail = checked_records(topic, partition, apart, records)
     replica = {}
     for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
         r = replica[s] = _replica_in(s, log, start, tail)
@@ -213,7 +213,7 @@ def decode_fields(fields: list[Any], records: list[int] | None
                          if k in OPTIONAL_SET_FIELDS}), apart
 
 
-def _checked_records(topic: str, partition: int, recs: tuple[int, int | None],
+def checked_records(topic: str, partition: int, recs: tuple[int, int | None],
                      records: list[int] | None) -> list[int]:
     count, last = recs
     # Status and records land in one transaction: anything else is damage, not a race.
@@ -230,8 +230,8 @@ class RecordsMismatch(Unavailable, ValueError):
     rebuilds them (cluster/services/repair.py)."""
 
     def __init__(self, partitions: list[tuple[str, int, str]]):
-        self.partitions = partitions
-        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in partitions)
+        self.partitions = sorted(partitions)
+        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in self.partitions)
         super().__init__(f"hot state refused: records and status disagree in "
                          f"{len(partitions)} partition(s): {named}; `manage.py store repair` "
                          f"lists them, `store repair --yes` rebuilds them from the store")

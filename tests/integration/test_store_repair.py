@@ -12,6 +12,7 @@ import pytest
 
 from cluster.adapters import hot_state, set_cache
 from cluster.adapters.set_codec import records_bytes
+from cluster.adapters.set_codec import RecordsMismatch
 from cluster.models import Event, Partition, TickHealth
 from cluster.services import topic_create
 from cluster.services.records import records_consume, records_produce
@@ -67,6 +68,18 @@ def test_a_tick_refuses_naming_the_partition_and_readyz_reports_it(damaged, clie
     ready = client.get("/readyz")
     assert ready.status_code == 503
     assert "orders/1" in ready.json()["checks"]["engine"]["error"]
+
+
+def test_every_damaged_set_is_named_and_reads_refuse_too(damaged):
+    with hot_state.bound_to_store():
+        hot_state.client().delete(hot_state.records_key("orders", 0))
+    set_cache.clear()
+    with pytest.raises(RecordsMismatch) as refusal:
+        hot_state.load()
+    assert [(t, p) for t, p, _ in refusal.value.partitions] == [("orders", 0), ("orders", 1)]
+    with pytest.raises(RecordsMismatch, match="orders/1"):
+        records_consume(topic="orders", partition=1, offset=0)  # never another log's ids
+    assert "orders/0" in refused("consume", "orders", "--partition", "0", code=1).args[0]
 
 
 def test_store_repair_lists_then_repairs_reporting_the_loss_once_and_ticks_commit(damaged):
