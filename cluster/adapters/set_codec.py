@@ -234,7 +234,9 @@ class RecordsMismatch(Unavailable, ValueError):
         named = ", ".join(f"{t}/{p} ({why})" for t, p, why in self.partitions)
         super().__init__(f"hot state refused: records and status disagree in "
                          f"{len(partitions)} partition(s): {named}; `manage.py store repair` "
-                         f"lists them, `store repair --yes` rebuilds them from the store")
+                         f"lists them, `store repair --yes` rebuilds them from the store",
+                         details={"partitions": [f"{t}/{p}" for t, p, _ in self.partitions],
+                                  "repair": "manage.py store repair"})
 
 
 class LeaderLog(NamedTuple):

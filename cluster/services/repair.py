@@ -27,6 +27,7 @@ from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.set_codec import decode_fields, start_and_apart, summary
 from cluster.adapters.store_identity import check_hot_state_identity, locked_for_this_store
 from cluster.core.replication import Action, Key
+from cluster.core.replication.hw_codec import unpack
 from cluster.engine.unit_of_work import now_ms, run_unit
 from cluster.models import Partition
 from cluster.projections import store as store_projection
@@ -50,7 +51,8 @@ class Damaged:
     log_start: int
     hw: int                    # the status's HW
     store_hw: int              # the partition row's
-    restored_hw: int           # where the repair puts it: the higher of the two
+    log_hw: int                # the metadata log's last checkpoint of it (0: none held)
+    restored_hw: int           # where the repair puts it: the highest of the three
     lost_committed: int        # retained committed records whose ids are gone
     lost_uncommitted: int      # records above the restored HW, never committed
 
@@ -87,18 +89,22 @@ class Repair:
 def store_repair_list() -> Repair:
     """The sets a load would refuse, and what repairing them would lose; changes nothing."""
     with bound_to_store(check_hot_state_identity()):
-        topics = hot_state.load_selected(lambda _: ()).topics
-        found = set_records.disagreeing(set_loading.fetch_full(topics))
-        return Repair(False, _assess(found, topics))
+        found, topics = _scan()
+        return Repair(False, _assess(found, topics, log_hws({k for k, _, _ in found})))
 
 
 def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
     """Rebuild every set whose records and status disagree from the store, under every
-    lease, in one unit of work that notes the loss; nothing found, nothing written."""
+    lease, in one unit of work that notes the loss; nothing found, nothing written.
+
+    The log is read before the leases are taken (it may hold a million entries): no unit
+    of work can write a checkpoint of a damaged set meanwhile, since none can load it."""
+    with bound_to_store(check_hot_state_identity()):
+        logged = log_hws({k for k, _, _ in _scan()[0]})
     with locked_for_this_store(lock_timeout_s):
         hot = hot_state.load_selected(lambda _: ())
         found = set_records.disagreeing(set_loading.fetch_full(hot.topics))
-        damaged = _assess(found, hot.topics)
+        damaged = _assess(found, hot.topics, logged)  # found again: the lease is held now
         if not damaged:
             return Repair(False)
         shards.adopt_record_ids(hot.state)
@@ -113,7 +119,43 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
     return Repair(True, damaged)
 
 
-def _assess(found: list[set_records.Disagreeing], topics: dict[str, Any]) -> list[Damaged]:
+def _scan() -> tuple[list[set_records.Disagreeing], dict[str, Any]]:
+    """Every set whose records disagree with its status, and the topic table."""
+    topics = hot_state.load_selected(lambda _: ()).topics
+    return set_records.disagreeing(set_loading.fetch_full(topics)), topics
+
+
+def log_hws(keys: set[Key]) -> dict[Key, int]:
+    """The HW the retained metadata log last gave each set: its ``hw`` checkpoints (at most
+    HISTORY_HW_INTERVAL_S old), lowered by an unclean election, raised by a loss's
+    restore, forgotten when the topic is replicated again (another topic, same name)."""
+    topics = {t for t, _ in keys}
+    out: dict[Key, int] = {}
+    if not keys:
+        return out
+    for entry in metadata_log.read_all(metadata_log.start()):
+        data, kind = entry.data, entry.data.get("type")
+        if kind == "hw":
+            for topic in topics & set(data["topics"]):
+                rows = data["topics"][topic]
+                for partition, hw, _ in (unpack(rows) if isinstance(rows, str) else rows):
+                    if (topic, partition) in keys:
+                        out[(topic, partition)] = hw
+        elif kind == "unclean-election" and (data["topic"], data["partition"]) in out:
+            at = (data["topic"], data["partition"])
+            out[at] = min(out[at], data["new_hw"])
+        elif kind == "hot-state-lost":
+            for topic, parts in (data.get("restored") or {}).items():
+                for index, hw in parts.items():
+                    if (topic, int(index)) in keys:
+                        out[(topic, int(index))] = max(out.get((topic, int(index)), 0), hw)
+        elif kind == "topic-replicated" and data.get("topic") in topics:
+            out = {k: v for k, v in out.items() if k[0] != data["topic"]}
+    return out
+
+
+def _assess(found: list[set_records.Disagreeing], topics: dict[str, Any],
+            logged: dict[Key, int]) -> list[Damaged]:
     pks = {topics[key[0]]["pk"]: key[0] for key, _, _ in found}
     rows = dict(((pks[pk], index), hw) for pk, index, hw in Partition.objects.filter(
         topic_id__in=list(pks)).values_list("topic_id", "index", "hw"))
@@ -122,10 +164,11 @@ def _assess(found: list[set_records.Disagreeing], topics: dict[str, Any]) -> lis
     for key, fields, held in sorted(found, key=lambda f: f[0]):
         start, apart = start_and_apart(fields)
         count, last = apart or (0, None)
-        hw, store_hw = fields[7], rows.get(key, 0)
-        restored = max(hw, store_hw)  # offsets given out, by Redis or the store, stay given
+        hw, store_hw, log_hw = fields[7], rows.get(key, 0), logged.get(key, 0)
+        # Offsets given out, by Redis, the store or the log, stay given.
+        restored = max(hw, store_hw, log_hw)
         out.append(Damaged(
-            key[0], key[1], count, last, held, start, hw, store_hw, restored,
+            key[0], key[1], count, last, held, start, hw, store_hw, log_hw, restored,
             # Records below an earlier loss's restored HW were reported gone then.
             max(0, restored - max(start, floors.get(key, 0))),
             max(0, start + count - restored)))

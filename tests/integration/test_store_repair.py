@@ -23,7 +23,7 @@ from tests.helpers import refused, register_spus, run
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
 
-def tick(now: int) -> None:
+def tick(now: int | None = None) -> None:
     queue = LocalQueue()
     replication_tick(now=now, dispatch=queue)
     queue.drain()
@@ -40,15 +40,16 @@ def worker_tick() -> None:
 
 
 @pytest.fixture
-def damaged(redis_url):
+def damaged(redis_url, settings):
     """orders/1's records key holds another server's ids: 3 committed records behind it."""
+    settings.HISTORY_HW_INTERVAL_S = 0  # every unit checkpoints its HWs in the log
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=2, replication=3)
-    tick(1_000)
+    tick()
     records_produce(topic="orders", partition=0, count=2)
     records_produce(topic="orders", partition=1, count=3)
-    tick(2_000)
-    tick(3_000)
+    tick()
+    tick()
     with hot_state.bound_to_store():
         hot_state.client().set(hot_state.records_key("orders", 1),
                                records_bytes([900_001, 900_002]))
@@ -94,6 +95,7 @@ def test_store_repair_lists_then_repairs_reporting_the_loss_once_and_ticks_commi
     [part] = out["partitions"]
     assert (part["topic"], part["partition"]) == ("orders", 1)
     assert part["lost_committed"] == 3 and part["restored_hw"] == 3
+    assert (part["hw"], part["store_hw"], part["log_hw"]) == (3, 3, 3)  # the log was read
     assert out["missing"] == 3
     [event] = Event.objects.filter(operation="hot-state-lost", object_name="orders")
     assert event.params["missing_records"] == 3
@@ -104,10 +106,10 @@ def test_store_repair_lists_then_repairs_reporting_the_loss_once_and_ticks_commi
     assert run("store", "repair").strip().startswith("nothing to repair")
     assert Event.objects.filter(operation="hot-state-lost").count() == 1  # reported once
 
-    tick(4_000)  # commits again: no refusal
+    tick()  # commits again: no refusal
     records_produce(topic="orders", partition=1, count=2)
-    tick(5_000)
-    tick(6_000)
+    tick()
+    tick()
     read = records_consume(topic="orders", partition=1, offset=0)
     assert [r["offset"] for r in read] == [3, 4]  # offsets go on from the restored HW
     assert [r["offset"] for r in records_consume(topic="orders", partition=0)] == [0, 1]
