@@ -93,6 +93,6 @@ class Command(SubcommandCommand):
                  f"{d.status_last_id}, records key {d.records_found}; HW {d.hw} (store "
                  f"{d.store_hw}): restore at {d.restored_hw}, lose {d.lost_committed} "
                  f"committed, {d.lost_uncommitted} uncommitted" for d in found.partitions]
-        self.emit(found.as_json(), json, "\n".join([*lines, found.message]))
+        self.emit(found.as_json(), json, "\n".join(lines) if lines else found.message)
         if found.partitions:  # a check a script can act on: something is refused until repaired
             raise CommandError(found.message, returncode=REFUSED)
