@@ -231,7 +231,10 @@ class RecordsMismatch(Unavailable, ValueError):
 
     def __init__(self, partitions: list[tuple[str, int, str]]):
         self.partitions = sorted(partitions)
-        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in self.partitions)
+        # The first few in words: the tick's error is one line (/readyz keeps 500 chars).
+        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in self.partitions[:5])
+        if len(self.partitions) > 5:
+            named += f" and {len(self.partitions) - 5} more"
         super().__init__(f"hot state refused: records and status disagree in "
                          f"{len(partitions)} partition(s): {named}; `manage.py store repair` "
                          f"lists them, `store repair --yes` rebuilds them from the store",

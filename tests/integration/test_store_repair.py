@@ -116,6 +116,20 @@ def test_store_repair_lists_then_repairs_reporting_the_loss_once_and_ticks_commi
     assert Partition.objects.get(topic__name="orders", index=1).hw == 5
 
 
+def test_a_store_hw_above_the_status_is_where_the_repair_restores(damaged):
+    """The status may be the older side (the other server's): offsets the store saw
+    given out stay given, and the records up to there count as lost."""
+    Partition.objects.filter(topic__name="orders", index=1).update(hw=5, leo=5)
+    out = json.loads(run("store", "repair", "--yes", "--json"))
+    [part] = out["partitions"]
+    assert (part["hw"], part["store_hw"], part["restored_hw"]) == (3, 5, 5)
+    assert part["lost_committed"] == 5
+    records_produce(topic="orders", partition=1, count=1)
+    tick()
+    tick()
+    assert [r["offset"] for r in records_consume(topic="orders", partition=1)] == [5]
+
+
 def test_store_repair_with_both_yes_and_dry_run_is_bad_usage(redis_url):
     error = refused("store", "repair", "--yes", "--dry-run", code=2)
     assert "--dry-run" in str(error)
