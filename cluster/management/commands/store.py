@@ -15,7 +15,6 @@ from django.core.management.base import CommandError
 from cluster.adapters.redis_keys import reachable
 from cluster.adapters.store_identity import identity_status
 from cluster.management.commands._cli import NO_REDIS, REFUSED, SubcommandCommand
-from cluster.services.repair import store_repair, store_repair_list
 from cluster.services.store import store_adopt_redis, store_recount, store_reidentify
 
 
@@ -84,6 +83,9 @@ class Command(SubcommandCommand):
                                 f"({counts['count_rows']:,} count rows)")
 
     def handle_repair(self, yes: bool, json: bool, **_: Any) -> None:
+        # Here, not at the top: it loads the engine, which `store status` never needs.
+        from cluster.services.repair import store_repair, store_repair_list
+
         if yes:
             done = store_repair()
             self.emit(done.as_json(), json, done.message)
