@@ -71,7 +71,9 @@ class Repair:
     def message(self) -> str:
         if not self.partitions:
             return NOTHING
-        parts = ", ".join(f"{d.topic}/{d.partition}" for d in self.partitions)
+        parts = ", ".join(f"{d.topic}/{d.partition}" for d in self.partitions[:10])
+        if len(self.partitions) > 10:  # every one is in the listing and --json
+            parts += f" and {len(self.partitions) - 10} more"
         uncommitted = sum(d.lost_uncommitted for d in self.partitions)
         if self.repaired:
             return (f"repaired {len(self.partitions)} partition(s) ({parts}) from the store: "
