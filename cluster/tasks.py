@@ -27,6 +27,7 @@ from cluster.adapters import hot_state, shard_owners, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
+from cluster.adapters.set_codec import RecordsMismatch
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting
 from cluster.services import replication, tick_health
 from cluster.services.leaders import leader_rebalance
@@ -61,7 +62,7 @@ def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | Non
     except LeaseLost:
         log.warning("replication tick refused: its lease expired while it worked (paused?)")
         return None
-    except HotStateMismatch as exc:
+    except (HotStateMismatch, RecordsMismatch) as exc:  # noted by _noted: /readyz names it
         log.error("replication tick refused: %s", exc.message)
         return None
     except TimeoutError:
@@ -178,7 +179,7 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
     except LeaseLost:
         log.warning("shard %s tick refused: its lease expired while it worked (paused?)", shard)
         return None
-    except HotStateMismatch as exc:
+    except (HotStateMismatch, RecordsMismatch) as exc:
         log.error("shard %s tick refused: %s", shard, exc.message)
         return None
     except TimeoutError:

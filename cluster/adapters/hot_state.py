@@ -54,10 +54,10 @@ from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Re
                                       cluster_from_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
-                                        LeaderLog, ReplicaStatus, Summary, decode_fields,
-                                        decode_move, decode_set, encode_move, encode_set,
-                                        encode_status, records_from, start_and_apart,
-                                        status_fields, summary)
+                                        LeaderLog, ReplicaStatus, Summary, checked_records,
+                                        decode_fields, decode_move, decode_set, encode_move,
+                                        encode_set, encode_status, records_from,
+                                        start_and_apart, status_fields, summary)
 from cluster.adapters import set_records
 from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
                                           sets_key, take_trusted)
@@ -114,8 +114,8 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     fields = status_fields(data)
     (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail, *_) = fields
     apart = start_and_apart(fields)[1]
-    if apart is not None:
-        tail = records_from(records)[:apart[0]]
+    if apart is not None:  # a run that disagrees with its status is refused here too
+        tail = checked_records(key[0], key[1], apart, records_from(records))
     return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
 
 

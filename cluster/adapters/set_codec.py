@@ -31,6 +31,7 @@ import msgpack
 from cluster.core.replication import (MovePhase, Reassignment, Replica, ReplicaSet,
                                       Resolution)
 from cluster.core.replication.compaction import reference_replica
+from cluster.errors import Unavailable
 
 _RESOLUTIONS = {r.value: r for r in Resolution}
 # The set encoding's version; a later one may add fields, an older one still decodes.
@@ -200,7 +201,7 @@ def decode_fields(fields: list[Any], records: list[int] | None
      tried, pending, start, tail, states, extras) = fields[:17]
     apart = _apart(extras)
     if apart is not None:
-        tail = _checked_records(topic, partition, apart, records)
+        tail = checked_records(topic, partition, apart, records)
     replica = {}
     for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
         r = replica[s] = _replica_in(s, log, start, tail)
@@ -212,14 +213,33 @@ def decode_fields(fields: list[Any], records: list[int] | None
                          if k in OPTIONAL_SET_FIELDS}), apart
 
 
-def _checked_records(topic: str, partition: int, recs: tuple[int, int | None],
+def checked_records(topic: str, partition: int, recs: tuple[int, int | None],
                      records: list[int] | None) -> list[int]:
     count, last = recs
     # Status and records land in one transaction: anything else is damage, not a race.
     if records is None or len(records) < count or (count and records[count - 1] != last):
-        raise ValueError(f"the records of {topic}/{partition} do not match its status "
-                         f"({count} ending {last}, found {len(records or [])})")
+        raise RecordsMismatch([(topic, partition,
+                                f"status: {count} ending id {last}, found {len(records or [])}")])
     return records[:count] if len(records) > count else records
+
+
+class RecordsMismatch(Unavailable, ValueError):
+    """Sets whose records key disagrees with their status (two Redis servers wrote one
+    append-only file, say): refused, never read as some other log. ``partitions``: (topic,
+    partition, what disagrees) of every such set one load met; ``store repair`` lists and
+    rebuilds them (cluster/services/repair.py)."""
+
+    def __init__(self, partitions: list[tuple[str, int, str]]):
+        self.partitions = sorted(partitions)
+        # The first few in words: the tick's error is one line (/readyz keeps 500 chars).
+        named = ", ".join(f"{t}/{p} ({why})" for t, p, why in self.partitions[:5])
+        if len(self.partitions) > 5:
+            named += f" and {len(self.partitions) - 5} more"
+        super().__init__(f"hot state refused: records and status disagree in "
+                         f"{len(partitions)} partition(s): {named}; `manage.py store repair` "
+                         f"lists them, `store repair --yes` rebuilds them from the store",
+                         details={"partitions": [f"{t}/{p}" for t, p, _ in self.partitions],
+                                  "repair": "manage.py store repair"})
 
 
 class LeaderLog(NamedTuple):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster.adapters import set_cache, set_records
 from cluster.adapters.redis_keys import client, key, store_namespace
-from cluster.adapters.set_codec import decode_fields, status_fields, summary
+from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
 from webapp.perf import gc_paused
 
@@ -80,9 +80,16 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool)
             else:
                 taken[set_key] = kept
         records = set_records.fetch(missed)
+        damaged: list[tuple[str, int, str]] = []
         for set_key, fields, _ in missed:
-            rs, apart = decode_fields(fields, records[set_key])
+            try:
+                rs, apart = decode_fields(fields, records[set_key])
+            except RecordsMismatch as exc:  # every damaged set named, not only the first
+                damaged += exc.partitions
+                continue
             taken[set_key] = rs, summary(rs), set_records.stored_of(rs, apart)
+        if damaged:
+            raise RecordsMismatch(damaged)
         for set_key, data in fetched:
             rs, before, on_disk = taken[set_key]
             state.replica_sets[set_key] = rs

@@ -15,7 +15,8 @@ from typing import Any
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.set_cache import Known
-from cluster.adapters.set_codec import records_bytes, records_from, start_and_apart
+from cluster.adapters.set_codec import (records_bytes, records_from, start_and_apart,
+                                        status_fields)
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
 
@@ -137,3 +138,32 @@ def _overlap(known: Known | None, start: int, count: int) -> int | None:
         return None
     last = known.start + len(known.records) - 1
     return last if start <= last < start + count else None
+
+
+# A set whose records key disagrees with its status: its key, its status unpacked, and
+# how many ids the key holds.
+Disagreeing = tuple[Key, list[Any], int]
+
+
+def disagreeing(statuses: list[tuple[Key, bytes]]) -> list[Disagreeing]:
+    """Of the stored ``statuses``, those a load would refuse (set_codec._checked_records's
+    rule): the key holds fewer ids than the status counts, or another id where it ends.
+    Two reads a set, never the whole run: a check of every set stays cheap."""
+    pipe = client().pipeline(transaction=False)
+    asked: list[tuple[Key, list[Any], int, int | None]] = []
+    for set_key, data in statuses:
+        fields = status_fields(data)
+        apart = start_and_apart(fields)[1]
+        if apart is None or not apart[0]:
+            continue  # records inside the status, or none: nothing apart to disagree
+        count, last = apart
+        pipe.strlen(records_key(*set_key))
+        pipe.getrange(records_key(*set_key), 8 * (count - 1), 8 * count - 1)
+        asked.append((set_key, fields, count, last))
+    found = pipe.execute() if asked else []
+    out = []
+    for n, (set_key, fields, count, last) in enumerate(asked):
+        held, at_end = found[2 * n] // 8, records_from(found[2 * n + 1])
+        if held < count or at_end != [last]:
+            out.append((set_key, fields, held))
+    return out

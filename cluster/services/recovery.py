@@ -49,7 +49,7 @@ def hot_state_check_against_store(hot: HotState) -> int:
 def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
     """Bring every set below its store HW up to it; note one entry for the loss."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
-    floors = _reported_floors(pks)
+    floors = reported_floors(pks)
     lost: dict[str, dict[str, int]] = {}
     restored: dict[str, dict[str, int]] = {}
     rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw")
@@ -79,7 +79,7 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
     return missing
 
 
-def _reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:
+def reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:
     """Per set, the HW an earlier loss restored it to: the records below were reported
     gone then (a topic deleted and made again under its name has another pk)."""
     floors: dict[tuple[str, int], int] = {}

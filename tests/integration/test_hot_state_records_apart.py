@@ -104,7 +104,8 @@ def test_a_status_whose_records_are_missing_is_refused_not_read_as_empty(orders)
     with hot_state.bound_to_store():
         hot_state.client().delete(hot_state.records_key(orders, 0))
     set_cache.clear()
-    with pytest.raises(ValueError, match="do not match its status"):
+    refused = r"records and status disagree in 1 partition\(s\): orders/0"
+    with pytest.raises(ValueError, match=refused):
         hot_state.load([(orders, 0)])
 
 

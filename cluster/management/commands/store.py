@@ -1,5 +1,6 @@
-"""``store status|adopt-redis|reidentify|recount``: which Redis holds this database's hot
-state; ``recount`` counts every partition row again for the pages' maintained counts.
+"""``store status|adopt-redis|reidentify|recount|repair``: which Redis holds this database's
+hot state; ``recount`` counts every partition row again for the pages' maintained counts;
+``repair`` lists (and with ``--yes`` rebuilds) sets whose records and status disagree.
 
 ``status`` prints both identities (the database's record of its Redis, and the
 Redis reached); ``adopt-redis`` makes the Redis reached this store's, logging
@@ -13,13 +14,13 @@ from django.core.management.base import CommandError
 
 from cluster.adapters.redis_keys import reachable
 from cluster.adapters.store_identity import identity_status
-from cluster.management.commands._cli import NO_REDIS, SubcommandCommand
+from cluster.management.commands._cli import NO_REDIS, REFUSED, SubcommandCommand
 from cluster.services.store import store_adopt_redis, store_recount, store_reidentify
 
 
 class Command(SubcommandCommand):
     help = "Show or settle which Redis holds this store's hot state."
-    redis_actions = frozenset({"adopt-redis", "reidentify"})
+    redis_actions = frozenset({"adopt-redis", "reidentify", "repair"})
     checks_identity = False  # these commands are how a refused identity is settled
 
     def add_actions(self, actions: Any) -> None:
@@ -40,6 +41,17 @@ class Command(SubcommandCommand):
         recount = actions.add_parser(
             "recount", help="count every partition row again (the counts pages read)")
         recount.add_argument("--json", action="store_true")
+        repair = actions.add_parser(
+            "repair", help="list the partitions whose records and status disagree (exit 1 if "
+                           "any); --yes rebuilds them from the store, reporting what is lost")
+        repair.add_argument("--dry-run", action="store_true",
+                            help="only list them and what a repair would lose (the default)")
+        repair.add_argument("--yes", action="store_true", help="repair them")
+        repair.add_argument("--json", action="store_true")
+
+    def check_input(self, **options: Any) -> None:
+        if options["action"] == "repair" and options["yes"] and options["dry_run"]:
+            self.fail("store repair: --yes repairs, --dry-run only lists: give one of them")
 
     def handle_status(self, json: bool, **_: Any) -> None:
         unreachable = reachable()
@@ -69,3 +81,20 @@ class Command(SubcommandCommand):
         counts = store_recount(by="cli")
         self.emit(counts, json, f"counted {counts['partitions']:,} partitions again "
                                 f"({counts['count_rows']:,} count rows)")
+
+    def handle_repair(self, yes: bool, json: bool, **_: Any) -> None:
+        # Here, not at the top: it loads the engine, which `store status` never needs.
+        from cluster.services.repair import store_repair, store_repair_list
+
+        if yes:
+            done = store_repair()
+            self.emit(done.as_json(), json, done.message)
+            return
+        found = store_repair_list()
+        lines = [f"{d.topic}/{d.partition}: status {d.status_records} ids ending "
+                 f"{d.status_last_id}, records key {d.records_found}; HW {d.hw} (store "
+                 f"{d.store_hw}): restore at {d.restored_hw}, lose {d.lost_committed} "
+                 f"committed, {d.lost_uncommitted} uncommitted" for d in found.partitions]
+        self.emit(found.as_json(), json, "\n".join(lines) if lines else found.message)
+        if found.partitions:  # a check a script can act on: something is refused until repaired
+            raise CommandError(found.message, returncode=REFUSED)
