@@ -98,6 +98,9 @@ class SlowLog:
         self.longest_command = ""
         self.longest_burst_us = 0
         self.tick_totals_us: list[int] = []
+        # Put back as they were once the ticks are measured.
+        self.saved = {name: self.redis.config_get(name)[name]
+                      for name in ("slowlog-max-len", "slowlog-log-slower-than")}
 
     def start(self) -> None:
         self.redis.config_set("slowlog-max-len", 1_000_000)
@@ -128,8 +131,8 @@ class SlowLog:
         self.tick_totals_us.append(total)
 
     def stop(self) -> None:
-        self.redis.config_set("slowlog-log-slower-than", 10_000)
-        self.redis.config_set("slowlog-max-len", 128)
+        for name, value in self.saved.items():
+            self.redis.config_set(name, value)
         self.redis.slowlog_reset()
 
 
