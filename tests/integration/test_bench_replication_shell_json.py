@@ -39,3 +39,10 @@ def test_busy_out_of_range_is_refused_with_exit_2():
     done = run_bench("--partitions", "10", "--busy", "11", "--steps", "1", "--json")
     assert done.returncode == 2
     assert "--busy" in done.stderr and done.stdout == ""
+
+
+def test_without_busy_every_partition_has_a_producer():
+    done = run_bench("--partitions", "20", "--steps", "1", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert (figures["partitions"], figures["busy"]) == (20, 20)
