@@ -5,15 +5,24 @@ private Redis of its own (never a Redis it did not start). Each tick is timed in
 time and in CPU time of this process (the figure a loaded machine disturbs least); the
 metadata-log lines say how many entries a tick appended, what they weigh, and what an
 hour of log costs at this size. ``--profile`` prints cProfile's top 25 functions (by
-cumulative and by own time) over the ticks with producers. Run:
+cumulative and by own time) over the ticks with producers. ``--busy M`` puts the
+producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
+producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on
+stdout (the figures below; the human-readable lines go to stderr, the failover is
+skipped): ``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms``
+(medians of the ticks with and without producers), ``first_tick_ms`` (wall time), and
+``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from
+the private Redis's slow log (every command logged around the ticks). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
-        [--steps 8] [--profile] [--warm RECORDS]
+        [--busy M] [--steps 8] [--profile] [--warm RECORDS] [--json]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
+import json
 import logging
 import os
 import pstats
@@ -69,9 +78,69 @@ def log_figures() -> tuple[int, int]:
         return metadata_log.head(), size
 
 
-def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0) -> None:
+IDLE_TOPIC = "bench-idle"
+
+
+class SlowLog:
+    """The private Redis's slow log around the ticks: every command is logged (threshold
+    0), and each tick's entries are read and dropped so the log never overflows.
+
+    EXEC is not logged; a transaction's commands are, one by one, back to back. So
+    besides the longest command, a *burst* is a run of one client's consecutive entries
+    (MULTI and WATCH left out): the longest burst bounds the longest transaction (or
+    pipeline) that held Redis from above."""
+
+    def __init__(self) -> None:
+        from cluster.adapters.redis_keys import client
+
+        self.redis = client()
+        self.longest_us = 0
+        self.longest_command = ""
+        self.longest_burst_us = 0
+        self.tick_totals_us: list[int] = []
+        # Put back as they were once the ticks are measured.
+        self.saved = {name: self.redis.config_get(name)[name]
+                      for name in ("slowlog-max-len", "slowlog-log-slower-than")}
+
+    def start(self) -> None:
+        self.redis.config_set("slowlog-max-len", 1_000_000)
+        self.redis.config_set("slowlog-log-slower-than", 0)
+        self.redis.slowlog_reset()
+
+    def collect(self) -> None:
+        """The entries since the last call (one tick's): its longest command and burst."""
+        entries = self.redis.slowlog_get(self.redis.slowlog_len())
+        self.redis.slowlog_reset()
+        total, burst, burst_client = 0, 0, None
+        for entry in sorted(entries, key=lambda e: e["id"]):
+            command = entry["command"]
+            if isinstance(command, bytes):
+                command = command.decode(errors="replace")
+            name = str(command).split(" ", 1)[0].upper()
+            if name in ("SLOWLOG", "CONFIG"):
+                continue
+            us, who = entry["duration"], entry.get("client_address")
+            total += us
+            if who != burst_client:
+                burst, burst_client = 0, who
+            if name not in ("MULTI", "WATCH"):
+                burst += us
+                self.longest_burst_us = max(self.longest_burst_us, burst)
+            if us > self.longest_us:
+                self.longest_us, self.longest_command = us, name
+        self.tick_totals_us.append(total)
+
+    def stop(self) -> None:
+        for name, value in self.saved.items():
+            self.redis.config_set(name, value)
+        self.redis.slowlog_reset()
+
+
+def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0,
+          idle: int = 0) -> None:
     """``spus`` online SPUs (over ``racks`` racks, round robin, if any) and topic "bench"
-    (replication 3, min LRS 2) with a simulated producer of ``rate`` records/s."""
+    (replication 3, min LRS 2) with a simulated producer of ``rate`` records/s; ``idle``
+    more partitions in topic "bench-idle", which never gets a producer."""
     from cluster.models import Spu, Topic
     from cluster.services import spu_connect, spu_register, topic_create
 
@@ -79,6 +148,8 @@ def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0) -> N
         spu_register(spu_id=i, rack=f"rack-{i % racks}" if racks else "")
         spu_connect(spu_id=i)
     topic_create(name="bench", partitions=partitions, replication=3, min_lrs=2)
+    if idle:
+        topic_create(name=IDLE_TOPIC, partitions=idle, replication=3, min_lrs=2)
     if rate:
         Topic.objects.filter(name="bench").update(producer_rate=rate)
     assert Spu.objects.count() == spus
@@ -120,25 +191,42 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
 
 
 def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = None,
-                warm: int = 0) -> int:
+                warm: int = 0, busy: int | None = None, slowlog: SlowLog | None = None,
+                result: dict[str, object] | None = None) -> int:
+    """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
+    their figures printed, and put in ``result`` when given."""
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
     from cluster.services.settle import LocalQueue
 
+    busy = partitions if busy is None else busy
+    result = {} if result is None else result
     now = int(time.time() * 1000)
     ms, _ = timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))
     print(f"first tick (topology sync, {partitions} replica sets created): {ms:.0f} ms")
-    idle = []
+    result["first_tick_ms"] = round(ms, 1)
+    if slowlog is not None:
+        slowlog.start()
+    idle, idle_cpu = [], []
     for _ in range(steps):
         now += 1000
-        idle.append(timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))[0])
+        wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
+        idle.append(wall)
+        idle_cpu.append(used)
+        if slowlog is not None:
+            slowlog.collect()
     figures("tick, idle cluster", idle)
+    figures("tick CPU, idle cluster", idle_cpu)
     if warm:
-        now = warm_logs(partitions, warm, now)
-    # One record per partition per second, acks=1, from the simulated producer.
-    Topic.objects.filter(name="bench").update(producer_rate=partitions)
+        if slowlog is not None:
+            slowlog.stop()
+        now = warm_logs(busy, warm, now)
+    # One record per busy partition per second, acks=1, from the simulated producer.
+    Topic.objects.filter(name="bench").update(producer_rate=busy)
     replication_tick(now=now, dispatch=LocalQueue())
-    busy, cpu = [], []
+    if slowlog is not None:
+        slowlog.start()
+    wall_times, cpu = [], []
     entries_before, bytes_before = log_figures()
     for _ in range(steps):
         now += 1000
@@ -147,16 +235,34 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
         wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
         if profile is not None:
             profile.disable()
-        busy.append(wall)
+        wall_times.append(wall)
         cpu.append(used)
-    figures(f"tick, {partitions} records/s produced", busy)
-    figures(f"tick CPU, {partitions} records/s produced", cpu)
+        if slowlog is not None:
+            slowlog.collect()
+    figures(f"tick, {busy} records/s produced", wall_times)
+    figures(f"tick CPU, {busy} records/s produced", cpu)
     entries, size = log_figures()
     per_tick = (entries - entries_before) / steps
     print(f"metadata log, steady ticks with producers: {per_tick:.1f} entries/tick, "
           f"{(size - bytes_before) / steps / 1024:.1f} KiB/tick "
           f"-> {per_tick * 3600:,.0f} entries/h, "
           f"{(size - bytes_before) / steps * 3600 / 2**20:.1f} MiB/h")
+    result.update(
+        busy_tick_cpu_ms=round(statistics.median(cpu), 1),
+        idle_tick_cpu_ms=round(statistics.median(idle_cpu), 1),
+        busy_tick_wall_ms=round(statistics.median(wall_times), 1),
+        idle_tick_wall_ms=round(statistics.median(idle), 1),
+        log_entries_per_busy_tick=per_tick)
+    if slowlog is not None:
+        slowlog.stop()
+        result.update(redis_max_command_ms=slowlog.longest_us / 1000,
+                      redis_max_command=slowlog.longest_command,
+                      redis_max_burst_ms=slowlog.longest_burst_us / 1000,
+                      redis_max_tick_commands_ms=max(slowlog.tick_totals_us, default=0) / 1000)
+        print(f"Redis (slow log, every command): longest {slowlog.longest_us / 1000:.1f} ms "
+              f"({slowlog.longest_command}); longest burst of one client "
+              f"{slowlog.longest_burst_us / 1000:.1f} ms; a tick's commands summed, at most "
+              f"{max(slowlog.tick_totals_us, default=0) / 1000:.1f} ms")
     return now
 
 
@@ -190,24 +296,47 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--partitions", type=int, default=10_000)
+    ap.add_argument("--busy", type=int, default=None, metavar="M",
+                    help="producers on M partitions only (default: all)")
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--warm", type=int, default=0, metavar="RECORDS",
                     help="fill every log with this many records before the busy ticks")
+    ap.add_argument("--json", action="store_true",
+                    help="one JSON object on stdout; the other lines on stderr")
     args = ap.parse_args(argv)
+    if args.busy is not None and not 0 <= args.busy <= args.partitions:
+        ap.error("--busy must be between 0 and --partitions")
+    if args.steps < 1:
+        ap.error("--steps must be at least 1")
+    busy = args.partitions if args.busy is None else args.busy
+    result: dict[str, object] = {"partitions": args.partitions, "busy": busy,
+                                 "spus": args.spus, "steps": args.steps}
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        run(args, busy, result)
+    if args.json:
+        print(json.dumps(result))
+
+
+def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
     workdir = setup_throwaway_django()
     from django.conf import settings
 
     settings.REPLICATION_SIMULATED_PRODUCERS = True
     proc = setup_redis(workdir)
     try:
-        ms, _ = timed(lambda: build(args.spus, args.partitions))
-        print(f"{args.spus} SPUs, {args.partitions} partitions, replication 3 "
-              f"(store built in {ms:.0f} ms)")
+        # The busy partitions are topic "bench", the others "bench-idle".
+        ms, _ = timed(lambda: build(args.spus, busy or args.partitions,
+                                    idle=args.partitions - busy if busy else 0))
+        print(f"{args.spus} SPUs, {args.partitions} partitions ({busy} with producers), "
+              f"replication 3 (store built in {ms:.0f} ms)")
         print(f"load average: {os.getloadavg()}")
         profile = cProfile.Profile() if args.profile else None
-        now = bench_ticks(args.partitions, args.steps, profile, args.warm)
-        bench_failover(now)
+        now = bench_ticks(args.partitions, args.steps, profile, args.warm, busy,
+                          SlowLog(), result)
+        result["load_average"] = os.getloadavg()[0]
+        if not args.json:
+            bench_failover(now)
         print(f"load average: {os.getloadavg()}")
         if profile is not None:
             print_profile(profile)

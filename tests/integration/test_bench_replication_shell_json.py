@@ -1,0 +1,48 @@
+"""The replication benchmark's JSON contract (issue 33): the keys a closing note and a
+comparison script read, with their types, at a size that runs in seconds."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "bench" / "bench_replication_shell.py"
+# The benchmark makes its own throwaway database and private Redis: none of the suite's.
+NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "VAR_DIR", "DJANGO_SETTINGS_MODULE")
+
+
+def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+    return subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_json_prints_one_object_with_the_named_figures():
+    done = run_bench("--partitions", "200", "--busy", "50", "--steps", "3", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)  # the whole of stdout: one object, nothing else
+    assert figures["partitions"] == 200 and figures["busy"] == 50
+    for name in ("busy_tick_cpu_ms", "idle_tick_cpu_ms", "first_tick_ms",
+                 "redis_max_command_ms"):
+        assert isinstance(figures[name], (int, float)) and not isinstance(figures[name], bool)
+        assert figures[name] >= 0, name
+    assert figures["first_tick_ms"] > 0 and figures["busy_tick_cpu_ms"] > 0
+    # Every command was logged around the ticks: a tick always sends some.
+    assert figures["redis_max_command_ms"] > 0
+    assert "tick CPU" in done.stderr  # the human-readable lines, kept apart
+
+
+def test_busy_out_of_range_is_refused_with_exit_2():
+    done = run_bench("--partitions", "10", "--busy", "11", "--steps", "1", "--json")
+    assert done.returncode == 2
+    assert "--busy" in done.stderr and done.stdout == ""
+
+
+def test_without_busy_every_partition_has_a_producer():
+    done = run_bench("--partitions", "20", "--steps", "1", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert (figures["partitions"], figures["busy"]) == (20, 20)
