@@ -64,13 +64,20 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     budget = len(offers) * len(work.kept) + 1 if thorough else limit
     open_offers = _OpenOffers(offers)
     known = cost.get
+    # The topic's operation budget (``_Work.allowance``): offers listed and scanned.
+    work.spent += len(offers)
     while level and budget > 0 and (best is None or best[0] > (max_cost or 0)):
         following = []
         for state in level[:budget]:
             budget -= 1
+            if work.spent > work.allowance:
+                work.stopped = True
+                return False
             pid = state[0]
             base, mine = (0 if state is first else cost[state]), original[pid]
-            for spu, other, fresh, target in open_offers.past(work.blocked(pid, leaving[state])):
+            open_ = open_offers.past(work.blocked(pid, leaving[state]))
+            work.spent += len(open_)
+            for spu, other, fresh, target in open_:
                 total = base + (spu not in mine) - fresh
                 if total >= known(target, unreached) or _on_path(came, state, other):
                     continue

@@ -183,7 +183,8 @@ def finish(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
     leaders = leaders_for(prep, quotas, placed)
     target = order_all(names, placed, leaders, current, prep.options.optimise_order)
     moves = moves_between(current, target, actual_leaders(prep.cluster))
-    metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep)),
+    stopped = sum(bool(getattr(placed[n], "stopped_early", False)) for n in names)
+    metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep), stopped),
                **layout_metrics(target, prep.effective.spus)}
     before = current_facts(prep.cluster).before
     return Plan(prep.scenario, prep.options, target, moves, metrics, dict(before))

@@ -19,6 +19,7 @@ from typing import Mapping
 
 from planner.core.chains import augment
 from planner.core.model import ReplicaMap, Replicas
+from planner.core.placement_flow import affordable, copies, count_bound, exact_placement
 from planner.core.spread import SpreadRule, full_groups, misplaced
 
 
@@ -38,6 +39,28 @@ class TopicTask:
     # are (0: count them from ``group_of``); see ``spread``.
     group_cap: int = 1
     group_count: int = 0
+    # Operation budget of the hand-over search (offers listed and scanned), None for
+    # ``search_allowance``: past it the refill stops searching (see ``_closer``).
+    search_budget: int | None = None
+
+
+# The default search budget: per replica of the topic, plus a floor. About 0.4 us an
+# operation here, so a 10,000-partition plan of RF 5 spends at most a few seconds.
+OPERATIONS_PER_REPLICA = 60
+OPERATIONS_FLOOR = 50_000
+
+
+def search_allowance(task: TopicTask) -> int:
+    if task.search_budget is not None:
+        return task.search_budget
+    return OPERATIONS_FLOOR + OPERATIONS_PER_REPLICA * task.replication * len(task.current)
+
+
+class Placement(tuple):
+    """A topic's replica sets, saying whether its search stopped at the budget with
+    a placement no better than greedy (``stopped_early``): the plan reports it."""
+
+    stopped_early = False
 
 
 def task_rule(task: TopicTask) -> SpreadRule:
@@ -73,6 +96,8 @@ class _Work:
             else {s: s for s in quota}
         self.cap = task.group_cap
         self.rule = task_rule(task)
+        self.allowance, self.spent, self.stopped = search_allowance(task), 0, False
+        self.over_quota = False  # a fallback placed a replica above an SPU's quota
 
     def blocked(self, pid: int, leaving: int | None) -> set:
         """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
@@ -109,7 +134,7 @@ class _Work:
         self.have[spu] += 1
 
 
-def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
+def assign_topic(task: TopicTask) -> Placement:
     """Replica sets per partition: survivors in their old order, newcomers after."""
     work = _Work(task)
     _release_over_replicated(work)
@@ -117,7 +142,25 @@ def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
         _drop_rack_duplicates(work)
     _drop_surplus(work)
     _refill(work)
-    return tuple(map(tuple, work.kept))
+    return _closer(task, work)
+
+
+def _closer(task: TopicTask, work: _Work) -> Placement:
+    """The exact placement (``placement_flow``) where the greedy one copies more than
+    the count-level bound, missed a quota or stopped at its budget, and the flow is
+    affordable; otherwise the greedy one, marked when its search stopped early."""
+    placed = Placement(map(tuple, work.kept))
+    made = copies(task.current, placed)
+    short = work.stopped or work.over_quota
+    if not short and made <= count_bound(task.current, task.quota):
+        return placed
+    if affordable(len(task.current), task.quota):
+        exact = exact_placement(task.current, task.replication, task.quota, task.group_of,
+                                task_rule(task))
+        if exact is not None and (short or copies(task.current, exact) < made):
+            return Placement(exact)
+    placed.stopped_early = work.stopped
+    return placed
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
@@ -243,13 +286,16 @@ def _refill(work: _Work) -> None:
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
             if spu is not None and spu not in work.original[pid] and pid in work.released \
-                    and augment(work, pid, deficit, max_cost=0):
+                    and not work.stopped and augment(work, pid, deficit, max_cost=0):
                 continue
             if spu is not None:
                 deficit.charge(spu)
                 work.add(pid, spu)
-            elif not augment(work, pid, deficit) and not augment(work, pid, deficit, limit=None):
-                # The short search first: the exhaustive one is rarely needed.
+            elif work.stopped or (not augment(work, pid, deficit)
+                                  and not augment(work, pid, deficit, limit=None)):
+                # The short search first: the exhaustive one is rarely needed. Past the
+                # budget, or with no chain, an SPU takes a replica above its quota.
+                work.over_quota = True
                 work.add(pid, _fallback(work, pid))
 
 
