@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 State = tuple[int, Hashable]
 # State -> (the state it handed its replica to, that replica's SPU).
 Came = Mapping[State, tuple[State, int]]
+STATE_OPERATIONS = 40
 
 
 def augment(work: _Work, start: int, deficit: _Deficits,
@@ -76,7 +77,9 @@ def augment(work: _Work, start: int, deficit: _Deficits,
             pid = state[0]
             base, mine = (0 if state is first else cost[state]), original[pid]
             open_ = open_offers.past(work.blocked(pid, leaving[state]))
-            work.spent += len(open_)
+            # A state's own checks (its rack blocks, the chain's end) weigh as much
+            # as some dozens of offers scanned.
+            work.spent += len(open_) + STATE_OPERATIONS
             for spu, other, fresh, target in open_:
                 total = base + (spu not in mine) - fresh
                 if total >= known(target, unreached) or _on_path(came, state, other):
