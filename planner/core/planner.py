@@ -159,7 +159,8 @@ def topic_tasks(prep: Prepared, quotas: Mapping[str, Mapping[int, int]]) -> list
     groups = len({group_key(s) for s in prep.effective.spus})
     return [TopicTask(s.topic, topics[s.topic].replicas, prep.effective.replication[s.topic],
                       quotas[s.topic], s.group_of, topics[s.topic].sizes,
-                      group_cap=s.group_cap, group_count=groups) for s in prep.shares]
+                      group_cap=s.group_cap, group_count=groups,
+                      search_budget=prep.options.search_budget) for s in prep.shares]
 
 
 def leaders_for(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import replace
 
 from planner import core
-from planner.core import placement_flow, rebalance
+from planner.core import placement_flow
 from planner.core.placement_flow import copies, exact_placement
 from planner.core.planner import current_facts, replica_quotas, topic_tasks
 from planner.core.rebalance import TopicTask, assign_topic, task_rule
@@ -83,10 +83,8 @@ def test_a_search_past_its_budget_hands_over_to_the_exact_flow():
 
 def test_a_search_past_its_budget_with_no_affordable_flow_says_it_stopped(monkeypatch):
     monkeypatch.setattr(placement_flow, "MAX_EDGES", 0)
-    monkeypatch.setattr(rebalance, "OPERATIONS_FLOOR", 0)
-    monkeypatch.setattr(rebalance, "OPERATIONS_PER_REPLICA", 0)
     cluster, scenario = worst_case()
-    result = core.plan(cluster, scenario)
+    result = core.plan(cluster, scenario, core.Options(search_budget=0))
     assert result.metrics["search_stopped_early"] == 1
     assert core.plan_to_dict(result)["metrics"]["search_stopped_early"] == 1
     assert result.metrics["rack_violations"] == 0
