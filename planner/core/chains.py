@@ -15,6 +15,11 @@ rack-a SPU below quota that handing on a rack-a replica would let in). When
 the quick search finds nothing, the thorough one labels (partition, rack
 given up) pairs with no limit, so it finds a chain whenever one exists that
 passes each partition once; only then does the refill give up on the quota.
+
+Every search charges the topic's operation budget (``_Work.allowance``): the
+offers it lists and scans, and a fixed weight per partition it labels. Past the
+budget it stops and the refill searches no more (small topics with very unequal
+racks and more replicas than racks once spent tens of seconds here).
 """
 from __future__ import annotations
 

@@ -7,6 +7,12 @@ has more replicas than its new replication factor, or their SPU holds more
 than its quota. Freed slots are then filled from the SPUs below quota. With
 quotas that sum to the topic's replicas this moves exactly the count-level
 minimum, except where a placement conflict forces a detour.
+
+The hand-over search (``chains``) spends at most an operation budget per topic
+(``search_allowance``; a count, so a plan repeats exactly). Where the greedy
+placement copies more than the count-level bound, misses a quota or stopped at
+the budget, the exact flow of ``placement_flow`` places the topic when it is
+affordable; otherwise the placement says it stopped early (``Placement``).
 """
 from __future__ import annotations
 
