@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from planner.core.chains import augment
-from planner.core.model import ReplicaMap, Replicas
+from planner.core.model import ReplicaMap
 from planner.core.placement_flow import affordable, copies, count_bound, exact_placement
 from planner.core.spread import SpreadRule, full_groups, misplaced
 

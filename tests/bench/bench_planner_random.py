@@ -29,7 +29,7 @@ def main() -> None:
     for seed in range(first, first + cases):
         case = random_whatif(seed)
         started = time.process_time()
-        result, document, took = run_case(case)
+        _, document, took = run_case(case)
         cpu.append(time.process_time() - started)
         m = document["metrics"]
         times.append(took)

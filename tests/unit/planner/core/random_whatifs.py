@@ -12,6 +12,7 @@ import json
 import random
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from planner import core
@@ -33,7 +34,7 @@ def rack_sizes(rng: random.Random, spus: int, racks: int) -> list[int]:
     """``spus`` split into ``racks`` unequal racks (each at least one SPU)."""
     cuts = sorted(rng.sample(range(1, spus), racks - 1)) if racks > 1 else []
     edges = [0, *cuts, spus]
-    return [b - a for a, b in zip(edges, edges[1:])]
+    return [b - a for a, b in pairwise(edges)]
 
 
 def random_whatif(seed: int, max_partitions: int = 500, max_topics: int = 20,
