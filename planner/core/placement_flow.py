@@ -11,7 +11,8 @@ where an SPU edge costs 1 unless the partition held that SPU before (a copy), ``
 is the rule's most replicas of a partition in one rack and ``low`` is 1 when the
 partition must span every rack (more replicas than racks; see ``spread``). Flows are
 integral, so the optimum is a placement. The network grows with partitions x SPUs,
-so the caller runs it only below ``MAX_EDGES``.
+so the caller runs it only below ``MAX_EDGES`` (``MAX_EDGES_OFF_QUOTA`` to repair a
+placement that missed a quota).
 """
 from __future__ import annotations
 
@@ -20,8 +21,12 @@ from collections.abc import Mapping, Sequence
 from planner.core.mincost import MinCostFlow
 from planner.core.spread import SpreadRule, misplaced
 
-# Partition -> SPU edges the flow may build (about a second of pure Python at the top).
+# Partition -> SPU edges the flow may build: to save copies where the greedy placement
+# met every quota (a quarter of a second at the top), and where it could not (its search
+# stopped at the budget or found no chain: the flow puts the topic back on its quotas;
+# some seconds at the top, against minutes for a search without a budget).
 MAX_EDGES = 60_000
+MAX_EDGES_OFF_QUOTA = 1_000_000
 
 
 def copies(current: Sequence[Sequence[int]], placed: Sequence[Sequence[int]]) -> int:
@@ -39,8 +44,9 @@ def count_bound(current: Sequence[Sequence[int]], quota: Mapping[int, int]) -> i
     return sum(max(0, q - held.get(spu, 0)) for spu, q in quota.items())
 
 
-def affordable(partitions: int, quota: Mapping[int, int]) -> bool:
-    return partitions * sum(1 for q in quota.values() if q > 0) <= MAX_EDGES
+def affordable(partitions: int, quota: Mapping[int, int], off_quota: bool = False) -> bool:
+    edges = partitions * sum(1 for q in quota.values() if q > 0)
+    return edges <= (MAX_EDGES_OFF_QUOTA if off_quota else MAX_EDGES)
 
 
 def exact_placement(current: Sequence[Sequence[int]], replication: int,

@@ -25,6 +25,7 @@ from typing import Mapping
 
 from planner.core.chains import augment
 from planner.core.model import ReplicaMap
+from planner.core import placement_flow
 from planner.core.placement_flow import affordable, copies, count_bound, exact_placement
 from planner.core.spread import SpreadRule, full_groups, misplaced
 
@@ -63,7 +64,8 @@ def search_allowance(task: TopicTask) -> int:
     if task.search_budget is not None:
         return task.search_budget
     allowance = OPERATIONS_FLOOR + OPERATIONS_PER_REPLICA * task.replication * len(task.current)
-    return allowance // FLOW_SHARE if affordable(len(task.current), task.quota) else allowance
+    cheap = affordable(len(task.current), task.quota, off_quota=True)
+    return allowance // FLOW_SHARE if cheap else allowance
 
 
 class Placement(tuple):
@@ -108,6 +110,7 @@ class _Work:
         self.rule = task_rule(task)
         self.allowance, self.spent, self.stopped = search_allowance(task), 0, False
         self.over_quota = False  # a fallback placed a replica above an SPU's quota
+        self.fallen: set[int] = set()  # the partitions it placed them in
 
     def blocked(self, pid: int, leaving: int | None) -> set:
         """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
@@ -164,13 +167,42 @@ def _closer(task: TopicTask, work: _Work) -> Placement:
     short = work.stopped or work.over_quota
     if not short and made <= count_bound(task.current, task.quota):
         return placed
-    if affordable(len(task.current), task.quota):
+    if affordable(len(task.current), task.quota, off_quota=short):
         exact = exact_placement(task.current, task.replication, task.quota, task.group_of,
                                 task_rule(task))
         if exact is not None and (short or copies(task.current, exact) < made):
             return Placement(exact)
+    elif work.over_quota:
+        placed = _requota(task, work, placed)
     placed.stopped_early = work.stopped
     return placed
+
+
+def _requota(task: TopicTask, work: _Work, placed: Placement) -> Placement:
+    """A topic too large for the whole flow whose greedy placement missed a quota: the
+    flow re-places the partitions that took a replica above quota, then those the greedy
+    changed, then the others in order, as many as it affords; the rest stay put. Back on
+    every quota, though not with the topic's fewest copies."""
+    takers = sum(1 for q in task.quota.values() if q > 0)
+    room = max(1, placement_flow.MAX_EDGES // max(1, takers))
+    changed = (p for p, reps in enumerate(placed) if set(reps) != set(task.current[p]))
+    chosen = list(dict.fromkeys(chain(sorted(work.fallen), changed, range(len(placed)))))[:room]
+    picked = set(chosen)
+    quota = dict(task.quota)
+    for pid, reps in enumerate(placed):
+        if pid not in picked:
+            for spu in reps:
+                quota[spu] = quota.get(spu, 0) - 1
+    if min(quota.values(), default=0) < 0:
+        return placed
+    part = exact_placement([task.current[p] for p in chosen], task.replication, quota,
+                           task.group_of, task_rule(task))
+    if part is None:
+        return placed
+    rows = list(placed)
+    for pid, reps in zip(chosen, part):
+        rows[pid] = reps
+    return Placement(rows)
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
@@ -306,6 +338,7 @@ def _refill(work: _Work) -> None:
                 # The short search first: the exhaustive one is rarely needed. Past the
                 # budget, or with no chain, an SPU takes a replica above its quota.
                 work.over_quota = True
+                work.fallen.add(pid)
                 work.add(pid, _fallback(work, pid))
 
 

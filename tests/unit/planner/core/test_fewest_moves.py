@@ -83,8 +83,23 @@ def test_a_search_past_its_budget_hands_over_to_the_exact_flow():
 
 def test_a_search_past_its_budget_with_no_affordable_flow_says_it_stopped(monkeypatch):
     monkeypatch.setattr(placement_flow, "MAX_EDGES", 0)
+    monkeypatch.setattr(placement_flow, "MAX_EDGES_OFF_QUOTA", 0)
     cluster, scenario = worst_case()
     result = core.plan(cluster, scenario, core.Options(search_budget=0))
     assert result.metrics["search_stopped_early"] == 1
     assert core.plan_to_dict(result)["metrics"]["search_stopped_early"] == 1
     assert result.metrics["rack_violations"] == 0
+
+
+def test_a_topic_too_large_for_the_whole_flow_is_put_back_on_its_quotas(monkeypatch):
+    # The whole flow refused (as for a topic of millions of pairs): the partitions that
+    # went above quota, then those the greedy changed, are re-placed by a smaller flow.
+    monkeypatch.setattr(placement_flow, "MAX_EDGES_OFF_QUOTA", 0)
+    task = replace(worst_task(), search_budget=0)
+    placed = assign_topic(task)
+    assert placed.stopped_early
+    assert Counter(s for reps in placed for s in reps) == {s: q for s, q in task.quota.items()
+                                                           if q}
+    monkeypatch.setattr(placement_flow, "MAX_EDGES", 0)
+    assert Counter(s for reps in assign_topic(task) for s in reps) != \
+        {s: q for s, q in task.quota.items() if q}
