@@ -64,7 +64,7 @@ def search_allowance(task: TopicTask) -> int:
     if task.search_budget is not None:
         return task.search_budget
     allowance = OPERATIONS_FLOOR + OPERATIONS_PER_REPLICA * task.replication * len(task.current)
-    cheap = affordable(len(task.current), task.quota, off_quota=True)
+    cheap = affordable(len(task.current), task.quota)
     return allowance // FLOW_SHARE if cheap else allowance
 
 
