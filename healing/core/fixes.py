@@ -127,12 +127,13 @@ def _survivors_lead(moves: list[Move], down: Collection[int], snapshot: Snapshot
     fixed = []
     for m in moves:
         survivors = [s for s in m.before if s not in down and s in m.after]
-        if not survivors or m.after[0] in survivors and (m.before[0] not in survivors
-                                                         or m.after[0] == m.before[0]):
+        leader_stays = m.before[0] in survivors
+        right = m.after[0] == m.before[0] if leader_stays else m.after[0] in survivors
+        if not survivors or right:
             fixed.append(m)
             continue
         leading[m.after[0]] -= 1
-        first = m.before[0] if m.before[0] in survivors else \
+        first = m.before[0] if leader_stays else \
             min(survivors, key=lambda s: (leading[s], m.before.index(s)))
         leading[first] += 1
         fixed.append(_move(m.topic, m.partition, m.before,
