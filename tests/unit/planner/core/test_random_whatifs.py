@@ -30,6 +30,7 @@ def on_quotas(case, result: core.Plan) -> None:
         assert held == {s: q for s, q in quotas[name].items() if q}, name
 
 
+@pytest.mark.slow  # 10-20 s: in make test, not in the fast loop (make unit)
 def test_random_whatifs_keep_racks_apart_and_stay_near_the_bound():
     moved = bound = 0
     for seed in SET:
