@@ -112,7 +112,33 @@ def drain_many(snapshot: Snapshot, spu_ids: Iterable[int]) -> list[Move]:
                                                    first.before if first else m.before, m.after)
         cluster = planner.Cluster(cluster.spus, tuple(
             planner.Topic(t.name, plan.target[t.name]) for t in cluster.topics))
-    return [merged[k] for k in sorted(merged)]
+    return _survivors_lead([merged[k] for k in sorted(merged)], unavailable, snapshot)
+
+
+def _survivors_lead(moves: list[Move], down: Collection[int], snapshot: Snapshot) -> list[Move]:
+    """Each drain after the first plans around the previous one's layout, so it may have
+    put first a dead SPU still to be drained, or the copy an earlier drain just made; the
+    executor would then elect that copy once it caught up (an extra election). The leader
+    stays where it is up; else the surviving original replica leading fewest goes first."""
+    leading = Counter(p.replicas[0] for p in snapshot.partitions if p.replicas)
+    for m in moves:
+        leading[m.after[0]] += 1
+        leading[m.before[0]] -= 1
+    fixed = []
+    for m in moves:
+        survivors = [s for s in m.before if s not in down and s in m.after]
+        leader_stays = m.before[0] in survivors
+        right = m.after[0] == m.before[0] if leader_stays else m.after[0] in survivors
+        if not survivors or right:
+            fixed.append(m)
+            continue
+        leading[m.after[0]] -= 1
+        first = m.before[0] if leader_stays else \
+            min(survivors, key=lambda s: (leading[s], m.before.index(s)))
+        leading[first] += 1
+        fixed.append(_move(m.topic, m.partition, m.before,
+                           (first, *(s for s in m.after if s != first))))
+    return fixed
 
 
 def _move(topic: str, pid: int, before: tuple[int, ...], after: tuple[int, ...]) -> Move:

@@ -15,6 +15,11 @@ rack-a SPU below quota that handing on a rack-a replica would let in). When
 the quick search finds nothing, the thorough one labels (partition, rack
 given up) pairs with no limit, so it finds a chain whenever one exists that
 passes each partition once; only then does the refill give up on the quota.
+
+Every search charges the topic's operation budget (``_Work.allowance``): the
+offers it lists and scans, and a fixed weight per partition it labels. Past the
+budget it stops and the refill searches no more (small topics with very unequal
+racks and more replicas than racks once spent tens of seconds here).
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 State = tuple[int, Hashable]
 # State -> (the state it handed its replica to, that replica's SPU).
 Came = Mapping[State, tuple[State, int]]
+STATE_OPERATIONS = 40
 
 
 def augment(work: _Work, start: int, deficit: _Deficits,
@@ -64,13 +70,22 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     budget = len(offers) * len(work.kept) + 1 if thorough else limit
     open_offers = _OpenOffers(offers)
     known = cost.get
+    # The topic's operation budget (``_Work.allowance``): offers listed and scanned.
+    work.spent += len(offers)
     while level and budget > 0 and (best is None or best[0] > (max_cost or 0)):
         following = []
         for state in level[:budget]:
             budget -= 1
+            if work.spent > work.allowance:
+                work.stopped = True
+                return False
             pid = state[0]
             base, mine = (0 if state is first else cost[state]), original[pid]
-            for spu, other, fresh, target in open_offers.past(work.blocked(pid, leaving[state])):
+            open_ = open_offers.past(work.blocked(pid, leaving[state]))
+            # A state's own checks (its rack blocks, the chain's end) weigh as much
+            # as some dozens of offers scanned.
+            work.spent += len(open_) + STATE_OPERATIONS
+            for spu, other, fresh, target in open_:
                 total = base + (spu not in mine) - fresh
                 if total >= known(target, unreached) or _on_path(came, state, other):
                     continue

@@ -20,6 +20,10 @@ Movement (the plan against the current layout):
   these two counts.
 * ``moved_to_lower_bound``: replicas_moved / lower_bound (1.0 when both are
   0, None when only the bound is 0).
+* ``search_stopped_early``: topics whose placement search stopped at its
+  operation budget and whose placement the exact flow could not replace (too
+  large to afford): their plan may copy more than needed, or leave an SPU off
+  its target; 0 when every topic's search ran to its end.
 
 Layout (the plan's result, and ``before`` for the current layout), over the
 SPUs that may hold replicas:
@@ -49,7 +53,7 @@ from planner.core.targets import TopicShares, ceil_share, floor_share
 LAYOUT_KEYS = ("replica_spread", "leader_spread", "topic_replica_spread",
                "topic_leader_spread", "rack_violations", "failover_concentration")
 MOVEMENT_KEYS = ("replicas_moved", "partitions_changed", "bytes_moved", "leader_changes",
-                 "lower_bound", "moved_to_lower_bound")
+                 "lower_bound", "moved_to_lower_bound", "search_stopped_early")
 
 
 def layout_metrics(layout: Mapping[str, ReplicaMap], spus: Sequence[Spu],
@@ -164,13 +168,14 @@ def moves_between(before: Mapping[str, ReplicaMap], after: Mapping[str, ReplicaM
 
 
 def movement_metrics(moves: Sequence[Move], topics: Sequence[Topic],
-                     lower_bound: int) -> dict[str, object]:
+                     lower_bound: int, stopped_early: int = 0) -> dict[str, object]:
     moved = sum(len(m.added) for m in moves)
     return {"replicas_moved": moved, "partitions_changed": len(moves),
             "bytes_moved": bytes_moved(moves, topics),
             "leader_changes": sum(m.leader_change for m in moves),
             "lower_bound": lower_bound,
-            "moved_to_lower_bound": ratio(moved, lower_bound)}
+            "moved_to_lower_bound": ratio(moved, lower_bound),
+            "search_stopped_early": stopped_early}
 
 
 def ratio(moved: int, bound: int) -> float | None:

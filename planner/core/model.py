@@ -115,6 +115,9 @@ class Options:
     anti_affinity: bool = True
     balance_leaders: bool = True
     optimise_order: bool = True
+    # Operations each topic's placement search may spend (None: in proportion to the
+    # topic, ``rebalance.search_allowance``); a count, not a clock, so plans repeat.
+    search_budget: int | None = None
 
 
 class Move(NamedTuple):

@@ -159,7 +159,8 @@ def topic_tasks(prep: Prepared, quotas: Mapping[str, Mapping[int, int]]) -> list
     groups = len({group_key(s) for s in prep.effective.spus})
     return [TopicTask(s.topic, topics[s.topic].replicas, prep.effective.replication[s.topic],
                       quotas[s.topic], s.group_of, topics[s.topic].sizes,
-                      group_cap=s.group_cap, group_count=groups) for s in prep.shares]
+                      group_cap=s.group_cap, group_count=groups,
+                      search_budget=prep.options.search_budget) for s in prep.shares]
 
 
 def leaders_for(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
@@ -183,7 +184,8 @@ def finish(prep: Prepared, quotas: Mapping[str, Mapping[int, int]],
     leaders = leaders_for(prep, quotas, placed)
     target = order_all(names, placed, leaders, current, prep.options.optimise_order)
     moves = moves_between(current, target, actual_leaders(prep.cluster))
-    metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep)),
+    stopped = sum(bool(getattr(placed[n], "stopped_early", False)) for n in names)
+    metrics = {**movement_metrics(moves, prep.cluster.topics, lower_bound(prep), stopped),
                **layout_metrics(target, prep.effective.spus)}
     before = current_facts(prep.cluster).before
     return Plan(prep.scenario, prep.options, target, moves, metrics, dict(before))

@@ -7,6 +7,12 @@ has more replicas than its new replication factor, or their SPU holds more
 than its quota. Freed slots are then filled from the SPUs below quota. With
 quotas that sum to the topic's replicas this moves exactly the count-level
 minimum, except where a placement conflict forces a detour.
+
+The hand-over search (``chains``) spends at most an operation budget per topic
+(``search_allowance``; a count, so a plan repeats exactly). Where the greedy
+placement copies more than the count-level bound, misses a quota or stopped at
+the budget, the exact flow of ``placement_flow`` places the topic when it is
+affordable; otherwise the placement says it stopped early (``Placement``).
 """
 from __future__ import annotations
 
@@ -18,7 +24,9 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from planner.core.chains import augment
-from planner.core.model import ReplicaMap, Replicas
+from planner.core.model import ReplicaMap
+from planner.core import placement_flow
+from planner.core.placement_flow import affordable, copies, count_bound, exact_placement
 from planner.core.spread import SpreadRule, full_groups, misplaced
 
 
@@ -38,6 +46,33 @@ class TopicTask:
     # are (0: count them from ``group_of``); see ``spread``.
     group_cap: int = 1
     group_count: int = 0
+    # Operation budget of the hand-over search (offers listed and scanned), None for
+    # ``search_allowance``: past it the refill stops searching (see ``_closer``).
+    search_budget: int | None = None
+
+
+# The default search budget: per replica of the topic, plus a floor; an operation is
+# about half a microsecond here, so a 10,000-partition plan of RF 5 spends at most a
+# few seconds. Where the exact flow is affordable it takes over from a stopped search
+# (a tenth of a second for a few hundred partitions), so the search gets a tenth.
+OPERATIONS_PER_REPLICA = 60
+OPERATIONS_FLOOR = 50_000
+FLOW_SHARE = 10
+
+
+def search_allowance(task: TopicTask) -> int:
+    if task.search_budget is not None:
+        return task.search_budget
+    allowance = OPERATIONS_FLOOR + OPERATIONS_PER_REPLICA * task.replication * len(task.current)
+    cheap = affordable(len(task.current), task.quota)
+    return allowance // FLOW_SHARE if cheap else allowance
+
+
+class Placement(tuple):
+    """A topic's replica sets, saying whether its search stopped at the budget with
+    a placement no better than greedy (``stopped_early``): the plan reports it."""
+
+    stopped_early = False
 
 
 def task_rule(task: TopicTask) -> SpreadRule:
@@ -73,6 +108,9 @@ class _Work:
             else {s: s for s in quota}
         self.cap = task.group_cap
         self.rule = task_rule(task)
+        self.allowance, self.spent, self.stopped = search_allowance(task), 0, False
+        self.over_quota = False  # a fallback placed a replica above an SPU's quota
+        self.fallen: set[int] = set()  # the partitions it placed them in
 
     def blocked(self, pid: int, leaving: int | None) -> set:
         """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
@@ -109,7 +147,7 @@ class _Work:
         self.have[spu] += 1
 
 
-def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
+def assign_topic(task: TopicTask) -> Placement:
     """Replica sets per partition: survivors in their old order, newcomers after."""
     work = _Work(task)
     _release_over_replicated(work)
@@ -117,7 +155,54 @@ def assign_topic(task: TopicTask) -> tuple[Replicas, ...]:
         _drop_rack_duplicates(work)
     _drop_surplus(work)
     _refill(work)
-    return tuple(map(tuple, work.kept))
+    return _closer(task, work)
+
+
+def _closer(task: TopicTask, work: _Work) -> Placement:
+    """The exact placement (``placement_flow``) where the greedy one copies more than
+    the count-level bound, missed a quota or stopped at its budget, and the flow is
+    affordable; otherwise the greedy one, marked when its search stopped early."""
+    placed = Placement(map(tuple, work.kept))
+    made = copies(task.current, placed)
+    short = work.stopped or work.over_quota
+    if not short and made <= count_bound(task.current, task.quota):
+        return placed
+    if affordable(len(task.current), task.quota, off_quota=short):
+        exact = exact_placement(task.current, task.replication, task.quota, task.group_of,
+                                task_rule(task))
+        if exact is not None and (short or copies(task.current, exact) < made):
+            return Placement(exact)
+    elif work.over_quota:
+        placed = _requota(task, work, placed)
+    placed.stopped_early = work.stopped
+    return placed
+
+
+def _requota(task: TopicTask, work: _Work, placed: Placement) -> Placement:
+    """A topic too large for the whole flow whose greedy placement missed a quota: the
+    flow re-places the partitions that took a replica above quota, then those the greedy
+    changed, then the others in order, as many as it affords; the rest stay put. Back on
+    every quota, though not with the topic's fewest copies."""
+    takers = sum(1 for q in task.quota.values() if q > 0)
+    room = max(1, placement_flow.MAX_EDGES // max(1, takers))
+    changed = (p for p, reps in enumerate(placed) if set(reps) != set(task.current[p]))
+    chosen = list(dict.fromkeys(chain(sorted(work.fallen), changed, range(len(placed)))))[:room]
+    picked = set(chosen)
+    quota = dict(task.quota)
+    for pid, reps in enumerate(placed):
+        if pid not in picked:
+            for spu in reps:
+                quota[spu] = quota.get(spu, 0) - 1
+    if min(quota.values(), default=0) < 0:
+        return placed
+    part = exact_placement([task.current[p] for p in chosen], task.replication, quota,
+                           task.group_of, task_rule(task))
+    if part is None:
+        return placed
+    rows = list(placed)
+    for pid, reps in zip(chosen, part):
+        rows[pid] = reps
+    return Placement(rows)
 
 
 def _drop_rack_duplicates(work: _Work) -> None:
@@ -243,13 +328,17 @@ def _refill(work: _Work) -> None:
         while len(reps) < target:
             spu = _best_candidate(work, pid, deficit)
             if spu is not None and spu not in work.original[pid] and pid in work.released \
-                    and augment(work, pid, deficit, max_cost=0):
+                    and not work.stopped and augment(work, pid, deficit, max_cost=0):
                 continue
             if spu is not None:
                 deficit.charge(spu)
                 work.add(pid, spu)
-            elif not augment(work, pid, deficit) and not augment(work, pid, deficit, limit=None):
-                # The short search first: the exhaustive one is rarely needed.
+            elif work.stopped or (not augment(work, pid, deficit)
+                                  and not augment(work, pid, deficit, limit=None)):
+                # The short search first: the exhaustive one is rarely needed. Past the
+                # budget, or with no chain, an SPU takes a replica above its quota.
+                work.over_quota = True
+                work.fallen.add(pid)
                 work.add(pid, _fallback(work, pid))
 
 

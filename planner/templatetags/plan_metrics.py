@@ -12,6 +12,8 @@ METRIC_HELP = {
     "leader_changes": "Partitions whose preferred leader (first replica) changes.",
     "lower_bound": "Replica copies any balanced plan must make; no plan can move fewer.",
     "moved_to_lower_bound": "Replicas moved over the lower bound: 1.00 is the fewest possible.",
+    "search_stopped_early": "Topics whose placement search stopped at its time budget: "
+                            "their moves may exceed the fewest (0: every search finished).",
     "replica_spread": "Most minus fewest replicas on one SPU: 0 or 1 is as even as it gets.",
     "leader_spread": "Most minus fewest leaders on one SPU.",
     "topic_replica_spread": "Replica spread within a single topic; the worst topic.",

@@ -34,6 +34,9 @@ def test_an_operator_plans_adding_an_spu_and_lands_on_the_plans_page(operator_cl
     record = Plan.objects.get(pk=plan_id)
     assert html.count("<tr data-move=") == min(50, len(record.moves))
     assert 'data-metric="lower_bound"' in html
+    # Whether a topic's search stopped at its budget (issue 37): 0 here.
+    assert '<tr data-metric="search_stopped_early"><th>search_stopped_early</th>' \
+           '<td class="num">0</td>' in html
     assert 'id="apply-plan"' in html and 'id="apply-form"' in html  # operators may apply
 
 

@@ -41,8 +41,10 @@ def test_rebalance_json_has_moves_metrics_and_target(racked_cluster):
     assert set(data) >= {"moves", "metrics", "target"}
     for key in ("replicas_moved", "partitions_changed", "bytes_moved", "leader_changes",
                 "lower_bound", "replica_spread", "leader_spread", "topic_replica_spread",
-                "rack_violations", "failover_concentration"):
+                "rack_violations", "failover_concentration", "moved_to_lower_bound",
+                "search_stopped_early"):
         assert key in data["metrics"], key
+    assert data["metrics"]["search_stopped_early"] == 0
     assert "replica_spread" in data["metrics"]["before"]
     assert sorted(data["target"]) == ["clicks", "orders"]
     assert data["target"]["orders"][0].keys() == {"id", "replicas"}
