@@ -74,6 +74,8 @@ class ApiView(JsonErrors, GenericAPIView):
 
     def validated(self, serializer_class: type, data: Any) -> dict[str, Any]:
         serializer = serializer_class(data=data)
+        if data is self.request.data:
+            refuse_unknown_keys(data, serializer.fields)
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 
@@ -82,6 +84,15 @@ class ApiView(JsonErrors, GenericAPIView):
         # test checks it) but rendering 50,000 replica lists through them is slow.
         page = self.paginate_queryset(items)
         return self.get_paginated_response([to_dict(item) for item in page])
+
+
+def refuse_unknown_keys(body: Any, fields: Any) -> None:
+    """A request body's keys the endpoint does not read are a 400 naming them: a misspelt
+    option silently ignored would do something else than the client asked."""
+    unknown = sorted(set(body) - set(fields)) if hasattr(body, "keys") else []
+    if unknown:
+        raise ValidationError({key[:60]: ["unknown key: this endpoint does not read it"]
+                               for key in unknown[:20]})
 
 
 # --- SPUs -------------------------------------------------------------------
@@ -335,6 +346,7 @@ class ClusterSnapshotView(ApiView):
 class TokenView(JsonErrors, ObtainAuthToken):
     """DRF's token view, with the same error body and JSON parser as every other endpoint."""
     parser_classes = (FormParser, MultiPartParser, JSONParser)
+    serializer_class = s.TokenRequestSerializer
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         try:
