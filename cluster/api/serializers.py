@@ -51,6 +51,16 @@ class TopicSerializer(serializers.Serializer):
     manual = serializers.BooleanField()
 
 
+class TopicListItemSerializer(TopicSerializer):
+    """A topic in ``GET /api/topics/``: the describe shape without the replica map unless
+    ``?fields=`` names it; ``?fields=`` keeps only the keys it names."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+
+
 class UnderReplicatedStartSerializer(serializers.Serializer):
     partition = serializers.IntegerField()
     offline_spus = serializers.ListField(child=serializers.IntegerField())

@@ -24,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cluster.api import serializers as s
+from cluster.api import topic_list
 from cluster.api.errors import JsonErrors
 from cluster.api.parsers import JSONParser
 from cluster.forms import read_assignment_upload
@@ -210,15 +211,28 @@ class TopicListView(ApiView):
     serializer_class = s.TopicSerializer
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    @extend_schema(summary="List topics (describe --json shape)",
+    @extend_schema(summary="List topics: settings and status; replica maps when asked for",
+                   description="Each topic's describe shape without its replica map (the "
+                               "detail has it). `fields` picks keys, `partitions` among "
+                               "them; a page with maps holds at most "
+                               f"{topic_list.MAX_PAGE_PARTITIONS:,} replica lists (one topic "
+                               "at least), and `next` goes on from there.",
                    parameters=[OpenApiParameter("search", str, description="part of the name"),
                                OpenApiParameter("resolution", str,
-                                                description="a resolution, or not-provisioned")],
-                   responses={200: s.TopicSerializer(many=True), **READ_ERRORS})
+                                                description="a resolution, or not-provisioned"),
+                               OpenApiParameter("fields", str, description=(
+                                   "comma-separated keys, e.g. name,partitions"))],
+                   responses={200: s.TopicListItemSerializer(many=True), **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        topics: QuerySet[Topic] = topics_filtered(request.query_params.get("search", ""),
-                                                  request.query_params.get("resolution", ""))
-        return self.page_of(topics, topic_describe)
+        fields = topic_list.requested_fields(request.query_params.get("fields"))
+        topics: QuerySet[Topic] = topic_list.topics_for(topics_filtered(
+            request.query_params.get("search", ""), request.query_params.get("resolution", "")),
+            fields)
+        page = list(self.paginate_queryset(topics))
+        kept = topic_list.within_budget(page, fields)
+        if len(kept) < len(page):
+            self.paginator.limit = len(kept)  # ``next`` starts after the last topic sent
+        return self.get_paginated_response([topic_list.topic_fields(t, fields) for t in kept])
 
     @extend_schema(
         summary="Create a topic: computed, from a replica map, or from an uploaded file",
