@@ -83,3 +83,23 @@ def test_a_negative_limit_is_not_called_an_offset(operator_client):
 def test_a_huge_offset_is_said_to_be_too_large(operator_client):
     error = operator_client.get(f"/api/metadata/?from={'9' * 30}").json()["error"]
     assert "too large" in error
+
+
+def test_the_sign_in_and_plan_name_refusals_hold_on_postgresql(tmp_path):
+    """PostgreSQL enforces varchar lengths (SQLite does not): the tests above again, in a
+    pytest of their own whose store is PostgreSQL."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    postgres = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    env = {**os.environ, "DATABASE_URL": f"{postgres.rsplit('/', 1)[0]}/bad_input_{os.getpid()}",
+           "VAR_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--nomigrations", __file__,
+         "-k", "(username or plan_name) and not postgresql", "-W", "ignore::RuntimeWarning"],
+        cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
+        timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "4 passed" in done.stdout
