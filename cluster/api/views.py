@@ -63,6 +63,13 @@ class OperatorWrites(BasePermission):
 
 class ApiView(JsonErrors, GenericAPIView):
     permission_classes = [OperatorWrites]
+    # False where a POST reads no body (an outage, a cancel): any key sent is refused.
+    takes_body = True
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # authenticated and allowed first
+        if request.method == "DELETE" or (request.method == "POST" and not self.takes_body):
+            refuse_unknown_keys(request.data, ())
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         # A list of 50,000 replica lists is 100,000 small containers: decoded and

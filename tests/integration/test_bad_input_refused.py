@@ -103,3 +103,12 @@ def test_the_sign_in_and_plan_name_refusals_hold_on_postgresql(tmp_path):
         timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "4 passed" in done.stdout
+
+
+@pytest.mark.parametrize("method, url", [("post", "/api/spus/1/offline/"),
+                                         ("delete", "/api/spus/1/")])
+def test_a_body_sent_where_none_is_read_is_refused_naming_its_keys(api, method, url):
+    register_spus(1)
+    response = getattr(api, method)(url, {"force": True}, format="json")
+    assert response.status_code == 400 and "force" in response.json()["error"]
+    assert Spu.objects.get(pk=1).resolution != "Offline"
