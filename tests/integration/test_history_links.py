@@ -78,3 +78,13 @@ def test_no_text_says_none(outages, operator_client):
     assert b"(None)" not in diff.content and b"(None)" not in page.content
     out = run("history", "bounds")
     assert "None" not in out
+
+
+def test_a_link_by_event_id_lands_on_the_entry_that_carried_its_change(outages,
+                                                                       operator_client):
+    """What a live row links to when its event was written directly (static/js/live.js)."""
+    event = Event.objects.get(object_type="rack", operation="offline")
+    response = operator_client.get(f"/history/?event={event.pk}")
+    assert response.status_code == 302
+    at = response["Location"].split("?at=")[1]
+    assert at.isdigit() and offline_at(at) == 4
