@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from cluster.adapters.scheduler import Followups
+from cluster.adapters.scheduler import Followups, Scheduler
 
 
 class CelerySchedulerOnFirstUse:
@@ -15,7 +15,7 @@ class CelerySchedulerOnFirstUse:
         self._loaded().kick()
 
     @staticmethod
-    def _loaded():  # noqa: ANN205  the Scheduler that cluster.tasks defines
+    def _loaded() -> Scheduler:
         import webapp.celery  # noqa: F401  the configured app, before a task is sent
         from cluster import tasks
         from cluster.adapters import scheduler

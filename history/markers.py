@@ -63,7 +63,7 @@ def markers(since_ms: int | None, until_ms: int | None = None) -> list[dict[str,
     marks: list[dict[str, Any]] = []
     latest: dict[str, dict[str, Any]] = {}  # each kind's newest mark
     for pk, at, offset, object_type, name, operation, params in rows:
-        kind = kind_of(object_type, operation, params or {})
+        kind = kind_of(object_type, operation, params or {}) or ""  # rows kept have one
         offset = offset if offset is not None else moments.get(pk)
         ms = int(at.timestamp() * 1000)
         mark = latest.get(kind)

@@ -1,5 +1,8 @@
-"""What a locked-out sign-in gets (django-axes calls this): JSON on the API, the page elsewhere."""
+"""Sign-in: the username bounded before django-axes sees it, and what a locked-out sign-in gets
+(django-axes calls this): JSON on the API, the page elsewhere."""
 from __future__ import annotations
+
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -20,6 +23,8 @@ class _BoundedUsername:
     """Django's sign-in form sets the username's max_length after the field is built, so
     nothing checks it: a longer name reached django-axes, whose varchar(255) made
     PostgreSQL raise (a 500). Checked here, the form answers before any sign-in attempt."""
+
+    cleaned_data: dict[str, Any]
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"]

@@ -32,8 +32,8 @@ def requested_fields(text: str | None) -> tuple[str, ...]:
     wanted = tuple(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
     unknown = [f for f in wanted if f not in KEYS]
     if unknown:
-        raise ValidationError({"fields": [f"unknown field(s) {', '.join(unknown[:10])[:200]}; "
-                                          f"choose from {', '.join(KEYS)}"]})
+        raise ValidationError({"fields": [(f"unknown field(s) {', '.join(unknown[:10])[:200]}; "
+                                           f"choose from {', '.join(KEYS)}")]})
     return wanted
 
 
@@ -67,7 +67,8 @@ def within_budget(page: list[Topic], fields: tuple[str, ...]) -> list[Topic]:
     """The page's first topics whose maps sum to at most the budget (one at least)."""
     if MAP not in fields:
         return page
-    kept, total = [], 0
+    kept: list[Topic] = []
+    total = 0
     for topic in page:
         total += topic.partitions
         if kept and total > MAX_PAGE_PARTITIONS:
