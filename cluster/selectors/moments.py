@@ -21,6 +21,7 @@ from cluster.models import Event
 
 # Entries read past an event's time for the one that carried its change (one request's).
 SCAN = 500
+BACK = 50  # and before it: entries carry their unit's start, which may precede the event
 _SPU_ENTRIES = {"spu-sync", "spu"}
 _CHANGES = {("spu", "register"): {"spu-registered"}, ("spu", "unregister"): {"spu-forgotten"},
             ("spu", "resolution"): _SPU_ENTRIES, ("spu", "update"): {"spu-rack"},
@@ -97,20 +98,40 @@ def _last_written_by(at_ms: int, first: int, last: int) -> int | None:
 
 
 def _carrier(event: Event, base: int) -> int | None:
-    """The offset of the last entry, within ``SCAN`` of ``base``, that carried the
-    event's change for each SPU it names (None when it names none or none is found)."""
+    """The offset of the entry that carried the event's change for each SPU it names (the
+    last of them), looked for around ``base``: the entries' times carry their unit's start,
+    which may precede the event's row. None when it names none or none is found."""
     kinds = _CHANGES.get((event.object_type, event.operation))
     spus = _spus_of(event)
     if not kinds or not spus:
         return None
-    found: dict[int, int] = {}
-    for entry in metadata_log.read(base + 1, SCAN):
-        spu = entry.data.get("spu")
-        if entry.data.get("type") in kinds and spu in spus and spu not in found:
-            found[spu] = entry.offset
-            if len(found) == len(spus):
-                break
-    return max(found.values()) if found else None
+    online = _direction(event)
+    nearest: dict[int, int] = {}
+    for entry in metadata_log.read(max(base - BACK, 0), BACK + SCAN):
+        data = entry.data
+        spu = data.get("spu")
+        if data.get("type") not in kinds or spu not in spus or not _same_way(data, online):
+            continue
+        # The one nearest the event's time; on a tie, the later.
+        if spu not in nearest or abs(entry.offset - base) <= abs(nearest[spu] - base):
+            nearest[spu] = entry.offset
+    return max(nearest.values()) if nearest else None
+
+
+def _direction(event: Event) -> bool | None:
+    """Whether the event brought its SPUs online (True), offline (False), or neither."""
+    if event.object_type == "rack":
+        return event.operation == "online"
+    to = (event.params or {}).get("to") if event.operation == "resolution" else None
+    return None if to is None else to == "Online"
+
+
+def _same_way(entry: dict[str, Any], online: bool | None) -> bool:
+    if online is None:
+        return True
+    if entry.get("type") == "spu-sync":
+        return bool(entry.get("online")) == online
+    return (entry.get("resolution") == "Online") == online
 
 
 def _spus_of(event: Event) -> set[int]:
