@@ -111,6 +111,7 @@ class EventRow(TypedDict):
     params: dict[str, Any]
     result: str
     log_offset: int | None  # its metadata-log entry: the history page's moment (issue 21)
+    id: int | None  # a direct event's link resolves its moment by id (/history/?event=)
 
 
 class Totals(TypedDict):

@@ -42,15 +42,18 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
     exact where the leader or LRS moved without a whole cluster's offsets each time.
     """
     mem = _memory
-    mem.dirty.update(after)
+    # Only sets whose offsets moved in this unit: a busy tick saves every set, and a fresh
+    # process (each manage.py run) wrote its own copy of every HW it saved.
+    mem.dirty.update(hot.differs)
     interval_due = at - mem.last_ms >= settings.HISTORY_HW_INTERVAL_S * 1000
     if not (interval_due or writes_entries) or not mem.dirty:
         return []
     head, stream = metadata_log.head(), metadata_log.stream_key()
-    if head < mem.head or stream != mem.stream:
+    if mem.stream and (head < mem.head or stream != mem.stream):
         mem.__init__()  # another log (a new store, a Redis restart older than us): start over
         mem.dirty.update(after)
-        mem.stream, interval_due = stream, True
+        interval_due = True
+    mem.stream = stream
     keys = mem.dirty if interval_due else hot.moved  # the unit's own status moves
     changed = _changed(hot, after, keys)
     mem.written.update(changed)

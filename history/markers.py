@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Q
 
 from cluster.models import Event
+from cluster.selectors.moments import event_moments
 from history.selectors import iso
 
 MAX_EVENTS = 20_000
@@ -50,14 +51,20 @@ def markers(since_ms: int | None, until_ms: int | None = None) -> list[dict[str,
         query = query.filter(at__gte=datetime.fromtimestamp(since_ms / 1000, UTC))
     if until_ms:
         query = query.filter(at__lte=datetime.fromtimestamp(until_ms / 1000 + 1, UTC))
-    rows = query.order_by("-at").values_list("at", "log_offset", "object_type", "object_name",
-                                             "operation", "params")[:MAX_EVENTS]
+    rows = [row for row in reversed(list(query.order_by("-at").values_list(
+                "pk", "at", "log_offset", "object_type", "object_name", "operation",
+                "params")[:MAX_EVENTS]))
+            if kind_of(row[3], row[5], row[6] or {}) is not None]
+    # Link by log offset everywhere: an event written directly has its moment looked up.
+    moments = event_moments(Event(pk=pk, at=at, object_type=object_type, object_name=name,
+                                  operation=operation, params=params)
+                            for pk, at, offset, object_type, name, operation, params in rows
+                            if offset is None)
     marks: list[dict[str, Any]] = []
     latest: dict[str, dict[str, Any]] = {}  # each kind's newest mark
-    for at, offset, object_type, name, operation, params in reversed(list(rows)):
-        kind = kind_of(object_type, operation, params or {})
-        if kind is None:
-            continue
+    for pk, at, offset, object_type, name, operation, params in rows:
+        kind = kind_of(object_type, operation, params or {}) or ""  # rows kept have one
+        offset = offset if offset is not None else moments.get(pk)
         ms = int(at.timestamp() * 1000)
         mark = latest.get(kind)
         # Within a second of the mark's first event, not the same calendar second: a rack

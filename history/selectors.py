@@ -39,7 +39,10 @@ def parse_point(text: object, name: str = "at") -> Point:
     raw = str(text).strip()
     if raw == "now":
         return Point(at_ms=2 ** 62)  # every entry written so far
-    if raw.isdigit() and len(raw) <= 18:
+    if raw.isdigit():
+        if len(raw) > 18:  # beyond a signed 64-bit integer, as no offset is
+            raise InvalidInput(f"{name} is too large: a log offset has at most 18 digits",
+                               field=name)
         return Point(offset=int(raw))
     # A "+" left unencoded in a query string arrives as a space.
     raw = raw.replace(" ", "+") if "T" in raw else raw
@@ -112,6 +115,7 @@ def moment_at(point: Point, after: Moment | None = None) -> tuple[Moment, int]:
             if metadata_log.start() > 1:
                 raise InvalidInput("history begins at its first snapshot and none is taken "
                                    "yet: run `history snapshot`", field="at")
+            _refuse_before_the_log(point)
             base = Moment()
         started = base.offset
         with gc_paused():
@@ -134,6 +138,14 @@ def _replay_to(base: Moment, point: Point) -> None:
         if len(entries) < batch:
             return
         first = entries[-1].offset + 1
+
+
+def _refuse_before_the_log(point: Point) -> None:
+    """A time before the log's first entry shows nothing kept: say where history begins."""
+    first_at = _first_at()
+    if point.at_ms is not None and first_at and point.at_ms < first_at:
+        raise InvalidInput(f"history begins at offset 1 ({iso(first_at)}); nothing is "
+                           f"recorded before it", field="at")
 
 
 def _past(point: Point, offset: int, at: int) -> bool:

@@ -1,12 +1,17 @@
 """/history/: the scrubber over the metadata log; /history/diff/: two moments compared."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from cluster import charts
 from cluster.errors import InvalidInput
+from cluster.models import Event
+from cluster.selectors.moments import event_moments
 from history.charts import moment_charts
 from history.markers import markers
 from history.present import moment_view
@@ -21,6 +26,9 @@ def _page_number(request: HttpRequest) -> int:
 
 
 def history_page(request: HttpRequest) -> HttpResponse:
+    event = request.GET.get("event", "")
+    if event.isdigit() and len(event) < 19:
+        return redirect(f"{reverse('history:history')}?at={quote(_event_moment(int(event)))}")
     error, data = "", None
     at = request.GET.get("at", "").strip()
     topic = request.GET.get("topic", "").strip() or None
@@ -42,6 +50,15 @@ def history_page(request: HttpRequest) -> HttpResponse:
         "retention_days": round(settings.HISTORY_RETENTION_S / 86400, 1),
         "chart_list": [(i, f"fig-{i}", f) for i, f in (data or {}).get("charts", {}).items()]},
         status=400 if error else 200)
+
+
+def _event_moment(pk: int) -> str:
+    """An event's moment: its log offset, or its time when the log no longer holds it."""
+    event = Event.objects.filter(pk=pk).first()
+    if event is None:
+        return "now"
+    offset = event_moments([event]).get(pk)
+    return str(offset) if offset is not None else event.at.isoformat()
 
 
 def history_diff_page(request: HttpRequest) -> HttpResponse:

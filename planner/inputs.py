@@ -8,12 +8,15 @@ from typing import NamedTuple
 
 from django.conf import settings
 
+from cluster.core.spus import MAX_SPU_ID
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import InvalidInput
 from cluster.models import Partition as PartitionRow
 from cluster.models import Spu as SpuRow
 from cluster.models import Topic as TopicRow
 from planner import core
+
+MAX_LABEL = 200  # Plan.name's max_length
 
 
 def cluster_from_store() -> core.Cluster:
@@ -144,6 +147,9 @@ def _added_spu(text: str) -> core.Spu:
     spu_id, _, rack = text.partition(":")
     if not spu_id.isdigit():
         raise InvalidInput(f"--add-spu {text!r} must be ID or ID:RACK", field="add_spu")
+    if int(spu_id) > MAX_SPU_ID:
+        raise InvalidInput(f"--add-spu {text[:40]!r}: SPU id must be between 0 and {MAX_SPU_ID}",
+                           field="add_spu")
     return core.Spu(int(spu_id), rack or None)
 
 
@@ -161,7 +167,9 @@ def _scenario_label(added: Sequence[core.Spu], removed: Sequence[int],
              f"remove {', '.join(map(str, removed))}" if removed else "",
              f"lose {', '.join(racks)}" if racks else "",
              ", ".join(f"{t} rf {rf}" for t, rf in changes)]
-    return "; ".join(p for p in parts if p) or "rebalance"
+    label = "; ".join(p for p in parts if p) or "rebalance"
+    # The plan's name column holds 200 characters: a long what-if is named by its start.
+    return label if len(label) <= MAX_LABEL else label[:MAX_LABEL - 1] + "…"
 
 
 def _checked(build):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,8 +23,12 @@ SECRET_KEY = load_or_create_secret(VAR_DIR)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 
+# daphne's app only swaps `runserver` for its ASGI server (`make run` starts daphne itself);
+# importing it loads Twisted, about a second of CPU, so other manage.py commands leave it out.
+_MANAGE_COMMAND = sys.argv[1] if Path(sys.argv[0]).name == "manage.py" and len(sys.argv) > 1 \
+    else None
 INSTALLED_APPS = [
-    "daphne",
+    *(["daphne"] if _MANAGE_COMMAND in (None, "runserver") else []),
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

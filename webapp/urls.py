@@ -5,10 +5,13 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
 from cluster.api.views import api_not_found
+from webapp.signin import AdminSignInForm, SignInForm
+
+admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("webapp.api_urls")),
     re_path(r"^api/(?P<path>.*)$", csrf_exempt(login_not_required(api_not_found))),

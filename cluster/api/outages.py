@@ -26,6 +26,7 @@ from cluster.services.records import (records_consume, records_produce_and_wait,
 
 class _OutageView(ApiView):
     serializer_class = OutageSerializer
+    takes_body = False
     service: Any = None
 
     def answer(self, result: outages.OutageResult) -> Response:

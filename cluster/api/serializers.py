@@ -5,8 +5,10 @@ import math
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from cluster.core.names import MAX_NAME_LENGTH, NAME_PATTERN
 from cluster.core.replication.state import Resolution as PartitionResolution
@@ -47,6 +49,16 @@ class TopicSerializer(serializers.Serializer):
     unclean_leader_election = serializers.BooleanField(
         help_text="Kafka's unclean.leader.election.enable for this topic")
     manual = serializers.BooleanField()
+
+
+class TopicListItemSerializer(TopicSerializer):
+    """A topic in ``GET /api/topics/``: the describe shape without the replica map unless
+    ``?fields=`` names it; ``?fields=`` keeps only the keys it names."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
 
 
 class UnderReplicatedStartSerializer(serializers.Serializer):
@@ -286,3 +298,12 @@ class RecordsQuerySerializer(serializers.Serializer):
 class RecordSerializer(serializers.Serializer):
     offset = serializers.IntegerField()
     value = serializers.CharField()
+
+
+class TokenRequestSerializer(AuthTokenSerializer):
+    def validate_username(self, username: str) -> str:
+        # Before any sign-in attempt: django-axes stores the name in a varchar(255).
+        limit = get_user_model()._meta.get_field("username").max_length
+        if len(username) > limit:
+            raise serializers.ValidationError(f"a username is at most {limit} characters")
+        return username

@@ -24,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cluster.api import serializers as s
+from cluster.api import topic_list
 from cluster.api.errors import JsonErrors
 from cluster.api.parsers import JSONParser
 from cluster.forms import read_assignment_upload
@@ -62,6 +63,13 @@ class OperatorWrites(BasePermission):
 
 class ApiView(JsonErrors, GenericAPIView):
     permission_classes = [OperatorWrites]
+    # False where a POST reads no body (an outage, a cancel): any key sent is refused.
+    takes_body = True
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # authenticated and allowed first
+        if request.method == "DELETE" or (request.method == "POST" and not self.takes_body):
+            refuse_unknown_keys(request.data, ())
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         # A list of 50,000 replica lists is 100,000 small containers: decoded and
@@ -74,6 +82,8 @@ class ApiView(JsonErrors, GenericAPIView):
 
     def validated(self, serializer_class: type, data: Any) -> dict[str, Any]:
         serializer = serializer_class(data=data)
+        if data is self.request.data:
+            refuse_unknown_keys(data, serializer.fields)
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 
@@ -82,6 +92,15 @@ class ApiView(JsonErrors, GenericAPIView):
         # test checks it) but rendering 50,000 replica lists through them is slow.
         page = self.paginate_queryset(items)
         return self.get_paginated_response([to_dict(item) for item in page])
+
+
+def refuse_unknown_keys(body: Any, fields: Any) -> None:
+    """A request body's keys the endpoint does not read are a 400 naming them: a misspelt
+    option silently ignored would do something else than the client asked."""
+    unknown = sorted(set(body) - set(fields)) if hasattr(body, "keys") else []
+    if unknown:
+        raise ValidationError({key[:60]: ["unknown key: this endpoint does not read it"]
+                               for key in unknown[:20]})
 
 
 # --- SPUs -------------------------------------------------------------------
@@ -199,15 +218,28 @@ class TopicListView(ApiView):
     serializer_class = s.TopicSerializer
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    @extend_schema(summary="List topics (describe --json shape)",
+    @extend_schema(summary="List topics: settings and status; replica maps when asked for",
+                   description="Each topic's describe shape without its replica map (the "
+                               "detail has it). `fields` picks keys, `partitions` among "
+                               "them; a page with maps holds at most "
+                               f"{topic_list.MAX_PAGE_PARTITIONS:,} replica lists (one topic "
+                               "at least), and `next` goes on from there.",
                    parameters=[OpenApiParameter("search", str, description="part of the name"),
                                OpenApiParameter("resolution", str,
-                                                description="a resolution, or not-provisioned")],
-                   responses={200: s.TopicSerializer(many=True), **READ_ERRORS})
+                                                description="a resolution, or not-provisioned"),
+                               OpenApiParameter("fields", str, description=(
+                                   "comma-separated keys, e.g. name,partitions"))],
+                   responses={200: s.TopicListItemSerializer(many=True), **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        topics: QuerySet[Topic] = topics_filtered(request.query_params.get("search", ""),
-                                                  request.query_params.get("resolution", ""))
-        return self.page_of(topics, topic_describe)
+        fields = topic_list.requested_fields(request.query_params.get("fields"))
+        topics: QuerySet[Topic] = topic_list.topics_for(topics_filtered(
+            request.query_params.get("search", ""), request.query_params.get("resolution", "")),
+            fields)
+        page = list(self.paginate_queryset(topics))
+        kept = topic_list.within_budget(page, fields)
+        if len(kept) < len(page):
+            self.paginator.limit = len(kept)  # ``next`` starts after the last topic sent
+        return self.get_paginated_response([topic_list.topic_fields(t, fields) for t in kept])
 
     @extend_schema(
         summary="Create a topic: computed, from a replica map, or from an uploaded file",
@@ -335,6 +367,7 @@ class ClusterSnapshotView(ApiView):
 class TokenView(JsonErrors, ObtainAuthToken):
     """DRF's token view, with the same error body and JSON parser as every other endpoint."""
     parser_classes = (FormParser, MultiPartParser, JSONParser)
+    serializer_class = s.TokenRequestSerializer
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         try:

@@ -42,7 +42,7 @@ def group_input_problems(name: str, replicas: int, min_id: int,
                         f"the largest SPU id, {MAX_SPU_ID}")
     if rack and rack_problem(rack):
         problems.append(rack_problem(rack))
-    if not _SIZE.match(storage_size):
+    if not _SIZE.fullmatch(storage_size):
         problems.append(f"storage size {storage_size!r} must look like 1Gi, 512Mi or 2Ti")
     return problems
 

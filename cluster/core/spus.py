@@ -7,6 +7,7 @@ from enum import Enum
 
 MAX_SPU_ID = 2**31 - 1
 MAX_ENDPOINT_LENGTH = 255
+# Both checked with fullmatch: under .match, "$" also matches before a trailing newline.
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9.\-]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})$")
 _RACK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,62}$")
 
@@ -26,14 +27,14 @@ def endpoint_problem(value: str, label: str) -> str | None:
     if len(value) > MAX_ENDPOINT_LENGTH:
         return (f"{label} endpoint is {len(value):,} characters long; "
                 f"at most {MAX_ENDPOINT_LENGTH} are accepted")
-    match = _HOST_PORT.match(value)
+    match = _HOST_PORT.fullmatch(value)
     if not match or not 1 <= int(match["port"]) <= 65535:
         return f"{label} endpoint {value!r} must be HOST:PORT with a port 1-65535"
     return None
 
 
 def rack_problem(rack: str) -> str | None:
-    if not _RACK.match(rack):
+    if not _RACK.fullmatch(rack):
         return (f"rack {rack!r} must be 1-63 letters, digits, '.', '_' or '-', "
                 f"starting with a letter or digit")
     return None

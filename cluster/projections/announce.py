@@ -47,7 +47,7 @@ def event_row(event: Event) -> EventRow:
     return {"at": event.at.isoformat(), "actor": event.actor,
             "object_type": event.object_type, "object_name": event.object_name,
             "operation": event.operation, "params": event.params, "result": event.result,
-            "log_offset": event.log_offset}
+            "log_offset": event.log_offset, "id": event.pk}
 
 
 def _object_rows(event: Event) -> LiveData:

@@ -19,20 +19,27 @@ class MetadataPage(TypedDict):
     next: int       # where the next page starts
 
 
+MAX_OFFSET_DIGITS = 18  # a log offset fits in a signed 64-bit integer
+
+
 def parse_offset(value: object, name: str = "from") -> int:
     """A non-negative integer offset, or InvalidInput naming the problem."""
     text = str(value).strip()
-    if not text.isdigit() or len(text) > 18:
+    if not text.isdigit():
         raise InvalidInput(f"{name} must be a whole number of at least 0 (an offset), "
                            f"not {str(value)[:40]!r}", field=name)
+    if len(text) > MAX_OFFSET_DIGITS:
+        raise InvalidInput(f"{name} is too large: an offset has at most {MAX_OFFSET_DIGITS} "
+                           f"digits (the log's head is far below)", field=name)
     return int(text)
 
 
 def parse_limit(value: object) -> int:
-    limit = parse_offset(value, "limit")
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}", field="limit")
-    return limit
+    text = str(value).strip()
+    if not text.isdigit() or len(text) > 6 or not 1 <= int(text) <= MAX_PAGE:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_PAGE}, "
+                           f"not {text[:40]!r}", field="limit")
+    return int(text)
 
 
 def metadata_page(first: int = 0, limit: int = 1000) -> MetadataPage:

@@ -51,7 +51,8 @@ def _rack_groups(text: str) -> list[list[str]]:
 
 
 def _rack_split(text: str) -> links.CutLinks:
-    """The smaller group is cut; the SC sits with the larger (and with racks not named)."""
+    """The smaller group is cut from the other group named (from every other rack when
+    one is named); the SC sits with the larger (and with racks not named)."""
     groups = _rack_groups(text)
     rows = list(Spu.objects.values_list("id", "rack"))
     known = {rack for _, rack in rows if rack}
@@ -63,10 +64,10 @@ def _rack_split(text: str) -> links.CutLinks:
         sides.reverse()
         groups.reverse()
     side = sides[0]
-    rest = sorted(s for s, _ in rows if s not in side)
-    if not rest:
-        raise InvalidInput("the racks named hold every SPU: nothing is on the other side",
-                           field="racks")
+    rest = sides[1] if len(sides) == 2 else sorted(s for s, _ in rows if s not in side)
+    if not rest or set(side) & set(rest):
+        raise InvalidInput("the racks named must be two apart groups, and leave an SPU on "
+                           "the other side", field="racks")
     names = ["+".join(g) for g in groups] + (["the rest"] if len(groups) == 1 else [])
     return links.CutLinks("racks", tuple(side), tuple(rest), False, tuple(names))
 

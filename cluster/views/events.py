@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from cluster.selectors.filters import event_facets, events_filtered
+from cluster.selectors.moments import event_moments
 from cluster.views._shell import paginate, query_without_page
 from cluster.views.live import rendered_seqs
 
@@ -35,7 +36,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
                             object_name=filters["object_name"],
                             operation=filters["operation"], text=filters["q"])
     page = paginate(request, query, PER_PAGE)
+    moments = event_moments(page.object_list)
     for event in page.object_list:
+        event.moment = moments.get(event.pk)
         event.shown_params = [(k, param_text(v)) for k, v in (event.params or {}).items()]
     return render(request, "cluster/events.html", {
         "page": page, "filters": filters,

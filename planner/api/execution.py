@@ -64,7 +64,8 @@ def _control_view(service: Callable[..., Any], summary: str) -> type[ApiView]:
         return Response(plan_status(plan_id=plan_id))
 
     name = f"Plan{service.__name__.split('_')[1].title()}View"
-    return type(name, (ApiView,), {"post": post, "serializer_class": ExecutionStatusSerializer})
+    return type(name, (ApiView,), {"post": post, "serializer_class": ExecutionStatusSerializer,
+                                   "takes_body": False})
 
 
 PlanPauseView = _control_view(plan_pause, "Pause a plan: no new moves, those in flight finish")

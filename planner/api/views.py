@@ -85,6 +85,7 @@ class PlanDetailView(ApiView):
 
 class PlanCancelView(ApiView):
     serializer_class = s.PlanSummarySerializer
+    takes_body = False
 
     @extend_schema(summary="Cancel a plan: its computation, or, once applied, its execution "
                            "(no new moves; those in flight roll back or finish)",
@@ -125,6 +126,7 @@ class GridDetailView(ApiView):
 
 class GridCancelView(ApiView):
     serializer_class = s.GridSerializer
+    takes_body = False
 
     @extend_schema(summary="Cancel a grid being computed", request=None,
                    responses={200: s.GridSerializer, **ERRORS})

@@ -219,8 +219,11 @@
       view.className = "moment-link";
       view.title = "View the cluster at this moment";
       view.textContent = "view";
-      const at = e.log_offset !== undefined && e.log_offset !== null ? String(e.log_offset) : e.at;
-      view.href = "/history/?at=" + encodeURIComponent(at);
+      // An event written directly has no entry of its own: the page finds the one that
+      // carried its change when the link is followed (/history/?event=).
+      const byOffset = e.log_offset !== undefined && e.log_offset !== null;
+      view.href = byOffset ? "/history/?at=" + String(e.log_offset)
+        : e.id ? "/history/?event=" + String(e.id) : "/history/?at=" + encodeURIComponent(e.at);
       when.append(" ", view);
     }
     tr.append(when);

@@ -113,3 +113,23 @@ def test_the_spu_and_overview_pages_show_the_link_matrix_and_refuse_viewers_a_cu
         assert 'action="/net/cut/"' not in html  # no controls for a viewer
     assert viewer_client.post("/net/heal/").status_code == 403
     assert json.loads(run("net", "status", "--json"))[0]["kind"] == "producers"
+
+
+def test_a_split_of_two_named_racks_cuts_exactly_those_two(cluster):
+    """``--racks rack-a,rack-b`` cuts rack-a from rack-b; rack-c still reaches both."""
+    out = json.loads(run("net", "cut", "--racks", "rack-a,rack-b", "--json"))
+    (cut,) = json.loads(run("net", "status", "--json"))
+    assert (cut["spus"], cut["peers"], cut["racks"]) == ([0], [1], ["rack-a", "rack-b"])
+    assert cut["label"] == out["label"] == "racks rack-a -/- rack-b"
+    from cluster.core.replication import links
+
+    state = hot_state.load().state
+    assert links.blocked(state, 0, 1) and links.blocked(state, 1, 0)
+    assert not links.blocked(state, 0, 2) and not links.blocked(state, 2, 0)
+    assert not links.blocked(state, 1, 2)
+
+
+def test_a_group_against_the_rest_still_cuts_it_from_every_other_rack(cluster):
+    run("net", "cut", "--racks", "rack-a")
+    (cut,) = json.loads(run("net", "status", "--json"))
+    assert (cut["spus"], cut["peers"]) == ([0], [1, 2]) and cut["label"].endswith("the rest")

@@ -77,5 +77,9 @@ class Command(SubcommandCommand):
 
     def handle_bounds(self, json: bool, **_: Any) -> None:
         b = history_bounds()
-        self.emit(b, json, f"history begins at offset {b['begins']['offset']} "
-                           f"({b['begins']['time']}); the log's head is {b['head']['offset']}")
+        begins = b["begins"]
+        text = (f"history begins at offset {begins['offset']}"
+                + (f" ({begins['time']})" if begins["time"] else "")
+                if begins["offset"] is not None else
+                "history begins at its first snapshot, and none is taken yet")
+        self.emit(b, json, f"{text}; the log's head is {b['head']['offset']}")
