@@ -99,21 +99,6 @@ KNOWN: frozenset[tuple[str, str, str]] = frozenset({
     (RULES[1].name, "cluster.adapters.store_identity", "webapp.redis_server"),
     # The live SPU rows are cells the SPU table draws (views/tables.py's spu_row).
     (RULES[3].name, "cluster.projections.live", "cluster.views.tables"),
-    # Other apps reach the engine's adapters directly until cluster/ports.py exists.
-    (RULES[4].name, "planner.apps", "cluster.adapters.tick_steps"),
-    (RULES[4].name, "planner.executor", "cluster.adapters.hot_state"),
-    (RULES[4].name, "planner.executor", "cluster.adapters.tick_steps"),
-    (RULES[4].name, "planner.live", "cluster.adapters.live_batches"),
-    (RULES[4].name, "healing.members", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "healing.snapshot", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "history.apps", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.apps", "cluster.engine.unit_of_work"),
-    (RULES[4].name, "history.checkpoints", "cluster.adapters.hot_state"),
-    (RULES[4].name, "history.checkpoints", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.selectors", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.selectors", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "history.services", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.services", "cluster.adapters.redis_keys"),
 })
 
 
