@@ -162,6 +162,17 @@ def test_every_known_break_still_exists_so_the_list_only_shrinks():
     assert sorted(gone) == [], "fixed: delete these lines from KNOWN"
 
 
+
+def test_the_other_apps_reach_the_engine_only_through_cluster_ports():
+    """DESIGN.md: other apps use ``cluster/ports.py`` only, projections included."""
+    engine = ("adapters", "engine", "projections")
+    reached = {(importer, imported) for importer, imports in import_graph().items()
+               if _parts(importer)[0] in ("planner", "healing", "history")
+               for imported in imports
+               if _parts(imported)[0] == "cluster" and len(_parts(imported)) > 1
+               and _parts(imported)[1] in engine}
+    assert sorted(reached) == []
+
 @pytest.mark.parametrize("planted, importing, rule", [
     ("cluster/core/planted.py", "import django.db", RULES[0]),
     ("planner/core/planted.py", "from redis import Redis", RULES[0]),
