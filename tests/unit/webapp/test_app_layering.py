@@ -92,11 +92,6 @@ KNOWN: frozenset[tuple[str, str, str]] = frozenset({
     # The partition rows' bulk writer and the store identity read and write models.
     (RULES[1].name, "cluster.adapters.partition_rows", "cluster.models"),
     (RULES[1].name, "cluster.adapters.store_identity", "cluster.models"),
-    # webapp's process helpers (GC pause, redacted Redis URLs) still live in webapp.
-    (RULES[1].name, "cluster.adapters.hot_state", "webapp.perf"),
-    (RULES[1].name, "cluster.adapters.set_loading", "webapp.perf"),
-    (RULES[1].name, "cluster.adapters.redis_keys", "webapp.redis_server"),
-    (RULES[1].name, "cluster.adapters.store_identity", "webapp.redis_server"),
     # The live SPU rows are cells the SPU table draws (views/tables.py's spu_row).
     (RULES[3].name, "cluster.projections.live", "cluster.views.tables"),
 })
