@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 
-from cluster.adapters.redis_keys import store_namespace
+from cluster.ports import store_namespace
 from healing.core.detect import InLrs
 from healing.models import HealingConfig
 

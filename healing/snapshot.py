@@ -5,11 +5,10 @@ import time
 from datetime import datetime
 from typing import Any
 
-from cluster.adapters.redis_keys import store_namespace
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Event, Partition, Spu, Topic
-from cluster.projections.store import applied_offset
+from cluster.ports import applied_offset, store_namespace
 from healing.core import PartitionView, Snapshot, SpuView
 
 

@@ -8,9 +8,8 @@ class HistoryConfig(AppConfig):
 
     def ready(self) -> None:
         # History hooks into the engine and the log's trim from here, so neither imports it.
-        from cluster.adapters import metadata_log
-        from cluster.engine import unit_of_work
+        from cluster import ports
         from history import checkpoints, services
 
-        unit_of_work.install_extra_entries("history-hw", checkpoints.hw_checkpoint)
-        metadata_log.install_trim_floor(services.trim_floor)
+        ports.install_extra_entries("history-hw", checkpoints.hw_checkpoint)
+        ports.install_trim_floor(services.trim_floor)

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from cluster.adapters import metadata_log
-from cluster.adapters.hot_state import HotState, Summary, summary
+from cluster import ports
+from cluster.ports import HotState, Summary
 from cluster.core.replication import Key
 from cluster.core.replication.history import Offsets, checkpoint_entry
 
@@ -48,7 +48,7 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
     interval_due = at - mem.last_ms >= settings.HISTORY_HW_INTERVAL_S * 1000
     if not (interval_due or writes_entries) or not mem.dirty:
         return []
-    head, stream = metadata_log.head(), metadata_log.stream_key()
+    head, stream = ports.log_head(), ports.log_stream_key()
     if mem.stream and (head < mem.head or stream != mem.stream):
         mem.__init__()  # another log (a new store, a Redis restart older than us): start over
         mem.dirty.update(after)
@@ -73,7 +73,7 @@ def _changed(hot: HotState, after: dict[Key, Summary], keys: Any) -> dict[Key, O
     sets, written = hot.state.replica_sets, _memory.written
     changed: dict[Key, Offsets] = {}
     for key in keys:
-        s = after.get(key) or (summary(sets[key]) if key in sets else None)
+        s = after.get(key) or (ports.summary(sets[key]) if key in sets else None)
         if s is None:
             continue
         offsets = (s.hw, s.replicas)

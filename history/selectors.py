@@ -11,8 +11,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster import ports
 from cluster.core.replication import history as core
 from cluster.core.replication import history_diff as diffs
 from cluster.core.replication.history import Moment
@@ -67,8 +66,8 @@ def stamp(m: Moment) -> dict[str, Any]:
 def history_bounds() -> dict[str, Any]:
     """Where history begins (its oldest snapshot, or offset 0) and the log's head."""
     oldest = Snapshot.objects.order_by("offset").values_list("offset", "at").first()
-    with bound_to_store():
-        head, start = metadata_log.head(), metadata_log.start()
+    with ports.bound_to_store():
+        head, start = ports.log_head(), ports.log_start()
     if oldest is None:
         begins = (0, _first_at()) if start <= 1 else (None, None)
     else:
@@ -97,7 +96,7 @@ def _capped(oldest: tuple[int, int] | None, head: int, now_ms: int) -> bool:
 
 
 def _first_at() -> int:
-    first = metadata_log.read(0, 1)
+    first = ports.read_log(0, 1)
     return first[0].data.get("at", 0) if first else 0
 
 
@@ -110,9 +109,9 @@ def moment_at(point: Point, after: Moment | None = None) -> tuple[Moment, int]:
         base: Moment | None = after.copy()
     else:
         base = _decode(snap) if snap is not None else None
-    with bound_to_store():
+    with ports.bound_to_store():
         if base is None:
-            if metadata_log.start() > 1:
+            if ports.log_start() > 1:
                 raise InvalidInput("history begins at its first snapshot and none is taken "
                                    "yet: run `history snapshot`", field="at")
             _refuse_before_the_log(point)
@@ -130,7 +129,7 @@ def _replay_to(base: Moment, point: Point) -> None:
                                                              point.offset - first + 1)
         if batch <= 0:
             return
-        entries = metadata_log.read(first, batch)
+        entries = ports.read_log(first, batch)
         for entry in entries:
             if _past(point, entry.offset, int(entry.data.get("at") or 0)):
                 return
@@ -159,8 +158,8 @@ def _nearest_snapshot(point: Point) -> Snapshot | None:
     near = (query.filter(offset__lte=point.offset) if point.offset is not None
             else query.filter(at__lte=point.at_ms))
     found = near.first()
-    with bound_to_store():
-        whole_log = metadata_log.start() <= 1
+    with ports.bound_to_store():
+        whole_log = ports.log_start() <= 1
     if found is None and not whole_log and Snapshot.objects.exists():
         oldest = Snapshot.objects.order_by("offset").values_list("offset", "at").first()
         raise InvalidInput(f"history begins at offset {oldest[0]} ({iso(oldest[1])}); "

@@ -14,14 +14,12 @@ import time
 from django.conf import settings
 from django.db import transaction
 
-from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster import ports
 from cluster.core.replication import history as core
 from cluster.core.replication.history import Moment
 from cluster.core.replication.metadata import Status
 from cluster.core.replication.state import Resolution
 from cluster.models import Partition, Spu
-from cluster.projections import store as store_projection
 from history.models import Snapshot
 
 BATCH = 5000
@@ -29,13 +27,13 @@ BATCH = 5000
 
 def snapshot_take() -> Snapshot | None:
     """Fold the log from the newest snapshot to its head and keep it; None if nothing new."""
-    with bound_to_store():
-        head = metadata_log.head()
+    with ports.bound_to_store():
+        head = ports.log_head()
         newest = Snapshot.objects.order_by("-offset").first()
         if newest is not None and newest.offset >= head:
             return None
         base = core.decode(bytes(newest.data)) if newest else _first_base()
-        for entry in metadata_log.read_all(base.offset + 1):
+        for entry in ports.read_log_from(base.offset + 1):
             if entry.offset > head:
                 break
             core.apply(base, entry.offset, entry.data)
@@ -53,11 +51,11 @@ def _save(moment: Moment) -> Snapshot:
 
 def _first_base() -> Moment:
     """Offset 0 when the log holds everything; else the store's rows at what it applied."""
-    if metadata_log.start() <= 1:
+    if ports.log_start() <= 1:
         return Moment()
-    store_projection.catch_up()
+    ports.catch_up_store()
     with transaction.atomic():
-        applied = store_projection.applied_offset()
+        applied = ports.applied_offset()
         m = Moment(offset=applied, at=int(time.time() * 1000))
         for p in Partition.objects.select_related("topic").only(
                 "topic__name", "index", "replicas", "leader", "lrs", "resolution", "epoch",
@@ -77,8 +75,8 @@ def snapshot_prune(now_ms: int | None = None) -> int:
     wins over the retention, so the log kept after the oldest snapshot stays bounded."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     cutoff = now_ms - int(settings.HISTORY_RETENTION_S * 1000)
-    with bound_to_store():
-        line = metadata_log.head() - settings.HISTORY_LOG_MAX_ENTRIES
+    with ports.bound_to_store():
+        line = ports.log_head() - settings.HISTORY_LOG_MAX_ENTRIES
     rows = list(Snapshot.objects.order_by("-offset").values_list("pk", "offset", "at"))
     old = [(pk, offset) for pk, offset, at in rows if at < cutoff or offset < line]
     if not old:
@@ -98,8 +96,8 @@ def snapshot_if_due(now_ms: int | None = None) -> Snapshot | None:
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     newest = Snapshot.objects.order_by("-offset").values_list("offset", "taken").first()
     if newest is not None:
-        with bound_to_store():
-            behind = metadata_log.head() - newest[0]
+        with ports.bound_to_store():
+            behind = ports.log_head() - newest[0]
         age_s = time.time() - newest[1].timestamp()
         if behind < settings.HISTORY_SNAPSHOT_ENTRIES and age_s < settings.HISTORY_SNAPSHOT_S:
             return None

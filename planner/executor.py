@@ -1,11 +1,11 @@
 """The plan executor: one step of every live execution, inside each replication tick.
 
-``plan_executor_step`` is installed at app ready (cluster/adapters/tick_steps.py)
+``plan_executor_step`` is installed at app ready (cluster/ports.py, a tick step)
 and runs in the tick's locked load-modify-save: it notes the moves that ended,
 starts the next ones the throttles allow (Cruise Control's move counts,
 ``core.moves_to_start``, then the byte rate, planner/core/execution.py), sends
 cancels, and works out the progress. It writes nothing to the database itself:
-the progress is handed to ``tick_steps.after_save`` and lands only once the
+the progress is handed to ``after_save`` (cluster/ports.py) and lands only once the
 tick's fenced save of the hot state did, so a refused save (the lease lost)
 leaves the database saying what the hot state says, and the moves are started
 again by a later tick.
@@ -18,11 +18,10 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from cluster.adapters import tick_steps
-from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
 from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.live import PlanProgress
+from cluster.ports import HotState, after_save
 from cluster.services.events import log_event
 from planner.core.execution import (ByteBucket, ExecutionState, PlanMove, final_state,
                                     finished_move, plan_moves, refill, within_byte_rate)
@@ -83,7 +82,7 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
         e.bytes_copied = e.bytes_moved
     end = _end_state(e)
     if end is not None or _progress(e) != saved:
-        tick_steps.after_save(lambda: _save(e, end, shown))
+        after_save(lambda: _save(e, end, shown))
     return actions
 
 

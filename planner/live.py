@@ -25,8 +25,8 @@ from channels.layers import get_channel_layer
 from django import db
 from django.conf import settings
 
-from cluster.adapters.live_batches import next_seq
 from cluster.live import CLUSTER_GROUP, PlanProgress, Stamp, stamp
+from cluster.ports import next_live_seq
 from planner.core.spu_progress import SpuProgress
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class _LayerSender:
             return
         if self.loop is None:
             self.loop = asyncio.new_event_loop()
-        message = {**payload, **stamp(group, next_seq(group))}
+        message = {**payload, **stamp(group, next_live_seq(group))}
         self.loop.run_until_complete(layer.group_send(group, message))
 
 

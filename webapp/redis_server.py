@@ -24,21 +24,12 @@ import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse, urlsplit, urlunsplit
+from urllib.parse import urlparse
+
+from cluster.redis_urls import redacted  # noqa: F401 (re-exported: scripts/run.py)
 
 if TYPE_CHECKING:
     import psutil
-
-
-def redacted(url: str) -> str:
-    """``url`` with its password masked (for output, the database and events)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@" + (f"[{host}]" if ":" in host else host) + (
-        f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def redis_answers(url: str, timeout: float = 0.5) -> bool:

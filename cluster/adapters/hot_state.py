@@ -42,7 +42,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
-from webapp.perf import gc_paused
 from django.conf import settings
 
 from cluster.adapters import lease, metadata_log, set_cache, shards
@@ -53,6 +52,7 @@ from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.core.replication import (ClusterState, Key, Replica, ReplicaSet, Resolution,
                                       cluster_from_dict, new_cluster)
 from cluster.core.replication.compaction import compact, reference_replica
+from cluster.perf import gc_paused
 from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa: F401
                                         LeaderLog, ReplicaStatus, Summary, checked_records,
                                         decode_fields, decode_move, decode_set, encode_move,

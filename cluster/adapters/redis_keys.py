@@ -16,7 +16,7 @@ import kombu.exceptions
 import redis
 from django.conf import settings
 
-from webapp.redis_server import redacted
+from cluster.redis_urls import redacted
 
 PREFIX = "repl:"
 _bound: ContextVar[str | None] = ContextVar("hot_state_store", default=None)

@@ -14,7 +14,7 @@ from cluster.adapters import set_cache, set_records
 from cluster.adapters.redis_keys import client, key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 if TYPE_CHECKING:
     from cluster.adapters.hot_state import HotState

@@ -40,7 +40,7 @@ from cluster.adapters.lease import Lease
 from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.errors import Unavailable
 from cluster.models import ClusterState, Partition
-from webapp.redis_server import redacted
+from cluster.redis_urls import redacted
 
 OWNER = "owner"
 ADOPT = "manage.py store adopt-redis"

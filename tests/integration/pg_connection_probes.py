@@ -47,7 +47,7 @@ def test_inner_trailing_live_flushes_leave_no_connection_open(redis_url):
         while not _timer_done() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert _timer_done(), "the trailing flush ran"
-        gc.freeze()  # as every unit of work of the engine does (webapp/perf.py)
+        gc.freeze()  # as every unit of work of the engine does (cluster/perf.py)
     gc.unfreeze()
     assert _connections() <= before + 1, f"{_connections()} connections (before: {before})"
 

@@ -156,7 +156,7 @@ def test_a_move_saved_in_the_hot_state_whose_row_write_was_lost_is_adopted_not_f
     plan_id = two_plans[0]
     execution.plan_apply(plan_id=plan_id, by="test")
     with monkeypatch.context() as patch:
-        patch.setattr(executor.tick_steps, "after_save", lambda callback: None)
+        patch.setattr(executor, "after_save", lambda callback: None)
         replication_tick(dispatch=LocalQueue())
     assert PlanExecution.objects.get(plan_id=plan_id).started == []
     assert hot_state.load().state.replica_sets[("t", _first_moved(plan_id))].move is not None

@@ -92,28 +92,8 @@ KNOWN: frozenset[tuple[str, str, str]] = frozenset({
     # The partition rows' bulk writer and the store identity read and write models.
     (RULES[1].name, "cluster.adapters.partition_rows", "cluster.models"),
     (RULES[1].name, "cluster.adapters.store_identity", "cluster.models"),
-    # webapp's process helpers (GC pause, redacted Redis URLs) still live in webapp.
-    (RULES[1].name, "cluster.adapters.hot_state", "webapp.perf"),
-    (RULES[1].name, "cluster.adapters.set_loading", "webapp.perf"),
-    (RULES[1].name, "cluster.adapters.redis_keys", "webapp.redis_server"),
-    (RULES[1].name, "cluster.adapters.store_identity", "webapp.redis_server"),
     # The live SPU rows are cells the SPU table draws (views/tables.py's spu_row).
     (RULES[3].name, "cluster.projections.live", "cluster.views.tables"),
-    # Other apps reach the engine's adapters directly until cluster/ports.py exists.
-    (RULES[4].name, "planner.apps", "cluster.adapters.tick_steps"),
-    (RULES[4].name, "planner.executor", "cluster.adapters.hot_state"),
-    (RULES[4].name, "planner.executor", "cluster.adapters.tick_steps"),
-    (RULES[4].name, "planner.live", "cluster.adapters.live_batches"),
-    (RULES[4].name, "healing.members", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "healing.snapshot", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "history.apps", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.apps", "cluster.engine.unit_of_work"),
-    (RULES[4].name, "history.checkpoints", "cluster.adapters.hot_state"),
-    (RULES[4].name, "history.checkpoints", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.selectors", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.selectors", "cluster.adapters.redis_keys"),
-    (RULES[4].name, "history.services", "cluster.adapters.metadata_log"),
-    (RULES[4].name, "history.services", "cluster.adapters.redis_keys"),
 })
 
 
@@ -176,6 +156,17 @@ def test_every_known_break_still_exists_so_the_list_only_shrinks():
     gone = KNOWN - violations(import_graph())
     assert sorted(gone) == [], "fixed: delete these lines from KNOWN"
 
+
+
+def test_the_other_apps_reach_the_engine_only_through_cluster_ports():
+    """DESIGN.md: other apps use ``cluster/ports.py`` only, projections included."""
+    engine = ("adapters", "engine", "projections")
+    reached = {(importer, imported) for importer, imports in import_graph().items()
+               if _parts(importer)[0] in ("planner", "healing", "history")
+               for imported in imports
+               if _parts(imported)[0] == "cluster" and len(_parts(imported)) > 1
+               and _parts(imported)[1] in engine}
+    assert sorted(reached) == []
 
 @pytest.mark.parametrize("planted, importing, rule", [
     ("cluster/core/planted.py", "import django.db", RULES[0]),

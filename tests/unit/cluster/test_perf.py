@@ -1,4 +1,4 @@
-"""The GC pause, and the freezing the engine's units of work use (webapp/perf.py)."""
+"""The GC pause, and the freezing the engine's units of work use (cluster/perf.py)."""
 from __future__ import annotations
 
 import gc
@@ -6,7 +6,7 @@ import weakref
 
 import pytest
 
-from webapp import perf
+from cluster import perf
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,140 @@
+"""The engine's one public surface: what the other apps (planner, healing, history) use.
+
+DESIGN.md "The engine as one object": other apps use ``cluster/ports.py`` only, never
+cluster's adapters or engine (tests/unit/webapp/test_app_layering.py holds the rule). This
+is a facade, not a second implementation: each function calls the module that owns the
+behaviour through its attribute (``metadata_log.head()``, not a copied reference), so a
+test that patches ``cluster.adapters.<module>.<name>`` is seen through the port too.
+
+What it offers, by subject:
+
+* the metadata log: its head and start, reading entries, which stream it is, and the
+  floor below which history still needs it (``install_trim_floor``);
+* the store: its namespace, binding it for a use case, the offset its rows have applied
+  and catching them up to the log;
+* units of work: the loaded state's type, a replica set's summary, running a unit, and
+  the hooks a tick runs (tick steps, ``after_save``, extra entries);
+* live pages: the next sequence number of a live group.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, tick_steps
+from cluster.adapters.hot_state import HotState
+from cluster.adapters.metadata_log import Entry as LogEntry
+from cluster.adapters.scheduler import Dispatch
+from cluster.adapters.set_codec import Summary
+from cluster.adapters.tick_steps import AfterSave, TickStep
+from cluster.core.replication import Action, Key, ReplicaSet
+from cluster.engine import unit_of_work
+from cluster.engine.unit_of_work import ExtraEntries, Step
+from cluster.projections import store as store_projection
+
+if TYPE_CHECKING:
+    from cluster.models import Event
+
+__all__ = [
+    "AfterSave", "ExtraEntries", "HotState", "LogEntry", "Step", "Summary", "TickStep",
+    "after_save", "applied_offset", "bound_to_store", "catch_up_store",
+    "install_extra_entries", "install_tick_step", "install_trim_floor", "log_head",
+    "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from", "run_unit",
+    "store_namespace", "summary",
+]
+
+
+# --- The metadata log ---------------------------------------------------------------
+
+def log_head() -> int:
+    """The offset of the newest entry (0 for an empty log)."""
+    return metadata_log.head()
+
+
+def log_start() -> int:
+    """The first offset the log still holds (head + 1 when it holds nothing)."""
+    return metadata_log.start()
+
+
+def log_stream_key() -> str:
+    """The Redis key of this store's log: tells one log from another (a new store)."""
+    return metadata_log.stream_key()
+
+
+def read_log(first: int, limit: int = 1000) -> list[LogEntry]:
+    """Up to ``limit`` entries from offset ``first`` on, in offset order."""
+    return metadata_log.read(first, limit)
+
+
+def read_log_from(first: int = 0, batch: int = 5000) -> Iterator[LogEntry]:
+    """Every entry from offset ``first`` on, read ``batch`` at a time."""
+    return metadata_log.read_all(first, batch)
+
+
+def install_trim_floor(floor: Callable[[], int | None]) -> None:
+    """The log is never trimmed above ``floor()`` (history keeps what it replays)."""
+    metadata_log.install_trim_floor(floor)
+
+
+# --- The store ----------------------------------------------------------------------
+
+def store_namespace() -> str:
+    """The id of the store this process serves: the namespace of its Redis keys."""
+    return redis_keys.store_namespace()
+
+
+@contextmanager
+def bound_to_store(store_id: str | None = None) -> Iterator[str]:
+    """Resolve the store's namespace once for a use case (nested binds keep the outer)."""
+    with redis_keys.bound_to_store(store_id) as namespace:
+        yield namespace
+
+
+def applied_offset() -> int:
+    """The log offset the store's rows have applied."""
+    return store_projection.applied_offset()
+
+
+def catch_up_store() -> list[Event]:
+    """Apply to the store's rows what they have not applied yet; the events written."""
+    return store_projection.catch_up()
+
+
+# --- Units of work and the tick -----------------------------------------------------
+
+def summary(replica_set: ReplicaSet) -> Summary:
+    """What the store mirrors of a replica set (leader, LRS, offsets)."""
+    return hot_state.summary(replica_set)
+
+
+def run_unit(step: Step, *, keys: Iterable[Key] | None = None,
+             dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
+             record_ids: int = 0, now: int | None = None) -> list[Action]:
+    """Load the state (all, or the sets of ``keys``) under the lease, apply ``step``,
+    commit, project and dispatch (cluster/engine/unit_of_work.py's ``run_locked``)."""
+    return unit_of_work.run_locked(step, keys=keys, dispatch=dispatch,
+                                   lock_timeout_s=lock_timeout_s, record_ids=record_ids,
+                                   now=now)
+
+
+def install_tick_step(step: TickStep) -> None:
+    """Run ``step`` inside every replication tick, on the state its loops advanced."""
+    tick_steps.install(step)
+
+
+def after_save(callback: AfterSave) -> None:
+    """Run ``callback`` once the running unit of work's fenced save has landed."""
+    tick_steps.after_save(callback)
+
+
+def install_extra_entries(name: str, hook: ExtraEntries) -> None:
+    """Log ``hook``'s entries with every unit of work's commit (history's checkpoints)."""
+    unit_of_work.install_extra_entries(name, hook)
+
+
+# --- Live pages ---------------------------------------------------------------------
+
+def next_live_seq(group: str) -> int:
+    """Step and return a live group's sequence (cluster/live.py's protocol)."""
+    return live_seqs.next_seq(group)

@@ -1,0 +1,57 @@
+"""cluster/ports.py is a facade over the engine's modules, never a copy of their names:
+a test that patches ``cluster.adapters.<module>.<name>`` must be seen by an app that
+reaches the engine through the port (issue 32, "one public surface")."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cluster import ports
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, tick_steps
+from cluster.engine import unit_of_work
+from cluster.projections import store as store_projection
+
+SENTINEL = object()
+
+
+@pytest.mark.parametrize("port, module, name, args", [
+    (ports.log_head, metadata_log, "head", ()),
+    (ports.log_start, metadata_log, "start", ()),
+    (ports.log_stream_key, metadata_log, "stream_key", ()),
+    (ports.read_log, metadata_log, "read", (3, 10)),
+    (ports.read_log_from, metadata_log, "read_all", (3, 10)),
+    (ports.install_trim_floor, metadata_log, "install_trim_floor", (lambda: None,)),
+    (ports.store_namespace, redis_keys, "store_namespace", ()),
+    (ports.applied_offset, store_projection, "applied_offset", ()),
+    (ports.catch_up_store, store_projection, "catch_up", ()),
+    (ports.summary, hot_state, "summary", ("a set",)),
+    (ports.run_unit, unit_of_work, "run_locked", (lambda hot: [],)),
+    (ports.install_tick_step, tick_steps, "install", (lambda hot, at: [],)),
+    (ports.after_save, tick_steps, "after_save", (lambda: None,)),
+    (ports.install_extra_entries, unit_of_work, "install_extra_entries",
+     ("name", lambda *a: [])),
+    (ports.next_live_seq, live_seqs, "next_seq", ("cluster",)),
+])
+def test_a_port_calls_the_module_that_owns_it_so_its_patches_are_seen(
+        monkeypatch, port: Callable[..., Any], module: Any, name: str,
+        args: tuple[Any, ...]):
+    calls: list[tuple[Any, ...]] = []
+
+    def patched(*given: Any, **_options: Any) -> object:
+        calls.append(given)
+        return SENTINEL
+
+    monkeypatch.setattr(module, name, patched)
+    returned = port(*args)
+    assert calls == [args]
+    assert returned in (SENTINEL, None)
+
+
+def test_binding_the_store_through_the_port_binds_the_adapters_namespace():
+    with ports.bound_to_store("store-a") as namespace:
+        assert namespace == "store-a"
+        assert redis_keys.store_namespace() == "store-a"
+        with ports.bound_to_store("store-b") as inner:
+            assert inner == "store-a"  # nested binds keep the outer one
