@@ -39,8 +39,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
@@ -61,7 +60,8 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
 from cluster.adapters import set_records
 from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
                                           sets_key, take_trusted)
-from cluster.adapters.set_records import Stored, records_key  # noqa: F401 (re-exported)
+from cluster.adapters.set_records import records_key  # noqa: F401 (re-exported)
+from cluster.adapters.hot_types import HotState, Stored, TopicTable  # noqa: F401 (re-exported)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
                                           killed, open_tickets, read_ticket, read_values,
@@ -80,16 +80,6 @@ def __getattr__(name: str) -> str:
     if name in _NAMES:
         return key(_NAMES[name])
     raise AttributeError(name)
-
-
-class TopicTable(TypedDict, total=False):
-    """The shell's row for a replicated topic, kept in the meta key beside the core's."""
-    pk: int                # Topic primary key: a topic re-created under the same name differs
-    partitions: list[int]  # Partition primary keys by index
-    rate: float            # simulated producer, records per second
-    last_ms: int | None    # when the simulated producer last ran
-    carry: float           # the fraction of a record it still owes
-    next: int              # the partition its round robin continues with
 
 
 @contextmanager
@@ -120,53 +110,6 @@ def read_leader_log(key: Key) -> LeaderLog | None:
 
 
 # ---- load and save ------------------------------------------------------------
-
-@dataclass
-class HotState:
-    """A loaded (part of the) replication state and what the store already mirrors."""
-    state: ClusterState
-    topics: dict[str, TopicTable]
-    raw: dict[Key, bytes] = field(default_factory=dict)
-    before: dict[Key, Summary] = field(default_factory=dict)
-    full: bool = True
-    dropped: set[str] = field(default_factory=set)
-    added: set[str] = field(default_factory=set)
-    checked: str | None = None
-    # Each SPU's rack as the log last recorded it ({"spu id": rack}): the topology sync notes
-    # a change, so history draws SPUs in the racks they had then (issue 21).
-    racks: dict[str, str] = field(default_factory=dict)
-    # Metadata-log entries this unit of work appends with its save (the projections read
-    # them back from the log, in offset order, with everyone else's).
-    log: list[dict[str, Any]] = field(default_factory=list)
-    # The summaries of the sets the save wrote (the unit of work fills it).
-    after: dict[Key, Summary] = field(default_factory=dict)
-    # Of those, the ones whose logged status moved or that are new (engine/entries.py),
-    # and the ones whose summary differs from ``before`` at all (offsets too).
-    moved: list[Key] = field(default_factory=list)
-    differs: list[Key] = field(default_factory=list)
-    # What each loaded set's records key holds, so a save appends only the new ids.
-    stored: dict[Key, Stored] = field(default_factory=dict)
-    # The lock keys of the leases the load was made under (none for a reader), and the
-    # sets' generation they guard (set_cache.generation_key: None unless every one holds
-    # the same token); once the save landed, the token it wrote.
-    scope: tuple[str, ...] = ()
-    generation: str | None = None
-    # The load read every set its leases guard: the whole store, or whole shards.
-    complete: bool = False
-    # Every set this process's set cache holds under the scope equals the store's, as of
-    # ``generation``: all were read (a complete load), or taken from an exact image.
-    exact: bool = False
-    # Writes that land in this unit's fenced commit only (a produce's values and ticket).
-    staged: list[WriteOp] = field(default_factory=list)
-
-    def stage(self, ops: Iterable[WriteOp]) -> None:
-        self.staged.extend(ops)
-
-    def partition_pk(self, key: Key) -> int | None:
-        table = self.topics.get(key[0])
-        pks = table["partitions"] if table else []
-        return pks[key[1]] if key[1] < len(pks) else None
-
 
 # Given the keys of the sets a save writes, the log entries that describe the change.
 LogEntries = Callable[[list[Key]], list[dict[str, Any]]]

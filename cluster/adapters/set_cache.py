@@ -32,14 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
 
+from cluster.adapters.hot_types import HotState, Known, Stored
+from cluster.adapters.set_codec import Summary
 from cluster.core.replication import Key, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
-
-if TYPE_CHECKING:
-    from cluster.adapters.hot_state import HotState, Summary
-    from cluster.adapters.set_records import Stored
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
@@ -50,13 +47,6 @@ Scope = tuple[str, tuple[str, ...]]
 def generation_key(lock_key: str) -> str:
     """The key each save of sets under the lease ``lock_key`` writes a fresh token to."""
     return f"{lock_key}:sets-gen"
-
-
-class Known(NamedTuple):
-    """The records this process last committed of a set another process has written
-    since: the run as it stood then, from its log start."""
-    start: int
-    records: list[int]
 
 
 @dataclass

@@ -2,22 +2,20 @@
 nobody else wrote them (``take_trusted``), else read from Redis and taken from the cache
 by their bytes or decoded (``fetch_full``/``fetch_some``, then ``adopt``).
 
-Split from hot_state.py, which owns the ``HotState`` these fill and re-exports
-``sets_key``.
+Split from hot_state.py, which re-exports ``sets_key``; the ``HotState`` these fill
+lives in hot_types.py.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cluster.adapters import set_cache, set_records
+from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import client, key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
 from cluster.perf import gc_paused
-
-if TYPE_CHECKING:
-    from cluster.adapters.hot_state import HotState
 
 
 def sets_key(topic: str) -> str:

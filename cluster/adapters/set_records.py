@@ -5,7 +5,7 @@
 last id. A save appends what the log gained and rewrites the whole run only when
 compaction moved its start or another replica's log became the reference, in one script
 inside the save's fenced transaction (``Writes``). A load reads the runs of the sets it
-must decode, and of a set this process knew before (set_cache.Known) only the ids
+must decode, and of a set this process knew before (hot_types.Known) only the ids
 appended since (``fetch``).
 """
 from __future__ import annotations
@@ -14,14 +14,12 @@ from typing import Any
 
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.redis_keys import client, key
-from cluster.adapters.set_cache import Known
+from cluster.adapters.hot_types import Known, Stored
 from cluster.adapters.set_codec import (records_bytes, records_from, start_and_apart,
                                         status_fields)
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
 
-# What a set's records key holds: (log start, count, last id), as last written or read.
-Stored = tuple[int, int, int | None]
 # A set whose format kept its records inside: nothing usable apart, so its next save
 # writes the whole run.
 INSIDE: Stored = (-1, 0, None)

@@ -16,17 +16,16 @@ the quick search finds nothing, the thorough one labels (partition, rack
 given up) pairs with no limit, so it finds a chain whenever one exists that
 passes each partition once; only then does the refill give up on the quota.
 
-Every search charges the topic's operation budget (``_Work.allowance``): the
+Every search charges the topic's operation budget (``Work.allowance``): the
 offers it lists and scans, and a fixed weight per partition it labels. Past the
 budget it stops and the refill searches no more (small topics with very unequal
 racks and more replicas than racks once spent tens of seconds here).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Hashable, Mapping
+from typing import Hashable, Mapping
 
-if TYPE_CHECKING:
-    from planner.core.rebalance import _Deficits, _Work
+from planner.core.refill_state import Deficits, Work
 
 # A partition and the rack (anti-affinity key) of the replica it hands on; the
 # rack is None for the partition the chain fills, and in the quick search.
@@ -36,7 +35,7 @@ Came = Mapping[State, tuple[State, int]]
 STATE_OPERATIONS = 40
 
 
-def augment(work: _Work, start: int, deficit: _Deficits,
+def augment(work: Work, start: int, deficit: Deficits,
             max_cost: int | None = None, limit: int | None = 24) -> bool:
     """Fill ``start`` through the cheapest chain found within ``limit``
     labelled partitions, or with ``limit`` None through the thorough search
@@ -70,7 +69,7 @@ def augment(work: _Work, start: int, deficit: _Deficits,
     budget = len(offers) * len(work.kept) + 1 if thorough else limit
     open_offers = _OpenOffers(offers)
     known = cost.get
-    # The topic's operation budget (``_Work.allowance``): offers listed and scanned.
+    # The topic's operation budget (``Work.allowance``): offers listed and scanned.
     work.spent += len(offers)
     while level and budget > 0 and (best is None or best[0] > (max_cost or 0)):
         following = []
@@ -120,7 +119,7 @@ class _OpenOffers:
         return open_
 
 
-def _finish(work: _Work, state: State, leaving: int | None, cost: int, wanted: list[int],
+def _finish(work: Work, state: State, leaving: int | None, cost: int, wanted: list[int],
             best: tuple[int, State, int] | None) -> tuple[int, State, int] | None:
     """The cheaper of ``best`` and ending the chain at ``state`` with an SPU below quota."""
     pid = state[0]
@@ -142,7 +141,7 @@ def _on_path(came: Came, state: State, other: int) -> bool:
     return state[0] == other
 
 
-def _chain_holds(work: _Work, last: State, spu: int, came: Came, first: State) -> bool:
+def _chain_holds(work: Work, last: State, spu: int, came: Came, first: State) -> bool:
     """Every hand-over of the chain is still allowed: a state relabelled
     after its search step may hand over another SPU than that step assumed."""
     state = last
@@ -156,7 +155,7 @@ def _chain_holds(work: _Work, last: State, spu: int, came: Came, first: State) -
     return spu not in blocked and work.key[spu] not in blocked
 
 
-def _apply_chain(work: _Work, last: State, spu: int, came: Came, first: State) -> None:
+def _apply_chain(work: Work, last: State, spu: int, came: Came, first: State) -> None:
     work.have[spu] += 1
     state = last
     while state != first:

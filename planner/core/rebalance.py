@@ -16,56 +16,18 @@ affordable; otherwise the placement says it stopped early (``Placement``).
 """
 from __future__ import annotations
 
-from bisect import insort
-from collections import Counter
 from itertools import chain, compress
 from operator import not_
-from dataclasses import dataclass
-from typing import Mapping
 
 from planner.core.chains import augment
-from planner.core.model import ReplicaMap
 from planner.core import placement_flow
 from planner.core.placement_flow import affordable, copies, count_bound, exact_placement
-from planner.core.spread import SpreadRule, full_groups, misplaced
+from planner.core.refill_state import (Deficits, TopicTask, Work, search_allowance,
+                                       task_rule)
+from planner.core.spread import misplaced
 
-
-@dataclass(frozen=True)
-class TopicTask:
-    topic: str
-    current: ReplicaMap
-    replication: int
-    # Eligible SPU -> replica quota; SPUs absent here are removed.
-    quota: Mapping[int, int]
-    # SPU -> anti-affinity group, or None when anti-affinity is not enforced.
-    group_of: Mapping[int, str] | None
-    # Bytes per partition where known: among equally good replicas to move,
-    # the smaller partition's goes.
-    sizes: tuple[int, ...] | None = None
-    # Most replicas of one partition in one group, and how many groups there
-    # are (0: count them from ``group_of``); see ``spread``.
-    group_cap: int = 1
-    group_count: int = 0
-    # Operation budget of the hand-over search (offers listed and scanned), None for
-    # ``search_allowance``: past it the refill stops searching (see ``_closer``).
-    search_budget: int | None = None
-
-
-# The default search budget: per replica of the topic, plus a floor; an operation is
-# about half a microsecond here, so a 10,000-partition plan of RF 5 spends at most a
-# few seconds. Where the exact flow is affordable it takes over from a stopped search
-# (a tenth of a second for a few hundred partitions), so the search gets a tenth.
-OPERATIONS_PER_REPLICA = 60
-OPERATIONS_FLOOR = 50_000
-FLOW_SHARE = 10
-
-
-def search_allowance(task: TopicTask) -> int:
-    if task.search_budget is not None:
-        return task.search_budget
-    allowance = OPERATIONS_FLOOR + OPERATIONS_PER_REPLICA * task.replication * len(task.current)
-    cheap = affordable(len(task.current), task.quota)
-    return allowance // FLOW_SHARE if cheap else allowance
+# Re-exported: the planner and the Spark shell take the task and its rule from here.
+__all__ = ["Placement", "TopicTask", "assign_topic", "search_allowance", "task_rule"]
 
 
 class Placement(tuple):
@@ -75,81 +37,10 @@ class Placement(tuple):
     stopped_early = False
 
 
-def task_rule(task: TopicTask) -> SpreadRule:
-    """The rack spread a topic's partitions must reach."""
-    groups = task.group_count
-    if not groups:
-        key = task.group_of if task.group_of is not None else {s: s for s in task.quota}
-        groups = len({key[s] for s in task.quota})
-    return SpreadRule(task.group_cap, min(task.replication, groups))
-
-
-class _Work:
-    """Mutable state of one topic's placement."""
-
-    def __init__(self, task: TopicTask) -> None:
-        self.task = task
-        self.quota = task.quota
-        self.groups = task.group_of
-        quota = task.quota
-        if quota.keys() >= set(chain.from_iterable(task.current)):
-            self.kept = list(map(list, task.current))  # no replica on a removed SPU
-        else:
-            self.kept = [[r for r in reps if r in quota] for reps in task.current]
-        self.have = dict.fromkeys(quota, 0)
-        self.have.update(Counter(chain.from_iterable(self.kept)))
-        # Each partition's replicas before (membership tests only; a tuple of
-        # a few ids tests as fast as a set and costs nothing to make).
-        self.original = task.current
-        self.released: set[int] = set()
-        # What two replicas of a partition may not share: the SPU, or its group.
-        groups = task.group_of
-        self.key = (groups if isinstance(groups, dict) else dict(groups)) if groups is not None \
-            else {s: s for s in quota}
-        self.cap = task.group_cap
-        self.rule = task_rule(task)
-        self.allowance, self.spent, self.stopped = search_allowance(task), 0, False
-        self.over_quota = False  # a fallback placed a replica above an SPU's quota
-        self.fallen: set[int] = set()  # the partitions it placed them in
-
-    def blocked(self, pid: int, leaving: int | None) -> set:
-        """Keys and SPUs a newcomer to ``pid`` may not have, once ``leaving`` has left."""
-        key = self.key
-        if self.cap == 1:
-            return {key[r] for r in self.kept[pid] if r != leaving}
-        staying = [r for r in self.kept[pid] if r != leaving]
-        return full_groups([key[r] for r in staying], self.task.replication,
-                           self.rule) | set(staying)
-
-    def excess(self, spu: int) -> int:
-        return self.have[spu] - self.quota[spu]
-
-    def group(self, spu: int) -> str | None:
-        return None if self.groups is None else self.groups[spu]
-
-    def drop(self, pid: int, spu: int) -> None:
-        self.kept[pid].remove(spu)
-        self.have[spu] -= 1
-
-    def fits(self, pid: int, spu: int, ignore_groups: bool = False) -> bool:
-        reps = self.kept[pid]
-        if spu in reps:
-            return False
-        if self.groups is None or ignore_groups:
-            return True
-        if self.cap > 1:
-            return self.groups[spu] not in self.blocked(pid, None)
-        # No replica of the partition in the SPU's group; the scan runs in C.
-        return self.groups[spu] not in map(self.groups.__getitem__, reps)
-
-    def add(self, pid: int, spu: int) -> None:
-        self.kept[pid].append(spu)
-        self.have[spu] += 1
-
 
 def assign_topic(task: TopicTask) -> Placement:
     """Replica sets per partition: survivors in their old order, newcomers after."""
-    work = _Work(task)
+    work = Work(task)
     _release_over_replicated(work)
     if work.groups is not None:
         _drop_rack_duplicates(work)
@@ -158,7 +49,7 @@ def assign_topic(task: TopicTask) -> Placement:
     return _closer(task, work)
 
 
-def _closer(task: TopicTask, work: _Work) -> Placement:
+def _closer(task: TopicTask, work: Work) -> Placement:
     """The exact placement (``placement_flow``) where the greedy one copies more than
     the count-level bound, missed a quota or stopped at its budget, and the flow is
     affordable; otherwise the greedy one, marked when its search stopped early."""
@@ -178,7 +69,7 @@ def _closer(task: TopicTask, work: _Work) -> Placement:
     return placed
 
 
-def _requota(task: TopicTask, work: _Work, placed: Placement) -> Placement:
+def _requota(task: TopicTask, work: Work, placed: Placement) -> Placement:
     """A topic too large for the whole flow whose greedy placement missed a quota: the
     flow re-places the partitions that took a replica above quota, then those the greedy
     changed, then the others in order, as many as it affords; the rest stay put. Back on
@@ -205,7 +96,7 @@ def _requota(task: TopicTask, work: _Work, placed: Placement) -> Placement:
     return Placement(rows)
 
 
-def _drop_rack_duplicates(work: _Work) -> None:
+def _drop_rack_duplicates(work: Work) -> None:
     """Release every replica of a crowded rack; refill picks which one returns.
     With fewer racks than replicas see ``_spread_out``."""
     if work.cap > 1:
@@ -225,7 +116,7 @@ def _drop_rack_duplicates(work: _Work) -> None:
                 work.released.add(pid)
 
 
-def _spread_out(work: _Work) -> None:
+def _spread_out(work: Work) -> None:
     """A partition that cannot reach its rack spread by adding replicas drops,
     one at a time, a replica of a repeated rack: the one whose SPU is furthest
     above quota (a follower before the leader), until it can."""
@@ -239,7 +130,7 @@ def _spread_out(work: _Work) -> None:
             work.released.add(pid)
 
 
-def _release_over_replicated(work: _Work) -> None:
+def _release_over_replicated(work: Work) -> None:
     """A partition above its new replication factor chooses its survivors
     afresh during refill, where its own replicas cost nothing to keep."""
     target = work.task.replication
@@ -252,7 +143,7 @@ def _release_over_replicated(work: _Work) -> None:
             work.released.add(pid)
 
 
-def _drop_surplus(work: _Work) -> None:
+def _drop_surplus(work: Work) -> None:
     have = work.have
     over = {s for s, n in have.items() if n > work.quota[s]}
     if not over:
@@ -283,7 +174,7 @@ def _drop_surplus(work: _Work) -> None:
             work.drop(pid, spu)
 
 
-def _refill_need(work: _Work, pid: int, leaving: int, wanting: list[int]) -> int:
+def _refill_need(work: Work, pid: int, leaving: int, wanting: list[int]) -> int:
     """How many replicas the neediest SPU that could take this slot misses."""
     for spu in wanting:
         if _fits_instead(work, pid, spu, leaving):
@@ -291,36 +182,10 @@ def _refill_need(work: _Work, pid: int, leaving: int, wanting: list[int]) -> int
     return 0
 
 
-class _Deficits:
-    """SPUs below quota, most missing first, then by id."""
-
-    def __init__(self, missing: Mapping[int, int]) -> None:
-        self.missing = dict(missing)
-        self.levels: dict[int, list[int]] = {}
-        for spu in sorted(self.missing):
-            self.levels.setdefault(self.missing[spu], []).append(spu)
-
-    def __contains__(self, spu: int) -> bool:
-        return spu in self.missing
-
-    def __iter__(self):
-        for level in sorted(self.levels, reverse=True):
-            yield from self.levels[level]
-
-    def charge(self, spu: int) -> None:
-        level = self.missing.pop(spu)
-        self.levels[level].remove(spu)
-        if not self.levels[level]:
-            del self.levels[level]
-        if level > 1:
-            self.missing[spu] = level - 1
-            insort(self.levels.setdefault(level - 1, []), spu)
-
-
-def _refill(work: _Work) -> None:
+def _refill(work: Work) -> None:
     target = work.task.replication
     have = work.have
-    deficit = _Deficits({s: q - have[s] for s, q in work.quota.items() if have[s] < q})
+    deficit = Deficits({s: q - have[s] for s, q in work.quota.items() if have[s] < q})
     # Only partitions short of replicas take any; a chain through another
     # partition swaps one of its replicas and leaves its length alone.
     for pid in compress(range(len(work.kept)), map(target.__gt__, map(len, work.kept))):
@@ -342,7 +207,7 @@ def _refill(work: _Work) -> None:
                 work.add(pid, _fallback(work, pid))
 
 
-def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
+def _best_candidate(work: Work, pid: int, deficit: Deficits) -> int | None:
     # A replica the partition held before costs no copy.
     back = [s for s in work.original[pid] if s in deficit.missing and work.fits(pid, s)]
     if back:
@@ -350,7 +215,7 @@ def _best_candidate(work: _Work, pid: int, deficit: _Deficits) -> int | None:
     return next((s for s in deficit if work.fits(pid, s)), None)
 
 
-def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
+def _fits_instead(work: Work, pid: int, spu: int, leaving: int) -> bool:
     others = [r for r in work.kept[pid] if r != leaving]
     if spu in others:
         return False
@@ -361,7 +226,7 @@ def _fits_instead(work: _Work, pid: int, spu: int, leaving: int) -> bool:
     return work.groups[spu] not in map(work.groups.__getitem__, others)
 
 
-def _fallback(work: _Work, pid: int) -> int:
+def _fallback(work: Work, pid: int) -> int:
     """No SPU below quota fits: take the least loaded one that does."""
     for ignore_groups in (False, True):
         fitting = [s for s in work.quota if work.fits(pid, s, ignore_groups)]
