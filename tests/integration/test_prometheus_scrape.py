@@ -5,6 +5,7 @@ back; with METRICS_TOKEN set and without."""
 from __future__ import annotations
 
 import re
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -59,6 +60,16 @@ def rules_in_seconds() -> dict:
     return doc
 
 
+def _first_metrics(stack: TokenStack, token: str) -> None:
+    """The web process's first /metrics (its collectors' imports and first reads) can take
+    longer than Prometheus's 1 s scrape timeout on a loaded machine: it is answered once
+    before Prometheus starts, so the test's scrapes see the running stack, not its start."""
+    request = urllib.request.Request(f"http://127.0.0.1:{stack.port}/metrics",
+                                     headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(request, timeout=WAIT_S) as answer:
+        assert answer.status == 200
+
+
 @pytest.fixture(scope="module", params=["no token", "METRICS_TOKEN"])
 def scraped(request, tmp_path_factory) -> Iterator[Scraped]:
     token = TOKEN if request.param == "METRICS_TOKEN" else ""
@@ -66,6 +77,7 @@ def scraped(request, tmp_path_factory) -> Iterator[Scraped]:
     webhook, started = Webhook(), []
     try:
         stack.start()
+        _first_metrics(stack, token)
         started.append(Alertmanager(tmp_path_factory.mktemp("alertmanager"), webhook))
         config = scrape_config(stack.port, token, f"127.0.0.1:{started[0].port}")
         started.append(Prometheus(tmp_path_factory.mktemp("prometheus"), config,
