@@ -27,7 +27,8 @@ from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionS
                                     preparation_steps, targets_not_ready,
                                     unavailable_targets)
 from planner.core.jobs import PlanState
-from planner.executor import announce, executing
+from planner.executor import announce
+from planner.running import executing
 from planner.models import Plan, PlanExecution
 from planner.preemption import preempting, yielding
 from planner.selectors import PlanStatus, pace_of

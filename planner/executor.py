@@ -24,9 +24,10 @@ from cluster.live import PlanProgress
 from cluster.ports import HotState, after_save
 from cluster.services.events import log_event
 from planner.core.execution import (ByteBucket, ExecutionState, PlanMove, final_state,
-                                    finished_move, plan_moves, refill, within_byte_rate)
+                                    finished_move, refill, within_byte_rate)
 from planner.live import offer_apply_progress
-from planner.models import Plan, PlanExecution
+from planner.models import PlanExecution
+from planner.running import executing, moves_of
 from planner.selectors import execution_record
 
 EXECUTOR = "plan-executor"
@@ -35,27 +36,6 @@ S = ExecutionState
 PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "started",
             "in_flight", "cancel_sent", "reason", "landed", "waiting", "throttle_tokens",
             "throttle_at_ms")
-
-
-def executing() -> list[PlanExecution]:
-    return list(PlanExecution.objects.filter(
-        state__in=[S.RUNNING.value, S.PAUSED.value, S.CANCELLED.value],
-        finished_at__isnull=True))
-
-
-# A stored plan never changes, so its parsed moves are kept for the ticks that follow:
-# reading the plan row each tick decoded its whole "current" layout (10,000 partitions).
-# Keyed with the creation time too: a database made anew reuses plan ids.
-_moves_cache: dict[tuple[int, object], list[PlanMove]] = {}
-
-
-def moves_of(plan_id: int) -> list[PlanMove]:
-    key = (plan_id, Plan.objects.filter(pk=plan_id).values_list("created_at", flat=True).get())
-    if key not in _moves_cache:
-        _moves_cache.clear()
-        rows = Plan.objects.filter(pk=plan_id).values_list("moves", flat=True).get()
-        _moves_cache[key] = plan_moves(rows)
-    return _moves_cache[key]
 
 
 def plan_executor_step(hot: HotState, at: int) -> list[Action]:

@@ -15,6 +15,7 @@ from cluster.models import Partition as PartitionRow
 from cluster.models import Spu as SpuRow
 from cluster.models import Topic as TopicRow
 from planner import core
+from planner.running import executing, moves_of
 
 MAX_LABEL = 200  # Plan.name's max_length
 
@@ -47,7 +48,6 @@ class Moving(NamedTuple):
 
 def moving_partitions() -> dict[tuple[str, int], Moving]:
     """(topic, partition) -> the move of a plan being carried out that is in flight there."""
-    from planner.executor import executing, moves_of  # the executor imports the engine
 
     moving: dict[tuple[str, int], Moving] = {}
     for execution in executing():
