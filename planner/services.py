@@ -12,6 +12,7 @@ from cluster.services.settle import worker_running
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.services.events import Actor, actor_name, log_event
 from planner import core
+from planner.bytes_plans import add_cost
 from planner.core.grid import scenario_row
 from planner.core.jobs import (Cancelled, EngineChoice, GridState, PlanState, Stage,
                                choose_engine, estimate)
@@ -37,8 +38,10 @@ def run_plan(cluster: core.Cluster, scenario: core.Scenario, options: core.Optio
 
 @transaction.atomic
 def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str = "local",
-                kafka_json: str | dict | None = None, by: Actor = None) -> Plan:
-    """Plan a what-if against the store (or a Kafka file) and store the plan."""
+                kafka_json: str | dict | None = None, by: Actor = None,
+                throttle: int | None = None, max_moves_per_spu: int | None = None) -> Plan:
+    """Plan a what-if against the store (or a Kafka file) and store the plan, with its cost
+    and risk (the ETA under ``throttle`` bytes/s and ``max_moves_per_spu``)."""
     cluster = cluster_from_kafka_json(kafka_json) if kafka_json is not None else cluster_from_store()
     started = time.perf_counter()
     result = run_plan(cluster, scenario, options, engine)
@@ -53,7 +56,7 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
     log_event(by, "plan", record.pk, "create",
               {"scenario": data["scenario"], "engine": engine},
               result=f"{result.metrics.get('replicas_moved')} replicas moved")
-    return record
+    return add_cost(record, throttle, max_moves_per_spu)
 
 
 def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core.Options,
@@ -93,22 +96,28 @@ def plan_exports(record: Plan) -> dict[str, Any]:
 # --- The workbench: plans and grids as jobs (a Celery task when a worker runs) ---
 
 MAX_GRID_SCENARIOS = 2000
+# A queued plan keeps the throttles its cost assumes here until the worker computes it.
+COST_INPUTS = "cost_inputs"
 
 
 def plan_request(*, scenario: core.Scenario, options: core.Options,
-                 engine: str = EngineChoice.AUTO, by: Actor = None) -> Plan:
+                 engine: str = EngineChoice.AUTO, by: Actor = None,
+                 throttle: int | None = None, max_moves_per_spu: int | None = None) -> Plan:
     """Check a what-if against the store, then plan it: queued for the worker when
-    one runs (state computing), otherwise here and now (state pending)."""
+    one runs (state computing), otherwise here and now (state pending). Either way the
+    plan carries its cost and risk (the ETA under the throttles given)."""
     cluster = cluster_from_store()
     _checked(lambda: core.prepare(cluster, scenario, options))
     chosen = _engine(engine, _partitions(cluster))
     if not worker_running():
-        return plan_create(scenario=scenario, options=options, engine=chosen, by=by)
+        return plan_create(scenario=scenario, options=options, engine=chosen, by=by,
+                           throttle=throttle, max_moves_per_spu=max_moves_per_spu)
     with transaction.atomic():
         record = Plan.objects.create(
             created_by=actor_name(by), name=scenario.name, engine=chosen,
             scenario=core.scenario_to_dict(scenario), options=core.options_to_dict(options),
-            metrics={}, current=core.cluster_to_dict(cluster), state=PlanState.COMPUTING,
+            metrics={COST_INPUTS: {"throttle": throttle, "max_moves_per_spu": max_moves_per_spu}},
+            current=core.cluster_to_dict(cluster), state=PlanState.COMPUTING,
             progress=estimate(Stage.QUEUED, 0, 1, 0.0).as_dict())
         log_event(by, "plan", record.pk, "request", {"scenario": record.scenario,
                                                      "engine": chosen})
@@ -147,11 +156,13 @@ def _plan_store(plan_id: int, result: core.Plan, elapsed_ms: int) -> Plan:
     if record.state != PlanState.COMPUTING:
         return record
     data = core.plan_to_dict(result)
+    inputs = record.metrics.get(COST_INPUTS) or {}
     record.metrics, record.before = result.metrics, dict(result.before)
     record.moves, record.target = data["moves"], data["target"]
     record.elapsed_ms, record.state = elapsed_ms, PlanState.PENDING
     record.progress = estimate(Stage.STORING, 1, 1, elapsed_ms / 1000).as_dict()
     record.save()
+    add_cost(record, inputs.get("throttle"), inputs.get("max_moves_per_spu"))
     log_event(None, "plan", plan_id, "computed",
               result=f"{result.metrics.get('replicas_moved')} replicas moved")
     _announce_after_commit("plan", record)

@@ -7,7 +7,6 @@ from typing import Any
 
 from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
-from planner.bytes_plans import add_cost
 from planner.management.commands._byte_flags import (_byte_flags, byte_plan,
                                                      require_counts_flags)
 from planner.management.commands._plan_execution import ExecutionActions
@@ -69,8 +68,9 @@ class Command(ExecutionActions, SubcommandCommand):
             kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
             require_counts_flags(opts, self.fail)
             record = plan_create(scenario=scenario, options=_options(opts),
-                                 engine=opts["engine"], kafka_json=kafka, by="cli")
-            record = add_cost(record, opts["throttle_bytes_per_s"], opts["max_moves_per_spu"])
+                                 engine=opts["engine"], kafka_json=kafka, by="cli",
+                                 throttle=opts["throttle_bytes_per_s"],
+                                 max_moves_per_spu=opts["max_moves_per_spu"])
         self._export(record, opts["export_kafka"], opts["export_fluvio"])
         self.emit(plan_document(record), opts["json"], _summary(record))
 
