@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -12,7 +13,8 @@ from cluster.services.settle import worker_running
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.services.events import Actor, actor_name, log_event
 from planner import core
-from planner.bytes_plans import add_cost
+from planner.bytes_plans import add_cost, planning_input
+from planner.core.bytes_balance import ByteOptions
 from planner.core.grid import scenario_row
 from planner.core.jobs import (Cancelled, EngineChoice, GridState, PlanState, Stage,
                                choose_engine, estimate)
@@ -60,17 +62,27 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
 
 
 def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core.Options,
-              engine: str = "local", up_to: int = 3) -> list[dict[str, Any]]:
-    """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth)."""
+              engine: str = "local", up_to: int = 3,
+              by_bytes: ByteOptions | None = None) -> list[dict[str, Any]]:
+    """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth);
+    each a plan by bytes where ``by_bytes`` is given (the store with its imported sizes
+    and capacities, as ``plan rebalance --balance bytes``)."""
     _check_engine(engine)
     cluster = cluster_from_store()
+    if by_bytes is not None:
+        cluster, capacities, _, _ = planning_input(None)
+        by_bytes = replace(by_bytes, capacities={**capacities, **by_bytes.capacities})
+        if not any(any(t.sizes) for t in cluster.topics if t.sizes):
+            raise InvalidInput("--balance bytes needs partition sizes: import them (cluster "
+                               "import --kafka-log-dirs)", field="balance")
     grid = list(scenarios) if scenarios is not None else core.standard_grid(cluster, up_to)
     if engine == "spark":
         from planner.spark import evaluate_grid, spark_session
 
         spark = spark_session(settings.SPARK_MASTER)
-        return _checked(lambda: evaluate_grid(spark, cluster, grid, options))
-    return [scenario_row(cluster, s, options) for s in grid]
+        return _checked(lambda: evaluate_grid(spark, cluster, grid, options,
+                                              by_bytes=by_bytes))
+    return [scenario_row(cluster, s, options, by_bytes) for s in grid]
 
 
 def _check_engine(engine: str) -> None:

@@ -81,8 +81,7 @@ class PlanRequestSerializer(ScenarioSerializer, OptionsSerializer):
             given = [f for f in BYTES_ONLY if data.get(f) not in (None, False, [])]
             if given:
                 raise serializers.ValidationError({given[0]: "needs balance bytes"})
-        elif data["engine"] == EngineChoice.SPARK.value:
-            raise serializers.ValidationError({"engine": "byte plans run in-process"})
+        # A byte plan is one cluster-wide greedy pass: any engine plans it in-process.
         return data
 
 
