@@ -93,7 +93,7 @@ def _check_engine(engine: str) -> None:
 def plan_document(record: Plan) -> dict[str, Any]:
     """The CLI's --json shape: moves, metrics (with before), target; a plan's cost and
     risk (planner/bytes_plans.py), where computed, at the top."""
-    metrics = {k: v for k, v in record.metrics.items() if k != "cost"}
+    metrics = {k: v for k, v in record.metrics.items() if k not in ("cost", COST_INPUTS)}
     return {"id": record.pk, "scenario": record.scenario, "options": record.options,
             "moves": record.moves, "metrics": {**metrics, "before": record.before},
             "target": record.target, **record.metrics.get("cost", {})}
