@@ -11,7 +11,7 @@ row, which byte plans read (``import_sizes``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from cluster.services.spus import spu_register, spu_update
 from cluster.services.topics import topic_create
 from planner import core
 from planner.core.kafka_import import ImportFormatError, Snapshot, import_texts
+from planner.core.kafka_import.fluvio import import_fluvio
 from planner.models import ClusterImport
 
 
@@ -43,14 +44,32 @@ class ImportOutcome:
 def import_cluster(*, describe: str, log_dirs: str | None = None, brokers: str | None = None,
                    names: tuple[str, str, str] = ("describe", "log-dirs", "brokers"),
                    plan_only: bool = False, by: Actor = None) -> ImportOutcome:
+    snapshot = _parsed(lambda: import_texts(describe, log_dirs, brokers, names=names))
+    files = {"describe": names[0], "log_dirs": names[1] if log_dirs is not None else None,
+             "brokers": names[2] if brokers is not None else None}
+    return _imported(snapshot, files, plan_only, by)
+
+
+def import_fluvio_cluster(*, partitions: str, spus: str | None = None,
+                          names: tuple[str, str] = ("partitions", "spus"),
+                          plan_only: bool = False, by: Actor = None) -> ImportOutcome:
+    """The same from ``fluvio partition list -O json`` and ``fluvio cluster spu list -O
+    json`` (planner/core/kafka_import/fluvio.py)."""
+    snapshot = _parsed(lambda: import_fluvio(partitions, spus, names=names))
+    files = {"fluvio_partitions": names[0], "fluvio_spus": names[1] if spus else None}
+    return _imported(snapshot, files, plan_only, by)
+
+
+def _parsed(parse: Callable[[], Snapshot]) -> Snapshot:
     try:
-        snapshot = import_texts(describe, log_dirs, brokers, names=names)
+        return parse()
     except ImportFormatError as exc:
         raise InvalidInput(str(exc), field="file",
                            details={"file": exc.source, "line": exc.line,
                                     "expected": exc.expected}) from None
-    files = {"describe": names[0], "log_dirs": names[1] if log_dirs is not None else None,
-             "brokers": names[2] if brokers is not None else None}
+
+
+def _imported(snapshot: Snapshot, files: dict, plan_only: bool, by: Actor) -> ImportOutcome:
     if plan_only:
         return ImportOutcome(_record(snapshot, snapshot.cluster, {}, files, False, by), snapshot)
     return _store_import(snapshot, files, by)

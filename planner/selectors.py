@@ -102,9 +102,16 @@ def plan_summary(record: Plan) -> dict[str, Any]:
             "lower_bound": record.metrics.get("lower_bound"), "progress": record.progress}
 
 
+def plan_created(record: Plan) -> dict[str, Any]:
+    """A plan as its request answers it: the summary and its cost and risk (the keys of
+    ``plan rebalance --json``; null while a worker computes it)."""
+    return {**plan_summary(record), "cost": record.metrics.get("cost")}
+
+
 def plan_detail(record: Plan) -> dict[str, Any]:
-    return {**plan_summary(record), "scenario": record.scenario, "options": record.options,
-            "metrics": record.metrics, "before": record.before,
+    metrics = {k: v for k, v in record.metrics.items() if k not in ("cost", "cost_inputs")}
+    return {**plan_created(record), "scenario": record.scenario, "options": record.options,
+            "metrics": metrics, "before": record.before,
             "elapsed_ms": record.elapsed_ms, "execution": plan_execution(record)}
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +13,8 @@ from cluster.services.settle import worker_running
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.services.events import Actor, actor_name, log_event
 from planner import core
+from planner.bytes_plans import add_cost, planning_input
+from planner.core.bytes_balance import ByteOptions
 from planner.core.grid import scenario_row
 from planner.core.jobs import (Cancelled, EngineChoice, GridState, PlanState, Stage,
                                choose_engine, estimate)
@@ -37,8 +40,10 @@ def run_plan(cluster: core.Cluster, scenario: core.Scenario, options: core.Optio
 
 @transaction.atomic
 def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str = "local",
-                kafka_json: str | dict | None = None, by: Actor = None) -> Plan:
-    """Plan a what-if against the store (or a Kafka file) and store the plan."""
+                kafka_json: str | dict | None = None, by: Actor = None,
+                throttle: int | None = None, max_moves_per_spu: int | None = None) -> Plan:
+    """Plan a what-if against the store (or a Kafka file) and store the plan, with its cost
+    and risk (the ETA under ``throttle`` bytes/s and ``max_moves_per_spu``)."""
     cluster = cluster_from_kafka_json(kafka_json) if kafka_json is not None else cluster_from_store()
     started = time.perf_counter()
     result = run_plan(cluster, scenario, options, engine)
@@ -53,21 +58,31 @@ def plan_create(*, scenario: core.Scenario, options: core.Options, engine: str =
     log_event(by, "plan", record.pk, "create",
               {"scenario": data["scenario"], "engine": engine},
               result=f"{result.metrics.get('replicas_moved')} replicas moved")
-    return record
+    return add_cost(record, throttle, max_moves_per_spu)
 
 
 def plan_grid(*, scenarios: Sequence[core.Scenario] | None = None, options: core.Options,
-              engine: str = "local", up_to: int = 3) -> list[dict[str, Any]]:
-    """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth)."""
+              engine: str = "local", up_to: int = 3,
+              by_bytes: ByteOptions | None = None) -> list[dict[str, Any]]:
+    """Scenario x metrics for a grid (default: every SPU removal, rack loss, rack growth);
+    each a plan by bytes where ``by_bytes`` is given (the store with its imported sizes
+    and capacities, as ``plan rebalance --balance bytes``)."""
     _check_engine(engine)
     cluster = cluster_from_store()
+    if by_bytes is not None:
+        cluster, capacities, _, _ = planning_input(None)
+        by_bytes = replace(by_bytes, capacities={**capacities, **by_bytes.capacities})
+        if not any(any(t.sizes) for t in cluster.topics if t.sizes):
+            raise InvalidInput("--balance bytes needs partition sizes: import them (cluster "
+                               "import --kafka-log-dirs)", field="balance")
     grid = list(scenarios) if scenarios is not None else core.standard_grid(cluster, up_to)
     if engine == "spark":
         from planner.spark import evaluate_grid, spark_session
 
         spark = spark_session(settings.SPARK_MASTER)
-        return _checked(lambda: evaluate_grid(spark, cluster, grid, options))
-    return [scenario_row(cluster, s, options) for s in grid]
+        return _checked(lambda: evaluate_grid(spark, cluster, grid, options,
+                                              by_bytes=by_bytes))
+    return [scenario_row(cluster, s, options, by_bytes) for s in grid]
 
 
 def _check_engine(engine: str) -> None:
@@ -78,7 +93,7 @@ def _check_engine(engine: str) -> None:
 def plan_document(record: Plan) -> dict[str, Any]:
     """The CLI's --json shape: moves, metrics (with before), target; a plan's cost and
     risk (planner/bytes_plans.py), where computed, at the top."""
-    metrics = {k: v for k, v in record.metrics.items() if k != "cost"}
+    metrics = {k: v for k, v in record.metrics.items() if k not in ("cost", COST_INPUTS)}
     return {"id": record.pk, "scenario": record.scenario, "options": record.options,
             "moves": record.moves, "metrics": {**metrics, "before": record.before},
             "target": record.target, **record.metrics.get("cost", {})}
@@ -93,22 +108,28 @@ def plan_exports(record: Plan) -> dict[str, Any]:
 # --- The workbench: plans and grids as jobs (a Celery task when a worker runs) ---
 
 MAX_GRID_SCENARIOS = 2000
+# A queued plan keeps the throttles its cost assumes here until the worker computes it.
+COST_INPUTS = "cost_inputs"
 
 
 def plan_request(*, scenario: core.Scenario, options: core.Options,
-                 engine: str = EngineChoice.AUTO, by: Actor = None) -> Plan:
+                 engine: str = EngineChoice.AUTO, by: Actor = None,
+                 throttle: int | None = None, max_moves_per_spu: int | None = None) -> Plan:
     """Check a what-if against the store, then plan it: queued for the worker when
-    one runs (state computing), otherwise here and now (state pending)."""
+    one runs (state computing), otherwise here and now (state pending). Either way the
+    plan carries its cost and risk (the ETA under the throttles given)."""
     cluster = cluster_from_store()
     _checked(lambda: core.prepare(cluster, scenario, options))
     chosen = _engine(engine, _partitions(cluster))
     if not worker_running():
-        return plan_create(scenario=scenario, options=options, engine=chosen, by=by)
+        return plan_create(scenario=scenario, options=options, engine=chosen, by=by,
+                           throttle=throttle, max_moves_per_spu=max_moves_per_spu)
     with transaction.atomic():
         record = Plan.objects.create(
             created_by=actor_name(by), name=scenario.name, engine=chosen,
             scenario=core.scenario_to_dict(scenario), options=core.options_to_dict(options),
-            metrics={}, current=core.cluster_to_dict(cluster), state=PlanState.COMPUTING,
+            metrics={COST_INPUTS: {"throttle": throttle, "max_moves_per_spu": max_moves_per_spu}},
+            current=core.cluster_to_dict(cluster), state=PlanState.COMPUTING,
             progress=estimate(Stage.QUEUED, 0, 1, 0.0).as_dict())
         log_event(by, "plan", record.pk, "request", {"scenario": record.scenario,
                                                      "engine": chosen})
@@ -147,11 +168,13 @@ def _plan_store(plan_id: int, result: core.Plan, elapsed_ms: int) -> Plan:
     if record.state != PlanState.COMPUTING:
         return record
     data = core.plan_to_dict(result)
+    inputs = record.metrics.get(COST_INPUTS) or {}
     record.metrics, record.before = result.metrics, dict(result.before)
     record.moves, record.target = data["moves"], data["target"]
     record.elapsed_ms, record.state = elapsed_ms, PlanState.PENDING
     record.progress = estimate(Stage.STORING, 1, 1, elapsed_ms / 1000).as_dict()
     record.save()
+    add_cost(record, inputs.get("throttle"), inputs.get("max_moves_per_spu"))
     log_event(None, "plan", plan_id, "computed",
               result=f"{result.metrics.get('replicas_moved')} replicas moved")
     _announce_after_commit("plan", record)

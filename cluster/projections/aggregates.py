@@ -162,5 +162,19 @@ def _write_failover(moves: Mapping[tuple[int, int], int], sign: int) -> None:
         else:
             row.partitions += sign * n
             changed.append(row)
-    FailoverCount.objects.bulk_update(changed, ["partitions"], batch_size=1000)
+    _set_partitions(changed)
     FailoverCount.objects.bulk_create(created, batch_size=1000)
+
+
+def _set_partitions(rows: Sequence[FailoverCount]) -> None:
+    """Store each row's new count by its key, as ``bulk_update`` would, but as one prepared
+    UPDATE run per row (executemany): ``bulk_update`` builds a CASE WHEN expression per row
+    and resolving those cost 7 s of a 100,000-partition import (30 SPUs: ~870 pairs
+    rewritten per topic created)."""
+    if not rows:
+        return
+    meta = FailoverCount._meta
+    sql = (f"UPDATE {_q(meta.db_table)} SET {_q(meta.get_field('partitions').column)} = %s "
+           f"WHERE {_q(meta.pk.column)} = %s")
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [(row.partitions, row.pk) for row in rows])

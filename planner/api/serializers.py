@@ -10,6 +10,8 @@ from planner.core.spu_progress import MoveOutcome
 from planner.services import MAX_GRID_SCENARIOS
 
 MAX_ITEMS = 1000
+BYTES_ONLY = ("max_disk_percent", "capacity", "topics", "exclude_topics", "leaders_only",
+              "snapshot")
 SPU_ID = {"min_value": 0, "max_value": 2**31 - 1}
 # Named in SPECTACULAR_SETTINGS so the schema calls the two state enums by name.
 PLAN_STATES = [s.value for s in PlanState]
@@ -48,7 +50,39 @@ class OptionsSerializer(serializers.Serializer):
 
 
 class PlanRequestSerializer(ScenarioSerializer, OptionsSerializer):
-    pass
+    """A what-if as ``plan rebalance``, with its ``--balance`` and cost flags."""
+    balance = serializers.ChoiceField(choices=["counts", "bytes"], default="counts",
+                                      help_text="balance replica counts, or disk bytes per "
+                                                "SPU (needs imported sizes)")
+    throttle_bytes_per_s = serializers.IntegerField(
+        min_value=1, max_value=2**53, required=False, allow_null=True, default=None,
+        help_text="replication throttle the ETA assumes, as --throttle-bytes-per-s")
+    max_moves_per_spu = serializers.IntegerField(
+        min_value=1, max_value=10**6, required=False, allow_null=True, default=None,
+        help_text="moves at a time per SPU the ETA assumes")
+    max_disk_percent = serializers.FloatField(
+        min_value=0.001, max_value=100, required=False, allow_null=True, default=None,
+        help_text="bytes: no SPU above this share of its disk (default 80)")
+    capacity = serializers.ListField(
+        child=serializers.RegexField(r"^[0-9]{1,10}:[1-9][0-9]{0,19}$", max_length=40),
+        required=False, default=list, max_length=MAX_ITEMS,
+        help_text="bytes: SPU:BYTES disk capacities, as --capacity")
+    topics = _texts("bytes: only these topics' partitions move")
+    exclude_topics = _texts("bytes: these topics' partitions stay")
+    leaders_only = serializers.BooleanField(default=False,
+                                            help_text="bytes: move leadership only")
+    snapshot = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False,
+                                        allow_null=True, default=None,
+                                        help_text="bytes: plan a cluster import --plan-only "
+                                                  "snapshot, not the store")
+
+    def validate(self, data: dict) -> dict:
+        if data["balance"] != "bytes":
+            given = [f for f in BYTES_ONLY if data.get(f) not in (None, False, [])]
+            if given:
+                raise serializers.ValidationError({given[0]: "needs balance bytes"})
+        # A byte plan is one cluster-wide greedy pass: any engine plans it in-process.
+        return data
 
 
 class GridRequestSerializer(OptionsSerializer):
@@ -85,6 +119,33 @@ class PlanSummarySerializer(PlanStatusSerializer):
     replicas_moved = serializers.IntegerField(allow_null=True)
     lower_bound = serializers.IntegerField(allow_null=True)
     progress = ProgressSerializer()
+
+
+class SpuCostSerializer(serializers.Serializer):
+    spu = serializers.IntegerField()
+    bytes_in = serializers.IntegerField(help_text="bytes of the copies this SPU receives")
+    bytes_out = serializers.IntegerField(help_text="bytes it sends as the leader followers "
+                                                   "fetch from")
+    moves_in = serializers.IntegerField()
+    moves_out = serializers.IntegerField()
+
+
+class EtaSerializer(serializers.Serializer):
+    bytes_per_s = serializers.IntegerField()
+    eta_s = serializers.FloatField()
+
+
+class PlanCostSerializer(serializers.Serializer):
+    """What ``plan rebalance --json`` prints at its top (planner/core/cost.py, risk.py)."""
+    bytes_moved = serializers.IntegerField(help_text="bytes copied by the plan")
+    per_spu = SpuCostSerializer(many=True)
+    bottleneck_spu = serializers.IntegerField(allow_null=True)
+    eta_s = serializers.FloatField(allow_null=True, help_text="null without a throttle")
+    throttle_bytes_per_s = serializers.FloatField(allow_null=True)
+    max_moves_per_spu = serializers.IntegerField(allow_null=True)
+    eta_by_throttle = EtaSerializer(many=True)
+    risk = serializers.DictField(help_text="before, after: per SPU and rack failure, "
+                                           "leaders_lost, offline, below_min_lrs; worse")
 
 
 class MoveSerializer(serializers.Serializer):
@@ -148,7 +209,12 @@ class ExecutionSerializer(serializers.Serializer):
     per_spu = SpuProgressSerializer(many=True)
 
 
-class PlanDetailSerializer(PlanSummarySerializer):
+class PlanCreatedSerializer(PlanSummarySerializer):
+    cost = PlanCostSerializer(allow_null=True, help_text="cost and risk (as plan rebalance "
+                                                         "--json); null while it is computed")
+
+
+class PlanDetailSerializer(PlanCreatedSerializer):
     scenario = serializers.DictField()
     options = serializers.DictField()
     metrics = serializers.DictField(help_text="planner/core/metrics.py defines every key")

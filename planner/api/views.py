@@ -19,8 +19,10 @@ from planner.api import serializers as s
 from planner.core.jobs import PlanState
 from planner.execution import plan_stop
 from planner.models import Plan, PlanGrid
-from planner.selectors import (grid_detail, moves_filtered, moves_with_outcome, plan_detail,
-                               plan_summary)
+from planner.bytes_plans import parse_capacities, plan_create_bytes
+from planner.core.bytes_balance import ByteOptions
+from planner.selectors import (grid_detail, moves_filtered, moves_with_outcome, plan_created,
+                               plan_detail, plan_summary)
 from planner.services import grid_cancel, grid_request, plan_request, scenario_from_input
 
 NOT_FOUND = {**READ_ERRORS, 404: ERRORS[404]}
@@ -36,6 +38,15 @@ def options_of(data: dict[str, Any]) -> core.Options:
     return core.Options(anti_affinity=data["anti_affinity"],
                         balance_leaders=data["leader_balance"],
                         optimise_order=data["order_optimisation"])
+
+
+def byte_options(data: dict[str, Any]) -> ByteOptions:
+    """The byte flags of a request, as ``plan rebalance --balance bytes`` reads them."""
+    return ByteOptions(max_disk_percent=data["max_disk_percent"] or 80.0,
+                       capacities=parse_capacities(data["capacity"]),
+                       topics=frozenset(data["topics"]) or None,
+                       exclude_topics=frozenset(data["exclude_topics"]),
+                       leaders_only=data["leaders_only"])
 
 
 def _accepted(state: str) -> int:
@@ -56,13 +67,22 @@ class PlanListView(ApiView):
                                "otherwise queued for the worker (202, state computing). Bad "
                                "input answers 400 and stores nothing.",
                    request=s.PlanRequestSerializer,
-                   responses={201: s.PlanSummarySerializer, 202: s.PlanSummarySerializer,
+                   responses={201: s.PlanCreatedSerializer, 202: s.PlanCreatedSerializer,
                               **ERRORS})
     def post(self, request: Request) -> Response:
         data = self.validated(s.PlanRequestSerializer, request.data)
-        record = plan_request(scenario=scenario_of(data), options=options_of(data),
-                              engine=data["engine"], by=request.user)
-        return Response(plan_summary(record), status=_accepted(record.state))
+        if data["balance"] == "bytes":
+            record = plan_create_bytes(
+                scenario=scenario_of(data), options=options_of(data), opts=byte_options(data),
+                throttle=data["throttle_bytes_per_s"],
+                max_moves_per_spu=data["max_moves_per_spu"], snapshot_id=data["snapshot"],
+                by=request.user)
+        else:
+            record = plan_request(scenario=scenario_of(data), options=options_of(data),
+                                  engine=data["engine"], by=request.user,
+                                  throttle=data["throttle_bytes_per_s"],
+                                  max_moves_per_spu=data["max_moves_per_spu"])
+        return Response(plan_created(record), status=_accepted(record.state))
 
 
 class PlanDetailView(ApiView):

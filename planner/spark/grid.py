@@ -1,6 +1,7 @@
 """Evaluate a grid of what-if scenarios in parallel: one Spark task per
 scenario, each running the in-process planner on the broadcast cluster, so a
-row equals ``plan(cluster, scenario, options).metrics`` exactly."""
+row equals ``plan(cluster, scenario, options).metrics`` exactly (or, by bytes,
+``plan_bytes(cluster, scenario, options, by_bytes).metrics``)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -8,14 +9,16 @@ from typing import Any, Sequence
 from pyspark.sql import DataFrame, SparkSession
 
 from planner.core.grid import COLUMNS, scenario_row
+from planner.core.bytes_balance import ByteOptions
 from planner.core.model import Cluster, Options, Scenario
 
 SLICES_PER_CORE = 32
 
 
 def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Scenario],
-                  options: Options | None = None, slices: int | None = None) -> list[dict[str, Any]]:
-    """Rows in the order of ``scenarios``."""
+                  options: Options | None = None, slices: int | None = None,
+                  by_bytes: ByteOptions | None = None) -> list[dict[str, Any]]:
+    """Rows in the order of ``scenarios``; plans by bytes where ``by_bytes`` is given."""
     options = options or Options()
     context = spark.sparkContext
     shared = context.broadcast(cluster)
@@ -28,7 +31,7 @@ def evaluate_grid(spark: SparkSession, cluster: Cluster, scenarios: Sequence[Sce
     # costs differ: dealing them out in turn keeps the slices even.
     indexed = sorted(enumerate(scenarios), key=lambda item: (item[0] % count, item[0]))
     rows = (context.parallelize(indexed, count)
-            .map(lambda item: (item[0], scenario_row(shared.value, item[1], options)))
+            .map(lambda item: (item[0], scenario_row(shared.value, item[1], options, by_bytes)))
             .collect())
     shared.unpersist()
     return [row for _, row in sorted(rows, key=lambda pair: pair[0])]

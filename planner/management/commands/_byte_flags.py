@@ -60,14 +60,39 @@ def require_counts_flags(opts: dict[str, Any], fail: Callable[[str], None]) -> N
         fail(f"--{given[0].replace('_', '-')} needs --balance bytes")
 
 
+def grid_byte_flags(parser: Any) -> None:
+    """``plan grid --balance bytes``: every scenario a plan by bytes."""
+    parser.add_argument("--balance", choices=["counts", "bytes"], default="counts",
+                        help="plan each scenario by replica counts (default) or disk bytes")
+    parser.add_argument("--max-disk-percent", type=float, default=None, metavar="P",
+                        help="bytes: no SPU above P%% of its disk (default 80)")
+    parser.add_argument("--capacity", action="append", default=[], metavar="SPU:BYTES")
+
+
+def grid_byte_options(opts: dict[str, Any], fail: Callable[[str], None]) -> ByteOptions | None:
+    percent = opts["max_disk_percent"]
+    if opts["balance"] != "bytes":
+        if percent is not None or opts["capacity"]:
+            fail("--max-disk-percent and --capacity need --balance bytes")
+        return None
+    if percent is not None and not 0 < percent <= 100:
+        fail("--max-disk-percent must be above 0 and at most 100")
+    return ByteOptions(max_disk_percent=percent or 80.0,
+                       capacities=parse_capacities(opts["capacity"]))
+
+
 def byte_plan(opts: dict[str, Any], scenario: core.Scenario, options: core.Options,
-              fail: Callable[[str], None]) -> Plan:
+              fail: Callable[[str], None], note: Callable[[str], None] = print) -> Plan:
     _check(opts, fail)
     if opts["from_kafka_json"]:
         fail("--balance bytes plans the store or a --snapshot; a reassignment JSON has no "
              "sizes (cluster import --plan-only reads the tools' outputs)")
-    if opts["engine"] != "local":
-        fail("--balance bytes runs in-process only (--engine local)")
+    if opts["engine"] == "spark":
+        # One greedy pass over every SPU's load: it cannot be split per topic without
+        # changing its result, so it runs here, on the driver (docs/kafka-import.md).
+        note("--balance bytes is one cluster-wide greedy pass: planned on the driver "
+             "(in-process), not spread over Spark; plan grid --balance bytes --engine spark "
+             "spreads the scenarios")
     byte_opts = ByteOptions(
         max_disk_percent=opts["max_disk_percent"] or 80.0,
         capacities=parse_capacities(opts["capacity"]), topics=_topics(opts["topics"]),

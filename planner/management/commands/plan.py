@@ -7,8 +7,8 @@ from typing import Any
 
 from cluster.core.spus import rack_problem
 from cluster.management.commands._cli import SubcommandCommand, table
-from planner.bytes_plans import add_cost
 from planner.management.commands._byte_flags import (_byte_flags, byte_plan,
+                                                     grid_byte_flags, grid_byte_options,
                                                      require_counts_flags)
 from planner.management.commands._plan_execution import ExecutionActions
 from planner import core
@@ -43,6 +43,7 @@ class Command(ExecutionActions, SubcommandCommand):
         grid.add_argument("--up-to", type=int, default=3,
                           help=f"add 1..K SPUs to each rack (K at most {MAX_UP_TO})")
         _option_flags(grid)
+        grid_byte_flags(grid)
         grid.add_argument("--json", action="store_true")
         export = actions.add_parser("export", help="write a stored plan's files")
         export.add_argument("plan_id", type=int)
@@ -64,22 +65,27 @@ class Command(ExecutionActions, SubcommandCommand):
                                        lose_racks=opts["lose_rack"],
                                        replication=opts["replication"])
         if opts["balance"] == "bytes":
-            record = byte_plan(opts, scenario, _options(opts), self.fail)
+            record = byte_plan(opts, scenario, _options(opts), self.fail, self.stderr.write)
         else:
             kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
             require_counts_flags(opts, self.fail)
             record = plan_create(scenario=scenario, options=_options(opts),
-                                 engine=opts["engine"], kafka_json=kafka, by="cli")
-            record = add_cost(record, opts["throttle_bytes_per_s"], opts["max_moves_per_spu"])
+                                 engine=opts["engine"], kafka_json=kafka, by="cli",
+                                 throttle=opts["throttle_bytes_per_s"],
+                                 max_moves_per_spu=opts["max_moves_per_spu"])
         self._export(record, opts["export_kafka"], opts["export_fluvio"])
         self.emit(plan_document(record), opts["json"], _summary(record))
 
     def handle_grid(self, **opts: Any) -> None:
         if not 0 <= opts["up_to"] <= MAX_UP_TO:
             self.fail(f"--up-to must be from 0 to {MAX_UP_TO}")
-        rows = plan_grid(options=_options(opts), engine=opts["engine"], up_to=opts["up_to"])
-        text = table([[r["scenario"]] + [_fmt(r.get(c)) for c in GRID_COLUMNS] for r in rows],
-                     ["SCENARIO"] + [c.upper() for c in GRID_COLUMNS])
+        by_bytes = grid_byte_options(opts, self.fail)
+        rows = plan_grid(options=_options(opts), engine=opts["engine"], up_to=opts["up_to"],
+                         by_bytes=by_bytes)
+        columns = GRID_COLUMNS if by_bytes is None else ["bytes_moved", "disk_spread",
+                                                         *GRID_COLUMNS]
+        text = table([[r["scenario"]] + [_fmt(r.get(c)) for c in columns] for r in rows],
+                     ["SCENARIO"] + [c.upper() for c in columns])
         self.emit(rows, opts["json"], text)
 
     def handle_export(self, plan_id: int, kafka: Path | None, fluvio: Path | None,
