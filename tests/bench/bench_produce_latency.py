@@ -12,12 +12,14 @@ ticks began during the slowest produce, and the tick times; ``--json`` prints on
 on stdout instead (other lines on stderr): ``partitions``, ``produces``, ``failed``,
 ``produce_p50_ms``, ``produce_p95_ms``, ``produce_max_ms``, ``ticks``, ``tick_p50_ms``,
 ``tick_max_ms``, ``ticks_begun_during_produce_max``, ``first_tick_ms``, ``fair_lease``
-(whether this version's lease is taken in turn) and ``load_average``.
+(whether this version's lease is taken in turn), ``load_average`` and
+``idle_produce_p50_ms``: first, ``--idle-produces`` writes with no tick running, the
+floor (what a produce costs by itself).
 
 Bounded: the producer stops after ``--produces`` writes or ``--max-s`` seconds, whichever
 comes first, and the ticks stop with it. Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_produce_latency.py [--partitions 100000]
-        [--produces 30] [--gap-ms 150] [--max-s 600] [--json]
+        [--produces 30] [--idle-produces 5] [--gap-ms 150] [--max-s 600] [--json]
 """
 from __future__ import annotations
 
@@ -74,6 +76,19 @@ def producer(args: argparse.Namespace) -> None:
     print(json.dumps(writes))
 
 
+def send_produces(args: argparse.Namespace, count: int, redis_url: str) -> list[dict]:
+    """``count`` writes from a child process on the same store and Redis (its Django
+    start is not timed): the produce command's own process, not a thread of the ticker's."""
+    env = {**os.environ, "REDIS_URL": redis_url}
+    child = subprocess.run(
+        [sys.executable, __file__, "--producer-child", "--partitions", str(args.partitions),
+         "--produces", str(count), "--gap-ms", str(args.gap_ms), "--max-s", str(args.max_s)],
+        env=env, capture_output=True, text=True, timeout=args.max_s + 120)
+    if child.returncode != 0:
+        raise SystemExit(f"the producer failed:\n{child.stderr[-3000:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
 def fair_lease() -> bool:
     from cluster.adapters import lease
 
@@ -97,6 +112,14 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
         ms, _ = timed(lambda: replication_tick(dispatch=LocalQueue()))
         print(f"first tick (topology sync): {ms:.0f} ms")
         result["first_tick_ms"] = round(ms, 1)
+        if args.idle_produces:
+            # The floor: the same writes with no tick running (the produce's own cost).
+            idle = [(w["ended"] - w["began"]) * 1000
+                    for w in send_produces(args, args.idle_produces, settings.REDIS_URL)
+                    if not w["error"]]
+            result["idle_produce_p50_ms"] = round(statistics.median(idle), 1) if idle else 0
+            print(f"acks=1 produce with no tick running: p50 "
+                  f"{result['idle_produce_p50_ms']:.0f} ms ({len(idle)} writes)")
         ticks: list[tuple[float, float]] = []
         stop, ticking = threading.Event(), threading.Event()
 
@@ -120,23 +143,13 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
         ticking.wait()  # the producer starts once the ticks run back to back
         if failed:
             raise failed[0]
-        # The child reaches the same store and Redis; its Django start is not timed.
-        env = {**os.environ, "DATABASE_URL": os.environ["DATABASE_URL"],
-               "REDIS_URL": settings.REDIS_URL}
         try:
-            child = subprocess.run(
-                [sys.executable, __file__, "--producer-child",
-                 "--partitions", str(args.partitions), "--produces", str(args.produces),
-                 "--gap-ms", str(args.gap_ms), "--max-s", str(args.max_s)],
-                env=env, capture_output=True, text=True, timeout=args.max_s + 120)
+            writes = send_produces(args, args.produces, settings.REDIS_URL)
         finally:
             stop.set()  # the ticks end with the producer, whatever became of it
             thread.join()
         if failed:
             raise failed[0]
-        if child.returncode != 0:
-            raise SystemExit(f"the producer failed:\n{child.stderr[-3000:]}")
-        writes = json.loads(child.stdout.strip().splitlines()[-1])
         report(writes, ticks, result)
     finally:
         # A live flush still in flight would log its failure once Redis is gone.
@@ -177,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--produces", type=int, default=30)
+    ap.add_argument("--idle-produces", type=int, default=5,
+                    help="writes timed first with no tick running, for the floor (0: none)")
     ap.add_argument("--gap-ms", type=float, default=150,
                     help="mean pause between two produces (uniform 0 to twice this)")
     ap.add_argument("--max-s", type=float, default=600,
@@ -185,8 +200,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="one JSON object on stdout; the other lines on stderr")
     ap.add_argument("--producer-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.partitions < 1 or args.produces < 1 or args.spus < 3:
-        ap.error("--partitions and --produces must be at least 1, --spus at least 3")
+    if args.partitions < 1 or args.produces < 1 or args.spus < 3 or args.idle_produces < 0:
+        ap.error("--partitions and --produces must be at least 1, --spus at least 3, "
+                 "--idle-produces at least 0")
     if args.gap_ms < 0 or args.max_s <= 0:
         ap.error("--gap-ms must be at least 0 and --max-s above 0")
     if args.producer_child:

@@ -21,14 +21,15 @@ def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_prints_one_object_with_the_latency_figures():
-    done = run_bench("--partitions", "200", "--produces", "4", "--gap-ms", "20", "--json")
+    done = run_bench("--partitions", "200", "--produces", "4", "--idle-produces", "2",
+                     "--gap-ms", "20", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout)  # the whole of stdout: one object, nothing else
     assert figures["partitions"] == 200
     assert figures["produces"] == 4 and figures["failed"] == 0
     assert figures["fair_lease"] is True
     for name in ("produce_p50_ms", "produce_p95_ms", "produce_max_ms", "tick_p50_ms",
-                 "tick_max_ms", "first_tick_ms"):
+                 "tick_max_ms", "first_tick_ms", "idle_produce_p50_ms"):
         assert isinstance(figures[name], (int, float)) and not isinstance(figures[name], bool)
         assert figures[name] > 0, name
     assert figures["produce_p50_ms"] <= figures["produce_p95_ms"] <= figures["produce_max_ms"]
