@@ -11,8 +11,10 @@ from the call to its answer. Prints the produce latencies (p50, p95, max), how m
 ticks began during the slowest produce, and the tick times; ``--json`` prints one object
 on stdout instead (other lines on stderr): ``partitions``, ``produces``, ``failed``,
 ``produce_p50_ms``, ``produce_p95_ms``, ``produce_max_ms``, ``ticks``, ``tick_p50_ms``,
-``tick_max_ms``, ``ticks_begun_during_produce_max``, ``first_tick_ms``, ``fair_lease``
-(whether this version's lease is taken in turn), ``load_average`` and
+``tick_max_ms``, ``ticks_lost`` (ticks whose save was refused because their lease
+lapsed: skipped, as the worker does; not in the tick times),
+``ticks_begun_during_produce_max``, ``first_tick_ms``, ``fair_lease`` (whether this
+version's lease is taken in turn), ``load_average`` and
 ``idle_produce_p50_ms``: first, ``--idle-produces`` writes with no tick running, the
 floor (what a produce costs by itself).
 
@@ -100,6 +102,7 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
     from django.conf import settings
 
     from bench_replication_shell import build, setup_redis, timed
+    from cluster.adapters.lease import LeaseLost
     from cluster.services.replication import replication_tick
     from cluster.services.settle import LocalQueue
 
@@ -121,17 +124,23 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
             print(f"acks=1 produce with no tick running: p50 "
                   f"{result['idle_produce_p50_ms']:.0f} ms ({len(idle)} writes)")
         ticks: list[tuple[float, float]] = []
+        lost: list[tuple[float, float]] = []  # ticks whose save was refused: lease lapsed
         stop, ticking = threading.Event(), threading.Event()
 
         failed: list[BaseException] = []
 
         def ticker() -> None:
-            # Back to back, as a worker whose ticks overrun their interval runs them.
+            # Back to back, as a worker whose ticks overrun their interval runs them; a
+            # tick whose lease lapsed is skipped and counted, as the worker's task does.
             try:
                 while not stop.is_set():
                     began = time.time()
-                    replication_tick(dispatch=LocalQueue())
-                    ticks.append((began, time.time()))
+                    try:
+                        replication_tick(dispatch=LocalQueue())
+                    except LeaseLost:
+                        lost.append((began, time.time()))
+                    else:
+                        ticks.append((began, time.time()))
                     ticking.set()
             except BaseException as exc:  # reported below; the producer is not started
                 failed.append(exc)
@@ -151,6 +160,10 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
         if failed:
             raise failed[0]
         report(writes, ticks, result)
+        result["ticks_lost"] = len(lost)
+        lost_ms = ", ".join(f"{(end - began) * 1000:.0f}" for began, end in lost)
+        print(f"ticks refused (lease lapsed while the tick worked): {len(lost)}"
+              + (f", after {lost_ms} ms" if lost else ""))
     finally:
         # A live flush still in flight would log its failure once Redis is gone.
         logging.getLogger("cluster.adapters.live_batches").setLevel(logging.CRITICAL)
