@@ -12,7 +12,8 @@ ticks began during the slowest produce, and the tick times; ``--json`` prints on
 on stdout instead (other lines on stderr): ``partitions``, ``produces``, ``failed``,
 ``produce_p50_ms``, ``produce_p95_ms``, ``produce_max_ms``, ``ticks``, ``tick_p50_ms``,
 ``tick_max_ms``, ``ticks_lost`` (ticks whose save was refused because their lease
-lapsed: skipped, as the worker does; not in the tick times),
+lapsed: skipped, as the worker does; not in the tick times), ``ticks_failed`` (ticks
+that failed otherwise, such as a Redis command past REDIS_SOCKET_TIMEOUT_S),
 ``ticks_begun_during_produce_max``, ``first_tick_ms``, ``fair_lease`` (whether this
 version's lease is taken in turn), ``load_average`` and
 ``idle_produce_p50_ms``: first, ``--idle-produces`` writes with no tick running, the
@@ -38,6 +39,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _django import setup_throwaway_django  # noqa: E402
@@ -125,6 +128,7 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
                   f"{result['idle_produce_p50_ms']:.0f} ms ({len(idle)} writes)")
         ticks: list[tuple[float, float]] = []
         lost: list[tuple[float, float]] = []  # ticks whose save was refused: lease lapsed
+        errors: list[str] = []  # ticks that failed otherwise (a Redis command timed out)
         stop, ticking = threading.Event(), threading.Event()
 
         failed: list[BaseException] = []
@@ -139,6 +143,9 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
                         replication_tick(dispatch=LocalQueue())
                     except LeaseLost:
                         lost.append((began, time.time()))
+                    except (TimeoutError, redis.exceptions.RedisError) as exc:
+                        # Skipped by the worker too (logged); the next tick runs.
+                        errors.append(f"{type(exc).__name__}: {exc}")
                     else:
                         ticks.append((began, time.time()))
                     ticking.set()
@@ -160,10 +167,12 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
         if failed:
             raise failed[0]
         report(writes, ticks, result)
-        result["ticks_lost"] = len(lost)
+        result.update(ticks_lost=len(lost), ticks_failed=len(errors))
         lost_ms = ", ".join(f"{(end - began) * 1000:.0f}" for began, end in lost)
         print(f"ticks refused (lease lapsed while the tick worked): {len(lost)}"
               + (f", after {lost_ms} ms" if lost else ""))
+        for reason in errors:
+            print(f"  tick failed: {reason}")
     finally:
         # A live flush still in flight would log its failure once Redis is gone.
         logging.getLogger("cluster.adapters.live_batches").setLevel(logging.CRITICAL)

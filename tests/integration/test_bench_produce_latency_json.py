@@ -36,7 +36,7 @@ def test_json_prints_one_object_with_the_latency_figures():
     # The ticks ran while the writes were sent: the producer ended before the ticker stopped.
     assert figures["ticks"] >= 1
     assert isinstance(figures["ticks_begun_during_produce_max"], int)
-    assert isinstance(figures["ticks_lost"], int)
+    assert isinstance(figures["ticks_lost"], int) and isinstance(figures["ticks_failed"], int)
     assert "acks=1 produce" in done.stderr  # the human-readable lines, kept apart
 
 
