@@ -16,7 +16,9 @@ lapsed: skipped, as the worker does; not in the tick times), ``ticks_failed`` (t
 that failed otherwise, such as a Redis command past REDIS_SOCKET_TIMEOUT_S),
 ``ticks_begun_during_produce_max``, ``first_tick_ms``, ``fair_lease`` (whether this
 version's lease is taken in turn), ``load_average`` and
-``idle_produce_p50_ms``: first, ``--idle-produces`` writes with no tick running, the
+``tick_lease_held_fraction`` (the share of the producer's run the ticks held the lease),
+``tick_lease_gap_p50_ms`` (the median stretch between two ticks' holds, where a producer
+may take it out of turn) and ``idle_produce_p50_ms``: first, ``--idle-produces`` writes with no tick running, the
 floor (what a produce costs by itself).
 
 Bounded: the producer stops after ``--produces`` writes or ``--max-s`` seconds, whichever
@@ -94,6 +96,25 @@ def send_produces(args: argparse.Namespace, count: int, redis_url: str) -> list[
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 
+def record_lease_holds(holds: list[tuple[float, float]]) -> None:
+    """Note every stretch this process holds the hot state's leases (the ticks': the
+    producer is another process), to tell how much of the time a producer could get in."""
+    from cluster.adapters import lease
+
+    taken = lease.held_all
+
+    @contextlib.contextmanager
+    def noted(wait_s: float, names: list[str]):  # type: ignore[no-untyped-def]
+        with taken(wait_s, names) as leases:
+            began = time.time()
+            try:
+                yield leases
+            finally:
+                holds.append((began, time.time()))
+
+    lease.held_all = noted
+
+
 def fair_lease() -> bool:
     from cluster.adapters import lease
 
@@ -154,6 +175,8 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
             finally:
                 ticking.set()
 
+        holds: list[tuple[float, float]] = []
+        record_lease_holds(holds)
         thread = threading.Thread(target=ticker, name="bench-ticks")
         thread.start()
         ticking.wait()  # the producer starts once the ticks run back to back
@@ -167,6 +190,7 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
         if failed:
             raise failed[0]
         report(writes, ticks, result)
+        lease_figures(writes, holds, result)
         result.update(ticks_lost=len(lost), ticks_failed=len(errors))
         lost_ms = ", ".join(f"{(end - began) * 1000:.0f}" for began, end in lost)
         print(f"ticks refused (lease lapsed while the tick worked): {len(lost)}"
@@ -204,6 +228,22 @@ def report(writes: list[dict], ticks: list[tuple[float, float]],
         if w["error"]:
             print(f"  failed: partition {w['partition']}: {w['error']}")
     print(f"load average: {os.getloadavg()}")
+
+
+def lease_figures(writes: list[dict], holds: list[tuple[float, float]],
+                  result: dict[str, object]) -> None:
+    """The share of the producer's run the ticks held the lease, and the gaps between two
+    ticks' holds (the only moments a producer could take it without a turn)."""
+    if not writes or not holds:
+        return
+    start, end = writes[0]["began"], writes[-1]["ended"]
+    held = sum(max(0.0, min(b, end) - max(a, start)) for a, b in holds)
+    gaps = [(holds[i + 1][0] - holds[i][1]) * 1000 for i in range(len(holds) - 1)]
+    result["tick_lease_held_fraction"] = round(held / max(end - start, 1e-9), 3)
+    result["tick_lease_gap_p50_ms"] = round(statistics.median(gaps), 1) if gaps else 0
+    print(f"the ticks held the lease {result['tick_lease_held_fraction']:.0%} of the "
+          f"producer's run; between two ticks' holds p50 {result['tick_lease_gap_p50_ms']:.0f} "
+          f"ms (a produce between them waits for no tick)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -36,6 +36,8 @@ def test_json_prints_one_object_with_the_latency_figures():
     # The ticks ran while the writes were sent: the producer ended before the ticker stopped.
     assert figures["ticks"] >= 1
     assert isinstance(figures["ticks_begun_during_produce_max"], int)
+    assert 0 <= figures["tick_lease_held_fraction"] <= 1
+    assert figures["tick_lease_gap_p50_ms"] >= 0
     assert isinstance(figures["ticks_lost"], int) and isinstance(figures["ticks_failed"], int)
     assert "acks=1 produce" in done.stderr  # the human-readable lines, kept apart
 
