@@ -58,7 +58,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def producer(args: argparse.Namespace) -> None:
     """The child: ``--produces`` acks=1 writes through the produce command, one at a time;
-    prints one JSON line of (start, end, ok, partition) per write, in wall-clock seconds."""
+    prints one JSON list of {began, ended, partition, error} (wall-clock seconds)."""
     setup_throwaway_django()
     from django.core.management import call_command
     from django.core.management.base import CommandError
