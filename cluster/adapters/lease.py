@@ -40,6 +40,10 @@ from cluster.adapters.redis_keys import client, key
 POLL_S = 0.02
 # The lease that guards the whole hot state (and, when sharded, cluster-wide work).
 CLUSTER_LOCK = "lock"
+# A write of this many fields or more extends its leases for WRITE_GRACE_LEASES leases
+# while it is packed and sent; a crashed writer then delays the next holder that long.
+LARGE_WRITE = 2_000
+WRITE_GRACE_LEASES = 10
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
@@ -234,6 +238,8 @@ def fenced_write(ops: Sequence[WriteOp]) -> None:
     with ExitStack() as stack:
         for held in leases:
             stack.enter_context(held.writing)
+        if _weight(ops) >= LARGE_WRITE:
+            _extend_for_write(leases)
         pipe = stack.enter_context(client().pipeline(transaction=True))
         try:
             pipe.watch(*[held.lock_key for held in leases])
@@ -250,6 +256,26 @@ def fenced_write(ops: Sequence[WriteOp]) -> None:
                 held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
+
+
+def _weight(ops: Sequence[WriteOp]) -> int:
+    """About how many fields a write sends: a hash's mapping or a list counts its items."""
+    return sum(len(op.arg) if isinstance(op.arg, (dict, list)) else 1 for op in ops)
+
+
+def _extend_for_write(leases: Sequence[Lease]) -> None:
+    """Give a large write WRITE_GRACE_LEASES leases to be packed and sent.
+
+    The renewal waits on the write (touching the watched lock would abort it), so a write
+    that took longer than one lease to send (a 100,000-partition tick on a loaded machine)
+    found its own lock expired and was refused though nobody else held it. The extension
+    is token-checked like a renewal, and the write's transaction sets the lease back."""
+    for held in leases:
+        grace = held.lease_ms * WRITE_GRACE_LEASES
+        if not client().eval(_RENEW, 1, held.lock_key, held.token, grace):
+            held.lost = True
+            raise LeaseLost("the replication lease expired and another task took it; "
+                            "this write was refused")
 
 
 def _apply(pipe: Any, op: WriteOp) -> None:

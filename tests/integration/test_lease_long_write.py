@@ -1,0 +1,48 @@
+"""A fenced write that takes longer than the lease to send (a 100,000-partition tick's
+transaction, on a loaded machine) is not refused while nobody else took the lease: the
+holder's renewal waits on the write, so the write keeps its own lock alive (issue 36)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.test import override_settings
+
+from cluster.adapters import lease
+from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.adapters.store_identity import check_hot_state_identity
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+@override_settings(REPLICATION_LOCK_LEASE_S=0.3)
+def test_a_write_slower_than_the_lease_lands_when_nobody_else_holds_it(redis_url, monkeypatch):
+    store = check_hot_state_identity()
+    apply = lease._apply
+    slow = threading.Event()
+
+    def building_slowly(pipe, op):  # the client packing a huge transaction, past the lease
+        slow.wait(1.0)
+        apply(pipe, op)
+
+    monkeypatch.setattr(lease, "_apply", building_slowly)
+    with bound_to_store(store), lease.held(5):
+        big = {f"f{n}": "v" for n in range(lease.LARGE_WRITE)}
+        lease.fenced_write([lease.WriteOp("hset", key("long-write-hash"), big),
+                            lease.WriteOp("set", key("long-write"), "landed")])
+    with bound_to_store(store):
+        assert client().get(key("long-write")) == b"landed"
+        assert client().hlen(key("long-write-hash")) == lease.LARGE_WRITE
+
+
+@override_settings(REPLICATION_LOCK_LEASE_S=0.3)
+def test_a_large_write_after_another_holder_took_the_lease_is_refused(redis_url):
+    """The extension is fenced like a renewal: it never revives a lease another holds."""
+    store = check_hot_state_identity()
+    big = {f"f{n}": "v" for n in range(lease.LARGE_WRITE)}
+    with bound_to_store(store), lease.held(5) as mine:
+        client().set(mine.lock_key, "someone-else")
+        with pytest.raises(lease.LeaseLost):
+            lease.fenced_write([lease.WriteOp("hset", key("refused-hash"), big)])
+    with bound_to_store(store):
+        assert not client().exists(key("refused-hash"))
