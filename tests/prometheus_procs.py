@@ -64,6 +64,10 @@ class Daemon:
         except OSError:
             return False
 
+    def log_tail(self, lines: int = 20) -> str:
+        self.log.flush()
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -132,6 +136,15 @@ class Webhook:
 
 
 class Alertmanager(Daemon):
+    def alerts(self) -> Any:
+        """The alerts this Alertmanager holds (what Prometheus sent it), for a failure's
+        message; the error itself when it does not answer."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v2/alerts", timeout=5) as answer:
+                return json.loads(answer.read())
+        except OSError as exc:
+            return repr(exc)
+
     def __init__(self, workdir: Path, webhook: Webhook) -> None:
         config = {"route": {"receiver": "webhook", "group_by": ["alertname", "topic"],
                             "group_wait": "1s", "group_interval": "1s",

@@ -36,6 +36,7 @@ class Scraped(NamedTuple):
     stack: TokenStack
     prometheus: Prometheus
     webhook: Webhook
+    alertmanager: Alertmanager
 
 
 def scrape_config(port: int, token: str, alertmanager: str) -> dict:
@@ -82,7 +83,7 @@ def scraped(request, tmp_path_factory) -> Iterator[Scraped]:
         config = scrape_config(stack.port, token, f"127.0.0.1:{started[0].port}")
         started.append(Prometheus(tmp_path_factory.mktemp("prometheus"), config,
                                   rules_in_seconds()))
-        yield Scraped(stack, started[1], webhook)
+        yield Scraped(stack, started[1], webhook, started[0])
     finally:
         for daemon in reversed(started):
             daemon.stop()
@@ -95,12 +96,19 @@ def spu(stack: Stack, action: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def _notifications(prometheus: Prometheus) -> list[str]:
+    """Prometheus's own counters of the alerts it sent to Alertmanager (for a failure)."""
+    with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=5) as answer:
+        return [line for line in answer.read().decode().splitlines()
+                if line.startswith("prometheus_notifications_")]
+
+
 def under_replicated(prometheus: Prometheus) -> float | None:
     return prometheus.value('sum(controlroom_partitions_under_replicated{job="controlroom"})')
 
 
 def test_prometheus_sees_an_outage_raise_the_alert_and_its_end_resolve_it(scraped):
-    stack, prometheus, webhook = scraped
+    stack, prometheus, webhook, alertmanager = scraped
     wait_for(lambda: prometheus.value('up{job="controlroom"}') == 1, WAIT_S,
              "a first good scrape")
     wait_for(lambda: under_replicated(prometheus) == 0, WAIT_S, "a healthy cluster")
@@ -118,19 +126,28 @@ def test_prometheus_sees_an_outage_raise_the_alert_and_its_end_resolve_it(scrape
     assert (prometheus.value('increase(controlroom_lrs_shrinks_total{job="controlroom"}[1m])')
             or 0) > 0
 
+    # Alertmanager tells a receiver of a resolution only after it told it of the firing: an
+    # outage ended within its group_wait (commands and ticks are quick now) told it nothing.
+    wait_for(lambda: "firing" in webhook.statuses(UNDER), WAIT_S,
+             lambda: f"{UNDER} firing at the webhook (it got {webhook.statuses(UNDER)})")
     spu(stack, "online")
     wait_for(lambda: under_replicated(prometheus) == 0, WAIT_S, "under-replicated back to 0")
     wait_for(lambda: prometheus.alert_state(UNDER) is None, WAIT_S, f"{UNDER} resolved")
     assert prometheus.value(f'controlroom_spu_up{{job="controlroom",spu="{SPU}"}}') == 1
-    # Through Alertmanager to the receiver: firing, and resolved once the SPU is back.
+    # Through Alertmanager to the receiver: resolved once the SPU is back.
     wait_for(lambda: "resolved" in webhook.statuses(UNDER), WAIT_S,
              lambda: f"{UNDER} resolved at the webhook (it got {webhook.statuses(UNDER)}; "
-                     f"Prometheus's alerts then: {prometheus.api('alerts')['alerts']})")
+                     f"Prometheus's alerts then: {prometheus.api('alerts')['alerts']}; "
+                     f"Alertmanager's: {alertmanager.alerts()}; Prometheus's Alertmanagers: "
+                     f"{prometheus.api('alertmanagers')}; notifications sent/errors/dropped: "
+                     f"{_notifications(prometheus)}; "
+                     f"Alertmanager's log:\n"
+                     f"{alertmanager.log_tail()}\nPrometheus's log:\n{prometheus.log_tail()})")
     assert webhook.statuses(UNDER)[0] == "firing"
 
 
 def test_a_scrape_without_the_token_fails_only_when_metrics_token_is_set(scraped):
-    stack, prometheus, _ = scraped
+    stack, prometheus, _, _ = scraped
     assert prometheus.value('up{job="controlroom"}') == 1
     # Without METRICS_TOKEN loopback may scrape; with it, only a request that sends it.
     expected = 0 if stack.metrics_token else 1
