@@ -8,7 +8,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from cluster.api import leaders, live, metadata, net, outages, views
+from cluster.api import leaders, live, metadata, net, outages, tokens, views
 
 
 class SchemaView(views.JsonErrors, SpectacularAPIView):
@@ -44,8 +44,8 @@ urlpatterns = [
     path("net/heal/", api(net.NetHealView), name="net-heal"),
     path("net/report/", api(net.NetReportView), name="net-report"),
     path("net/matrix/", api(net.NetMatrixView), name="net-matrix"),
-    path("token/", api(views.TokenView), name="token"),
-    path("tokens/<str:username>/", api(views.UserTokenView), name="user-token"),
+    path("token/", api(tokens.TokenView), name="token"),
+    path("tokens/<str:username>/", api(tokens.UserTokenView), name="user-token"),
     path("schema/", api(SchemaView), name="schema"),
     # A page for people: login_required because DRF marks its views login-exempt.
     path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),

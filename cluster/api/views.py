@@ -11,12 +11,9 @@ from django.contrib.auth.decorators import login_not_required
 from django.db.models import QuerySet
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
-                                   extend_schema_view, inline_serializer)
-from rest_framework import serializers as drf_serializers
+from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema)
 from rest_framework import status
-from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -38,7 +35,6 @@ from cluster.selectors.stats import SpuStats, cluster_stats
 from webapp.perf import gc_paused
 from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
                               spu_unregister, spu_update, topic_create, topic_delete)
-from cluster.services.tokens import tokens_revoke
 
 ERRORS = {code: OpenApiResponse(s.ErrorSerializer, description=text) for code, text in [
     (400, "bad input; nothing stored"), (403, "not logged in, or not an operator"),
@@ -351,49 +347,6 @@ class ClusterSnapshotView(ApiView):
             "topics": topics, "partitions": stats.partitions,
             "leaderless": stats.leaderless, "under_replicated": stats.under_replicated,
             "health": [vars(r) for r in cluster_health(stats, topics)]}).data)
-
-
-@extend_schema_view(
-    post=extend_schema(
-        summary="Exchange a username and password for an API token",
-        description="The token lives until revoked (DELETE here, or `manage.py token "
-                    "revoke`); signing out of the browser does not end it. Repeated wrong "
-                    "passwords lock the username out from that address (429).",
-        responses={200: inline_serializer("Token", {"token": drf_serializers.CharField()}),
-                   400: ERRORS[400],
-                   429: OpenApiResponse(s.ErrorSerializer, description="locked out")}),
-    delete=extend_schema(summary="Revoke the caller's own API token",
-                         responses={204: None, 403: ERRORS[403]}))
-class TokenView(JsonErrors, ObtainAuthToken):
-    """DRF's token view, with the same error body and JSON parser as every other endpoint."""
-    parser_classes = (FormParser, MultiPartParser, JSONParser)
-    serializer_class = s.TokenRequestSerializer
-
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        try:
-            return super().post(request, *args, **kwargs)
-        finally:
-            # django-axes marks the request it was given, DRF's wrapper; its middleware,
-            # which answers a lockout, reads Django's.
-            for flag in ("axes_locked_out", "axes_credentials"):
-                if hasattr(request, flag):
-                    setattr(request._request, flag, getattr(request, flag))
-
-    def delete(self, request: Request) -> Response:
-        if not request.user.is_authenticated:
-            raise NotAuthenticated()
-        tokens_revoke(username=request.user.get_username(), by=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class UserTokenView(ApiView):
-    """Operators revoke anyone's token (GET is not offered: tokens are secrets)."""
-
-    @extend_schema(summary="Revoke a user's API token (operators)",
-                   responses={204: None, **ERRORS})
-    def delete(self, request: Request, username: str) -> Response:
-        tokens_revoke(username=username, by=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def as_api(view: type[GenericAPIView]) -> Any:

@@ -23,9 +23,7 @@ MAX_LINES = 400  # STYLE.md: small modules, fewer than this many lines
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
 # Today's modules of MAX_LINES or more, with their length now: they may only shrink.
-KNOWN_OVERSIZED: dict[str, int] = {
-    "cluster/api/views.py": 407,
-}
+KNOWN_OVERSIZED: dict[str, int] = {}
 
 
 def circles(graph: Graph) -> set[frozenset[str]]:
