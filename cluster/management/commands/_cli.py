@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -62,6 +63,18 @@ class SubcommandCommand(BaseCommand):
 
     def fail(self, message: str) -> None:
         raise CommandError(message, returncode=BAD_INPUT)
+
+    def read_text(self, path: Path, what: str = "text") -> str:
+        """A file the command was given, as UTF-8 text; bad input (exit 2) if it cannot be
+        read or is not text (``what`` names the kind of file expected)."""
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}",
+                               returncode=BAD_INPUT) from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{path} is not {what} (not UTF-8 text)",
+                               returncode=BAD_INPUT) from None
 
     def require_name(self, name: str, kind: str = "topic") -> None:
         """A name no object can have is bad input, not an empty answer."""

@@ -52,7 +52,7 @@ class Command(SubcommandCommand):
             if not opts["kafka_describe"]:
                 self.fail("--kafka-describe FILE is required (or --fluvio-partitions FILE)")
             paths = (opts["kafka_describe"], opts["kafka_log_dirs"], opts["kafka_brokers"])
-            texts = [self._read(p) if p is not None else None for p in paths]
+            texts = [self.read_text(p) if p is not None else None for p in paths]
             names = tuple(str(p) if p else "" for p in paths)
             assert texts[0] is not None
             outcome = import_cluster(describe=texts[0], log_dirs=texts[1], brokers=texts[2],
@@ -67,19 +67,11 @@ class Command(SubcommandCommand):
             self.fail("--fluvio-spus needs --fluvio-partitions FILE")
         spus = opts["fluvio_spus"]
         return import_fluvio_cluster(
-            partitions=self._read(opts["fluvio_partitions"]),
-            spus=self._read(spus) if spus else None,
+            partitions=self.read_text(opts["fluvio_partitions"]),
+            spus=self.read_text(spus) if spus else None,
             names=(str(opts["fluvio_partitions"]), str(spus or "")),
             plan_only=opts["plan_only"], by="cli")
 
-    def _read(self, path: Path) -> str:
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError as exc:
-            self.fail(f"cannot read {path}: {exc.strerror}")
-        except UnicodeDecodeError:
-            self.fail(f"{path} is not text (not UTF-8)")
-        raise AssertionError("unreachable")
 
 
 def _summary(outcome: ImportOutcome) -> str:

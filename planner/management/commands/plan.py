@@ -67,7 +67,8 @@ class Command(ExecutionActions, SubcommandCommand):
         if opts["balance"] == "bytes":
             record = byte_plan(opts, scenario, _options(opts), self.fail, self.stderr.write)
         else:
-            kafka = self._read(opts["from_kafka_json"]) if opts["from_kafka_json"] else None
+            kafka = (self.read_text(opts["from_kafka_json"], "a Kafka reassignment JSON file")
+                     if opts["from_kafka_json"] else None)
             require_counts_flags(opts, self.fail)
             record = plan_create(scenario=scenario, options=_options(opts),
                                  engine=opts["engine"], kafka_json=kafka, by="cli",
@@ -120,13 +121,6 @@ class Command(ExecutionActions, SubcommandCommand):
             shown = rack if len(rack) <= 63 else f"of {len(rack):,} characters"
             self.fail(f"--add-spu rack {shown} must be 1-63 letters, digits, '.', '_' or '-'")
 
-    def _read(self, path: Path) -> str:
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError as exc:
-            self.fail(f"cannot read {path}: {exc.strerror}")
-        except UnicodeDecodeError:
-            self.fail(f"{path} is not a Kafka reassignment JSON file (not UTF-8 text)")
 
     def _export(self, record: Plan, kafka: Path | None, fluvio: Path | None) -> None:
         files = plan_exports(record)
