@@ -1,7 +1,7 @@
 """Small performance helpers shared by the store readers and the hot state.
 
 They live in the cluster app, not in webapp, so that adapters import no webapp (the
-layering rule, tests/unit/webapp/test_app_layering.py); webapp/perf.py re-exports them.
+layering rule, tests/unit/webapp/test_app_layering.py).
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from cluster.errors import InvalidInput
 from cluster.models import Spu
 from cluster.selectors.shapes import PartitionRow, live_partition_row
 from history.models import Snapshot
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 _CACHE_SIZE = 8
 # Entries read per round trip while replaying: a moment rarely needs many past its own.

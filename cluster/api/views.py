@@ -32,7 +32,7 @@ from cluster.selectors.filters import (events_filtered, partitions_by_ids, parti
 from cluster.selectors.health import cluster_health, topic_counts_by_resolution
 from cluster.selectors.shapes import group_describe, partition_row, topic_describe
 from cluster.selectors.stats import SpuStats, cluster_stats
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 from cluster.services import (spg_create, spg_delete, spg_scale, spu_register,
                               spu_unregister, spu_update, topic_create, topic_delete)
 

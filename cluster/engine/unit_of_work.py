@@ -10,7 +10,7 @@
 
 A unit of work runs with the cyclic GC paused: it builds and drops tens of thousands
 of small objects over a heap of every loaded set, and collections meanwhile were a
-quarter of a busy tick. What it built is then frozen (webapp/perf.py): the sets the
+quarter of a busy tick. What it built is then frozen (cluster/perf.py): the sets the
 set cache keeps live on to the next tick, and collections scanning them after every
 unit were another fifth of it. Once what was frozen has grown by a quarter, everything
 is thawed and collected outside the leases, which reclaims whatever cycles were made
@@ -40,7 +40,7 @@ from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
 from cluster.projections.announce import announce
-from webapp.perf import gc_paused, thaw_if_due
+from cluster.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]

@@ -23,7 +23,7 @@ from cluster.core.tally import (FIELDS, PartitionCounted, Tally, tally_of,
                                 tally_of_columns, tally_of_topic)
 from cluster.models import ClusterState, FailoverCount, Partition, TopicSpuCount
 from cluster.selectors.stats import partition_columns
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 # Past this many changed rows of one topic, reading the whole topic is cheaper than IN lists.
 WHOLE_TOPIC = 1000

@@ -11,7 +11,7 @@ from cluster.models import Event, Partition, SpuGroup, Topic, TopicSpuCount
 from cluster.core.tally import TOPIC_TOTAL
 from cluster.selectors.shapes import TOPIC_MAPS
 from cluster.selectors.sql import decode_all, with_lengths
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 from cluster.core.topic_controller import TopicResolution
 
 

@@ -22,7 +22,7 @@ from cluster.core.spus import SpuResolution
 from cluster.core.tally import NO_TAKER, TOPIC_TOTAL
 from cluster.models import FailoverCount, Partition, Spu, TopicSpuCount
 from cluster.selectors.sql import decode_all
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 
 NO_RACK = "(no rack)"

@@ -23,7 +23,7 @@ from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
 from cluster.services.events import Actor, log_event, log_intent
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 CONTROLLER = "topic-controller"
 # Leader (None: leaderless) and LRS per partition, by partition index.

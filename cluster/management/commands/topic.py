@@ -10,7 +10,7 @@ from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import Topic
 from cluster.selectors.shapes import topic_describe
 from cluster.services import topic_create, topic_delete
-from webapp.perf import gc_paused
+from cluster.perf import gc_paused
 
 
 class Command(SubcommandCommand):
