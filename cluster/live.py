@@ -22,7 +22,8 @@ object with:
   the next message carries every SPU's load (``spus``), every topic with its
   partition counts (``topics``, TopicCounts), ``totals``, ``health`` (the
   overview's list) and ``charts`` (the heatmaps' Plotly figures, topic x SPU
-  included): they read the whole store, so the rows go first. ``net`` (NetView,
+  included) and ``racks_down`` (the racks offered "Rack online"): they read the
+  whole store, so the rows go first. ``net`` (NetView,
   cluster group) is the link matrix and the network rehearsal's summary, sent
   whenever a cut, a heal, a session expiry or the rehearsal's counts change.
 
@@ -151,6 +152,9 @@ class LiveData(TypedDict, total=False):
     health: list[HealthRow]  # the overview's list, whole (empty: nothing needs attention)
     charts: dict[str, Any]   # figure id -> Plotly figure (cluster.charts)
     net: NetView
+    # Racks with an SPU that serves nothing, sorted: the only ones offered "Rack online"
+    # (sent with the loads, so the buttons follow racks going down and up).
+    racks_down: list[str]
 
 
 class LiveUpdate(Stamp, LiveData):

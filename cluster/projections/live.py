@@ -11,7 +11,7 @@ from cluster.models import Topic
 from cluster.selectors.health import cluster_health
 from cluster.selectors.heatmaps import topic_spu_chart
 from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats
-from cluster.views.tables import spu_row
+from cluster.views.tables import racks_down, spu_row
 
 
 def cluster_load() -> LiveData:
@@ -27,7 +27,8 @@ def cluster_load() -> LiveData:
             "charts": {"chart-leaders": charts.rack_spu_heatmap(racks, "leaders"),
                        "chart-followers": charts.rack_spu_heatmap(racks, "followers"),
                        "chart-topics": topic_spu_chart(stats).figure,
-                       "chart-failover": charts.failover_heatmap(stats)}}
+                       "chart-failover": charts.failover_heatmap(stats)},
+            "racks_down": sorted(racks_down(stats.spus.values()))}
 
 
 def _spu_row(s: Any) -> dict[str, Any]:

@@ -238,6 +238,13 @@
       while (body.rows.length > keep) body.deleteRow(body.rows.length - 1);
     });
   }
+  // "Rack online" is offered only for a rack with an SPU down (cluster/views/tables.py
+  // racks_down): the forms are rendered for every rack and shown or hidden here.
+  function patchRacksDown(down) {
+    document.querySelectorAll("form[data-rack-online]").forEach((form) => {
+      form.hidden = !down.includes(form.dataset.rackOnline);
+    });
+  }
   function drawCharts(charts) {
     if (!window.Plotly) return;
     const node = document.getElementById("plotly-config");
@@ -254,6 +261,7 @@
     (data.topics || []).forEach(patchTopic);
     if (data.totals) patchTotals(data.totals);
     if (data.health) patchHealth(data.health, data.totals);
+    if (data.racks_down) patchRacksDown(data.racks_down);
     if (data.events && data.events.length && data.type !== "live.snapshot") addEvents(data.events);
     if (data.charts) drawCharts(data.charts);
     if (data.at) live.dataAt = data.at;
