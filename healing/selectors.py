@@ -70,6 +70,17 @@ def _rows(queryset) -> list[AnomalyRow]:
     return [anomaly_row(r, executions.get(r.plan_id)) for r in rows]
 
 
+# What the History table shows beyond the open table's columns (templates/healing/healing.html).
+HISTORY_FIELDS = ("planned_at", "finished_at", "moves", "moves_done", "bytes_moved", "duration_s")
+
+
+def history_fields(a: Anomaly) -> dict[str, Any]:
+    """The closed anomaly's History columns that have a value (an absent one shows empty)."""
+    row: dict[str, Any] = dict(_rows(Anomaly.objects.filter(pk=a.pk).defer(
+        "plan__moves", "plan__current", "plan__target"))[0])
+    return {name: row[name] for name in HISTORY_FIELDS if row[name] is not None}
+
+
 def open_anomalies() -> list[AnomalyRow]:
     return _rows(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES])
                  .defer("plan__moves", "plan__current", "plan__target"))

@@ -28,6 +28,7 @@ from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
 from healing.preemption import Hold, held_by, hold_of
+from healing.selectors import history_fields
 from healing.snapshot import cluster_snapshot, spus_down_since
 from planner.core import PlanError
 
@@ -260,11 +261,13 @@ def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
     if not _saved(old):
         return
     if state_changed:
-        # The row as the page shows it travels in the event: the page patches itself with it.
-        log_event(ACTOR, "anomaly", old.pk, a.state.value,
-                  {"type": a.type.value, "subject": a.subject, "plan": a.plan_id,
-                   "preempted_by": a.preempted_by,
-                   "detected_at": old.detected_at.isoformat()}, result=a.detail)
+        # The row as the page shows it travels in the event: the page patches itself with it
+        # (a closed one with its History columns: it moves there without a reload).
+        params = {"type": a.type.value, "subject": a.subject, "plan": a.plan_id,
+                  "preempted_by": a.preempted_by, "detected_at": old.detected_at.isoformat()}
+        if a.state not in core.OPEN_STATES:
+            params.update(history_fields(old))
+        log_event(ACTOR, "anomaly", old.pk, a.state.value, params, result=a.detail)
 
 
 def _saved(row: Anomaly) -> bool:

@@ -14,12 +14,16 @@ from healing.selectors import anomaly_history, healing_status
 from healing.services import healing_disable, healing_enable, healing_set
 from healing.setting_rows import setting_rows
 
+# Closed anomalies the History table shows; healing.js keeps as many as rows move in live.
+HISTORY_SHOWN = 50
+
 
 def healing_page(request: HttpRequest, setting_form: SettingForm | None = None,
                  status: int = 200) -> HttpResponse:
     state = healing_status()
     return render(request, "healing/healing.html", {
-        "status": state, "history": anomaly_history(50), "modes": [m.value for m in core.Mode],
+        "status": state, "history": anomaly_history(HISTORY_SHOWN),
+        "history_shown": HISTORY_SHOWN, "modes": [m.value for m in core.Mode],
         "settings": setting_rows(state["settings"], setting_form),
         "setting_form": setting_form or SettingForm()}, status=status)
 

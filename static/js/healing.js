@@ -1,6 +1,7 @@
 // The open anomalies of /healing/, live: every automatic action of self-healing is an event
 // of the cluster group (/ws/cluster/) carrying the anomaly's row, so the table patches itself
-// from the message; on connecting and after a skipped sequence number it reads /api/healing/.
+// from the message, and a closed one moves to History; on connecting and after a skipped
+// sequence number it reads /api/healing/ and the closed anomalies.
 (function () {
   "use strict";
   const script = document.currentScript;
@@ -8,6 +9,8 @@
   const planUrl = (id) => script.dataset.planUrl.replace(/0\/$/, id + "/");
   const body = document.querySelector("#open-anomalies tbody");
   const rows = new Map();  // anomaly id -> its row as /api/healing/ gives it
+  const history = document.querySelector("#anomaly-history tbody");
+  const HISTORY_SHOWN = Number(history.dataset.keep) || 50;  // as the page's render
 
   const cell = (row, text) => { const td = row.insertCell(); td.textContent = text; return td; };
 
@@ -42,6 +45,49 @@
     if (window.localTimes) window.localTimes(body);
   }
 
+  const timeCell = (row, iso) => {
+    const td = cell(row, "");
+    if (!iso) return;
+    const when = document.createElement("time");  // shown short and local by time.js
+    when.setAttribute("datetime", iso); when.textContent = iso;
+    td.append(when);
+  };
+
+  // A closed anomaly's History row, from /api/healing/anomalies/?state=closed or from the
+  // event that closed it (healing/services.py _save: the History columns travel in it).
+  function historyRow(a) {
+    const row = document.createElement("tr"); row.dataset.anomaly = a.id;
+    [a.type, a.subject, a.state].forEach((t) => cell(row, t));
+    [a.detected_at, a.planned_at, a.finished_at].forEach((iso) => timeCell(row, iso));
+    const plan = cell(row, "");
+    if (a.plan) {
+      const link = document.createElement("a");
+      link.href = planUrl(a.plan); link.textContent = "#" + a.plan;
+      plan.append(link);
+    }
+    cell(row, a.moves === null || a.moves === undefined ? "" : (a.moves_done || 0) + " / " + a.moves);
+    cell(row, a.bytes_moved ? String(a.bytes_moved) : "");
+    cell(row, a.duration_s === null || a.duration_s === undefined ? "" : a.duration_s + " s");
+    cell(row, a.detail || "");
+    return row;
+  }
+
+  function addHistory(a) {
+    history.querySelectorAll("tr.none").forEach((r) => r.remove());
+    const again = history.querySelector('tr[data-anomaly="' + CSS.escape(String(a.id)) + '"]');
+    if (again) again.remove();
+    const row = historyRow(a);
+    history.prepend(row);
+    while (history.rows.length > HISTORY_SHOWN) history.deleteRow(history.rows.length - 1);
+    if (window.localTimes) window.localTimes(row);
+  }
+
+  function drawHistory(closed) {
+    if (!closed.length) return;  // the rendered "Nothing yet." stands
+    history.replaceChildren(...closed.slice(0, HISTORY_SHOWN).map(historyRow));
+    if (window.localTimes) window.localTimes(history);
+  }
+
   function status(s) {
     document.getElementById("healing-mode").textContent = s.mode;
     // The active mode's button stays marked when another operator switches it.
@@ -63,13 +109,20 @@
       const answer = await fetch("/api/healing/", {credentials: "same-origin",
                                                    headers: {Accept: "application/json"}});
       if (answer.ok) status(await answer.json());
+      const closed = await fetch("/api/healing/anomalies/?state=closed&limit=" + HISTORY_SHOWN,
+                                 {credentials: "same-origin", headers: {Accept: "application/json"}});
+      if (closed.ok) drawHistory((await closed.json()).results || []);
     } catch (e) { /* the next gap or reconnect tries again */ }
   }
 
   function event(e) {
     if (e.object_type === "anomaly") {
       const id = String(e.object_name);
-      if (!OPEN.includes(e.operation)) { rows.delete(id); return; }
+      if (!OPEN.includes(e.operation)) {  // closed: it leaves the open table for History
+        rows.delete(id);
+        addHistory({...e.params, id, state: e.operation, detail: e.result});
+        return;
+      }
       const known = rows.get(id) || {id, moves: null, plan_state: null};
       rows.set(id, {...known, type: e.params.type, subject: e.params.subject, state: e.operation,
                     plan: e.params.plan, preempted_by: e.params.preempted_by, detail: e.result,
@@ -92,6 +145,8 @@
   let sequences = null;
   // For tests and the curious: whether the socket is open, and how many messages were applied.
   const state = window.healingLive = {open: false, applied: 0};
+  // For the browser tests: apply one socket message as it would come.
+  window.healingReceive = (message) => receive(message);
   function receive(message) {
     state.applied += 1;
     if (message.type === "live.hello") { resync(); return; }
