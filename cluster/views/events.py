@@ -39,7 +39,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     moments = event_moments(page.object_list)
     for event in page.object_list:
         event.moment = moments.get(event.pk)
-        event.shown_params = [(k, param_text(v)) for k, v in (event.params or {}).items()]
+        # A parameter without a value (a plan not made yet) is left out, not shown as null.
+        event.shown_params = [(k, param_text(v)) for k, v in (event.params or {}).items()
+                              if v is not None]
     return render(request, "cluster/events.html", {
         "page": page, "filters": filters,
         "facets": event_facets(), "filtered": any(filters.values()),

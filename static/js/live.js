@@ -204,7 +204,8 @@
     const tr = document.createElement("tr");
     const cells = [e.actor, e.object_type + " " + e.object_name, e.operation];
     if (withParams) {
-      cells.push(Object.entries(e.params || {}).map(([k, v]) => k + "=" + paramText(v)).join(" ") || "–");
+      cells.push(Object.entries(e.params || {}).filter(([, v]) => v !== null)  // as the page: no null
+        .map(([k, v]) => k + "=" + paramText(v)).join(" ") || "–");
     }
     cells.push(e.result || (withParams ? "ok" : ""));
     const when = document.createElement("td"), time = document.createElement("time");
