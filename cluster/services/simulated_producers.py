@@ -119,6 +119,7 @@ def _append(hot: HotState, due: Iterable[tuple[Key, int]], stopped: set[int]) ->
     wanted = [(key, count) for key, count in due
               if count and (rs := sets.get(key)) is not None and rs.leader not in stopped]
     actions, outcomes = core.produce_many(hot.state, wanted, SIMULATED_ACKS)
+    core.ledger.simulated(hot.state, SIMULATED_ACKS, outcomes.get(None, 0))
     for code, count in outcomes.items():
         count_simulated(ProduceResult(code is None, code), SIMULATED_ACKS, count)
     return actions

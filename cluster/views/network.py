@@ -62,15 +62,16 @@ def net_heal_view(request: HttpRequest) -> HttpResponse:
     return back(request)
 
 
-# The report's acks=1 counts and the /metrics counter differ by the simulated producers'
-# writes (tests/unit/cluster/core/replication/test_rehearsal_simulated_writes.py): said
-# beside the counts, on this page and in the summary of the SPU and overview pages.
+# The report counts the simulated producers' acks=1 writes on a row of their own: nobody
+# waits for their answer, so they are neither kept nor truncated acknowledged writes, but
+# /metrics counts them (tests/integration/test_net_report_page.py pins the sum).
 SIMULATED_NOTE = (
-    "The acks=1 counts are the writes of producers that wait for their answer (pages, the "
+    "Answered acks=1 writes are those of producers that wait for their answer (pages, the "
     "API, the produce command). The simulated producers (topic producer rates) also write "
-    "with acks=1, and /metrics counts those in records_produced{acks=\"1\"}, but nobody "
-    "waits for their answer: they are not in these acks=1 counts, and one of them that a "
-    "cut truncates is counted under unacknowledged writes lost.")
+    "with acks=1, but nobody waits for their answer: they are counted on their own row, "
+    "and one of them that a cut truncates is counted under unacknowledged writes lost. "
+    "The two rows together are what /metrics counted in records_produced{acks=\"1\"} "
+    "during the rehearsal.")
 
 
 def _moment(ms: int | None) -> datetime | None:
@@ -91,7 +92,11 @@ def net_report_page(request: HttpRequest) -> HttpResponse:
         return render(request, "cluster/net_report.html", {"unavailable": True}, status=503)
     context: dict[str, Any] = {"report": report, "simulated_note": SIMULATED_NOTE}
     if report:
+        # A report settled before the simulated writes were counted has none.
+        simulated = report.get("simulated", {}).get("1", 0)
         context.update(
+            simulated_acks_1=simulated,
+            acks_1_written=report["acknowledged"].get("1", 0) + simulated,
             started=_moment(report.get("started_ms")), healed=_moment(report.get("healed_ms")),
             leaderless=[(name, _ms_text(ms)) for name, ms in sorted(
                 report.get("leaderless_ms", {}).items(), key=lambda item: (-item[1], item[0]))],

@@ -67,9 +67,9 @@
     var named = (r.acks1_truncated || []).map(function (t) {
       return " (" + t.topic + "/" + t.partition + " @" + t.offset + ")"; }).join("");
     text.textContent = "Latest rehearsal (" + (r.settled ? "settled" : "running") + "): "
-      + r.acknowledged_kept.acks_1 + " acks=1 (simulated producers not counted) and "
-      + r.acknowledged_kept.acks_all
-      + " acks=all writes kept, " + r.acks1_truncated_count + " acks=1 writes truncated" + named
+      + r.acknowledged_kept.acks_1 + " answered acks=1 and " + r.acknowledged_kept.acks_all
+      + " acks=all writes kept, " + ((r.simulated && r.simulated["1"]) || 0)
+      + " unanswered acks=1 writes of the simulated producers, " + r.acks1_truncated_count + " acks=1 writes truncated" + named
       + ", " + r.unacknowledged_lost + " unacknowledged writes lost, " + r.refused_total
       + " writes refused." + (r.counts_complete === false ? " Counts incomplete: sharded ticks "
       + "ran meanwhile and their writes are not counted." : "");

@@ -1,5 +1,6 @@
-"""Issue 35.8: the rehearsal's full report is a page (not only a JSON link), and it says
-how its acks=1 counts relate to /metrics' (the simulated producers' writes)."""
+"""Issue 35.8: the rehearsal's full report is a page (not only a JSON link), and it counts
+the simulated producers' acks=1 writes as /metrics does, on a row of their own (nobody
+waits for their answer)."""
 from __future__ import annotations
 
 import json
@@ -47,9 +48,41 @@ def test_the_spu_page_links_the_report_page_and_labels_the_acks_1_count(viewer_c
                                                                          rehearsal):
     html = viewer_client.get("/spus/").content.decode()
     assert 'href="/net/report/"' in html
-    assert "acks=1 (simulated producers not counted)" in html
+    assert "answered acks=1 and" in html
+    assert "unanswered acks=1 writes of the simulated producers" in html
 
 
 def test_before_any_cut_the_page_says_there_is_no_rehearsal(viewer_client, redis_url):
     page = viewer_client.get("/net/report/")
     assert page.status_code == 200 and "No rehearsal yet" in page.content.decode()
+
+
+def test_the_report_counts_the_simulated_producers_acks_1_writes_as_metrics_does(
+        viewer_client, redis_url):
+    from cluster.models import Topic
+    from cluster.services.replication import now_ms, replication_tick
+    from cluster.services.settle import LocalQueue
+    from tests.integration.test_metrics_endpoint import sample, scrape
+
+    for rack, ids in (("rack-a", (0,)), ("rack-b", (1,)), ("rack-c", (2,))):
+        register_spus(*ids, rack=rack, online=True)
+    run("topic", "create", "t", "--partitions", "3", "--replication", "3", "--min-lrs", "2")
+    replication_tick(dispatch=LocalQueue())
+    before = sample(scrape(viewer_client), "controlroom_records_produced_total", acks="1")
+    run("net", "cut", "--spu", "2", "--from", "spu", "1", "--json")  # a rehearsal begins
+    Topic.objects.filter(name="t").update(producer_rate=1000)
+    at = now_ms()
+    for step in range(1, 4):
+        replication_tick(dispatch=LocalQueue(), now=at + step * 1000)
+    Topic.objects.filter(name="t").update(producer_rate=0)
+    run("produce", "t", "--count", "2", "--acks", "1", "--json")  # answered ones too
+    written = sample(scrape(viewer_client), "controlroom_records_produced_total",
+                     acks="1") - before
+    report = json.loads(run("net", "report", "--json"))
+    assert report["acknowledged"]["1"] == 2 and report["simulated"]["1"] > 0
+    assert report["acknowledged"]["1"] + report["simulated"]["1"] == written
+    html = viewer_client.get("/net/report/").content.decode()
+    assert (f'<tr data-count="simulated_acks_1"><th>simulated producers\' acks=1 writes '
+            f'(nobody waits for the answer)</th><td class="num">{report["simulated"]["1"]}'
+            ) in html
+    assert f'as /metrics counts them</th><td class="num">{int(written)}</td>' in html

@@ -90,6 +90,15 @@ def account(state: ClusterState, actions: Iterable[Action], at: int, *,
         _settle(state, at)
 
 
+def simulated(state: ClusterState, acks: Acks, records: int) -> None:
+    """Writes of the simulated producers a leader accepted: nobody waits for their answer,
+    so no action says so (``produce_many``), but /metrics counts them in records_produced
+    and the report counts them beside the answered ones."""
+    if records and active(state):
+        written = state.rehearsal.setdefault("simulated", {})
+        written[_ACKS[acks]] = written.get(_ACKS[acks], 0) + records
+
+
 def _settle(state: ClusterState, at: int) -> None:
     """Keep the settled report only, its record lists cut to ``KEPT``: the cluster meta
     is saved every tick, and the raw lists would weigh on every tick until the next cut."""
@@ -187,6 +196,10 @@ def report(state: ClusterState, now: int) -> dict[str, Any] | None:
                                   + r.get("acks1_committed", 0),
                                   "acks_all": r["acked"]["all"]},
             "acknowledged": dict(r["acked"]),
+            # By acks level; acknowledged["1"] plus simulated["1"] is what /metrics's
+            # records_produced{acks="1"} grew by during the rehearsal.
+            "simulated": {level: r.get("simulated", {}).get(level, 0)
+                          for level in ("0", "1", "all")},
             "acks1_truncated": truncated_acked,
             "acks1_truncated_count": len(truncated_acked),
             "unacknowledged_lost": len([rid for rid in lost if rid not in acks1]),
