@@ -79,6 +79,8 @@ def test_the_report_counts_the_simulated_producers_acks_1_writes_as_metrics_does
     written = sample(scrape(viewer_client), "controlroom_records_produced_total",
                      acks="1") - before
     report = json.loads(run("net", "report", "--json"))
+    assert (f"simulated producers' acks=1 writes (unanswered): {report['simulated']['1']}"
+            in run("net", "report"))
     assert report["acknowledged"]["1"] == 2 and report["simulated"]["1"] > 0
     assert report["acknowledged"]["1"] + report["simulated"]["1"] == written
     html = viewer_client.get("/net/report/").content.decode()

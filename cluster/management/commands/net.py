@@ -94,6 +94,9 @@ def _report_text(r: dict[str, Any] | None) -> str:
     lines = [f"cuts: {'; '.join(r['cuts'])}",
              f"acknowledged writes kept: {r['acknowledged_kept']['acks_1']} acks=1, "
              f"{r['acknowledged_kept']['acks_all']} acks=all",
+             # Counted apart: nobody waits for them, /metrics counts them (docs).
+             "simulated producers' acks=1 writes (unanswered): "
+             f"{r.get('simulated', {}).get('1', 0)}",
              f"acks=1 writes truncated: {r['acks1_truncated_count']}",
              f"unacknowledged writes lost: {r['unacknowledged_lost']}",
              f"refused writes during the cut: {r['refused_total']}"]
