@@ -12,7 +12,7 @@ pytestmark = pytest.mark.redis
 
 
 def test_an_anomaly_closing_moves_from_the_open_table_to_history_without_a_reload(
-        new_page, viewer, transactional_db):
+        new_page, viewer, transactional_db, shoot):
     from django.utils import timezone
 
     from healing.models import Anomaly
@@ -39,10 +39,11 @@ def test_an_anomaly_closing_moves_from_the_open_table_to_history_without_a_reloa
     assert all(cells[i] for i in (3, 4, 5)), cells  # detected, planned, ended: shown local
     assert cells[7:] == ["3 / 3", "2048", "1.5 s", "re-created on SPUs 0, 2"]
     assert "None" not in rows.first.inner_text() and "undefined" not in rows.first.inner_text()
+    shoot(page, "healing-history-live")
 
 
 def test_rack_online_shows_and_hides_as_live_loads_name_the_racks_down(
-        new_page, operator, transactional_db, redis_url):
+        new_page, operator, transactional_db, redis_url, shoot):
     register_spus(0, 1, rack="rack-a", online=True)
     register_spus(2, 3, rack="rack-b", online=True)
     page = new_page(operator)
@@ -52,5 +53,6 @@ def test_rack_online_shows_and_hides_as_live_loads_name_the_racks_down(
     assert not online["rack-a"].is_visible() and not online["rack-b"].is_visible()
     page.evaluate("() => window.liveApply({racks_down: ['rack-b']})")
     assert online["rack-b"].is_visible() and not online["rack-a"].is_visible()
+    shoot(page, "rack-online-live")
     page.evaluate("() => window.liveApply({racks_down: []})")
     assert not online["rack-b"].is_visible()
