@@ -27,7 +27,9 @@ _CHANGES = {("spu", "register"): {"spu-registered"}, ("spu", "unregister"): {"sp
             ("spu", "resolution"): _SPU_ENTRIES, ("spu", "update"): {"spu-rack"},
             ("rack", "offline"): _SPU_ENTRIES, ("rack", "online"): _SPU_ENTRIES}
 _CACHE_SIZE = 10_000
-_cache: OrderedDict[tuple[str, int], int] = OrderedDict()
+# By stream, event and its time: an event id can come again for another event (a store
+# rebuilt in this process, a rolled-back test), and its cached offset must not be reused.
+_cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
 
 
 def event_moments(events: Iterable[Event]) -> dict[int, int]:
@@ -56,11 +58,11 @@ def event_moments(events: Iterable[Event]) -> dict[int, int]:
 
 
 def _moment(stream: str, event: Event, first: int, last: int) -> int | None:
-    key = (stream, event.pk)
+    at_ms = int(event.at.timestamp() * 1000)
+    key = (stream, event.pk, at_ms)
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
-    at_ms = int(event.at.timestamp() * 1000)
     base = _last_written_by(at_ms, first, last)
     if base is None:
         return None
