@@ -73,7 +73,7 @@ def _sample_pace(e: PlanExecution, at: int) -> None:
     pace = Pace.from_dict(e.pace)
     if pace is None or (pace.moves_done, pace.bytes_copied) != (e.moves_done, e.bytes_copied):
         e.pace = next_pace(pace, moves_done=e.moves_done, bytes_copied=e.bytes_copied,
-                           now_ms=at).as_dict()
+                           moves_total=e.moves_total, now_ms=at).as_dict()
 
 
 def _progress(e: PlanExecution) -> tuple[Any, ...]:

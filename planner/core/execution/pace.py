@@ -1,13 +1,18 @@
 """How fast a plan is being carried out, and when it should finish.
 
 ``copy_rate`` is the average so far (the page's "copy rate so far"). The estimated
-finish uses a smoothed pace instead (``Pace``): an exponentially weighted rate of
-moves and bytes, sampled by the executor whenever its counts change. The weight of a
-sample grows with the time it covers (half of the rate is the last ``HALF_LIFE_S``),
-so ticks that come often or seldom weigh the same per second. Early on the rate is
-divided by the weight gathered so far, which makes it the plain average since the
-start (as before) and lets it settle into the weighted rate as the run goes on. The
-estimate then counts down between samples instead of growing while no move lands.
+finish uses a smoothed pace instead (``Pace``), sampled by the executor whenever its
+counts change:
+
+- an exponentially weighted rate of moves (and of bytes). The weight of a sample
+  grows with the time it covers (half of the rate is the last ``HALF_LIFE_S``), so
+  ticks that come often or seldom weigh the same per second. Early on the rate is
+  divided by the weight gathered so far, which makes it the plain average since the
+  start (as before) and lets it settle into the weighted rate as the run goes on;
+- the finish moment that rate gives, smoothed the same way. Moves land one at a time,
+  so the rate alone still steps at every landing; the moment moves only a share of each
+  step, and between samples the estimate counts down instead of growing while no move
+  lands (the average so far did both: a saw-tooth).
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ class Pace(NamedTuple):
     moves_rate: float = 0.0
     bytes_rate: float = 0.0
     weight: float = 0.0
+    # The smoothed estimated finish (ms) as of ``at_ms``; None until a move landed.
+    finish_ms: float | None = None
 
     @property
     def moves_per_s(self) -> float | None:
@@ -53,33 +60,51 @@ def pace_started(at_ms: int) -> Pace:
     return Pace(at_ms, 0, 0)
 
 
-def next_pace(pace: Pace | None, *, moves_done: int, bytes_copied: int, now_ms: int,
-              half_life_s: float = HALF_LIFE_S) -> Pace:
+def _share(elapsed_s: float, half_life_s: float) -> float:
+    """How much of a smoothed value a sample covering ``elapsed_s`` replaces."""
+    return 1 - 0.5 ** (max(0.0, elapsed_s) / half_life_s)
+
+
+def _finish_at(pace: Pace, moves_total: int) -> float | None:
+    """The finish the smoothed rate gives at the pace's sample, before smoothing it."""
+    per_s = pace.moves_per_s
+    if not per_s:
+        return None
+    return pace.at_ms + 1000 * (moves_total - pace.moves_done) / per_s
+
+
+def next_pace(pace: Pace | None, *, moves_done: int, bytes_copied: int, moves_total: int,
+              now_ms: int, half_life_s: float = HALF_LIFE_S) -> Pace:
     """The pace with one more sample: the counts now, at ``now_ms``."""
     if pace is None:
         return Pace(now_ms, moves_done, bytes_copied)
     elapsed_s = (now_ms - pace.at_ms) / 1000
     if elapsed_s <= 0:
         return pace  # the next sample covers these counts with the time they took
-    share = 1 - 0.5 ** (elapsed_s / half_life_s)
+    share = _share(elapsed_s, half_life_s)
     moves = (moves_done - pace.moves_done) / elapsed_s
     copied = (bytes_copied - pace.bytes_copied) / elapsed_s
-    return Pace(now_ms, moves_done, bytes_copied,
-                pace.moves_rate + share * (moves - pace.moves_rate),
-                pace.bytes_rate + share * (copied - pace.bytes_rate),
-                pace.weight + share * (1 - pace.weight))
+    new = Pace(now_ms, moves_done, bytes_copied,
+               pace.moves_rate + share * (moves - pace.moves_rate),
+               pace.bytes_rate + share * (copied - pace.bytes_rate),
+               pace.weight + share * (1 - pace.weight))
+    finish = _finish_at(new, moves_total)
+    if finish is not None and pace.finish_ms is not None:
+        finish = pace.finish_ms + share * (finish - pace.finish_ms)
+    return new._replace(finish_ms=finish)
 
 
 def steady_eta_s(pace: Pace | None, *, moves_total: int, now_ms: int,
                  bytes_left: int | None = None, rate: int | None = None) -> float | None:
-    """Seconds a running execution still needs: the moves left at the last sample at the
-    smoothed pace, less the time since; the byte throttle bounds it from below (what is
+    """Seconds a running execution still needs: to the smoothed finish, carried on to
+    ``now_ms`` as the next sample would; the byte throttle bounds it from below (what is
     left cannot copy faster than the rate). None before anything could be measured."""
     guesses = []
-    per_s = pace.moves_per_s if pace is not None else None
-    if pace is not None and per_s:
-        since_s = max(0, now_ms - pace.at_ms) / 1000
-        guesses.append(max(0.0, (moves_total - pace.moves_done) / per_s - since_s))
+    target = _finish_at(pace, moves_total) if pace is not None else None
+    if pace is not None and pace.finish_ms is not None and target is not None:
+        since_s = (now_ms - pace.at_ms) / 1000
+        finish = pace.finish_ms + _share(since_s, HALF_LIFE_S) * (target - pace.finish_ms)
+        guesses.append(max(0.0, (finish - now_ms) / 1000))
     if rate and bytes_left:
         guesses.append(bytes_left / rate)
     return round(max(guesses), 1) if guesses else None
