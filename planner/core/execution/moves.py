@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
 
 
-class PlanMove(NamedTuple):
-    """One stored move of a plan, as the executor reads it."""
+@dataclass(frozen=True, slots=True)
+class PlanMove:
+    """One stored move of a plan, as the executor reads it (a dataclass: a tuple's own
+    ``index`` method would clash with the field)."""
     index: int
     topic: str
     partition: int
