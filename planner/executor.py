@@ -25,7 +25,8 @@ from cluster.live import PlanProgress
 from cluster.ports import HotState, after_save
 from cluster.services.events import log_event
 from planner.core.execution import (ByteBucket, ExecutionState, Pace, PlanMove, final_state,
-                                    finished_move, next_pace, refill, within_byte_rate)
+                                    finished_move, held_pace, next_pace, refill,
+                                    within_byte_rate)
 from planner.live import offer_apply_progress
 from planner.models import PlanExecution
 from planner.running import executing, moves_of
@@ -69,11 +70,19 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
 
 
 def _sample_pace(e: PlanExecution, at: int) -> None:
-    """A sample of the pace when the counts moved: an idle tick writes nothing."""
+    """A sample of the pace when the counts moved (an idle tick writes nothing); held while
+    the plan starts no moves, so a pause does not read as a slow pace after it."""
     pace = Pace.from_dict(e.pace)
-    if pace is None or (pace.moves_done, pace.bytes_copied) != (e.moves_done, e.bytes_copied):
-        e.pace = next_pace(pace, moves_done=e.moves_done, bytes_copied=e.bytes_copied,
-                           moves_total=e.moves_total, now_ms=at).as_dict()
+    if e.state != S.RUNNING.value:
+        new = held_pace(pace, now_ms=at)
+    elif pace is None or pace.held or \
+            (pace.moves_done, pace.bytes_copied) != (e.moves_done, e.bytes_copied):
+        new = next_pace(pace, moves_done=e.moves_done, bytes_copied=e.bytes_copied,
+                        moves_total=e.moves_total, now_ms=at)
+    else:
+        return
+    if new is not None and new != pace:
+        e.pace = new.as_dict()
 
 
 def _progress(e: PlanExecution) -> tuple[Any, ...]:

@@ -22,8 +22,8 @@ from planner.core.execution.layout import (Layout, NotReady, layout_drift, layou
                                            targets_not_ready, unavailable_targets)
 from planner.core.execution.moves import (Finished, MoveBook, MoveState, PlanMove,
                                           finished_move, move_state, plan_moves)
-from planner.core.execution.pace import (HALF_LIFE_S, Pace, copy_rate, eta_s, next_pace,
-                                         pace_started, steady_eta_s)
+from planner.core.execution.pace import (HALF_LIFE_S, Pace, copy_rate, eta_s, held_pace,
+                                         next_pace, pace_started, steady_eta_s)
 from planner.core.execution.states import (CANCELLABLE, PAUSABLE, RESUMABLE, RETUNABLE,
                                            ExecutionState, final_state)
 from planner.core.execution.throttle import (BURST_S, KEEP, MAX_BYTES_PER_S, ByteBucket, Keep,
@@ -34,7 +34,7 @@ __all__ = [
     "BURST_S", "CANCELLABLE", "HALF_LIFE_S", "KEEP", "MAX_BYTES_PER_S", "PAUSABLE",
     "RESUMABLE", "RETUNABLE", "ByteBucket", "ExecutionState", "Finished", "Keep", "Layout",
     "MoveBook", "MoveState", "NotReady", "Pace", "PlanMove", "Throttles", "copy_rate",
-    "eta_s", "final_state", "finished_move", "full_bucket", "layout_drift", "layout_of",
+    "eta_s", "final_state", "held_pace", "finished_move", "full_bucket", "layout_drift", "layout_of",
     "move_state", "next_pace", "pace_started", "plan_moves", "preparation_steps", "refill",
     "retuned", "rollback_reassignment", "steady_eta_s", "targets_not_ready",
     "throttle_problem", "unavailable_targets", "within_byte_rate",

@@ -35,6 +35,8 @@ class Pace(NamedTuple):
     weight: float = 0.0
     # The smoothed estimated finish (ms) as of ``at_ms``; None until a move landed.
     finish_ms: float | None = None
+    # Held since ``at_ms`` (the plan paused): the time until it runs again is no pace.
+    held: bool = False
 
     @property
     def moves_per_s(self) -> float | None:
@@ -73,11 +75,24 @@ def _finish_at(pace: Pace, moves_total: int) -> float | None:
     return pace.at_ms + 1000 * (moves_total - pace.moves_done) / per_s
 
 
+def held_pace(pace: Pace | None, *, now_ms: int) -> Pace | None:
+    """The pace of a plan that stopped starting moves (paused): kept as it is, from now."""
+    if pace is None or pace.held:
+        return pace
+    return pace._replace(at_ms=now_ms, held=True)
+
+
 def next_pace(pace: Pace | None, *, moves_done: int, bytes_copied: int, moves_total: int,
               now_ms: int, half_life_s: float = HALF_LIFE_S) -> Pace:
-    """The pace with one more sample: the counts now, at ``now_ms``."""
+    """The pace with one more sample: the counts now, at ``now_ms``. The first sample after
+    a hold starts afresh from the counts now and moves the finish on by the time held."""
     if pace is None:
         return Pace(now_ms, moves_done, bytes_copied)
+    if pace.held:
+        held_s = max(0, now_ms - pace.at_ms)
+        finish = None if pace.finish_ms is None else pace.finish_ms + held_s
+        return pace._replace(at_ms=now_ms, moves_done=moves_done, bytes_copied=bytes_copied,
+                             finish_ms=finish, held=False)
     elapsed_s = (now_ms - pace.at_ms) / 1000
     if elapsed_s <= 0:
         return pace  # the next sample covers these counts with the time they took

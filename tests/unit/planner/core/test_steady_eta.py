@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import random
 
-from planner.core.execution import (HALF_LIFE_S, Pace, eta_s, next_pace, pace_started,
-                                    steady_eta_s)
+from planner.core.execution import (HALF_LIFE_S, Pace, eta_s, held_pace, next_pace,
+                                    pace_started, steady_eta_s)
 
 TICK_MS = 100
 
@@ -101,3 +101,19 @@ def test_a_stored_pace_reads_back_and_a_missing_or_odd_one_reads_as_none():
                      now_ms=10_000)
     assert Pace.from_dict(pace.as_dict()) == pace
     assert Pace.from_dict({}) is None and Pace.from_dict({"speed": 1}) is None
+
+
+def test_a_pause_is_not_read_as_a_slow_pace_after_the_resume():
+    pace, total = pace_started(0), 100
+    for now, done in landings(total, [2000]):
+        pace = next_pace(pace, moves_done=done, bytes_copied=0, moves_total=total, now_ms=now)
+        if done == 50:
+            break
+    before = steady_eta_s(pace, moves_total=total, now_ms=now)
+    held = held_pace(pace, now_ms=now)
+    assert held_pace(held, now_ms=now + 60_000) == held, "one hold, however long"
+    resumed = now + 600_000  # ten minutes paused
+    pace = next_pace(held, moves_done=50, bytes_copied=0, moves_total=total, now_ms=resumed)
+    pace = next_pace(pace, moves_done=51, bytes_copied=0, moves_total=total,
+                     now_ms=resumed + 2000)
+    assert abs(steady_eta_s(pace, moves_total=total, now_ms=resumed + 2000) - before) < 5
