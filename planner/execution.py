@@ -273,7 +273,7 @@ def plan_throttle(*, plan_id: int, max_moves_per_spu: int | Keep = KEEP,
              "throttle_bytes_per_s": throttle_bytes_per_s}
     if all(value is KEEP for value in given.values()):
         raise InvalidInput("give a new max_moves_per_spu, max_moves or throttle_bytes_per_s",
-                           field="max_moves_per_spu")
+                           details={"fields": list(given)})
     execution = _execution(_plan(plan_id))
     was = Throttles(execution.max_moves_per_spu, execution.max_moves,
                     execution.throttle_bytes_per_s) if execution else Throttles(1, 1, None)

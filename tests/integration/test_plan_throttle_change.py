@@ -149,6 +149,10 @@ def test_flags_argparse_refuses_change_nothing(running, flags):
     assert throttles() == (1, 1, None)
 
 
+def test_no_flag_says_which_flags_there_are(running):
+    assert "--no-byte-throttle" in str(refused("plan", "throttle", str(running)))
+
+
 def test_a_plan_not_under_way_or_unknown_exits_2(plan_id):
     assert "only the throttle of a running or paused plan" in str(
         refused("plan", "throttle", str(plan_id), "--max-moves", "3"))

@@ -17,6 +17,7 @@ from planner.execution import (ExecutionStatus, plan_apply, plan_cancel, plan_pa
 
 DEFAULT_WAIT_S = 3600.0
 NOT_ENDED = 1
+BAD_INPUT = 2
 
 
 class ExecutionActions:
@@ -82,6 +83,10 @@ class ExecutionActions:
 
     def handle_throttle(self, plan_id: int, max_moves_per_spu: Any, max_moves: Any,
                         throttle_bytes_per_s: Any, json: bool, **_: Any) -> None:
+        if all(v is KEEP for v in (max_moves_per_spu, max_moves, throttle_bytes_per_s)):
+            raise CommandError("give --max-moves-per-spu N, --max-moves N, "
+                               "--throttle-bytes-per-s B or --no-byte-throttle",
+                               returncode=BAD_INPUT)
         plan_throttle(plan_id=plan_id, max_moves_per_spu=max_moves_per_spu,
                       max_moves=max_moves, throttle_bytes_per_s=throttle_bytes_per_s, by="cli")
         self._show(plan_status(plan_id=plan_id), json)
