@@ -1,4 +1,5 @@
-"""Pages that carry plans out: apply (with the throttles), pause, resume, cancel, the drain's
+"""Pages that carry plans out: apply (with the throttles), pause, resume, cancel, a change of
+a running plan's throttles, the drain's
 preview, the SPUs a plan adds, its rollback file and its rest.
 
 Every POST answers a redirect (post/redirect/get): a refusal is a message on the
@@ -21,7 +22,7 @@ from cluster.views._shell import call_action, call_service, operator_required
 from planner import execution
 from planner.drain import drain_preview, spu_drain
 from planner.follow_up import plan_online_spus, plan_register_spus, plan_rest, plan_rollback
-from planner.forms import DrainForm, PlanApplyForm
+from planner.forms import DrainForm, PlanApplyForm, PlanThrottleForm
 from planner.models import Plan
 from planner.views import plan_detail
 
@@ -74,6 +75,26 @@ def _control_view(service: Callable[..., Any], done: str) -> Callable[..., HttpR
     def view(request: HttpRequest, plan_id: int) -> HttpResponse:
         return _act(request, service, plan_id, done)
     return view
+
+
+@require_POST
+@operator_required
+def plan_throttle_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Bad values are shown next to their field; a plan no longer under way, as a message."""
+    form = PlanThrottleForm(request.POST)
+    if not form.is_valid():
+        return plan_detail(request, plan_id, throttle_form=form)
+    outcome = call_service(form, execution.plan_throttle, plan_id=plan_id, by=request.user,
+                           **form.cleaned_data)
+    if outcome.ok:
+        messages.success(request, f"Plan {plan_id}'s throttle changed: the next moves start "
+                                  "under it.")
+    elif isinstance(outcome.error, InvalidInput) and \
+            outcome.error.field in PlanThrottleForm.base_fields:
+        return plan_detail(request, plan_id, throttle_form=form)
+    else:
+        messages.error(request, outcome.error.message)
+    return to_apply(plan_id)
 
 
 plan_cancel_view = _control_view(execution.plan_stop, "cancelled")

@@ -1,10 +1,10 @@
-"""Carrying stored plans out: apply, pause, resume, cancel, status.
+"""Carrying stored plans out: apply, pause, resume, cancel, a change of throttle, status.
 
 The use cases only write the execution row; every change of the replication
 state is the executor's (planner/executor.py), which runs inside each
 replication tick. With a worker that is the beat's tick; without one
 ``plan_wait`` steps the ticks here (services/settle.py). Rules (states,
-drift, outcomes, throttles) are in planner/core/execution.py. One plan is
+drift, outcomes, throttles, pace) are in planner/core/execution/. One plan is
 carried out at a time: the database's constraint decides between two applies
 racing (planner/models.py), not a read before the write.
 """
@@ -22,10 +22,11 @@ from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
 from cluster.models import Spu, Topic
 from cluster.services.events import Actor, actor_name, log_event
-from planner.core.execution import (CANCELLABLE, PAUSABLE, RESUMABLE, ExecutionState,
-                                    PlanMove, full_bucket, layout_drift, layout_of, plan_moves,
-                                    preparation_steps, targets_not_ready,
-                                    unavailable_targets)
+from planner.core.execution import (CANCELLABLE, KEEP, PAUSABLE, RESUMABLE,
+                                    RETUNABLE, ExecutionState, Keep, PlanMove, Throttles,
+                                    full_bucket, layout_drift, layout_of, pace_started,
+                                    plan_moves, preparation_steps, retuned, targets_not_ready,
+                                    throttle_problem, unavailable_targets)
 from planner.core.jobs import PlanState
 from planner.executor import announce
 from planner.running import executing
@@ -110,19 +111,11 @@ def _check_targets(plan: Plan, moves: list[PlanMove]) -> None:
                        "again)", field="plan_id", details={"spus": missing, "steps": steps})
 
 
-# 1 TiB/s: past any link; keeps the value inside the column.
-MAX_BYTES_PER_S = 2**40
-
-
 def _check_caps(max_moves_per_spu: int, max_moves: int,
                 throttle_bytes_per_s: int | None) -> None:
-    for name, value in (("max_moves_per_spu", max_moves_per_spu), ("max_moves", max_moves)):
-        if value < 1:
-            raise InvalidInput(f"{name} must be at least 1", field=name)
-    if throttle_bytes_per_s is not None and not 1 <= throttle_bytes_per_s <= MAX_BYTES_PER_S:
-        raise InvalidInput(f"throttle_bytes_per_s must be 1 to {MAX_BYTES_PER_S} (bytes a "
-                           "second), or left out for no byte throttle",
-                           field="throttle_bytes_per_s")
+    problem = throttle_problem(Throttles(max_moves_per_spu, max_moves, throttle_bytes_per_s))
+    if problem is not None:
+        raise InvalidInput(problem[1], field=problem[0])
 
 
 def _active() -> PlanExecution | None:
@@ -213,13 +206,15 @@ def _claim(plan: Plan, moves: list[PlanMove], per_spu: int, total: int,
     """The execution row; a second unfinished one (or a second for this plan) is refused
     by the database, so two applies racing cannot both start."""
     now = timezone.now()
-    bucket = full_bucket(rate or 0, int(time.time() * 1000))
+    now_ms = int(time.time() * 1000)
+    bucket = full_bucket(rate or 0, now_ms)
     try:
         with transaction.atomic():
             return PlanExecution.objects.create(
                 plan=plan, state=(S.RUNNING if moves else S.DONE).value,
                 max_moves_per_spu=per_spu, max_moves=total, throttle_bytes_per_s=rate,
                 throttle_tokens=bucket.tokens, throttle_at_ms=bucket.at_ms,
+                pace=pace_started(now_ms).as_dict(),
                 moves_total=len(moves), started_at=now, finished_at=None if moves else now,
                 created_by=actor_name(by))
     except IntegrityError:
@@ -266,6 +261,42 @@ def plan_cancel(*, plan_id: int, by: Actor = None) -> PlanExecution:
     """No new moves; those in flight roll back (or finish where rolling back is unsafe)."""
     return _transition(plan_id, CANCELLABLE, S.CANCELLED, "cancel", by, cancel_sent=False,
                        reason="cancelled")
+
+
+def plan_throttle(*, plan_id: int, max_moves_per_spu: int | Keep = KEEP,
+                  max_moves: int | Keep = KEEP, throttle_bytes_per_s: int | None | Keep = KEEP,
+                  by: Actor = None) -> PlanExecution:
+    """Change the throttles of a plan being carried out (running or paused), those named
+    (``throttle_bytes_per_s`` None: no byte throttle); the executor uses them from its next
+    step. Refused, nothing changed, for a bad value or a plan that is not under way."""
+    given = {"max_moves_per_spu": max_moves_per_spu, "max_moves": max_moves,
+             "throttle_bytes_per_s": throttle_bytes_per_s}
+    if all(value is KEEP for value in given.values()):
+        raise InvalidInput("give a new max_moves_per_spu, max_moves or throttle_bytes_per_s",
+                           details={"fields": list(given)})
+    execution = _execution(_plan(plan_id))
+    was = Throttles(execution.max_moves_per_spu, execution.max_moves,
+                    execution.throttle_bytes_per_s) if execution else Throttles(1, 1, None)
+    new = retuned(was, max_moves_per_spu=max_moves_per_spu, max_moves=max_moves,
+                  bytes_per_s=throttle_bytes_per_s)
+    _check_caps(*new)
+    with transaction.atomic():
+        # Conditional on the state, as a pause is: the plan may have ended meanwhile.
+        changed = execution is not None and PlanExecution.objects.filter(
+            pk=execution.pk, state__in=[s.value for s in RETUNABLE]).update(
+            max_moves_per_spu=new.max_moves_per_spu, max_moves=new.max_moves,
+            throttle_bytes_per_s=new.bytes_per_s)
+        if not changed:
+            state = execution.state if execution else S.PENDING.value
+            raise Conflict(f"plan {plan_id} is {state}: only the throttle of a running or "
+                           "paused plan can change", field="plan_id", details={"state": state})
+        log_event(by, "plan", plan_id, "throttle",
+                  {"max_moves_per_spu": new.max_moves_per_spu, "max_moves": new.max_moves,
+                   "throttle_bytes_per_s": new.bytes_per_s, "was": was._asdict()})
+        transaction.on_commit(_nudge)
+    execution.refresh_from_db()
+    transaction.on_commit(lambda: announce(execution))
+    return execution
 
 
 def plan_stop(*, plan_id: int, by: Actor = None) -> Plan:

@@ -3,8 +3,9 @@
 ``plan_executor_step`` is installed at app ready (cluster/ports.py, a tick step)
 and runs in the tick's locked load-modify-save: it notes the moves that ended,
 starts the next ones the throttles allow (Cruise Control's move counts,
-``core.moves_to_start``, then the byte rate, planner/core/execution.py), sends
-cancels, and works out the progress. It writes nothing to the database itself:
+``core.moves_to_start``, then the byte rate, planner/core/execution/throttle.py), sends
+cancels, and works out the progress and its pace. The throttles are read from the
+execution at every step, so a change of them (``plan_throttle``) applies at the next. It writes nothing to the database itself:
 the progress is handed to ``after_save`` (cluster/ports.py) and lands only once the
 tick's fenced save of the hot state did, so a refused save (the lease lost)
 leaves the database saying what the hot state says, and the moves are started
@@ -23,8 +24,9 @@ from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.live import PlanProgress
 from cluster.ports import HotState, after_save
 from cluster.services.events import log_event
-from planner.core.execution import (ByteBucket, ExecutionState, PlanMove, final_state,
-                                    finished_move, refill, within_byte_rate)
+from planner.core.execution import (ByteBucket, ExecutionState, Pace, PlanMove, final_state,
+                                    finished_move, held_pace, next_pace, refill,
+                                    within_byte_rate)
 from planner.live import offer_apply_progress
 from planner.models import PlanExecution
 from planner.running import executing, moves_of
@@ -35,7 +37,7 @@ S = ExecutionState
 # The columns a step may change; compared before and after to skip idle writes.
 PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "started",
             "in_flight", "cancel_sent", "reason", "landed", "waiting", "throttle_tokens",
-            "throttle_at_ms")
+            "throttle_at_ms", "pace")
 
 
 def plan_executor_step(hot: HotState, at: int) -> list[Action]:
@@ -60,10 +62,27 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
         e.bytes_copied = e.bytes_moved + _copying(hot, e, moves)
     else:
         e.bytes_copied = e.bytes_moved
+    _sample_pace(e, at)
     end = _end_state(e)
     if end is not None or _progress(e) != saved:
         after_save(lambda: _save(e, end, shown))
     return actions
+
+
+def _sample_pace(e: PlanExecution, at: int) -> None:
+    """A sample of the pace when the counts moved (an idle tick writes nothing); held while
+    the plan starts no moves, so a pause does not read as a slow pace after it."""
+    pace = Pace.from_dict(e.pace)
+    if e.state != S.RUNNING.value:
+        new = held_pace(pace, now_ms=at)
+    elif pace is None or pace.held or \
+            (pace.moves_done, pace.bytes_copied) != (e.moves_done, e.bytes_copied):
+        new = next_pace(pace, moves_done=e.moves_done, bytes_copied=e.bytes_copied,
+                        moves_total=e.moves_total, now_ms=at)
+    else:
+        return
+    if new is not None and new != pace:
+        e.pace = new.as_dict()
 
 
 def _progress(e: PlanExecution) -> tuple[Any, ...]:

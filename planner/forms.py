@@ -11,7 +11,7 @@ from django import forms
 from cluster.errors import DomainError
 from planner import core
 from planner.core.jobs import EngineChoice
-from planner.execution import MAX_BYTES_PER_S
+from planner.core.execution import MAX_BYTES_PER_S
 from planner.services import scenario_from_input
 
 # The flags of ``plan rebalance`` a grid line may use, and the service keyword each fills.
@@ -177,6 +177,22 @@ class PlanApplyForm(forms.Form):
                                              "than this. Empty: no byte throttle.")
     confirm = forms.BooleanField(label="I want to move these replicas now",
                                  error_messages={"required": "Tick the box to confirm."})
+
+
+class PlanThrottleForm(forms.Form):
+    """A running plan's throttles, changed in place: the executor uses them at its next
+    step. Field names match the service's, so its refusals land next to the right field."""
+    max_moves_per_spu = forms.IntegerField(label="Moves per SPU at once", min_value=1,
+                                           max_value=1000)
+    max_moves = forms.IntegerField(label="Moves in flight at most", min_value=1,
+                                   max_value=100_000)
+    throttle_bytes_per_s = forms.IntegerField(
+        label="Bytes per second at most", required=False, min_value=1,
+        max_value=MAX_BYTES_PER_S, help_text="Empty: no byte throttle.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "id_throttle_%s")  # apart from the apply form's ids
+        super().__init__(*args, **kwargs)
 
 
 class DrainForm(PlanApplyForm):

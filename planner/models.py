@@ -100,12 +100,15 @@ class PlanExecution(models.Model):
     waiting = models.JSONField(default=dict, blank=True)
     cancel_sent = models.BooleanField(default=False)
     # Bytes per second the plan's copies may start at (None: only the move counts throttle),
-    # and its token bucket (planner/core/execution.py): tokens left as of throttle_at_ms.
+    # and its token bucket (planner/core/execution/throttle.py): tokens left as of throttle_at_ms.
     throttle_bytes_per_s = models.PositiveBigIntegerField(null=True, blank=True)
     throttle_tokens = models.FloatField(default=0)
     throttle_at_ms = models.BigIntegerField(default=0)
     # Bytes copied so far: landed moves, plus what the new replicas of moves in flight hold.
     bytes_copied = models.BigIntegerField(default=0)
+    # The smoothed pace (planner/core/execution/pace.py, ``Pace``): sampled by the executor
+    # when its counts change; the estimated finish is read from it, not from the average.
+    pace = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True, default="")

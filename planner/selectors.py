@@ -11,8 +11,9 @@ from typing import Any, Iterable, TypedDict
 
 from django.utils import timezone
 
-from planner.core.execution import ExecutionState, PlanMove, copy_rate, eta_s, plan_moves
-from planner.core.spu_progress import move_outcome, per_spu_progress
+from planner.core.execution import (ExecutionState, MoveBook, Pace, PlanMove, copy_rate,
+                                    eta_s, plan_moves, steady_eta_s)
+from planner.core.spu_progress import per_spu_progress
 from planner.live import ExecutionRecord
 from planner.models import Plan, PlanExecution, PlanGrid
 from planner.services import plan_exports
@@ -50,17 +51,29 @@ def landed_of(e: PlanExecution) -> dict[int, int]:
 
 
 def pace_of(e: PlanExecution, planned_bytes: object = None) -> dict[str, object]:
-    """The copy rate so far and, while running, the estimated finish (planner/core)."""
+    """The copy rate so far and, while running, the estimated finish: from the smoothed
+    pace the executor samples (planner/core/execution/pace.py), so that it counts down
+    steadily instead of jumping as moves land; the average so far for an execution that
+    has no pace stored (applied before there was one)."""
     elapsed = e.duration_s
     rate = copy_rate(e.bytes_copied, elapsed)
     left = None
     if isinstance(planned_bytes, int) and e.throttle_bytes_per_s:
         left = max(0, planned_bytes - e.bytes_copied)
-    eta = None if e.state != ExecutionState.RUNNING.value else eta_s(
-        moves_done=e.moves_done, moves_total=e.moves_total, elapsed_s=elapsed,
-        bytes_left=left, rate=e.throttle_bytes_per_s)
-    finish = None if eta is None else _iso(timezone.now() + timedelta(seconds=eta))
+    now = timezone.now()
+    eta = None if e.state != ExecutionState.RUNNING.value else _eta(e, elapsed, left, now)
+    finish = None if eta is None else _iso(now + timedelta(seconds=eta))
     return {"bytes_per_s": rate, "eta_s": eta, "estimated_finish_at": finish}
+
+
+def _eta(e: PlanExecution, elapsed: float | None, bytes_left: int | None,
+         now: Any) -> float | None:
+    pace = Pace.from_dict(e.pace)
+    if pace is None:
+        return eta_s(moves_done=e.moves_done, moves_total=e.moves_total, elapsed_s=elapsed,
+                     bytes_left=bytes_left, rate=e.throttle_bytes_per_s)
+    return steady_eta_s(pace, moves_total=e.moves_total, now_ms=int(now.timestamp() * 1000),
+                        bytes_left=bytes_left, rate=e.throttle_bytes_per_s)
 
 
 def execution_record(e: PlanExecution, moves: Sequence[PlanMove],
@@ -87,11 +100,9 @@ def moves_with_outcome(record: Plan) -> list[dict[str, Any]]:
     e = PlanExecution.objects.filter(plan=record).first()
     if e is None:
         return [{**m, "outcome": None} for m in record.moves]
-    started, flying, landed = set(e.started), set(e.in_flight), landed_of(e)
-    ended = e.finished_at is not None
-    return [{**m, "outcome": move_outcome(i, started=started, in_flight=flying,
-                                          landed=landed, ended=ended).value}
-            for i, m in enumerate(record.moves)]
+    book = MoveBook.of(len(record.moves), started=e.started, in_flight=e.in_flight,
+                       landed=landed_of(e), ended=e.finished_at is not None)
+    return [{**m, "outcome": state.value} for m, state in zip(record.moves, book.states)]
 
 
 def plan_summary(record: Plan) -> dict[str, Any]:

@@ -13,6 +13,7 @@ urlpatterns = [
     path("plans/<int:plan_id>/apply/", apply_views.plan_apply_view, name="plan-apply"),
     path("plans/<int:plan_id>/pause/", apply_views.plan_pause_view, name="plan-pause"),
     path("plans/<int:plan_id>/resume/", apply_views.plan_resume_view, name="plan-resume"),
+    path("plans/<int:plan_id>/throttle/", apply_views.plan_throttle_view, name="plan-throttle"),
     path("plans/<int:plan_id>/register-spus/", apply_views.plan_register_spus_view,
          name="plan-register-spus"),
     path("plans/<int:plan_id>/online-spus/", apply_views.plan_online_spus_view,

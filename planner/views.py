@@ -21,7 +21,7 @@ from planner import charts, core
 from planner.core.jobs import GridState, PlanState
 from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
 from planner.follow_up import ENDED_EARLY, plan_spus_needed
-from planner.forms import GridForm, PlanApplyForm, PlanForm
+from planner.forms import GridForm, PlanApplyForm, PlanForm, PlanThrottleForm
 from planner.import_views import cost_context
 from planner.models import Plan, PlanGrid
 from planner.selectors import (fluvio_zip, kafka_json, moves_csv, moves_filtered,
@@ -80,8 +80,8 @@ def grid_create_view(request: HttpRequest) -> HttpResponse:
     return redirect("planner:grid", grid_id=outcome.value.pk)
 
 
-def plan_detail(request: HttpRequest, plan_id: int,
-                apply_form: PlanApplyForm | None = None) -> HttpResponse:
+def plan_detail(request: HttpRequest, plan_id: int, apply_form: PlanApplyForm | None = None,
+                throttle_form: PlanThrottleForm | None = None) -> HttpResponse:
     record = get_object_or_404(Plan, pk=plan_id)
     status = plan_status(record)
     record_of_apply = plan_execution(record)
@@ -97,7 +97,8 @@ def plan_detail(request: HttpRequest, plan_id: int,
                                # A cancelled plan still rolls its moves in flight back.
                                "unfinished": record_of_apply is not None
                                and record_of_apply["finished_at"] is None,
-                               "rate_over_throttle": _rate_over_throttle(record_of_apply)}
+                               "rate_over_throttle": _rate_over_throttle(record_of_apply),
+                               "throttle_form": throttle_form or _throttle_form(record_of_apply)}
     if context["computed"]:
         context.update(_plan_results(request, record), **cost_context(record.metrics))
         if record_of_apply is None:
@@ -105,7 +106,14 @@ def plan_detail(request: HttpRequest, plan_id: int,
             context.update(spus_needed=needed,
                            spus_unregistered=[s for s in needed if not s["registered"]])
     return render(request, "planner/plan.html", context,
-                  status=400 if apply_form is not None else 200)
+                  status=400 if apply_form is not None or throttle_form is not None else 200)
+
+
+def _throttle_form(execution: Any) -> PlanThrottleForm | None:
+    """The running plan's throttles as they are, ready to change."""
+    if not execution:
+        return None
+    return PlanThrottleForm(initial={key: execution[key] for key in PlanThrottleForm.base_fields})
 
 
 def _plan_results(request: HttpRequest, record: Plan) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""``POST /api/plans/<id>/apply/``, ``/pause/``, ``/resume/``, ``/cancel/`` (operators only).
+"""``POST /api/plans/<id>/apply/``, ``/pause/``, ``/resume/``, ``/cancel/``, and ``PATCH``
+(or ``POST``) ``/throttle/`` to change a running plan's throttles (operators only).
 
 Each answers the plan's execution status, the shape of ``plan status --json``;
 a refusal (a plan that no longer fits the cluster, a state that does not allow
@@ -16,8 +17,9 @@ from rest_framework.response import Response
 
 from cluster.api.views import ERRORS, ApiView
 from planner.api.serializers import PlanStatusSerializer
-from planner.execution import (MAX_BYTES_PER_S, plan_apply, plan_cancel, plan_pause,
-                               plan_resume, plan_status)
+from planner.core.execution import MAX_BYTES_PER_S
+from planner.execution import (plan_apply, plan_cancel, plan_pause, plan_resume, plan_status,
+                               plan_throttle)
 
 
 class PlanApplySerializer(serializers.Serializer):
@@ -28,6 +30,15 @@ class PlanApplySerializer(serializers.Serializer):
     throttle_bytes_per_s = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_BYTES_PER_S, default=None, allow_null=True,
         help_text="bytes a second the moves may copy (Kafka's --throttle); none by default")
+
+
+class PlanThrottleSerializer(serializers.Serializer):
+    """The throttles to change; a key left out keeps its value."""
+    max_moves_per_spu = serializers.IntegerField(required=False, min_value=1)
+    max_moves = serializers.IntegerField(required=False, min_value=1)
+    throttle_bytes_per_s = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_BYTES_PER_S, allow_null=True,
+        help_text="bytes a second the moves may copy; null removes the byte throttle")
 
 
 class ExecutionStatusSerializer(PlanStatusSerializer):
@@ -72,3 +83,21 @@ PlanPauseView = _control_view(plan_pause, "Pause a plan: no new moves, those in 
 PlanResumeView = _control_view(plan_resume, "Resume a paused plan")
 PlanCancelView = _control_view(plan_cancel, "Cancel a plan: no new moves, those in flight "
                                             "roll back (or finish where that is safer)")
+
+
+class PlanThrottleView(ApiView):
+    serializer_class = PlanThrottleSerializer
+
+    @extend_schema(summary="Change the throttles of a running or paused plan (from the "
+                           "executor's next step)", request=PlanThrottleSerializer,
+                   responses={200: ExecutionStatusSerializer, **ERRORS})
+    def patch(self, request: Request, plan_id: int) -> Response:
+        data = self.validated(PlanThrottleSerializer, request.data)
+        plan_throttle(plan_id=plan_id, by=request.user, **data)
+        return Response(plan_status(plan_id=plan_id))
+
+    @extend_schema(summary="Change the throttles of a running or paused plan (as PATCH)",
+                   request=PlanThrottleSerializer,
+                   responses={200: ExecutionStatusSerializer, **ERRORS})
+    def post(self, request: Request, plan_id: int) -> Response:
+        return self.patch(request, plan_id)

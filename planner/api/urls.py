@@ -14,6 +14,7 @@ urlpatterns = [
     path("<int:plan_id>/apply/", as_api(execution.PlanApplyView), name="plan-apply"),
     path("<int:plan_id>/pause/", as_api(execution.PlanPauseView), name="plan-pause"),
     path("<int:plan_id>/resume/", as_api(execution.PlanResumeView), name="plan-resume"),
+    path("<int:plan_id>/throttle/", as_api(execution.PlanThrottleView), name="plan-throttle"),
     # One cancel: a plan being computed stops computing; an applied one stops moving.
     path("<int:plan_id>/cancel/", as_api(views.PlanCancelView), name="plan-cancel"),
     path("grids/", as_api(views.GridListView), name="grids"),

@@ -9,11 +9,14 @@ the execution's ``bytes_moved``.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from enum import Enum
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
 
-from planner.core.execution import PlanMove
+from planner.core.execution.moves import MoveState, PlanMove, move_state
+
+# A move's outcome is its state (planner/core/execution/moves.py); the old names stay.
+MoveOutcome = MoveState
+move_outcome = move_state
 
 
 class SpuProgress(TypedDict):
@@ -24,14 +27,6 @@ class SpuProgress(TypedDict):
     moves_out_total: int
     moves_in_flight: int
     bytes_moved: int
-
-
-class MoveOutcome(str, Enum):
-    WAITING = "waiting"        # not started yet: the plan is running or paused
-    NOT_STARTED = "not started"  # never started: the plan ended (cancelled, failed) first
-    IN_FLIGHT = "in flight"
-    DONE = "done"              # reached its target
-    FAILED = "failed"          # rolled back, or could not start
 
 
 def removed(move: PlanMove) -> tuple[int, ...]:
@@ -63,16 +58,3 @@ def per_spu_progress(moves: Sequence[PlanMove], landed: Mapping[int, int],
             for spu in {*move.added, *removed(move)}:
                 rows[spu]["moves_in_flight"] += 1
     return [rows[spu] for spu in sorted(rows)]
-
-
-def move_outcome(index: int, *, started: Collection[int], in_flight: Collection[int],
-                 landed: Mapping[int, int], ended: bool = False) -> MoveOutcome:
-    """A started move that is neither in flight nor landed rolled back or never began;
-    one never started waits while the plan runs, and was never started once it ``ended``."""
-    if index in landed:
-        return MoveOutcome.DONE
-    if index in in_flight:
-        return MoveOutcome.IN_FLIGHT
-    if index in started:
-        return MoveOutcome.FAILED
-    return MoveOutcome.NOT_STARTED if ended else MoveOutcome.WAITING

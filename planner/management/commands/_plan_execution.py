@@ -1,4 +1,4 @@
-"""``plan apply|status|pause|resume|cancel PLAN_ID``: carrying a stored plan out.
+"""``plan apply|status|pause|resume|cancel|throttle PLAN_ID``: carrying a stored plan out.
 
 A mixin of the ``plan`` command, kept apart from planning. ``apply --wait``
 returns when the plan has ended: a running worker carries it out, otherwise
@@ -11,11 +11,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError
 
+from planner.core.execution import KEEP
 from planner.execution import (ExecutionStatus, plan_apply, plan_cancel, plan_pause,
-                               plan_resume, plan_status, plan_wait)
+                               plan_resume, plan_status, plan_throttle, plan_wait)
 
 DEFAULT_WAIT_S = 3600.0
 NOT_ENDED = 1
+BAD_INPUT = 2
 
 
 class ExecutionActions:
@@ -38,6 +40,20 @@ class ExecutionActions:
             sub = actions.add_parser(name, help=text)
             sub.add_argument("plan_id", type=int)
             sub.add_argument("--json", action="store_true")
+        self._add_throttle(actions)
+
+    def _add_throttle(self, actions: Any) -> None:
+        throttle = actions.add_parser("throttle", help="change a running or paused plan's "
+                                                       "throttles (from the executor's next step)")
+        throttle.add_argument("plan_id", type=int)
+        throttle.add_argument("--max-moves-per-spu", type=int, default=KEEP)
+        throttle.add_argument("--max-moves", type=int, default=KEEP)
+        rate = throttle.add_mutually_exclusive_group()
+        rate.add_argument("--throttle-bytes-per-s", type=int, default=KEEP, metavar="BYTES",
+                          help="copy at most this many bytes a second")
+        rate.add_argument("--no-byte-throttle", dest="throttle_bytes_per_s",
+                          action="store_const", const=None, help="remove the byte throttle")
+        throttle.add_argument("--json", action="store_true")
 
     def handle_apply(self, plan_id: int, max_moves_per_spu: int, max_moves: int,
                      throttle_bytes_per_s: int | None, wait: bool, timeout_s: float, json: bool,
@@ -63,6 +79,16 @@ class ExecutionActions:
 
     def handle_cancel(self, plan_id: int, json: bool, **_: Any) -> None:
         plan_cancel(plan_id=plan_id, by="cli")
+        self._show(plan_status(plan_id=plan_id), json)
+
+    def handle_throttle(self, plan_id: int, max_moves_per_spu: Any, max_moves: Any,
+                        throttle_bytes_per_s: Any, json: bool, **_: Any) -> None:
+        if all(v is KEEP for v in (max_moves_per_spu, max_moves, throttle_bytes_per_s)):
+            raise CommandError("give --max-moves-per-spu N, --max-moves N, "
+                               "--throttle-bytes-per-s B or --no-byte-throttle",
+                               returncode=BAD_INPUT)
+        plan_throttle(plan_id=plan_id, max_moves_per_spu=max_moves_per_spu,
+                      max_moves=max_moves, throttle_bytes_per_s=throttle_bytes_per_s, by="cli")
         self._show(plan_status(plan_id=plan_id), json)
 
     def _show(self, status: ExecutionStatus, as_json: bool) -> None:
