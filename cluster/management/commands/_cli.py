@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
-from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
-from cluster.adapters.store_identity import check_hot_state_identity
 from cluster.core.names import name_problem
 from cluster.errors import DomainError, Unavailable
 
@@ -42,11 +40,17 @@ class SubcommandCommand(BaseCommand):
         handler = getattr(self, f"handle_{options['action'].replace('-', '_')}")
         self.check_input(**options)  # bad input is exit 2 whether Redis answers or not
         if options["action"] in self.redis_actions:
+            # The Redis adapters load only for the actions that ask Redis: `spu list`
+            # starts without the Redis client (webapp/startup.py).
+            from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
+
             unreachable = reachable_redis_or_reason()
             if unreachable:
                 raise CommandError(unreachable, returncode=NO_REDIS)
         try:
             if options["action"] in self.redis_actions and self.checks_identity:
+                from cluster.adapters.store_identity import check_hot_state_identity
+
                 check_hot_state_identity()
             handler(**options)
         except Unavailable as exc:
@@ -55,8 +59,11 @@ class SubcommandCommand(BaseCommand):
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
         except TimeoutError as exc:  # the hot-state lease stayed busy, or was lost: nothing saved
             raise CommandError(str(exc), returncode=NO_REDIS) from None
-        except REDIS_DOWN as exc:  # Redis went away or stopped answering midway
-            raise CommandError(unreachable_reason(exc), returncode=NO_REDIS) from None
+        except Exception as exc:
+            redis_down = _redis_down(exc)
+            if redis_down is None:
+                raise
+            raise CommandError(redis_down, returncode=NO_REDIS) from None
 
     def emit(self, data: object, as_json: bool, text: str) -> None:
         self.stdout.write(json_text(data) if as_json else text)
@@ -81,6 +88,18 @@ class SubcommandCommand(BaseCommand):
         problem = name_problem(name, kind)
         if problem:
             self.fail(problem)
+
+
+def _redis_down(exc: Exception) -> str | None:
+    """Why Redis went away or stopped answering midway, if ``exc`` says it did.
+
+    Only a handler that loaded the Redis client can have raised its errors, so a command
+    that never did (`spu list`) never imports it here either."""
+    if "redis" not in sys.modules:
+        return None
+    from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
+
+    return unreachable_reason(exc) if isinstance(exc, REDIS_DOWN) else None
 
 
 # Past this size JSON is for programs, not eyes: indenting goes through the
