@@ -26,4 +26,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:
-    __getattr__ = lazy_exports(__name__, __file__)
+    lazy_exports(__name__, __file__)
