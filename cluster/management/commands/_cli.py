@@ -40,17 +40,11 @@ class SubcommandCommand(BaseCommand):
         handler = getattr(self, f"handle_{options['action'].replace('-', '_')}")
         self.check_input(**options)  # bad input is exit 2 whether Redis answers or not
         if options["action"] in self.redis_actions:
-            # The Redis adapters load only for the actions that ask Redis: `spu list`
-            # starts without the Redis client (webapp/startup.py).
-            from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
-
             unreachable = reachable_redis_or_reason()
             if unreachable:
                 raise CommandError(unreachable, returncode=NO_REDIS)
         try:
             if options["action"] in self.redis_actions and self.checks_identity:
-                from cluster.adapters.store_identity import check_hot_state_identity
-
                 check_hot_state_identity()
             handler(**options)
         except Unavailable as exc:
@@ -88,6 +82,22 @@ class SubcommandCommand(BaseCommand):
         problem = name_problem(name, kind)
         if problem:
             self.fail(problem)
+
+
+# The Redis adapters load only for the actions that ask Redis: `spu list` starts without
+# the Redis client (webapp/startup.py).
+def reachable_redis_or_reason() -> str | None:
+    """None when Redis answers a PING, else the one line that says why not."""
+    from cluster.adapters.redis_keys import reachable
+
+    return reachable()
+
+
+def check_hot_state_identity() -> str:
+    """Refuse a Redis that is not this store's (store_identity.py); the store's id."""
+    from cluster.adapters import store_identity
+
+    return store_identity.check_hot_state_identity()
 
 
 def _redis_down(exc: Exception) -> str | None:
