@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 
 from cluster.adapters.scheduler import Followups, Scheduler
+from webapp.startup import store_only_command
 
 
 class CelerySchedulerOnFirstUse:
@@ -31,6 +32,8 @@ class ClusterConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        if store_only_command():  # `spu list` and its like read rows only (webapp/startup.py)
+            return
         # The one place where the services learn how follow-ups reach Celery.
         from cluster.adapters import live_batches, redis_keys, scheduler, store_identity
         from cluster.engine import unit_of_work

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from webapp.startup import store_only_command
+
 
 class HealingConfig(AppConfig):
     name = "healing"
@@ -7,6 +9,8 @@ class HealingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        if store_only_command():  # `spu list` and its like read rows only (webapp/startup.py)
+            return
         # The anomaly gauges and the moves counter join the control room's scrape.
         from cluster.metrics.collector import register_families
         from healing.metrics import families

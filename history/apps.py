@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from webapp.startup import store_only_command
+
 
 class HistoryConfig(AppConfig):
     name = "history"
@@ -7,6 +9,8 @@ class HistoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        if store_only_command():  # `spu list` and its like read rows only (webapp/startup.py)
+            return
         # History hooks into the engine and the log's trim from here, so neither imports it.
         from cluster import ports
         from history import checkpoints, services

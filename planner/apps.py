@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from webapp.startup import store_only_command
+
 
 class PlannerConfig(AppConfig):
     name = "planner"
@@ -7,6 +9,8 @@ class PlannerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        if store_only_command():  # `spu list` and its like read rows only (webapp/startup.py)
+            return
         # The plan executor runs inside every replication tick (cluster/ports.py, tick steps).
         from cluster.management.commands._installed_actions import install
         from cluster.metrics.collector import register_moves_in_flight

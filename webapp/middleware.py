@@ -1,4 +1,5 @@
-"""Request gates before any view: NUL bytes in paths and query strings, and the reader role.
+"""Request gates before any view (NUL bytes in paths and query strings, the reader role),
+and the compression of what the views answer.
 
 PostgreSQL text cannot hold NUL, so a filter like ?operation=%00 or a path like
 /api/topics/a%00b/ would end as a server error there (SQLite accepts it); bad
@@ -9,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http.response import HttpResponseBase
+from django.middleware.gzip import GZipMiddleware
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 from cluster.roles import NO_ROLE, can_read
+from webapp.static_serving import accepts_gzip
 
 NUL = "\x00"
 
@@ -56,3 +61,30 @@ class RequireReaderRole:
                 or can_read(user)):
             return self.get_response(request)
         return render(request, "403.html", {"reason": NO_ROLE}, status=403)
+
+
+class CompressResponses(GZipMiddleware):
+    """Pages and JSON gzip-compressed for a client that accepts it (issue 35.7: the
+    partition and plan pages are hundreds of KB of HTML; static files are compressed by
+    webapp/static_serving.py before any middleware).
+
+    BREACH (a secret in a compressed page guessed from the sizes of many answers that also
+    reflect the attacker's input): the secret such pages carry is the CSRF token, and
+    Django masks it afresh in every response, so no two answers hold the same bytes of it;
+    Django's GZipMiddleware also pads each answer with up to 100 random bytes (Heal The
+    Breach), which blurs the sizes. No page shows an API token; only the answer to a POST
+    that carries the password does, which no other site can make a browser send.
+
+    Unlike Django's, it honours ``gzip;q=0`` and leaves streaming responses alone: gzip
+    would hold a stream's chunks back until enough bytes gather (no flush per chunk), and
+    a live answer must reach the client as it is written.
+    """
+
+    def process_response(self, request: HttpRequest,
+                         response: HttpResponseBase) -> HttpResponseBase:
+        if response.streaming:
+            return response
+        if accepts_gzip(request):
+            return super().process_response(request, response)
+        patch_vary_headers(response, ("Accept-Encoding",))
+        return response

@@ -50,6 +50,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # The web process's own request metrics (first and last: they time the whole stack).
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # Second: it compresses what every middleware below has finished writing (docs/security.md
+    # says why compressing pages is safe here).
+    "webapp.middleware.CompressResponses",
     "django.middleware.security.SecurityMiddleware",
     "webapp.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,13 +1,21 @@
 """Self-healing's pure core: detection, the anomaly lifecycle and the fixes (no Django)."""
 from __future__ import annotations
 
-from healing.core.detect import InLrs, detect, in_lrs, new_shrinks, shrinks_in_window
-from healing.core.fixes import Fix, plan_fix, target_of
-from healing.core.lifecycle import (advance, due, held, moves_allowed, planned, preempt, resume,
-                                    settle)
-from healing.core.model import (OPEN_STATES, SETTING_NAMES, Anomaly, AnomalyState, AnomalyType,
-                                Finding, Mode, PartitionView, SettingError, Settings, Snapshot,
-                                SpuView, check_thresholds, parse_setting, settings_from)
+from typing import TYPE_CHECKING
+
+from cluster.core.lazy import lazy_exports
+
+# Each module loads when one of its names is first used (cluster/core/lazy.py): the
+# models need a few enums, not every rule of the core, at every command's start.
+if TYPE_CHECKING:
+    from healing.core.detect import InLrs, detect, in_lrs, new_shrinks, shrinks_in_window
+    from healing.core.fixes import Fix, plan_fix, target_of
+    from healing.core.lifecycle import (advance, due, held, moves_allowed, planned, preempt, resume,
+                                        settle)
+    from healing.core.model import (OPEN_STATES, SETTING_NAMES, Anomaly, AnomalyState, AnomalyType,
+                                    Finding, Mode, PartitionView, SettingError, Settings, Snapshot,
+                                    SpuView, check_thresholds, parse_setting, settings_from)
+
 
 __all__ = [
     "OPEN_STATES", "SETTING_NAMES", "Anomaly", "AnomalyState", "AnomalyType", "Finding", "Fix",
@@ -16,3 +24,6 @@ __all__ = [
     "parse_setting", "plan_fix", "planned", "preempt", "resume", "settings_from", "settle",
     "shrinks_in_window", "target_of",
 ]
+
+if not TYPE_CHECKING:
+    lazy_exports(__name__, __file__)

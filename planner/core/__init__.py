@@ -8,18 +8,26 @@ definitions live in ``planner.core.metrics``.
 """
 from __future__ import annotations
 
-from planner.core.baseline import generate_plan
-from planner.core.kafka_io import (ReassignmentError, fluvio_assignments, kafka_reassignment,
-                                   parse_kafka_reassignment)
-from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
-from planner.core.model import (Cluster, Move, Options, Plan, PlanError, ReplicaMap,
-                                Replicas, Scenario, Spu, Topic)
-from planner.core.planner import Prepared, local_map, plan, prepare
-from planner.core.scenarios import (apply_scenario, rack_additions, rack_losses,
-                                    single_removals, standard_grid)
-from planner.core.serial import (cluster_from_dict, cluster_to_dict, options_from_dict,
-                                 options_to_dict, plan_from_dict, plan_to_dict,
-                                 scenario_from_dict, scenario_to_dict)
+from typing import TYPE_CHECKING
+
+from cluster.core.lazy import lazy_exports
+
+# Each module loads when one of its names is first used (cluster/core/lazy.py): the
+# models need a few enums, not every rule of the core, at every command's start.
+if TYPE_CHECKING:
+    from planner.core.baseline import generate_plan
+    from planner.core.kafka_io import (ReassignmentError, fluvio_assignments, kafka_reassignment,
+                                       parse_kafka_reassignment)
+    from planner.core.metrics import LAYOUT_KEYS, MOVEMENT_KEYS
+    from planner.core.model import (Cluster, Move, Options, Plan, PlanError, ReplicaMap,
+                                    Replicas, Scenario, Spu, Topic)
+    from planner.core.planner import Prepared, local_map, plan, prepare
+    from planner.core.scenarios import (apply_scenario, rack_additions, rack_losses,
+                                        single_removals, standard_grid)
+    from planner.core.serial import (cluster_from_dict, cluster_to_dict, options_from_dict,
+                                     options_to_dict, plan_from_dict, plan_to_dict,
+                                     scenario_from_dict, scenario_to_dict)
+
 
 __all__ = [
     "Cluster", "LAYOUT_KEYS", "MOVEMENT_KEYS", "Move", "Options", "Plan", "PlanError",
@@ -30,3 +38,6 @@ __all__ = [
     "prepare", "rack_additions", "rack_losses", "scenario_from_dict", "scenario_to_dict",
     "single_removals", "standard_grid",
 ]
+
+if not TYPE_CHECKING:
+    lazy_exports(__name__, __file__)

@@ -55,48 +55,56 @@ emit ``UncleanLeaderElected`` with ``offsets_lost`` for the event log.
 """
 from __future__ import annotations
 
-from . import ledger, links, netview
-from .acks import AckOutcome, ack_outcome, outcome_on_append
-from .connections import connection_count, connection_counts
-from .controller import handle
-from .election import (choose_candidate, promotion_failed, promotion_succeeded,
-                       reconcile_elections, spu_offline, spu_online,
-                       spu_receive_notice, timer_fired)
-from .events import (CancelReassignment, ElectPreferredLeaders,
-                     ElectUncleanLeader, MoveCompleted, MoveProgressed,
-                     MoveRolledBack, MoveStarted, ReassignPartition,
-                     RebalanceLeaders, ReplicasChanged, UncleanLeaderElected)
-from .events import (INVALID_REQUEST, LEADER_LOST, NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS,
-                     NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER,
-                     UNKNOWN_TOPIC_OR_PARTITION, AckFailed, Action, Event,
-                     FollowerFetch, LeaderChanged, LrsChanged, NotifyCandidate,
-                     ProduceAccepted, ProduceRefused, ProduceRequest,
-                     PromotionFailed, PromotionSucceeded, ReconcileElections,
-                     RecordsAcknowledged, ReplicaTruncated, ReplicationTick,
-                     ResolutionChanged, SpuOffline, SpuOnline,
-                     StartElectionTimer, TimerFired)
-from .invariants import InvariantChecker, InvariantViolation
-from .leadership import (DEFAULT_IMBALANCE_THRESHOLD, LeaderImbalance,
-                         LeaderMove, NotMoved, NotMovedReason,
-                         PreferredElection, elect_preferred_leaders,
-                         imbalanced_spus, leader_imbalance, plan_preferred,
-                         rebalance_leaders, transfer_leadership)
-from .produce import ConsumeResult, ProduceResult, consume, produce, produce_many
-from .serial import (cluster_from_dict, cluster_meta_to_dict, cluster_to_dict,
-                     message_from_dict, message_to_dict, replica_set_from_dict,
-                     replica_set_to_dict)
-from .reassign import (MoveProgress, advance_move, advance_moves, cancel_move,
-                       move_progress, moves_in_flight, start_move, waiting_on)
-from .state import (Acks, ClusterState, Isolation, Key, MovePhase, NoLeader,
-                    Reassignment, Replica, ReplicaSet, ReplicationError,
-                    Resolution, TopicConfig, UnknownPartition, new_cluster,
-                    register_spu)
-from .summary import PartitionSummary, partition_list, partition_summary
-from .sync import follower_fetch, leader_update, replication_step
-from .throttle import PlannedMove, moves_to_start, spu_load
-from .topology import add_topic
-from .unclean import waiting_for
-from .timers import next_deadline, run_elections
+from typing import TYPE_CHECKING
+
+from cluster.core.lazy import lazy_exports
+
+# Each module loads when one of its names is first used (cluster/core/lazy.py): the
+# models need a few enums, not every rule of the core, at every command's start.
+if TYPE_CHECKING:
+    from . import ledger, links, netview
+    from .acks import AckOutcome, ack_outcome, outcome_on_append
+    from .connections import connection_count, connection_counts
+    from .controller import handle
+    from .election import (choose_candidate, promotion_failed, promotion_succeeded,
+                           reconcile_elections, spu_offline, spu_online,
+                           spu_receive_notice, timer_fired)
+    from .events import (CancelReassignment, ElectPreferredLeaders,
+                         ElectUncleanLeader, MoveCompleted, MoveProgressed,
+                         MoveRolledBack, MoveStarted, ReassignPartition,
+                         RebalanceLeaders, ReplicasChanged, UncleanLeaderElected)
+    from .events import (INVALID_REQUEST, LEADER_LOST, NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS,
+                         NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER,
+                         UNKNOWN_TOPIC_OR_PARTITION, AckFailed, Action, Event,
+                         FollowerFetch, LeaderChanged, LrsChanged, NotifyCandidate,
+                         ProduceAccepted, ProduceRefused, ProduceRequest,
+                         PromotionFailed, PromotionSucceeded, ReconcileElections,
+                         RecordsAcknowledged, ReplicaTruncated, ReplicationTick,
+                         ResolutionChanged, SpuOffline, SpuOnline,
+                         StartElectionTimer, TimerFired)
+    from .invariants import InvariantChecker, InvariantViolation
+    from .leadership import (DEFAULT_IMBALANCE_THRESHOLD, LeaderImbalance,
+                             LeaderMove, NotMoved, NotMovedReason,
+                             PreferredElection, elect_preferred_leaders,
+                             imbalanced_spus, leader_imbalance, plan_preferred,
+                             rebalance_leaders, transfer_leadership)
+    from .produce import ConsumeResult, ProduceResult, consume, produce, produce_many
+    from .serial import (cluster_from_dict, cluster_meta_to_dict, cluster_to_dict,
+                         message_from_dict, message_to_dict, replica_set_from_dict,
+                         replica_set_to_dict)
+    from .reassign import (MoveProgress, advance_move, advance_moves, cancel_move,
+                           move_progress, moves_in_flight, start_move, waiting_on)
+    from .state import (Acks, ClusterState, Isolation, Key, MovePhase, NoLeader,
+                        Reassignment, Replica, ReplicaSet, ReplicationError,
+                        Resolution, TopicConfig, UnknownPartition, new_cluster,
+                        register_spu)
+    from .summary import PartitionSummary, partition_list, partition_summary
+    from .sync import follower_fetch, leader_update, replication_step
+    from .throttle import PlannedMove, moves_to_start, spu_load
+    from .topology import add_topic
+    from .unclean import waiting_for
+    from .timers import next_deadline, run_elections
+
 
 __all__ = [
     "AckFailed", "Acks", "Action", "ClusterState", "ConsumeResult", "Event",
@@ -129,3 +137,6 @@ __all__ = [
     "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
     "NETWORK_EXCEPTION", "ledger", "links", "netview",
 ]
+
+if not TYPE_CHECKING:
+    lazy_exports(__name__, __file__)

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
-from cluster.adapters.redis_keys import reachable as reachable_redis_or_reason
-from cluster.adapters.store_identity import check_hot_state_identity
 from cluster.core.names import name_problem
 from cluster.errors import DomainError, Unavailable
 
@@ -55,8 +53,11 @@ class SubcommandCommand(BaseCommand):
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
         except TimeoutError as exc:  # the hot-state lease stayed busy, or was lost: nothing saved
             raise CommandError(str(exc), returncode=NO_REDIS) from None
-        except REDIS_DOWN as exc:  # Redis went away or stopped answering midway
-            raise CommandError(unreachable_reason(exc), returncode=NO_REDIS) from None
+        except Exception as exc:
+            redis_down = _redis_down(exc)
+            if redis_down is None:
+                raise
+            raise CommandError(redis_down, returncode=NO_REDIS) from None
 
     def emit(self, data: object, as_json: bool, text: str) -> None:
         self.stdout.write(json_text(data) if as_json else text)
@@ -81,6 +82,34 @@ class SubcommandCommand(BaseCommand):
         problem = name_problem(name, kind)
         if problem:
             self.fail(problem)
+
+
+# The Redis adapters load only for the actions that ask Redis: `spu list` starts without
+# the Redis client (webapp/startup.py).
+def reachable_redis_or_reason() -> str | None:
+    """None when Redis answers a PING, else the one line that says why not."""
+    from cluster.adapters.redis_keys import reachable
+
+    return reachable()
+
+
+def check_hot_state_identity() -> str:
+    """Refuse a Redis that is not this store's (store_identity.py); the store's id."""
+    from cluster.adapters import store_identity
+
+    return store_identity.check_hot_state_identity()
+
+
+def _redis_down(exc: Exception) -> str | None:
+    """Why Redis went away or stopped answering midway, if ``exc`` says it did.
+
+    Only a handler that loaded the Redis client can have raised its errors, so a command
+    that never did (`spu list`) never imports it here either."""
+    if "redis" not in sys.modules:
+        return None
+    from cluster.adapters.redis_keys import REDIS_DOWN, unreachable_reason
+
+    return unreachable_reason(exc) if isinstance(exc, REDIS_DOWN) else None
 
 
 # Past this size JSON is for programs, not eyes: indenting goes through the

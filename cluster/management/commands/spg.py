@@ -6,7 +6,9 @@ from typing import Any
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import SpuGroup
 from cluster.selectors.shapes import group_describe
-from cluster.services import spg_create, spg_delete, spg_scale
+
+# The services (and the engine they load) are imported by the handlers that call them:
+# `spg list` reads rows only and starts without them (webapp/startup.py).
 
 
 class Command(SubcommandCommand):
@@ -32,6 +34,8 @@ class Command(SubcommandCommand):
 
     def handle_create(self, name: str, replicas: int, min_id: int | None, rack: str,
                       storage_size: str, json: bool, **_: Any) -> None:
+        from cluster.services import spg_create
+
         group = spg_create(name=name, replicas=replicas, min_id=min_id, rack=rack,
                            storage_size=storage_size, by="cli")
         text = f"SPU group {group.name} {group.resolution}"
@@ -39,10 +43,14 @@ class Command(SubcommandCommand):
                   text + (f": {group.reason}" if group.reason else ""))
 
     def handle_scale(self, name: str, replicas: int, force: bool, **_: Any) -> None:
+        from cluster.services import spg_scale
+
         group = spg_scale(name=name, replicas=replicas, force=force, by="cli")
         self.stdout.write(f"SPU group {group.name} scaled to {group.replicas}")
 
     def handle_delete(self, name: str, **_: Any) -> None:
+        from cluster.services import spg_delete
+
         spg_delete(name=name, by="cli")
         self.stdout.write(f"SPU group {name} deleted")
 

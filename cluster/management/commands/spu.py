@@ -9,16 +9,18 @@ the connection manager to notice the silent SPU, unless ``--no-wait``.
 """
 from __future__ import annotations
 
-from typing import Any
-
+from typing import TYPE_CHECKING, Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.management.commands._installed_actions import installed
 from cluster.models import Spu
 from cluster.selectors.shapes import spu_describe
-from cluster.services import spu_register, spu_unregister, spu_update
-from cluster.services.outages import (OutageResult, settle_outage, spu_kill, spu_offline,
-                                      spu_online)
+
+if TYPE_CHECKING:
+    from cluster.services.outages import OutageResult
+
+# The services (and the engine they load) are imported by the handlers that call them:
+# `spu list` reads rows only and starts without them (webapp/startup.py).
 
 
 class Command(SubcommandCommand):
@@ -63,17 +65,23 @@ class Command(SubcommandCommand):
 
     def handle_register(self, spu_id: int, rack: str, public: str, private: str,
                         **_: Any) -> None:
+        from cluster.services import spu_register
+
         spu = spu_register(spu_id=spu_id, rack=rack, public=public, private=private,
                            by="cli")
         self.stdout.write(f"SPU {spu.id} registered")
 
     def handle_unregister(self, force: bool, **options: Any) -> None:
+        from cluster.services import spu_unregister
+
         spu_id = self.spu_id(options)
         spu_unregister(spu_id=spu_id, force=force, by="cli")
         self.stdout.write(f"SPU {spu_id} unregistered")
 
     def handle_update(self, rack: str | None, public: str | None, private: str | None,
                       json: bool, **options: Any) -> None:
+        from cluster.services import spu_update
+
         spu = spu_update(spu_id=self.spu_id(options), rack=rack, public=public,
                          private=private, by="cli")
         self.emit(spu_describe(spu), json, f"SPU {spu.id}: rack {spu.rack or '(none)'}, "
@@ -95,12 +103,18 @@ class Command(SubcommandCommand):
                                            "PRIVATE", "GROUP"]))
 
     def handle_offline(self, spu_id: int, no_wait: bool, json: bool, **_: Any) -> None:
+        from cluster.services.outages import settle_outage, spu_offline
+
         self._report(settle_outage(spu_offline(spu_id=spu_id, by="cli"), wait=not no_wait), json)
 
     def handle_online(self, spu_id: int, no_wait: bool, json: bool, **_: Any) -> None:
+        from cluster.services.outages import settle_outage, spu_online
+
         self._report(settle_outage(spu_online(spu_id=spu_id, by="cli"), wait=not no_wait), json)
 
     def handle_kill(self, spu_id: int, no_wait: bool, json: bool, **_: Any) -> None:
+        from cluster.services.outages import settle_outage, spu_kill
+
         result = spu_kill(spu_id=spu_id, by="cli")
         if not no_wait:
             result = settle_outage(result, killed=True)

@@ -9,8 +9,10 @@ from cluster.errors import NotFound
 from cluster.management.commands._cli import SubcommandCommand, table
 from cluster.models import Topic
 from cluster.selectors.shapes import topic_describe
-from cluster.services import topic_create, topic_delete
 from cluster.perf import gc_paused
+
+# The services (and the engine they load) are imported by the handlers that call them:
+# `topic list` reads rows only and starts without them (webapp/startup.py).
 
 
 class Command(SubcommandCommand):
@@ -44,6 +46,8 @@ class Command(SubcommandCommand):
                       ignore_rack_assignment: bool, replica_assignment: Path | None,
                       min_lrs: int, max_lag: int, dry_run: bool, json: bool,
                       unclean_leader_election: bool = False, **_: Any) -> None:
+        from cluster.services import topic_create
+
         assignment = self._read_file(replica_assignment) if replica_assignment else None
         if partitions is None and replication is None and assignment is None:
             self.fail("give --partitions and --replication, or --replica-assignment FILE")
@@ -93,6 +97,8 @@ class Command(SubcommandCommand):
         self.emit(data, json, "\n".join(text + _map_lines(topic.replica_map)))
 
     def handle_delete(self, name: str, **_: Any) -> None:
+        from cluster.services import topic_delete
+
         topic_delete(name=name, by="cli")
         self.stdout.write(f"topic \"{name}\" deleted")
 

@@ -17,6 +17,7 @@ listed one that is gone, so the list can only shrink.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -110,6 +111,14 @@ def _is_module(root: Path, module: str) -> bool:
 def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
     """Modules this file imports, absolute; ``from a import b`` names ``a.b`` when b is a
     module, else ``a``."""
+    stat = path.stat()
+    return set(_imported_modules(path, root, stat.st_mtime_ns, stat.st_size))
+
+
+# Six tests read the whole product's graph: each file is parsed once per run (keyed by
+# its modification time and size, so a planted or edited file is read again).
+@functools.lru_cache(maxsize=None)
+def _imported_modules(path: Path, root: Path, _mtime_ns: int, _size: int) -> frozenset[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     package = _parts(module_name(root, path))
     if path.name != "__init__.py":
@@ -124,7 +133,7 @@ def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
             for alias in node.names:
                 sub = f"{module}.{alias.name}"
                 names.add(sub if _is_module(root, sub) else module)
-    return names
+    return frozenset(names)
 
 
 def import_graph(root: Path = ROOT, apps: Iterable[str] = APPS) -> Graph:
