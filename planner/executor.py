@@ -1,11 +1,11 @@
 """The plan executor: one step of every live execution, inside each replication tick.
 
-``plan_executor_step`` is installed at app ready (cluster/ports.py, a tick step)
+``plan_executor_step`` is one of the engine's tick steps (webapp/bootstrap.py)
 and runs in the tick's locked load-modify-save: it notes the moves that ended,
 starts the next ones the throttles allow (Cruise Control's move counts,
 ``core.moves_to_start``, then the byte rate, planner/core/execution.py), sends
 cancels, and works out the progress. It writes nothing to the database itself:
-the progress is handed to ``after_save`` (cluster/ports.py) and lands only once the
+the progress is handed to ``hot.after_commit`` (the unit of work's own list) and lands only once the
 tick's fenced save of the hot state did, so a refused save (the lease lost)
 leaves the database saying what the hot state says, and the moves are started
 again by a later tick.
@@ -21,7 +21,7 @@ from django.utils import timezone
 from cluster.core import replication as core
 from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.live import PlanProgress
-from cluster.ports import HotState, after_save
+from cluster.ports import HotState
 from cluster.services.events import log_event
 from planner.core.execution import (ByteBucket, ExecutionState, PlanMove, final_state,
                                     finished_move, refill, within_byte_rate)
@@ -62,7 +62,7 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
         e.bytes_copied = e.bytes_moved
     end = _end_state(e)
     if end is not None or _progress(e) != saved:
-        after_save(lambda: _save(e, end, shown))
+        hot.after_commit(lambda: _save(e, end, shown))
     return actions
 
 

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any
 
-from cluster.adapters import hot_state, metadata_log, shards, tick_steps
+from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.live_batches import publish_partitions
-from cluster.adapters.scheduler import Dispatch, Followups, scheduler
+from cluster.adapters.scheduler import Dispatch, Followups
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
+from cluster.engine.engine import ExtraEntries, Projection, current
 from cluster.engine.entries import changes, step_entries
 from cluster.engine.mirror import mirror_offsets
 from cluster.engine.tickets import settle_tickets
@@ -44,33 +45,8 @@ from cluster.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]
-# Given the unit, its saved sets, its time and whether it writes entries already: more
-# entries for the same commit (history's HW checkpoints), installed at app ready.
-ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
-_extra_entries: dict[str, ExtraEntries] = {}
-
-
-class Projection(Protocol):
-    """A reader's view that follows committed units of work (the network matrix, say),
-    installed at app ready: ``begin`` notes what it needs before the step, ``committed``
-    runs once the commit landed. ``meta_saved``: the unit saved the cluster meta (a shard
-    unit does not, so what it changed of the meta is not shown either)."""
-
-    def begin(self, hot: HotState) -> Any: ...
-
-    def committed(self, hot: HotState, mark: Any, actions: list[Action], at: int, *,
-                  meta_saved: bool) -> None: ...
-
-
-_projections: dict[str, Projection] = {}
-
-
-def install_extra_entries(name: str, hook: ExtraEntries) -> None:
-    _extra_entries[name] = hook
-
-
-def install_projection(name: str, projection: Projection) -> None:
-    _projections[name] = projection
+__all__ = ["ExtraEntries", "Projection", "Save", "Step", "now_ms", "project", "run_locked",
+           "run_on_shards", "run_unit"]
 
 
 def now_ms() -> int:
@@ -136,8 +112,11 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     hot.state.clock_ms = at
     after = hot.after
     meta_saved = save is hot_state.save
-    marks = {name: p.begin(hot) for name, p in _projections.items()}
-    with metadata_log.collecting(hot.log), tick_steps.collecting_after_save() as later:
+    # The engine's collaborators, read once: a unit runs with the engine it started under.
+    engine = current()
+    marks = {name: p.begin(hot) for name, p in engine.projections.items()}
+    hot.later = []
+    with metadata_log.collecting(hot.log):
         actions = step(hot)
         if elections:
             actions += core.run_elections(hot.state, at, hot_state.killed())
@@ -149,14 +128,15 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
             # The save summed up each set it wrote into ``after`` (hot_state).
             hot.moved, hot.differs = changes(hot.before, after)
             out = step_entries(hot, actions, after, at)
-            for hook in _extra_entries.values():
+            for hook in engine.extra_entries.values():
                 out += hook(hot, after, at, bool(out or hot.log))
             return out
 
         save(hot, log=entries)
     project(hot, actions, after)
-    for name, projection in _projections.items():
+    for name, projection in engine.projections.items():
         projection.committed(hot, marks[name], actions, at, meta_saved=meta_saved)
+    later, hot.later = hot.later, []
     for callback in later:
         callback()
     return actions
@@ -182,6 +162,6 @@ def _after_commit(hot: HotState, actions: list[Action], dispatch: Dispatch | Non
     """Outside the leases: the follow-up tick, the sets kept for the next unit, a thaw."""
     deadline = core.next_deadline(hot.state)
     followups = Followups(next_deadline_ms=deadline)
-    (dispatch or scheduler().dispatch)(followups)
+    (dispatch or current().scheduler.dispatch)(followups)
     hot_state.keep_committed(hot)
     thaw_if_due()

@@ -1,7 +1,8 @@
 """``spu register|unregister|update|list|offline|online|kill``: like ``fluvio cluster spu``.
 
-Other apps add actions at ready (``_installed_actions``): the planner adds
-``drain`` (planner/management/spu_drain.py), so this command names no planner.
+Other apps' actions are the engine's (``Engine.command_actions``, built in
+webapp/bootstrap.py): the planner's ``drain`` (planner/management/spu_drain.py),
+so this command names no planner.
 
 ``offline`` / ``online`` / ``kill`` return once the elections they caused are
 finished (stepped here when no Celery worker runs); ``kill`` also waits for
@@ -11,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from cluster.management.commands._cli import SubcommandCommand, table
-from cluster.management.commands._installed_actions import installed
+from cluster.engine.engine import current as engine
 from cluster.models import Spu
 from cluster.selectors.shapes import spu_describe
 from cluster.services import spu_register, spu_unregister, spu_update
@@ -27,7 +27,7 @@ class Command(SubcommandCommand):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for action in installed("spu"):
+        for action in engine().actions_of("spu"):
             setattr(self, f"handle_{action.name}",
                     lambda _action=action, **options: _action.handle(self, **options))
 
@@ -58,7 +58,7 @@ class Command(SubcommandCommand):
             outage.add_argument("--no-wait", action="store_true",
                                 help="return without waiting for the elections")
             outage.add_argument("--json", action="store_true")
-        for action in installed("spu"):
+        for action in engine().actions_of("spu"):
             action.add_parser(actions)
 
     def handle_register(self, spu_id: int, rack: str, public: str, private: str,
