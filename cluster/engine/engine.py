@@ -16,7 +16,7 @@ fakes and run under ``using(engine)`` (or ``current().replaced(...)``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -85,10 +85,6 @@ class Engine:
     # (planner/preemption.py), and ``preempting`` is told first.
     yielding_actors: frozenset[str] = frozenset()
     preempting: tuple[Preempting, ...] = ()
-    # What the control room's scrape adds (cluster/metrics/collector.py): how many moves
-    # applied plans have in flight, and other apps' series (self-healing's anomalies).
-    moves_in_flight: tuple[Callable[[], int], ...] = ()
-    metric_families: tuple[Callable[[], Iterable[Any]], ...] = ()
 
     def __post_init__(self) -> None:
         # Read-only views: a collaborator is changed by building another engine.

@@ -5,7 +5,7 @@ series, so a scrape's size follows SPUs and topics, not partitions.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import redis
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
@@ -13,7 +13,6 @@ from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
 from prometheus_client.registry import Collector
 
 from cluster.adapters import hot_state
-from cluster.engine.engine import current
 from cluster.core.replication import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                                       UNKNOWN_TOPIC_OR_PARTITION)
 from cluster.metrics import counters, tally
@@ -27,6 +26,20 @@ KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
          "acks": tuple(tally.ACKS_LABELS.values()),
          "step": tuple(tally.MOVE_STEPS.values()),
          "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
+_moves_in_flight: list[Callable[[], int]] = []
+_families: list[Callable[[], Iterable[Metric]]] = []
+
+
+def register_moves_in_flight(source: Callable[[], int]) -> None:
+    """Plan execution (reassignment) registers how many moves it has started and not finished."""
+    if source not in _moves_in_flight:  # an app made ready twice counts once
+        _moves_in_flight.append(source)
+
+
+def register_families(source: Callable[[], Iterable[Metric]]) -> None:
+    """Another app's series (self-healing's anomalies), read at scrape time like these."""
+    if source not in _families:
+        _families.append(source)
 
 
 class ControlRoomCollector(Collector):
@@ -34,8 +47,6 @@ class ControlRoomCollector(Collector):
     ``figure_families``: they scale with the cluster and are written directly)."""
 
     def collect(self) -> Iterator[Metric]:
-        # Plan execution's moves and other apps' series: the engine's (webapp/bootstrap.py).
-        engine = current()
         # From the database: failed ticks are counted there, Redis may be what fails them.
         yield CounterMetricFamily(PREFIX + "replication_tick_failures",
                                   "replication ticks that raised instead of committing",
@@ -59,8 +70,8 @@ class ControlRoomCollector(Collector):
                          "time one shard's part of a sharded replication tick took",
                          counters.SHARD_TICK, fields)
         yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
-                     sum(source() for source in engine.moves_in_flight))
-        for source in engine.metric_families:
+                     sum(source() for source in _moves_in_flight))
+        for source in _families:
             yield from source()
 
 

@@ -26,6 +26,10 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     # engine would close an import circle. bootstrap() fills them, nothing else does.
     "cluster.adapters.redis_keys.install_store_provider",
     "cluster.adapters.live_batches.install_cluster_load",
+    # The scrape's sources: cluster/metrics sits below the engine (a unit of work counts
+    # its steps there), so the collector reading the engine would run back up the layers.
+    "cluster.metrics.collector.register_moves_in_flight",
+    "cluster.metrics.collector.register_families",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The entries a service logs while a unit of work runs (``note``): services/events.py's
