@@ -258,7 +258,9 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     append = metadata_log.append_op(hot.log)
     staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
     # Staged first: the save's compaction may release values the same unit stored.
-    lease.fenced_write(staged + ops + ([append] if append else []))
+    replies = lease.fenced_write(staged + ops + ([append] if append else []))
+    # The append is the last command: its reply is the offset of the unit's first entry.
+    hot.first_offset = int(replies[-1]) if append else None
 
 
 def _generation_ops() -> tuple[list[WriteOp], str]:

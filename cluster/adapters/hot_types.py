@@ -75,6 +75,8 @@ class HotState:
     # What runs once this unit's fenced commit landed, in order (a tick step's database
     # writes): a refused commit drops them with the rest of the step.
     later: list[Callable[[], None]] = field(default_factory=list)
+    # Once the commit landed: the log offset of ``log``'s first entry (None: it logged none).
+    first_offset: int | None = None
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from cluster.adapters.hot_state import HotState, Summary
+from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.scheduler import Scheduler
 from cluster.core.replication import Action, Key
 
@@ -41,16 +42,35 @@ TrimFloor = Callable[[], "int | None"]
 Preempting = Callable[..., None]
 
 
+@dataclass(frozen=True)
+class Committed:
+    """What one unit of work's commit saved, as a value: what it did (``actions``, at
+    ``at``), the sets it wrote (``saved``), those whose logged status moved (``moved``) and
+    the entries it appended with their offsets (``entries``). ``meta_saved``: it saved the
+    cluster meta (a shard unit does not, so what it changed of the meta is not shown)."""
+    at: int
+    actions: tuple[Action, ...]
+    saved: tuple[Key, ...]
+    moved: tuple[Key, ...]
+    log: tuple[dict[str, Any], ...]
+    first_offset: int | None
+    meta_saved: bool
+
+    @property
+    def entries(self) -> tuple[LogEntry, ...]:
+        if self.first_offset is None:
+            return ()
+        return tuple(LogEntry(self.first_offset + i, data) for i, data in enumerate(self.log))
+
+
 class Projection(Protocol):
     """A reader's view that follows committed units of work (the network matrix, say):
     ``begin`` notes what it needs before the step, ``committed`` runs once the commit
-    landed. ``meta_saved``: the unit saved the cluster meta (a shard unit does not, so what
-    it changed of the meta is not shown either)."""
+    landed, with the unit (``hot``, the state it left) and what its commit saved."""
 
     def begin(self, hot: HotState) -> Any: ...
 
-    def committed(self, hot: HotState, mark: Any, actions: list[Action], at: int, *,
-                  meta_saved: bool) -> None: ...
+    def committed(self, hot: HotState, mark: Any, record: Committed) -> None: ...
 
 
 class CommandAction(Protocol):

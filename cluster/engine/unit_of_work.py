@@ -34,7 +34,7 @@ from cluster.adapters.scheduler import Dispatch, Followups
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
-from cluster.engine.engine import ExtraEntries, Projection, current
+from cluster.engine.engine import Committed, ExtraEntries, Projection, current
 from cluster.engine.entries import changes, step_entries
 from cluster.engine.mirror import mirror_offsets
 from cluster.engine.tickets import settle_tickets
@@ -45,7 +45,7 @@ from cluster.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]
-__all__ = ["ExtraEntries", "Projection", "Save", "Step", "now_ms", "project", "run_locked",
+__all__ = ["Committed", "ExtraEntries", "Projection", "Save", "Step", "now_ms", "project", "run_locked",
            "run_on_shards", "run_unit"]
 
 
@@ -69,7 +69,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
     with locked_for_this_store(lock_timeout_s), gc_paused(freeze=True):
         hot = hot_state.load(keys, take_committed=True)
         shards.adopt_record_ids(hot.state)
-        actions = run_unit(hot, step, at, hot_state.save)
+        actions = list(run_unit(hot, step, at, hot_state.save).actions)
     _after_commit(hot, actions, dispatch)
     return actions
 
@@ -101,14 +101,14 @@ def run_on_shards(step: Step, *, locks: list[str],
                                    f"with {record_ids} ids reserved")
             return actions
 
-        actions = run_unit(hot, bounded, at, hot_state.save_sets)
+        actions = list(run_unit(hot, bounded, at, hot_state.save_sets).actions)
     _after_commit(hot, actions, dispatch)
     return actions
 
 
 def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool = True
-          ) -> list[Action]:
-    """Apply, commit with the log entries, then run the projections."""
+             ) -> Committed:
+    """Apply, commit with the log entries, then run the projections; what was committed."""
     hot.state.clock_ms = at
     after = hot.after
     meta_saved = save is hot_state.save
@@ -132,14 +132,17 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
                 out += hook(hot, after, at, bool(out or hot.log))
             return out
 
-        save(hot, log=entries)
+        saved = save(hot, log=entries)
+    record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
+                       moved=tuple(hot.moved), log=tuple(hot.log),
+                       first_offset=hot.first_offset, meta_saved=meta_saved)
     project(hot, actions, after)
     for name, projection in engine.projections.items():
-        projection.committed(hot, marks[name], actions, at, meta_saved=meta_saved)
+        projection.committed(hot, marks[name], record)
     later, hot.later = hot.later, []
     for callback in later:
         callback()
-    return actions
+    return record
 
 
 def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> None:

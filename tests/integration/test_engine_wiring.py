@@ -90,3 +90,32 @@ def test_a_refused_commit_runs_none_of_what_a_step_left_for_after_it(cluster_tic
         with pytest.raises(LeaseLost):
             replication.replication_tick(dispatch=LocalQueue())
     assert ran == []
+
+
+@pytest.mark.django_db
+def test_a_projection_receives_the_commit_as_a_record_whose_entries_carry_the_logs_offsets(
+        cluster_ticked):
+    records = []
+
+    class Recorder:
+        def begin(self, hot):
+            return None
+
+        def committed(self, hot, mark, record):
+            records.append(record)
+
+    def entries(hot, after, at, writing):
+        return [{"type": "wiring-test", "n": 1}, {"type": "wiring-test", "n": 2}]
+
+    engine = current()
+    with using(engine.replaced(projections={"recorder": Recorder()},
+                               extra_entries={"test": entries})):
+        replication.replication_tick(dispatch=LocalQueue())
+    (record,) = records
+    with bound_to_store():
+        logged = metadata_log.read(record.entries[0].offset, len(record.entries))
+    assert [(e.offset, e.data["type"]) for e in record.entries] == [
+        (e.offset, e.data["type"]) for e in logged]
+    assert [e.data.get("n") for e in record.entries][-2:] == [1, 2]
+    with pytest.raises(AttributeError):
+        record.saved = ()  # type: ignore[misc]
