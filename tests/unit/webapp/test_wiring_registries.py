@@ -32,8 +32,9 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     "cluster.metrics.collector.register_families",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
-    # The entries a service logs while a unit of work runs (``note``): services/events.py's
-    # ``log_event`` still tells "inside a unit" from "a row write" by it.
+    # The entries a service logs while a unit of work runs (``note``): only services/events.py's
+    # ``log_event`` (which tells "inside a unit" from "a row write" by it) and
+    # services/network.py still use it; every other step appends to ``hot.log``.
     "cluster.adapters.metadata_log._open",
     # The store's namespace bound for a use case: read by every key of every service.
     "cluster.adapters.redis_keys._bound",
