@@ -52,7 +52,7 @@ def build() -> Engine:
     return Engine(
         scheduler=CelerySchedulerOnFirstUse(),
         tick_steps=(plan_executor_step,),
-        extra_entries={"history-hw": checkpoints.hw_checkpoint},
+        extra_entries={"history-hw": checkpoints.HwCheckpoints()},
         projections={"network-view": NetworkView()},
         trim_floor=trim_floor,
         command_actions={"spu": (DrainAction(),)},

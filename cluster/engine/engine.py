@@ -26,6 +26,7 @@ from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.scheduler import Scheduler
 from cluster.core.replication import Action, Key
+from cluster.engine.mirror import OffsetsMirror
 
 # Work another app adds to every replication tick, on the state its loops advanced (the
 # plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
@@ -105,6 +106,9 @@ class Engine:
     # (planner/preemption.py), and ``preempting`` is told first.
     yielding_actors: frozenset[str] = frozenset()
     preempting: tuple[Preempting, ...] = ()
+    # What the engine keeps from one unit of work to the next: the offsets rows it last
+    # wrote (engine/mirror.py). ``replaced`` keeps it: the same process, other wiring.
+    mirror: OffsetsMirror = field(default_factory=OffsetsMirror)
 
     def __post_init__(self) -> None:
         # Read-only views: a collaborator is changed by building another engine.

@@ -36,7 +36,7 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key
 from cluster.engine.engine import Committed, ExtraEntries, Projection, current
 from cluster.engine.entries import changes, step_entries
-from cluster.engine.mirror import mirror_offsets
+from cluster.engine.mirror import OffsetsMirror
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
@@ -136,7 +136,7 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    project(hot, actions, after)
+    project(hot, actions, after, engine.mirror)
     for name, projection in engine.projections.items():
         projection.committed(hot, marks[name], record)
     later, hot.later = hot.later, []
@@ -145,8 +145,10 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     return record
 
 
-def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> None:
-    """Everything readers see, once the commit landed."""
+def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+            mirror: OffsetsMirror) -> None:
+    """Everything readers see, once the commit landed (the offsets through the engine's
+    ``mirror``)."""
     moved = [k for k in hot.moved
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
@@ -154,7 +156,7 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> 
     # First: the commit landed in Redis, which is all an acks=all write waits for; the
     # store's rows (under the database's write lock on SQLite) need not delay it.
     settle_tickets(actions)
-    written = mirror_offsets(hot, after)
+    written = mirror.offsets(hot, after)
     events = store_projection.catch_up()
     count_step(actions, lrs_moved)
     announce(events)

@@ -25,7 +25,8 @@ def test_the_engine_is_the_one_the_composition_root_built_with_the_apps_collabor
     engine = bootstrap.engine()
     assert engine is current()
     assert engine.tick_steps == (plan_executor_step,)
-    assert dict(engine.extra_entries) == {"history-hw": checkpoints.hw_checkpoint}
+    assert [(name, type(hook)) for name, hook in engine.extra_entries.items()] == [
+        ("history-hw", checkpoints.HwCheckpoints)]
     assert engine.trim_floor is services.trim_floor
     assert [type(p) for p in engine.projections.values()] == [NetworkView]
     assert [type(a) for a in engine.actions_of("spu")] == [DrainAction]
