@@ -7,7 +7,7 @@ import pytest
 from cluster.adapters import hot_state, lease, metadata_log
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.redis_keys import bound_to_store
-from cluster.engine.engine import Engine, current, using
+from cluster.engine.engine import current, using
 from cluster.projections.network import NetworkView
 from cluster.services import replication
 from cluster.services.settle import LocalQueue

@@ -1,6 +1,7 @@
 """The engine's wiring is arguments of one object (webapp/bootstrap.py, issue 32): no new
 hook registry (an ``install_*`` / ``register_*`` function that an app fills at ready), no
-new ContextVar and no Django signal carrying wiring in the product code.
+new ContextVar, no Django signal carrying wiring and no new module-level cache in the
+product code (what a process keeps between units of work is the engine's).
 
 What is left is listed by name in the ``KNOWN_*`` sets, each with why; the tests fail on a
 new one and on a listed one that is gone, so the lists can only shrink.
@@ -41,6 +42,28 @@ KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The leases a use case holds, read by every fenced write.
     "cluster.adapters.lease._current",
 })
+
+
+KNOWN_MODULE_STATE: frozenset[str] = frozenset({
+    # The engine's one handle (cluster/engine/engine.py says why).
+    "cluster.engine.engine._current",
+    # The registries above.
+    "cluster.adapters.redis_keys._provider", "cluster.adapters.live_batches._load_builders",
+    "cluster.metrics.collector._families", "cluster.metrics.collector._moves_in_flight",
+    # Adapters below the engine, called by the hot state's load and save: the engine cannot
+    # hand them its own without passing it through every load and save.
+    "cluster.adapters.set_cache._images", "cluster.adapters.meta_json._parts",
+    "cluster.adapters.store_identity._verified",
+    # Connections and senders per settings (tests switch Redis), not engine state.
+    "cluster.adapters.redis_keys._clients", "cluster.adapters.live_batches._senders",
+    "cluster.adapters.live_batches._held",
+    # Shells' and readers' caches outside the engine: a consumer's reader, a worker's
+    # threads, the moments page, history's decoded sets, the planner's moves, healing's.
+    "cluster.consumers._readers", "cluster.tasks._node_queue", "cluster.tasks._presence",
+    "cluster.selectors.moments._cache", "history.selectors._decoded",
+    "planner.running._moves_cache", "healing.members._kept", "healing.snapshot._read",
+})
+MUTABLE_CALLS = ("dict", "list", "set", "defaultdict", "OrderedDict")
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -87,6 +110,39 @@ def module_level(name: str) -> set[str]:
     return found
 
 
+def _is_empty_mutable(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, (ast.List, ast.Set)):
+        return not value.elts
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id in MUTABLE_CALLS and not value.args)
+
+
+def module_state() -> set[str]:
+    """``module.name`` for each empty dict, list or set a module starts with (a cache or a
+    registry: something filled while the process runs), constants in capitals aside."""
+    found = set()
+    for module, tree in _modules().items():
+        for node in tree.body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if value is None or not _is_empty_mutable(value):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {f"{module}.{t.id}" for t in targets
+                      if isinstance(t, ast.Name) and not t.id.isupper()}
+    return found
+
+
+def test_no_module_cache_beyond_the_known_ones():
+    assert sorted(module_state() - KNOWN_MODULE_STATE) == [], \
+        "keep it in an object the Engine holds (engine.mirror, say), issue 32"
+
+
+def test_every_known_module_cache_still_exists_so_the_list_only_shrinks():
+    assert sorted(KNOWN_MODULE_STATE - module_state()) == [], "gone: delete it from the list"
+
+
 def test_no_hook_registry_beyond_the_known_ones():
     assert sorted(registries() - KNOWN_REGISTRIES) == [], \
         "wire it as an argument of Engine in webapp/bootstrap.py (issue 32)"
@@ -113,9 +169,11 @@ def test_no_signal_carries_wiring():
 def test_the_finders_see_a_planted_registry_and_context_var(monkeypatch):
     planted = ast.parse("from contextvars import ContextVar\n"
                         "_x: ContextVar[int] = ContextVar('x')\n"
+                        "_seen: dict[str, int] = {}\n"
                         "def install_thing(f): ...\n")
     real = _modules()
     monkeypatch.setattr(__import__(__name__, fromlist=["_modules"]), "_modules",
                         lambda: {**real, "cluster.adapters.planted": planted})
     assert "cluster.adapters.planted.install_thing" in registries()
     assert "cluster.adapters.planted._x" in module_level("ContextVar")
+    assert "cluster.adapters.planted._seen" in module_state()
