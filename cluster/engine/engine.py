@@ -23,10 +23,10 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from cluster.adapters.hot_state import HotState, Summary
-from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.scheduler import Scheduler
 from cluster.core.replication import Action, Key
 from cluster.engine.mirror import OffsetsMirror
+from cluster.projections.committed import Committed
 
 # Work another app adds to every replication tick, on the state its loops advanced (the
 # plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
@@ -41,27 +41,6 @@ TrimFloor = Callable[[], "int | None"]
 # Told, inside the transaction that cancels it, that a yielding plan's execution gives way
 # to an operator's plan (keywords ``execution``, ``plan_id``, ``by``).
 Preempting = Callable[..., None]
-
-
-@dataclass(frozen=True)
-class Committed:
-    """What one unit of work's commit saved, as a value: what it did (``actions``, at
-    ``at``), the sets it wrote (``saved``), those whose logged status moved (``moved``) and
-    the entries it appended with their offsets (``entries``). ``meta_saved``: it saved the
-    cluster meta (a shard unit does not, so what it changed of the meta is not shown)."""
-    at: int
-    actions: tuple[Action, ...]
-    saved: tuple[Key, ...]
-    moved: tuple[Key, ...]
-    log: tuple[dict[str, Any], ...]
-    first_offset: int | None
-    meta_saved: bool
-
-    @property
-    def entries(self) -> tuple[LogEntry, ...]:
-        if self.first_offset is None:
-            return ()
-        return tuple(LogEntry(self.first_offset + i, data) for i, data in enumerate(self.log))
 
 
 class Projection(Protocol):

@@ -8,7 +8,7 @@ from typing import Any
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.live_batches import publish_network
 from cluster.core.replication import netview
-from cluster.engine.engine import Committed
+from cluster.projections.committed import Committed
 
 
 class NetworkView:
