@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.scheduler import Scheduler
+from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
 from cluster.engine.mirror import OffsetsMirror
 from cluster.projections.committed import Committed
@@ -85,9 +86,12 @@ class Engine:
     # (planner/preemption.py), and ``preempting`` is told first.
     yielding_actors: frozenset[str] = frozenset()
     preempting: tuple[Preempting, ...] = ()
-    # What the engine keeps from one unit of work to the next: the offsets rows it last
-    # wrote (engine/mirror.py). ``replaced`` keeps it: the same process, other wiring.
+    # What the engine keeps from one unit of work to the next (``replaced`` keeps them: the
+    # same process, other wiring): the offsets rows it last wrote (engine/mirror.py).
     mirror: OffsetsMirror = field(default_factory=OffsetsMirror)
+    # The replica sets it last committed, decoded (adapters/set_cache.py): its loads take
+    # them rather than decode them again.
+    sets: SetCache = field(default_factory=SetCache)
 
     def __post_init__(self) -> None:
         # Read-only views: a collaborator is changed by building another engine.

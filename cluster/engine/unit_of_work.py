@@ -67,7 +67,7 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                              lock_timeout_s=lock_timeout_s, now=now)
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s), gc_paused(freeze=True):
-        hot = hot_state.load(keys, take_committed=True)
+        hot = hot_state.load(keys, committed=current().sets)
         shards.adopt_record_ids(hot.state)
         actions = list(run_unit(hot, step, at, hot_state.save).actions)
     _after_commit(hot, actions, dispatch)
@@ -86,7 +86,7 @@ def run_on_shards(step: Step, *, locks: list[str],
     every set of the shards locked (the set cache may then take them whole)."""
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused(freeze=True):
-        hot = hot_state.load_selected(pick, take_committed=True, complete=whole_shards)
+        hot = hot_state.load_selected(pick, committed=current().sets, complete=whole_shards)
         if callable(record_ids):
             record_ids = record_ids(hot)
         first = hot.state.next_record_id
@@ -168,5 +168,5 @@ def _after_commit(hot: HotState, actions: list[Action], dispatch: Dispatch | Non
     deadline = core.next_deadline(hot.state)
     followups = Followups(next_deadline_ms=deadline)
     (dispatch or current().scheduler.dispatch)(followups)
-    hot_state.keep_committed(hot)
+    hot_state.keep_committed(hot, current().sets)
     thaw_if_due()

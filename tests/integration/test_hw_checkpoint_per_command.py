@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import metadata_log, set_cache
+from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from history import checkpoints
 from tests.helpers import register_spus, run
 
@@ -25,7 +26,7 @@ def head() -> int:
 def fresh_process() -> None:
     """What a new ``manage.py`` process starts without: the checkpoints' memory, the set cache."""
     checkpoints.forget()
-    set_cache.clear()
+    engine().sets.clear()
 
 
 @pytest.fixture
