@@ -8,41 +8,50 @@ test that patches ``cluster.adapters.<module>.<name>`` is seen through the port 
 
 What it offers, by subject:
 
-* the metadata log: its head and start, reading entries, which stream it is, and the
-  floor below which history still needs it (``install_trim_floor``);
+* the engine: the one object the composition root (webapp/bootstrap.py) built, with its
+  collaborators (``engine``);
+* the metadata log: its head and start, reading entries, which stream it is;
 * the store: its namespace, binding it for a use case, the offset its rows have applied
   and catching them up to the log;
-* units of work: the loaded state's type, a replica set's summary, running a unit, and
-  the hooks a tick runs (tick steps, ``after_save``, extra entries);
+* units of work: the loaded state's type (a step defers a write with
+  ``hot.after_commit``), a replica set's summary, running a unit, the types of a tick
+  step and of extra entries;
 * live pages: the next sequence number of a live group.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, tick_steps
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.set_codec import Summary
-from cluster.adapters.tick_steps import AfterSave, TickStep
 from cluster.core.replication import Action, Key, ReplicaSet
+from cluster.engine import engine as engine_module
 from cluster.engine import unit_of_work
-from cluster.engine.unit_of_work import ExtraEntries, Step
+from cluster.engine.engine import Engine, ExtraEntries, TickStep
+from cluster.engine.unit_of_work import Step
 from cluster.projections import store as store_projection
 
 if TYPE_CHECKING:
     from cluster.models import Event
 
 __all__ = [
-    "AfterSave", "ExtraEntries", "HotState", "LogEntry", "Step", "Summary", "TickStep",
-    "after_save", "applied_offset", "bound_to_store", "catch_up_store",
-    "install_extra_entries", "install_tick_step", "install_trim_floor", "log_head",
+    "Engine", "ExtraEntries", "HotState", "LogEntry", "Step", "Summary", "TickStep",
+    "applied_offset", "bound_to_store", "catch_up_store", "engine", "log_head",
     "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from", "run_unit",
     "store_namespace", "summary",
 ]
+
+
+# --- The engine ---------------------------------------------------------------------
+
+def engine() -> Engine:
+    """The process's engine, as the composition root built it."""
+    return engine_module.current()
 
 
 # --- The metadata log ---------------------------------------------------------------
@@ -70,11 +79,6 @@ def read_log(first: int, limit: int = 1000) -> list[LogEntry]:
 def read_log_from(first: int = 0, batch: int = 5000) -> Iterator[LogEntry]:
     """Every entry from offset ``first`` on, read ``batch`` at a time."""
     return metadata_log.read_all(first, batch)
-
-
-def install_trim_floor(floor: Callable[[], int | None]) -> None:
-    """The log is never trimmed above ``floor()`` (history keeps what it replays)."""
-    metadata_log.install_trim_floor(floor)
 
 
 # --- The store ----------------------------------------------------------------------
@@ -116,21 +120,6 @@ def run_unit(step: Step, *, keys: Iterable[Key] | None = None,
     return unit_of_work.run_locked(step, keys=keys, dispatch=dispatch,
                                    lock_timeout_s=lock_timeout_s, record_ids=record_ids,
                                    now=now)
-
-
-def install_tick_step(step: TickStep) -> None:
-    """Run ``step`` inside every replication tick, on the state its loops advanced."""
-    tick_steps.install(step)
-
-
-def after_save(callback: AfterSave) -> None:
-    """Run ``callback`` once the running unit of work's fenced save has landed."""
-    tick_steps.after_save(callback)
-
-
-def install_extra_entries(name: str, hook: ExtraEntries) -> None:
-    """Log ``hook``'s entries with every unit of work's commit (history's checkpoints)."""
-    unit_of_work.install_extra_entries(name, hook)
 
 
 # --- Live pages ---------------------------------------------------------------------

@@ -36,7 +36,7 @@ class Hold:
     active: bool = False  # self-healing still waits for it
 
 
-def on_preempting(sender: Any, execution: PlanExecution, plan_id: int, **_: Any) -> None:
+def on_preempting(*, execution: PlanExecution, plan_id: int, **_: Any) -> None:
     """The planner is about to cancel ``execution`` (self-healing's) for the operator's plan."""
     until = timezone.now() + timedelta(seconds=settings.PLAN_PREEMPT_WAIT_S + RETRY_GRACE_S)
     HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)

@@ -20,7 +20,7 @@ from cluster.core.replication.history import Offsets, checkpoint_entry
 
 
 class _Memory:
-    """Per process: what it last wrote, the sets it saved since, and when."""
+    """What one checkpointer last wrote, the sets saved since, and when."""
 
     def __init__(self) -> None:
         self.written: dict[Key, Offsets] = {}
@@ -30,18 +30,30 @@ class _Memory:
         self.stream = ""
 
 
-_memory = _Memory()
+class HwCheckpoints:
+    """The engine's ``history-hw`` extra entries (webapp/bootstrap.py): one per engine, so
+    per process, and its memory of what it wrote is the engine's, not this module's."""
+
+    def __init__(self) -> None:
+        self.memory = _Memory()
+
+    def __call__(self, hot: HotState, after: dict[Key, Summary], at: int,
+                 writes_entries: bool) -> list[dict[str, Any]]:
+        return hw_checkpoint(self.memory, hot, after, at, writes_entries)
+
+    def forget(self) -> None:
+        """A fresh process's memory."""
+        self.memory = _Memory()
 
 
-def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
+def hw_checkpoint(mem: _Memory, hot: HotState, after: dict[Key, Summary], at: int,
                   writes_entries: bool) -> list[dict[str, Any]]:
-    """The unit's ``hw`` entry, when one is due (installed into the unit of work).
+    """The unit's ``hw`` entry, when one is due (``mem``: what was written before).
 
     Every interval: every partition that moved. Between intervals, a unit that writes
     entries anyway checkpoints the partitions whose status it changed, so their HW is
     exact where the leader or LRS moved without a whole cluster's offsets each time.
     """
-    mem = _memory
     # Only sets whose offsets moved in this unit: a busy tick saves every set, and a fresh
     # process (each manage.py run) wrote its own copy of every HW it saved.
     mem.dirty.update(hot.differs)
@@ -55,7 +67,7 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
         interval_due = True
     mem.stream = stream
     keys = mem.dirty if interval_due else hot.moved  # the unit's own status moves
-    changed = _changed(hot, after, keys)
+    changed = _changed(hot, after, keys, mem.written)
     mem.written.update(changed)
     if interval_due:
         # Sets of other shards stay dirty until a unit that loaded them writes them.
@@ -68,9 +80,10 @@ def hw_checkpoint(hot: HotState, after: dict[Key, Summary], at: int,
     return [] if entry is None else [{**entry, "at": at}]
 
 
-def _changed(hot: HotState, after: dict[Key, Summary], keys: Any) -> dict[Key, Offsets]:
-    """The offsets of ``keys`` that differ from what this process last wrote."""
-    sets, written = hot.state.replica_sets, _memory.written
+def _changed(hot: HotState, after: dict[Key, Summary], keys: Any,
+             written: dict[Key, Offsets]) -> dict[Key, Offsets]:
+    """The offsets of ``keys`` that differ from what this process last ``written``."""
+    sets = hot.state.replica_sets
     changed: dict[Key, Offsets] = {}
     for key in keys:
         s = after.get(key) or (ports.summary(sets[key]) if key in sets else None)
@@ -83,5 +96,7 @@ def _changed(hot: HotState, after: dict[Key, Summary], keys: Any) -> dict[Key, O
 
 
 def forget() -> None:
-    """Tests: a fresh process's memory."""
-    _memory.__init__()
+    """Tests: a fresh process's memory (the engine's checkpointer's)."""
+    for hook in ports.engine().extra_entries.values():
+        if isinstance(hook, HwCheckpoints):
+            hook.forget()

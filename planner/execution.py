@@ -186,7 +186,7 @@ def _make_way(running: PlanExecution, plan_id: int, by: Actor) -> None:
     """Cancel the yielding plan (told first, in the same transaction) and wait for its
     execution to end. Already cancelled (an apply that gave up waiting): only wait."""
     with transaction.atomic():
-        preempting.send(sender=PlanExecution, execution=running, plan_id=plan_id, by=by)
+        preempting(execution=running, plan_id=plan_id, by=by)
         if running.state != S.CANCELLED.value:
             try:
                 _transition(running.plan_id, CANCELLABLE, S.CANCELLED, "cancel", by,

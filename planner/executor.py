@@ -1,12 +1,13 @@
 """The plan executor: one step of every live execution, inside each replication tick.
 
-``plan_executor_step`` is installed at app ready (cluster/ports.py, a tick step)
+``plan_executor_step`` is one of the engine's tick steps (webapp/bootstrap.py)
 and runs in the tick's locked load-modify-save: it notes the moves that ended,
 starts the next ones the throttles allow (Cruise Control's move counts,
 ``core.moves_to_start``, then the byte rate, planner/core/execution/throttle.py), sends
 cancels, and works out the progress and its pace. The throttles are read from the
-execution at every step, so a change of them (``plan_throttle``) applies at the next. It writes nothing to the database itself:
-the progress is handed to ``after_save`` (cluster/ports.py) and lands only once the
+execution at every step, so a change of them (``plan_throttle``) applies at the next. It
+writes nothing to the database itself: the progress is handed to ``hot.after_commit`` (the
+unit of work's own list) and lands only once the
 tick's fenced save of the hot state did, so a refused save (the lease lost)
 leaves the database saying what the hot state says, and the moves are started
 again by a later tick.
@@ -22,7 +23,7 @@ from django.utils import timezone
 from cluster.core import replication as core
 from cluster.core.replication import Action, PlannedMove, ReplicationError
 from cluster.live import PlanProgress
-from cluster.ports import HotState, after_save
+from cluster.ports import HotState
 from cluster.services.events import log_event
 from planner.core.execution import (ByteBucket, ExecutionState, Pace, PlanMove, final_state,
                                     finished_move, held_pace, next_pace, refill,
@@ -65,7 +66,7 @@ def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
     _sample_pace(e, at)
     end = _end_state(e)
     if end is not None or _progress(e) != saved:
-        after_save(lambda: _save(e, end, shown))
+        hot.after_commit(lambda: _save(e, end, shown))
     return actions
 
 

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster.adapters import lease, metadata_log, set_cache, shards
+from cluster.adapters.set_cache import SetCache
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters import redis_keys
@@ -150,37 +151,38 @@ def redis_run_id() -> str:
     return str(client().info("server")["run_id"])
 
 
-def load(keys: Iterable[Key] | None = None, *, take_committed: bool = False) -> HotState:
+def load(keys: Iterable[Key] | None = None, *, committed: SetCache | None = None
+         ) -> HotState:
     """The whole state (``keys`` None) or only the named replica sets.
 
-    ``take_committed``: a unit of work's load, which may take the sets this process
-    committed last instead of decoding them (cluster/adapters/set_cache.py)."""
-    return _load(lambda _: keys, take_committed=take_committed, complete=keys is None)
+    ``committed``: a unit of work's load, which may take the sets this process committed
+    last from this cache instead of decoding them (cluster/adapters/set_cache.py)."""
+    return _load(lambda _: keys, committed=committed, complete=keys is None)
 
 
 def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
-          take_committed: bool, complete: bool) -> HotState:
+          committed: SetCache | None, complete: bool) -> HotState:
     """The meta, then the sets ``keys_of`` names from its topic table (None: all of them),
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
-        scope = lease.held_names() if take_committed else ()
+        scope = lease.held_names() if committed is not None else ()
         state, topics, checked, racks, generation = _meta(scope)
         keys = keys_of(topics)
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        scope=scope, generation=generation, complete=complete)
-        if take_committed and take_trusted(hot, keys):
+        if committed is not None and take_trusted(hot, keys, committed):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete
         fetched = fetch_full(topics) if keys is None else fetch_some(keys, topics)
-        adopt(hot, fetched, take_committed)
+        adopt(hot, fetched, committed)
     return hot
 
 
-def keep_committed(hot: HotState) -> None:
+def keep_committed(hot: HotState, cache: SetCache) -> None:
     """After a unit of work committed and projected: its sets may be taken by the next."""
     with bound_to_store(), gc_paused(freeze=True):
-        set_cache.keep(cache_scope(hot), hot)
+        cache.keep(cache_scope(hot), hot)
 
 
 class _Encoded(NamedTuple):
@@ -258,7 +260,9 @@ def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, A
     append = metadata_log.append_op(hot.log)
     staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
     # Staged first: the save's compaction may release values the same unit stored.
-    lease.fenced_write(staged + ops + ([append] if append else []))
+    replies = lease.fenced_write(staged + ops + ([append] if append else []))
+    # The append is the last command: its reply is the offset of the unit's first entry.
+    hot.first_offset = int(replies[-1]) if append else None
 
 
 def _generation_ops() -> tuple[list[WriteOp], str]:
@@ -274,12 +278,11 @@ def _generation_ops() -> tuple[list[WriteOp], str]:
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
-                  take_committed: bool = False, complete: bool = False) -> HotState:
+                  committed: SetCache | None = None, complete: bool = False) -> HotState:
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta. ``complete``: ``pick`` names every set the leases
     held guard (whole shards)."""
-    return _load(lambda topics: list(pick(topics)), take_committed=take_committed,
-                 complete=complete)
+    return _load(lambda topics: list(pick(topics)), committed=committed, complete=complete)
 
 
 def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None

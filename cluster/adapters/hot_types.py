@@ -6,7 +6,7 @@ Their own module, importing none of hot_state, set_cache, set_loading and set_re
 so those import it and each other one way only (issue 32: no import circle). hot_state
 re-exports ``HotState`` and ``TopicTable`` for the engine, services and projections.
 """
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
@@ -72,9 +72,18 @@ class HotState:
     exact: bool = False
     # Writes that land in this unit's fenced commit only (a produce's values and ticket).
     staged: list[WriteOp] = field(default_factory=list)
+    # What runs once this unit's fenced commit landed, in order (a tick step's database
+    # writes): a refused commit drops them with the rest of the step.
+    later: list[Callable[[], None]] = field(default_factory=list)
+    # Once the commit landed: the log offset of ``log``'s first entry (None: it logged none).
+    first_offset: int | None = None
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this unit's fenced save has landed, never before."""
+        self.later.append(callback)
 
     def partition_pk(self, key: Key) -> int | None:
         table = self.topics.get(key[0])

@@ -226,13 +226,14 @@ def current_token() -> int:
     return max((int(held.token) for held in _current.get()), default=0)
 
 
-def fenced_write(ops: Sequence[WriteOp]) -> None:
-    """Apply ``ops`` in one transaction, only if every lease held still holds its lock."""
+def fenced_write(ops: Sequence[WriteOp]) -> list[Any]:
+    """Apply ``ops`` in one transaction, only if every lease held still holds its lock;
+    Redis's replies to the commands ``ops`` sent, in order (an empty hash write sends none)."""
     leases = _current.get()
     if not leases:
         raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
     if not ops:
-        return
+        return []
     if any(held.lost for held in leases):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
     with ExitStack() as stack:
@@ -250,7 +251,7 @@ def fenced_write(ops: Sequence[WriteOp]) -> None:
                 _apply(pipe, op)
             for held in leases:
                 pipe.pexpire(held.lock_key, held.lease_ms)
-            pipe.execute()
+            return list(pipe.execute()[:-len(leases)])
         except redis.exceptions.WatchError:
             for held in leases:
                 held.lost = True

@@ -264,7 +264,7 @@ def _sender() -> Sender:
 
 def cluster_load() -> LiveData:
     """SPU loads, topic counts, totals, health and the heatmaps' figures, read as the pages
-    do: built by the projection installed at app ready (cluster/projections/live.py), so this
+    do: built by the projection the composition root hands it (cluster/projections/live.py), so this
     adapter imports no selector or view."""
     if not _load_builders:
         raise RuntimeError("no cluster load builder installed: the cluster app is not ready")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, NamedTuple
@@ -152,22 +152,14 @@ def set_head_at_least(offset: int) -> None:
     client().eval(script, 1, head_key(), offset)
 
 
-# The lowest offset another reader still needs (history replays from its oldest snapshot),
-# installed at app ready; None: no such reader.
-_trim_floor: list[Callable[[], int | None]] = []
-
-
-def install_trim_floor(floor: Callable[[], int | None]) -> None:
-    _trim_floor[:] = [floor]
-
-
-def trim(applied: int, retention: int | None = None) -> int:
+def trim(applied: int, retention: int | None = None, *, floor: int | None = None) -> int:
     """Drop entries the store applied, keeping the newest ``retention`` and every entry
-    history still replays; returns how many."""
+    from ``floor`` on (the lowest offset another reader still needs: history replays from
+    its oldest snapshot; the engine's trim floor); returns how many."""
     keep = settings.METADATA_LOG_RETENTION if retention is None else retention
     below = min(applied + 1, head() - keep + 1)
-    floors = [f for f in (floor() for floor in _trim_floor) if f is not None]
-    below = min([below, *floors])
+    if floor is not None:
+        below = min(below, floor)
     if below <= 1:
         return 0
     return int(client().xtrim(stream_key(), minid=f"{below}-0", approximate=False))

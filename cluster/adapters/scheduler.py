@@ -3,10 +3,10 @@
 Candidate notices and election timers are state (core.replication.timers):
 every step answers the notices and fires the timers that are due. What a step
 leaves is the earliest election deadline, so the worker can tick then rather
-than at the next beat; a lost request costs one beat. The tasks module
-installs a ``Scheduler`` here once, at app ready (``ClusterConfig.ready``), and
-the dependency points one way. Commands that step the services in-process pass
-their own dispatcher instead (services/settle.py).
+than at the next beat; a lost request costs one beat. The engine is built with
+a ``Scheduler`` (webapp/bootstrap.py: Celery's, loaded on first use), so this
+module names no task. Commands that step the services in-process pass their own
+dispatcher instead (services/settle.py).
 """
 from __future__ import annotations
 
@@ -30,16 +30,3 @@ class Scheduler(Protocol):
 
     def kick(self) -> None:
         """Ask for a replication tick now rather than at the next beat."""
-
-
-_installed: list[Scheduler] = []
-
-
-def install(scheduler: Scheduler) -> None:
-    _installed[:] = [scheduler]
-
-
-def scheduler() -> Scheduler:
-    if not _installed:
-        raise RuntimeError("no scheduler installed: the cluster app is not ready")
-    return _installed[0]

@@ -72,101 +72,101 @@ class Image:
         return len(self.sets)
 
 
-_images: dict[Scope, Image] = {}
+class SetCache:
+    """The images this process keeps, by scope: the engine's own (cluster/engine/engine.py,
+    ``Engine.sets``), handed to the unit of work's load and keep, so a process that starts
+    afresh (or a test that builds another engine) starts with none."""
 
+    def __init__(self) -> None:
+        self.images: dict[Scope, Image] = {}
 
-def trusted(scope: Scope, generation: str | None) -> bool:
-    """Whether this process's image under ``scope`` is exactly the store's sets at
-    ``generation`` (the token every lease of the scope holds, None if they differ)."""
-    image = _images.get(scope)
-    return image is not None and generation is not None and image.token == generation
+    def trusted(self, scope: Scope, generation: str | None) -> bool:
+        """Whether this process's image under ``scope`` is exactly the store's sets at
+        ``generation`` (the token every lease of the scope holds, None if they differ)."""
+        image = self.images.get(scope)
+        return image is not None and generation is not None and image.token == generation
 
+    def take_all(self, scope: Scope, generation: str | None, *,
+                 topics: Iterable[str] | None = None,
+                 keys: Iterable[Key] | None = None) -> Image | None:
+        """The whole image, if it is exactly the store's sets at ``generation`` and those the
+        load reads: no topic outside ``topics`` (the meta's table, which a full load reads
+        sets of), or exactly ``keys`` (a shard's); removed from here."""
+        if not self.trusted(scope, generation):
+            return None
+        image = self.images[scope]
+        if topics is not None and not image.topics <= set(topics):
+            return None
+        if keys is not None and image.sets.keys() != set(keys):
+            return None
+        return self.images.pop(scope)
 
-def take_all(scope: Scope, generation: str | None, *, topics: Iterable[str] | None = None,
-             keys: Iterable[Key] | None = None) -> Image | None:
-    """The whole image, if it is exactly the store's sets at ``generation`` and those the
-    load reads: no topic outside ``topics`` (the meta's table, which a full load reads
-    sets of), or exactly ``keys`` (a shard's); removed from here."""
-    if not trusted(scope, generation):
-        return None
-    image = _images[scope]
-    if topics is not None and not image.topics <= set(topics):
-        return None
-    if keys is not None and image.sets.keys() != set(keys):
-        return None
-    return _images.pop(scope)
+    def take(self, scope: Scope, set_key: Key, data: bytes
+             ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
+        """The set committed as ``data`` by this process, if it is that one; else what this
+        process last knew of its records, if anything. Either way, removed from here.
+        (The encoding names the count and last id of the records kept apart, so equal bytes
+        mean the records are the ones committed too.)"""
+        image = self.images.get(scope)
+        kept = image.pop(set_key) if image is not None else None
+        if kept is None:
+            return None, None
+        if kept[0] != data:
+            # Another worker ran this set since (a shard task lands on any worker): the load
+            # fetches only the records appended after these, not the whole retained run.
+            start, count, _ = kept[3]
+            return None, Known(start, reference_replica(kept[1]).log) if count else None
+        return (kept[1], kept[2], kept[3]), None
 
+    def take_trusted(self, scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
+        """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
+        image = self.images.get(scope)
+        return image.pop(set_key) if image is not None else None
 
-def take(scope: Scope, set_key: Key, data: bytes
-         ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
-    """The set committed as ``data`` by this process, if it is that one; else what this
-    process last knew of its records, if anything. Either way, removed from here.
-    (The encoding names the count and last id of the records kept apart, so equal bytes
-    mean the records are the ones committed too.)"""
-    image = _images.get(scope)
-    kept = image.pop(set_key) if image is not None else None
-    if kept is None:
-        return None, None
-    if kept[0] != data:
-        # Another worker ran this set since (a shard task lands on any worker): the load
-        # fetches only the records appended after these, not the whole retained run.
-        start, count, _ = kept[3]
-        return None, Known(start, reference_replica(kept[1]).log) if count else None
-    return (kept[1], kept[2], kept[3]), None
+    def keep(self, scope: Scope, hot: HotState) -> None:
+        """After a commit and its projections: remember every set of ``hot`` as committed.
 
+        ``hot.generation`` is the token its save wrote; ``hot.exact`` says whether every set
+        this process keeps under the scope then equals the store's (a complete load read
+        them all; a trusted load's image was exact and only this process wrote since)."""
+        if hot.complete and self._whole(scope, hot):
+            return
+        image = self.images.get(scope)
+        if image is None or hot.complete:  # a complete unit's sets replace what was kept
+            image = self.images[scope] = Image(topics=frozenset(hot.topics))
+        # An image known exact stays so when this unit's sets were exact too.
+        exact = hot.exact and image.token is not None
+        raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
+        for key, rs in hot.state.replica_sets.items():
+            data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
+            if data is not None and summary is not None and on_disk is not None:
+                image.sets[key], image.raw[key] = rs, data
+                image.summaries[key], image.stored[key] = summary, on_disk
+            else:
+                exact = False
+        image.topics = image.topics | frozenset(hot.topics)
+        image.token = hot.generation if exact else None
+        self._bound_size()
 
-def take_trusted(scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
-    """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
-    image = _images.get(scope)
-    return image.pop(set_key) if image is not None else None
+    def _whole(self, scope: Scope, hot: HotState) -> bool:
+        """Keep a complete unit's sets as the image as they stand, without a pass over them
+        (their summaries: as loaded, then as saved); False if some set lacks a part."""
+        n = len(hot.state.replica_sets)
+        summaries = hot.after
+        if len(summaries) != n:  # a busy tick saved every set: nothing to merge
+            summaries = hot.before
+            summaries.update(hot.after)
+        if not len(hot.raw) == len(hot.stored) == len(summaries) == n:
+            return False
+        self.images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
+                                   hot.generation if hot.exact else None,
+                                   frozenset(hot.topics))
+        self._bound_size()
+        return True
 
+    def _bound_size(self) -> None:
+        if sum(image.size() for image in self.images.values()) > MAX_SETS:
+            self.images.clear()
 
-def keep(scope: Scope, hot: HotState) -> None:
-    """After a commit and its projections: remember every set of ``hot`` as committed.
-
-    ``hot.generation`` is the token its save wrote; ``hot.exact`` says whether every set
-    this process keeps under the scope then equals the store's (a complete load read
-    them all; a trusted load's image was exact and only this process wrote since)."""
-    if hot.complete and _whole(scope, hot):
-        return
-    image = _images.get(scope)
-    if image is None or hot.complete:  # a complete unit's sets replace what was kept
-        image = _images[scope] = Image(topics=frozenset(hot.topics))
-    # An image known exact stays so when this unit's sets were exact too.
-    exact = hot.exact and image.token is not None
-    raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
-    for key, rs in hot.state.replica_sets.items():
-        data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
-        if data is not None and summary is not None and on_disk is not None:
-            image.sets[key], image.raw[key] = rs, data
-            image.summaries[key], image.stored[key] = summary, on_disk
-        else:
-            exact = False
-    image.topics = image.topics | frozenset(hot.topics)
-    image.token = hot.generation if exact else None
-    _bound_size()
-
-
-def _whole(scope: Scope, hot: HotState) -> bool:
-    """Keep a complete unit's sets as the image as they stand, without a pass over them
-    (their summaries: as loaded, then as saved); False if some set lacks a part."""
-    n = len(hot.state.replica_sets)
-    summaries = hot.after
-    if len(summaries) != n:  # a busy tick saved every set: nothing to merge
-        summaries = hot.before
-        summaries.update(hot.after)
-    if not len(hot.raw) == len(hot.stored) == len(summaries) == n:
-        return False
-    _images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
-                           hot.generation if hot.exact else None, frozenset(hot.topics))
-    _bound_size()
-    return True
-
-
-def _bound_size() -> None:
-    if sum(image.size() for image in _images.values()) > MAX_SETS:
-        _images.clear()
-
-
-def clear() -> None:
-    _images.clear()
+    def clear(self) -> None:
+        self.images.clear()

@@ -28,51 +28,54 @@ def cache_scope(hot: HotState) -> set_cache.Scope:
     return store_namespace(), hot.scope
 
 
-def take_trusted(hot: HotState, keys: Iterable[Key] | None) -> bool:
+def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.SetCache
+                 ) -> bool:
     """Take the sets from this process's image under the same leases, if nobody else
     wrote a set they guard since it was exact (set_cache): the whole image for a complete
     load, without reading or passing over its sets; the named sets otherwise, reading
     only those it lacks. False (nothing taken) when the image cannot be trusted."""
     scope = cache_scope(hot)
     if hot.complete:
-        image = (set_cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
-                 else set_cache.take_all(scope, hot.generation, keys=keys))
+        image = (cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
+                 else cache.take_all(scope, hot.generation, keys=keys))
         if image is None:
             return False
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
             image.sets, image.raw, image.summaries, image.stored)
         hot.exact = True
         return True
-    if keys is None or not set_cache.trusted(scope, hot.generation):
+    if keys is None or not cache.trusted(scope, hot.generation):
         return False
     missing = []
     with gc_paused():
         for set_key in keys:
             if set_key[0] not in hot.topics or set_key in hot.state.replica_sets:
                 continue
-            kept = set_cache.take_trusted(scope, set_key)
+            kept = cache.take_trusted(scope, set_key)
             if kept is None:
                 missing.append(set_key)
                 continue
             hot.raw[set_key], rs, hot.before[set_key], hot.stored[set_key] = kept
             hot.state.replica_sets[set_key] = rs
     if missing:  # a set the image lacks is one the store lacks too, unless it was dropped
-        adopt(hot, fetch_some(missing, hot.topics), False)
+        adopt(hot, fetch_some(missing, hot.topics), None)
     hot.exact = True
     return True
 
 
-def adopt(hot: HotState, fetched: list[tuple[Key, bytes]], take_committed: bool) -> None:
-    """Put the fetched sets in ``hot``: taken from the set cache when their bytes are the
-    ones this process committed (``take_committed``), else decoded with their records."""
+def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
+          committed: set_cache.SetCache | None) -> None:
+    """Put the fetched sets in ``hot``: taken from the set cache ``committed`` (a unit of
+    work's; None: a reader's) when their bytes are the ones this process committed, else
+    decoded with their records."""
     state, stored = hot.state, hot.stored
     scope = cache_scope(hot)
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
             kept = known = None
-            if take_committed:
-                kept, known = set_cache.take(scope, set_key, data)
+            if committed is not None:
+                kept, known = committed.take(scope, set_key, data)
             if kept is None:
                 missed.append((set_key, status_fields(data), known))
             else:

@@ -19,6 +19,7 @@ is written, as before.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -31,25 +32,7 @@ from cluster.core.replication import Key
 from cluster.models import Partition
 
 Row = tuple[int, Key, Summary]
-# What this process last wrote of each row, by (store, pk); past the bound it starts over.
-_written: dict[tuple[str, int], Summary] = {}
-# The slice the next unit of work writes, by (store, leases held): shards turn separately.
-_cursor: dict[tuple[str, ...], int] = {}
 _MAX_ROWS_KEPT = 400_000
-
-
-def mirror_offsets(hot: HotState, after: dict[Key, Summary]) -> list[tuple[Key, Summary]]:
-    """Write the offsets due (module docstring); return (key, summary) of every set whose
-    summary moved, written or not (live pages show them all)."""
-    # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
-    changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
-    store = store_namespace()
-    rows = _due(hot, changed, store)
-    write_offsets(rows)
-    if len(_written) > _MAX_ROWS_KEPT:
-        _written.clear()
-    _written.update(((store, pk), s) for pk, _, s in rows)
-    return changed
 
 
 def slices_of(hot: HotState) -> int:
@@ -57,46 +40,68 @@ def slices_of(hot: HotState) -> int:
     return math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
 
 
-def _due(hot: HotState, changed: list[tuple[Key, Summary]], store: str) -> list[Row]:
-    """The rows to write: every changed one within the budget; past it, those whose status
-    moved and the rows of this unit's slice that differ from what this process wrote."""
-    pk_of = hot.partition_pk
-    slices = slices_of(hot)
-    if slices <= 1:
-        return [(pk_of(key), key, new) for key, new in changed]
-    scope = (store, *lease.held_names())
-    turn = _cursor.get(scope, 0) % slices
-    _cursor[scope] = turn + 1
-    after, before = hot.after, hot.before
-    # Walked from the moved sets and the slice, never every changed set: the rest wait.
-    rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
-    chosen = {pk for pk, _, _ in rows}
-    for pk, key in _slice(hot, slices, turn):
-        if pk in chosen or key not in before:
-            continue
-        new = after.get(key) or before[key]
-        if _written.get((store, pk)) != new:
-            rows.append((pk, key, new))
-    return rows
+@dataclass
+class OffsetsMirror:
+    """What this process's units of work last wrote of the offsets rows, and whose slice
+    is next: the engine's own (cluster/engine/engine.py), one per process, so a process
+    that starts afresh (or a test that builds another engine) starts with none."""
+    # What was last written of each row, by (store, pk); past the bound it starts over.
+    written: dict[tuple[str, int], Summary] = field(default_factory=dict)
+    # The slice the next unit of work writes, by (store, leases held): shards turn apart.
+    cursor: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # The sets of each slice, by the topic table they were cut from: walking one slice,
+    # not every loaded set, each unit of work (the table changes only with topics).
+    slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = field(default_factory=dict)
 
+    def offsets(self, hot: HotState, after: dict[Key, Summary]
+                ) -> list[tuple[Key, Summary]]:
+        """Write the offsets due (module docstring); return (key, summary) of every set
+        whose summary moved, written or not (live pages show them all)."""
+        # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
+        changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
+        store = store_namespace()
+        rows = self._due(hot, changed, store)
+        write_offsets(rows)
+        if len(self.written) > _MAX_ROWS_KEPT:
+            self.written.clear()
+        self.written.update(((store, pk), s) for pk, _, s in rows)
+        return changed
 
-# The sets of each slice, by the topic table they were cut from: walking one slice, not
-# every loaded set, each unit of work (the table changes only with topics).
-_slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = {}
+    def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str
+             ) -> list[Row]:
+        """The rows to write: every changed one within the budget; past it, those whose
+        status moved and the rows of this unit's slice that differ from what was written."""
+        pk_of = hot.partition_pk
+        slices = slices_of(hot)
+        if slices <= 1:
+            return [(pk_of(key), key, new) for key, new in changed]
+        scope = (store, *lease.held_names())
+        turn = self.cursor.get(scope, 0) % slices
+        self.cursor[scope] = turn + 1
+        after, before, written = hot.after, hot.before, self.written
+        # Walked from the moved sets and the slice, never every changed set: the rest wait.
+        rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
+        chosen = {pk for pk, _, _ in rows}
+        for pk, key in self._slice(hot, slices, turn):
+            if pk in chosen or key not in before:
+                continue
+            new = after.get(key) or before[key]
+            if written.get((store, pk)) != new:
+                rows.append((pk, key, new))
+        return rows
 
-
-def _slice(hot: HotState, slices: int, turn: int) -> list[tuple[int, Key]]:
-    shape = (slices, *[(name, t["pk"], len(t["partitions"]), t["partitions"][-1:][0]
-                        if t["partitions"] else None) for name, t in hot.topics.items()])
-    cut = _slices.get(shape)
-    if cut is None:
-        if len(_slices) > 16:
-            _slices.clear()
-        cut = _slices[shape] = [[] for _ in range(slices)]
-        for name, table in hot.topics.items():
-            for index, pk in enumerate(table["partitions"]):
-                cut[pk % slices].append((pk, (name, index)))
-    return cut[turn]
+    def _slice(self, hot: HotState, slices: int, turn: int) -> list[tuple[int, Key]]:
+        shape = (slices, *[(name, t["pk"], len(t["partitions"]), t["partitions"][-1:][0]
+                            if t["partitions"] else None) for name, t in hot.topics.items()])
+        cut = self.slices.get(shape)
+        if cut is None:
+            if len(self.slices) > 16:
+                self.slices.clear()
+            cut = self.slices[shape] = [[] for _ in range(slices)]
+            for name, table in hot.topics.items():
+                for index, pk in enumerate(table["partitions"]):
+                    cut[pk % slices].append((pk, (name, index)))
+        return cut[turn]
 
 
 def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from cluster.adapters import hot_state, metadata_log
+from cluster.adapters import hot_state
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
 from cluster.core.replication import Action
@@ -59,8 +59,8 @@ def _apply_settings(hot: HotState, name: str, row: tuple[int, int, int, float, b
     _, min_lrs, max_lag, rate, unclean = row
     cfg = hot.state.topics[name]
     if (cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election) != (min_lrs, max_lag, unclean):
-        metadata_log.note({"type": "topic-config", "topic": name, "min_lrs": min_lrs,
-                           "max_lag": max_lag, "unclean_leader_election": unclean})
+        hot.log.append({"type": "topic-config", "topic": name, "min_lrs": min_lrs,
+                        "max_lag": max_lag, "unclean_leader_election": unclean})
     cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
     hot.topics[name]["rate"] = rate
 
@@ -71,14 +71,14 @@ def _sync_registered(hot: HotState, store: dict[int, str], racks: dict[str, str]
         core.register_spu(state, spu, online=False)
         # The rack too: history draws an SPU in the rack it had then (docs/history.md).
         rack = racks.get(str(spu), "")
-        metadata_log.note({"type": "spu-registered", "spu": spu, "rack": rack})
+        hot.log.append({"type": "spu-registered", "spu": spu, "rack": rack})
         hot.racks[str(spu)] = rack
     for spu in sorted(state.spus.keys() - store.keys()):
         # An unregistered SPU named in a replica map stays, offline, for the election rules.
         if not state.sets_of(spu):
             del state.spus[spu]
             hot_state.forget_heartbeat(spu)
-            metadata_log.note({"type": "spu-forgotten", "spu": spu})
+            hot.log.append({"type": "spu-forgotten", "spu": spu})
 
 
 def _sync_racks(hot: HotState, racks: dict[str, str]) -> None:
@@ -86,7 +86,7 @@ def _sync_racks(hot: HotState, racks: dict[str, str]) -> None:
     (SPUs registered before racks were logged) as ``spu-rack`` entries."""
     for spu, rack in sorted(racks.items()):
         if hot.racks.get(spu) != rack:
-            metadata_log.note({"type": "spu-rack", "spu": int(spu), "rack": rack})
+            hot.log.append({"type": "spu-rack", "spu": int(spu), "rack": rack})
     hot.racks = dict(racks)
 
 
@@ -95,7 +95,7 @@ def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
     for spu, online in sorted(hot.state.spus.items()):
         wanted = store.get(spu) == ONLINE
         if wanted != online:
-            metadata_log.note({"type": "spu-sync", "spu": spu, "online": wanted})
+            hot.log.append({"type": "spu-sync", "spu": spu, "online": wanted})
             actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
                                    else core.SpuOffline(spu))
     return actions
@@ -115,7 +115,7 @@ def _sync_topics(hot: HotState, rows: dict[str, tuple[int, int, int, float, bool
 
 
 def _drop_topic(hot: HotState, name: str) -> None:
-    metadata_log.note({"type": "topic-dropped", "topic": name, "topic_pk": hot.topics[name]["pk"]})
+    hot.log.append({"type": "topic-dropped", "topic": name, "topic_pk": hot.topics[name]["pk"]})
     for key in [k for k in hot.state.replica_sets if k[0] == name]:
         del hot.state.replica_sets[key]
         hot.raw.pop(key, None)
@@ -168,9 +168,9 @@ def connection_manager(hot: HotState, at: int, stopped: set[int] = frozenset()
             hot_state.beat([spu], at)  # first sight: the clock starts now
         elif at - last > timeout_ms:
             # The store's SPU row follows from this entry once the commit lands.
-            metadata_log.note({"type": "spu", "spu": spu, "resolution": OFFLINE,
-                               "from": ONLINE, "by": CONNECTION_MANAGER,
-                               "silent_ms": at - last})
+            hot.log.append({"type": "spu", "spu": spu, "resolution": OFFLINE,
+                            "from": ONLINE, "by": CONNECTION_MANAGER,
+                            "silent_ms": at - last})
             # A silent SPU whose loop still runs (a cut) may go on leading: core.links.
             actions += core.handle(hot.state, core.links.SessionExpired(
                 spu, running=spu not in stopped))

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any
 
-from cluster.adapters import hot_state, metadata_log, shards, tick_steps
+from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.live_batches import publish_partitions
-from cluster.adapters.scheduler import Dispatch, Followups, scheduler
+from cluster.adapters.scheduler import Dispatch, Followups
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
+from cluster.engine.engine import Committed, ExtraEntries, Projection, current
 from cluster.engine.entries import changes, step_entries
-from cluster.engine.mirror import mirror_offsets
+from cluster.engine.mirror import OffsetsMirror
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
@@ -44,33 +45,8 @@ from cluster.perf import gc_paused, thaw_if_due
 
 Step = Callable[[HotState], list[Action]]
 Save = Callable[..., list[Key]]
-# Given the unit, its saved sets, its time and whether it writes entries already: more
-# entries for the same commit (history's HW checkpoints), installed at app ready.
-ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
-_extra_entries: dict[str, ExtraEntries] = {}
-
-
-class Projection(Protocol):
-    """A reader's view that follows committed units of work (the network matrix, say),
-    installed at app ready: ``begin`` notes what it needs before the step, ``committed``
-    runs once the commit landed. ``meta_saved``: the unit saved the cluster meta (a shard
-    unit does not, so what it changed of the meta is not shown either)."""
-
-    def begin(self, hot: HotState) -> Any: ...
-
-    def committed(self, hot: HotState, mark: Any, actions: list[Action], at: int, *,
-                  meta_saved: bool) -> None: ...
-
-
-_projections: dict[str, Projection] = {}
-
-
-def install_extra_entries(name: str, hook: ExtraEntries) -> None:
-    _extra_entries[name] = hook
-
-
-def install_projection(name: str, projection: Projection) -> None:
-    _projections[name] = projection
+__all__ = ["Committed", "ExtraEntries", "Projection", "Save", "Step", "now_ms", "project", "run_locked",
+           "run_on_shards", "run_unit"]
 
 
 def now_ms() -> int:
@@ -91,9 +67,9 @@ def run_locked(step: Step, *, keys: Iterable[Key] | None = None,
                              lock_timeout_s=lock_timeout_s, now=now)
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s), gc_paused(freeze=True):
-        hot = hot_state.load(keys, take_committed=True)
+        hot = hot_state.load(keys, committed=current().sets)
         shards.adopt_record_ids(hot.state)
-        actions = run_unit(hot, step, at, hot_state.save)
+        actions = list(run_unit(hot, step, at, hot_state.save).actions)
     _after_commit(hot, actions, dispatch)
     return actions
 
@@ -110,7 +86,7 @@ def run_on_shards(step: Step, *, locks: list[str],
     every set of the shards locked (the set cache may then take them whole)."""
     at = now if now is not None else now_ms()
     with locked_for_this_store(lock_timeout_s, locks=locks), gc_paused(freeze=True):
-        hot = hot_state.load_selected(pick, take_committed=True, complete=whole_shards)
+        hot = hot_state.load_selected(pick, committed=current().sets, complete=whole_shards)
         if callable(record_ids):
             record_ids = record_ids(hot)
         first = hot.state.next_record_id
@@ -125,19 +101,22 @@ def run_on_shards(step: Step, *, locks: list[str],
                                    f"with {record_ids} ids reserved")
             return actions
 
-        actions = run_unit(hot, bounded, at, hot_state.save_sets)
+        actions = list(run_unit(hot, bounded, at, hot_state.save_sets).actions)
     _after_commit(hot, actions, dispatch)
     return actions
 
 
 def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool = True
-          ) -> list[Action]:
-    """Apply, commit with the log entries, then run the projections."""
+             ) -> Committed:
+    """Apply, commit with the log entries, then run the projections; what was committed."""
     hot.state.clock_ms = at
     after = hot.after
     meta_saved = save is hot_state.save
-    marks = {name: p.begin(hot) for name, p in _projections.items()}
-    with metadata_log.collecting(hot.log), tick_steps.collecting_after_save() as later:
+    # The engine's collaborators, read once: a unit runs with the engine it started under.
+    engine = current()
+    marks = {name: p.begin(hot) for name, p in engine.projections.items()}
+    hot.later = []
+    with metadata_log.collecting(hot.log):
         actions = step(hot)
         if elections:
             actions += core.run_elections(hot.state, at, hot_state.killed())
@@ -149,21 +128,27 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
             # The save summed up each set it wrote into ``after`` (hot_state).
             hot.moved, hot.differs = changes(hot.before, after)
             out = step_entries(hot, actions, after, at)
-            for hook in _extra_entries.values():
+            for hook in engine.extra_entries.values():
                 out += hook(hot, after, at, bool(out or hot.log))
             return out
 
-        save(hot, log=entries)
-    project(hot, actions, after)
-    for name, projection in _projections.items():
-        projection.committed(hot, marks[name], actions, at, meta_saved=meta_saved)
+        saved = save(hot, log=entries)
+    record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
+                       moved=tuple(hot.moved), log=tuple(hot.log),
+                       first_offset=hot.first_offset, meta_saved=meta_saved)
+    project(hot, actions, after, engine.mirror)
+    for name, projection in engine.projections.items():
+        projection.committed(hot, marks[name], record)
+    later, hot.later = hot.later, []
     for callback in later:
         callback()
-    return actions
+    return record
 
 
-def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> None:
-    """Everything readers see, once the commit landed."""
+def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+            mirror: OffsetsMirror) -> None:
+    """Everything readers see, once the commit landed (the offsets through the engine's
+    ``mirror``)."""
     moved = [k for k in hot.moved
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
@@ -171,7 +156,7 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary]) -> 
     # First: the commit landed in Redis, which is all an acks=all write waits for; the
     # store's rows (under the database's write lock on SQLite) need not delay it.
     settle_tickets(actions)
-    written = mirror_offsets(hot, after)
+    written = mirror.offsets(hot, after)
     events = store_projection.catch_up()
     count_step(actions, lrs_moved)
     announce(events)
@@ -182,6 +167,6 @@ def _after_commit(hot: HotState, actions: list[Action], dispatch: Dispatch | Non
     """Outside the leases: the follow-up tick, the sets kept for the next unit, a thaw."""
     deadline = core.next_deadline(hot.state)
     followups = Followups(next_deadline_ms=deadline)
-    (dispatch or scheduler().dispatch)(followups)
-    hot_state.keep_committed(hot)
+    (dispatch or current().scheduler.dispatch)(followups)
+    hot_state.keep_committed(hot, current().sets)
     thaw_if_due()

@@ -73,9 +73,9 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
     missing = sum(n for parts in lost.values() for n in parts.values())
     reason = REASON.format(missing=missing, partitions=sum(map(len, lost.values())),
                            head=head, applied=applied)
-    metadata_log.note({"type": "hot-state-lost", "topics": lost, "missing": missing,
-                       "restored": restored, "topic_pks": {n: pk for pk, n in pks.items()},
-                       "head": head, "applied": applied, "reason": reason})
+    hot.log.append({"type": "hot-state-lost", "topics": lost, "missing": missing,
+                    "restored": restored, "topic_pks": {n: pk for pk, n in pks.items()},
+                    "head": head, "applied": applied, "reason": reason})
     return missing
 
 

@@ -202,7 +202,7 @@ def _restore(hot: HotState, damaged: list[Damaged]) -> None:
     floor = hot_state.highest_value_id(hot.topics) + 1
     hot.state.next_record_id = max(hot.state.next_record_id, floor)
     missing = sum(d.lost_committed for d in damaged)
-    metadata_log.note({
+    hot.log.append({
         "type": "hot-state-lost", "cause": CAUSE, "topics": lost, "missing": missing,
         "restored": restored, "topic_pks": {t: hot.topics[t]["pk"] for t in lost},
         "uncommitted": sum(d.lost_uncommitted for d in damaged),

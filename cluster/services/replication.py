@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 
-from cluster.adapters import hot_state, metadata_log, shards, tick_steps
+from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -32,6 +32,7 @@ from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
+from cluster.engine.engine import current as engine
 from cluster.engine.mirror import slices_of, stored_shape, write_offsets
 from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
                                      topology_unchanged)
@@ -55,6 +56,7 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
     simulated producers and the installed tick steps (a running plan)."""
     at = now if now is not None else now_ms()
     report: dict[str, int] = {}
+    tick_steps = engine().tick_steps
 
     def step(hot: HotState) -> list[Action]:
         stopped = hot_state.killed()
@@ -63,7 +65,7 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
         actions += run_spu_loops(hot, at, stopped)
         if settings.REPLICATION_SIMULATED_PRODUCERS:
             actions += simulate_producers(hot, at, stopped)
-        for extra in tick_steps.installed():
+        for extra in tick_steps:
             actions += extra(hot, at)
         report.update(sets=len(hot.state.replica_sets), actions=len(actions))
         return actions
@@ -127,7 +129,7 @@ def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
     hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
     actions: list[Action] = []
     try:
-        for extra in tick_steps.installed():
+        for extra in engine().tick_steps:
             actions += extra(hot, at)
     except shards.NeedsWholeState:
         return None
@@ -198,7 +200,7 @@ def replication_resync_store(*, heal: bool = True) -> int:
     """
     store_projection.catch_up()
     with bound_to_store():
-        metadata_log.trim(store_projection.applied_offset())
+        metadata_log.trim(store_projection.applied_offset(), floor=engine().floor())
     if not heal:
         return 0
     n = shards.count() if shards.sharded() else 1
@@ -224,11 +226,11 @@ def replication_resync_store(*, heal: bool = True) -> int:
                 continue
             rows.append((pk, part, new))
             if row[:6] != shape[:6]:
-                metadata_log.note({**metadata.partition_entry(
+                hot.log.append({**metadata.partition_entry(
                     part, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
                     "topic_pk": hot.topics[part[0]]["pk"]})
         drifted.append(len(rows))
-        tick_steps.after_save(lambda: write_offsets(rows))
+        hot.after_commit(lambda: write_offsets(rows))
         return []
 
     for shard in range(n):

@@ -17,7 +17,8 @@ from cluster.adapters import hot_state
 from cluster.core.replication import Resolution
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
-from cluster.adapters.scheduler import Followups, scheduler
+from cluster.adapters.scheduler import Followups
+from cluster.engine.engine import current as engine
 from cluster.models import Spu, Topic
 from cluster.services import replication
 
@@ -47,7 +48,7 @@ def worker_running() -> bool:
 
 def kick() -> None:
     """Ask the worker for a tick now (SPU status changed, a write is waiting)."""
-    scheduler().kick()
+    engine().scheduler.kick()
 
 
 def settle(done: Callable[[], bool], *, timeout_s: float | None = None) -> bool:

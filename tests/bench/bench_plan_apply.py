@@ -68,12 +68,13 @@ def tick(now: int) -> float:
 
 
 def time_the_executor() -> list[float]:
-    """Wrap the installed executor step so each call's milliseconds are kept."""
-    from cluster.adapters import tick_steps
+    """Wrap the engine's executor step so each call's milliseconds are kept."""
+    from cluster.engine import engine
 
     spent: list[float] = []
-    steps = tick_steps.installed()
-    tick_steps._installed[:] = [_timed_step(step, spent) for step in steps]
+    built = engine.current()
+    engine.start(built.replaced(tick_steps=tuple(_timed_step(step, spent)
+                                                 for step in built.tick_steps)))
     return spent
 
 

@@ -13,14 +13,14 @@ from webapp.startup import store_only_command
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, sys
-from cluster.adapters import scheduler
+from cluster.engine.engine import current
 loaded = {m: m in sys.modules for m in ("twisted", "daphne", "celery", "cluster.tasks")}
-app = scheduler.scheduler()._loaded()  # what the first follow-up sent does
+real = current().scheduler._loaded()  # what the first follow-up sent does
 from celery import current_app
 from django.conf import settings
 print(json.dumps({"before": loaded, "app": current_app.main,
                   "broker": current_app.conf.broker_url == settings.REDIS_URL,
-                  "installed": type(scheduler.scheduler()).__name__}))
+                  "installed": type(real).__name__}))
 """
 
 
@@ -67,12 +67,13 @@ heavy = ("redis", "celery", "twisted", "daphne", "prometheus_client", "cluster.e
 try:
     manage.main()
 finally:
-    from cluster.adapters import scheduler
+    modules = sorted(m for m in heavy if m in sys.modules)  # before the probe loads more
     try:
-        installed = type(scheduler.scheduler()).__name__
+        from cluster.engine.engine import current
+        installed = type(current().scheduler).__name__
     except RuntimeError:  # not wired
         installed = None
-    print("LOADED " + json.dumps({"modules": sorted(m for m in heavy if m in sys.modules),
+    print("LOADED " + json.dumps({"modules": modules,
                                   "scheduler": installed}))
 """
 

@@ -11,6 +11,7 @@ from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue
+from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -68,7 +69,7 @@ def test_past_the_budget_a_leader_change_reaches_the_store_at_once(busy):
 def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(busy):
     at = busy
     tick(at + 1000)
-    kept = hot_state.load(take_committed=True).state.replica_sets[("busy", 0)]
+    kept = hot_state.load(committed=engine().sets).state.replica_sets[("busy", 0)]
     assert (kept.leader, tuple(kept.lrs), kept.hw, kept.leo) == hot_rows()[0]
     tick(at + 2000)
     with hot_state.locked():  # another worker's unit of work: its own decoding, its save
@@ -76,7 +77,7 @@ def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(
         other = hot.state.replica_sets[("busy", 1)]
         other.epoch += 7
         hot_state.save(hot)
-    again = hot_state.load(take_committed=True).state.replica_sets[("busy", 1)]
+    again = hot_state.load(committed=engine().sets).state.replica_sets[("busy", 1)]
     assert again.epoch == other.epoch
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from history import checkpoints
 from history.models import Snapshot
 from history.selectors import history_bounds
@@ -35,7 +36,7 @@ def test_old_snapshots_go_history_begins_at_the_newest_expired_and_trim_keeps_it
     assert history_bounds()["begins"]["offset"] == newest.offset
 
     with bound_to_store():
-        metadata_log.trim(applied=10**9, retention=0)
+        metadata_log.trim(applied=10**9, retention=0, floor=engine().floor())
         assert metadata_log.start() == newest.offset + 1  # nothing after the snapshot went
     error = refused("history", "at", "--offset", str(first.offset))
     assert f"history begins at offset {newest.offset}" in str(error)
@@ -63,7 +64,7 @@ def test_the_log_cap_wins_over_the_retention_and_the_page_says_history_begins_la
     bounds = history_bounds()
     assert bounds["capped"] and bounds["begins"]["offset"] == second.offset
     with bound_to_store():
-        metadata_log.trim(applied=10**9, retention=0)
+        metadata_log.trim(applied=10**9, retention=0, floor=engine().floor())
         assert metadata_log.start() == second.offset + 1
     assert first.offset < second.offset
 

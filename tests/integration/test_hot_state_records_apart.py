@@ -7,13 +7,14 @@ import msgpack
 import pytest
 from django.test import override_settings
 
-from cluster.adapters import hot_state, set_cache
+from cluster.adapters import hot_state
 from cluster.core.replication.compaction import reference_replica
 from cluster.services import topic_create, topic_delete
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue
+from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -32,7 +33,7 @@ def stored_records(topic: str, partition: int) -> list[int]:
 
 
 def assert_records_match_the_state() -> None:
-    set_cache.clear()  # decode from Redis, as another worker would
+    engine().sets.clear()  # decode from Redis, as another worker would
     for (topic, partition), rs in hot_state.load().state.replica_sets.items():
         assert stored_records(topic, partition) == reference_replica(rs).log, (topic, partition)
 
@@ -90,7 +91,7 @@ def test_a_set_saved_with_its_records_inside_is_read_then_saved_apart(orders):
         # As format 2 wrote it: one value, the records inside, no records key.
         hot_state.client().hset(hot_state.sets_key(orders), "1", hot_state.encode_set(rs))
         hot_state.client().delete(hot_state.records_key(orders, 1))
-    set_cache.clear()
+    engine().sets.clear()
     assert [r["offset"] for r in records_consume(topic=orders, partition=1)] == [0, 1, 2]
     records_produce(topic=orders, partition=1, count=1)
     tick(3_000)
@@ -103,7 +104,7 @@ def test_a_status_whose_records_are_missing_is_refused_not_read_as_empty(orders)
     tick(2_000)
     with hot_state.bound_to_store():
         hot_state.client().delete(hot_state.records_key(orders, 0))
-    set_cache.clear()
+    engine().sets.clear()
     refused = r"records and status disagree in 1 partition\(s\): orders/0"
     with pytest.raises(ValueError, match=refused):
         hot_state.load([(orders, 0)])
@@ -122,13 +123,13 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
                                                                                 monkeypatch):
     records_produce(topic=orders, partition=0, count=3)
     tick(2_000)
-    ours = dict(set_cache._images)  # this worker's sets, as it committed them
-    set_cache.clear()  # the other worker knows nothing of them
+    ours = dict(engine().sets.images)  # this worker's sets, as it committed them
+    engine().sets.clear()  # the other worker knows nothing of them
     records_produce(topic=orders, partition=0, count=2)
     tick(3_000)
     expected = stored_records(orders, 0)
-    set_cache._images.clear()
-    set_cache._images.update(ours)  # back to the first worker, which knew 3 of 5
+    engine().sets.images.clear()
+    engine().sets.images.update(ours)  # back to the first worker, which knew 3 of 5
     from cluster.adapters import set_records
 
     asked = []
@@ -152,7 +153,7 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
 
     monkeypatch.setattr(set_records, "client", lambda: Client())
     with hot_state.locked():
-        hot = hot_state.load(take_committed=True)
+        hot = hot_state.load(committed=engine().sets)
     monkeypatch.undo()
     assert reference_replica(hot.state.replica_sets[(orders, 0)]).log == expected
     assert "getrange" in asked and "get" not in asked

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import metadata_log, set_cache
+from cluster.adapters import metadata_log
 from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from history import checkpoints
 from tests.helpers import register_spus, run
 
@@ -25,7 +26,7 @@ def head() -> int:
 def fresh_process() -> None:
     """What a new ``manage.py`` process starts without: the checkpoints' memory, the set cache."""
     checkpoints.forget()
-    set_cache.clear()
+    engine().sets.clear()
 
 
 @pytest.fixture
@@ -74,11 +75,11 @@ def test_a_fresh_process_checkpoints_only_the_sets_its_unit_moved(monkeypatch, s
     settings.HISTORY_HW_INTERVAL_S = 300
     after = {("pay", 0): _summary(7), ("pay", 1): _summary(9)}
     hot = SimpleNamespace(differs=[("pay", 1)], moved=[], state=SimpleNamespace(replica_sets={}))
-    checkpoints.forget()
-    (entry,) = checkpoints.hw_checkpoint(hot, after, at=1_000_000, writes_entries=False)
+    fresh = checkpoints.HwCheckpoints()  # a fresh process's
+    (entry,) = fresh(hot, after, at=1_000_000, writes_entries=False)
     from cluster.core.replication.hw_codec import unpack
 
     assert [row[:2] for row in unpack(entry["topics"]["pay"])] == [(1, 9)]
     # The next unit of the same process, nothing moved: nothing written.
     hot.differs = []
-    assert checkpoints.hw_checkpoint(hot, after, at=1_000_001, writes_entries=True) == []
+    assert fresh(hot, after, at=1_000_001, writes_entries=True) == []

@@ -148,15 +148,24 @@ def test_the_races_hold_on_postgresql_too():
 
 @pytest.mark.django_db
 def test_a_move_saved_in_the_hot_state_whose_row_write_was_lost_is_adopted_not_failed(
-        two_plans, monkeypatch):
+        two_plans):
     """The process died between the fenced save and the row's write: the next ticks find
     the moves under way towards their targets and follow them to the end."""
-    from planner import executor
+    from cluster.engine.engine import current, using
+
+    def losing_its_row_writes(step):
+        def step_whose_writes_are_lost(hot, at):
+            kept = len(hot.later)
+            actions = step(hot, at)
+            del hot.later[kept:]  # what the step left for after the commit never runs
+            return actions
+        return step_whose_writes_are_lost
 
     plan_id = two_plans[0]
     execution.plan_apply(plan_id=plan_id, by="test")
-    with monkeypatch.context() as patch:
-        patch.setattr(executor, "after_save", lambda callback: None)
+    engine = current()
+    with using(engine.replaced(tick_steps=tuple(map(losing_its_row_writes,
+                                                    engine.tick_steps)))):
         replication_tick(dispatch=LocalQueue())
     assert PlanExecution.objects.get(plan_id=plan_id).started == []
     assert hot_state.load().state.replica_sets[("t", _first_moved(plan_id))].move is not None

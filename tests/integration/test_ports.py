@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from cluster import ports
-from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, tick_steps
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys
+from cluster.engine import engine as engine_module
 from cluster.engine import unit_of_work
 from cluster.projections import store as store_projection
 
@@ -22,16 +23,12 @@ SENTINEL = object()
     (ports.log_stream_key, metadata_log, "stream_key", ()),
     (ports.read_log, metadata_log, "read", (3, 10)),
     (ports.read_log_from, metadata_log, "read_all", (3, 10)),
-    (ports.install_trim_floor, metadata_log, "install_trim_floor", (lambda: None,)),
     (ports.store_namespace, redis_keys, "store_namespace", ()),
     (ports.applied_offset, store_projection, "applied_offset", ()),
     (ports.catch_up_store, store_projection, "catch_up", ()),
     (ports.summary, hot_state, "summary", ("a set",)),
     (ports.run_unit, unit_of_work, "run_locked", (lambda hot: [],)),
-    (ports.install_tick_step, tick_steps, "install", (lambda hot, at: [],)),
-    (ports.after_save, tick_steps, "after_save", (lambda: None,)),
-    (ports.install_extra_entries, unit_of_work, "install_extra_entries",
-     ("name", lambda *a: [])),
+    (ports.engine, engine_module, "current", ()),
     (ports.next_live_seq, live_seqs, "next_seq", ("cluster",)),
 ])
 def test_a_port_calls_the_module_that_owns_it_so_its_patches_are_seen(

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from cluster.adapters import hot_state, set_cache
+from cluster.adapters import hot_state
 from cluster.adapters.set_codec import records_bytes
 from cluster.adapters.set_codec import RecordsMismatch
 from cluster.models import Event, Partition, TickHealth
@@ -18,6 +18,7 @@ from cluster.services import topic_create
 from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.settle import LocalQueue
+from cluster.engine.engine import current as engine
 from tests.helpers import refused, register_spus, run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -53,7 +54,7 @@ def damaged(redis_url, settings):
     with hot_state.bound_to_store():
         hot_state.client().set(hot_state.records_key("orders", 1),
                                records_bytes([900_001, 900_002]))
-    set_cache.clear()  # a worker that restarted: it decodes from Redis
+    engine().sets.clear()  # a worker that restarted: it decodes from Redis
     return "orders", 1
 
 
@@ -74,7 +75,7 @@ def test_a_tick_refuses_naming_the_partition_and_readyz_reports_it(damaged, clie
 def test_every_damaged_set_is_named_and_reads_refuse_too(damaged):
     with hot_state.bound_to_store():
         hot_state.client().delete(hot_state.records_key("orders", 0))
-    set_cache.clear()
+    engine().sets.clear()
     with pytest.raises(RecordsMismatch) as refusal:
         hot_state.load()
     assert [(t, p) for t, p, _ in refusal.value.partitions] == [("orders", 0), ("orders", 1)]

@@ -1,7 +1,8 @@
 """``spu register|unregister|update|list|offline|online|kill``: like ``fluvio cluster spu``.
 
-Other apps add actions at ready (``_installed_actions``): the planner adds
-``drain`` (planner/management/spu_drain.py), so this command names no planner.
+Other apps' actions are the engine's (``Engine.command_actions``, built in
+webapp/bootstrap.py): the planner's ``drain`` (planner/management/spu_drain.py),
+so this command names no planner.
 
 ``offline`` / ``online`` / ``kill`` return once the elections they caused are
 finished (stepped here when no Celery worker runs); ``kill`` also waits for
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cluster.management.commands._cli import SubcommandCommand, table
-from cluster.management.commands._installed_actions import installed
 from cluster.models import Spu
 from cluster.selectors.shapes import spu_describe
 
@@ -23,13 +23,25 @@ if TYPE_CHECKING:
 # `spu list` reads rows only and starts without them (webapp/startup.py).
 
 
+def _engine_actions() -> tuple[Any, ...]:
+    """The other apps' `spu` actions (``Engine.command_actions``); none for a row-only
+    start, which builds no engine (webapp/startup.py)."""
+    from webapp.startup import store_only_command
+
+    if store_only_command():
+        return ()
+    from cluster.engine.engine import current
+
+    return tuple(current().actions_of("spu"))
+
+
 class Command(SubcommandCommand):
     help = "Register, unregister and list SPUs."
     redis_actions = frozenset({"offline", "online", "kill"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for action in installed("spu"):
+        for action in _engine_actions():
             setattr(self, f"handle_{action.name}",
                     lambda _action=action, **options: _action.handle(self, **options))
 
@@ -60,7 +72,7 @@ class Command(SubcommandCommand):
             outage.add_argument("--no-wait", action="store_true",
                                 help="return without waiting for the elections")
             outage.add_argument("--json", action="store_true")
-        for action in installed("spu"):
+        for action in _engine_actions():
             action.add_parser(actions)
 
     def handle_register(self, spu_id: int, rack: str, public: str, private: str,

@@ -1,0 +1,142 @@
+"""The replication engine as one object: every collaborator it runs, named in one place.
+
+Before issue 32 these were eleven registries that the apps' ``ready()`` methods filled
+(``install_tick_step``, ``install_extra_entries``, ``install_projection``,
+``install_trim_floor``, ``scheduler.install``, the commands' installed actions, the
+``preempting`` signal, ...): the import graph said the cluster never calls the planner,
+history or healing, and at run time every tick did. Now the composition root
+(``webapp/bootstrap.py``) builds one ``Engine`` with its collaborators as constructor
+arguments, in the order a tick meets them, and a reader of the engine sees them here.
+
+``current()`` is the one handle on it. It is a module attribute, set once by the
+composition root, because the engine's callers are shells Django and Celery construct
+(views, commands, tasks) that cannot be handed an object; every other piece of wiring
+is an argument of this object. Tests that need other collaborators build an engine with
+fakes and run under ``using(engine)`` (or ``current().replaced(...)``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from cluster.adapters.hot_state import HotState, Summary
+from cluster.adapters.scheduler import Scheduler
+from cluster.adapters.set_cache import SetCache
+from cluster.core.replication import Action, Key
+from cluster.engine.mirror import OffsetsMirror
+from cluster.projections.committed import Committed
+
+# Work another app adds to every replication tick, on the state its loops advanced (the
+# plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
+# are saved with the tick; writes it defers go to ``hot.after_commit``.
+TickStep = Callable[[HotState, int], list[Action]]
+# Given the unit, its saved sets, its time and whether it writes entries already: more
+# entries for the same commit (history's HW checkpoints).
+ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
+# The lowest log offset a reader still needs (history replays from its oldest snapshot);
+# None: no such reader.
+TrimFloor = Callable[[], "int | None"]
+# Told, inside the transaction that cancels it, that a yielding plan's execution gives way
+# to an operator's plan (keywords ``execution``, ``plan_id``, ``by``).
+Preempting = Callable[..., None]
+
+
+class Projection(Protocol):
+    """A reader's view that follows committed units of work (the network matrix, say):
+    ``begin`` notes what it needs before the step, ``committed`` runs once the commit
+    landed, with the unit (``hot``, the state it left) and what its commit saved."""
+
+    def begin(self, hot: HotState) -> Any: ...
+
+    def committed(self, hot: HotState, mark: Any, record: Committed) -> None: ...
+
+
+class CommandAction(Protocol):
+    """A subcommand another app adds to a cluster command (the planner's ``spu drain``)."""
+    name: str
+
+    def add_parser(self, actions: Any) -> None:
+        """Add the subcommand's parser to ``actions`` (argparse subparsers)."""
+
+    @property
+    def handle(self) -> Callable[..., None]:
+        """Run it: ``handle(command, **options)``, ``command`` the host command (emit, fail,
+        stdout); each action names the options it takes."""
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One per process. The order is a tick's: where follow-ups go, the steps a tick runs
+    after the SPU loops, the entries a commit adds, the projections that follow it, the
+    log's trim floor; then what the shells around the engine are given."""
+    scheduler: Scheduler
+    tick_steps: tuple[TickStep, ...] = ()
+    extra_entries: Mapping[str, ExtraEntries] = field(default_factory=dict)
+    projections: Mapping[str, Projection] = field(default_factory=dict)
+    trim_floor: TrimFloor | None = None
+    command_actions: Mapping[str, tuple[CommandAction, ...]] = field(default_factory=dict)
+    # Plans made and applied by these actors give way to an operator's apply
+    # (planner/preemption.py), and ``preempting`` is told first.
+    yielding_actors: frozenset[str] = frozenset()
+    preempting: tuple[Preempting, ...] = ()
+    # What the engine keeps from one unit of work to the next (``replaced`` keeps them: the
+    # same process, other wiring): the offsets rows it last wrote (engine/mirror.py).
+    mirror: OffsetsMirror = field(default_factory=OffsetsMirror)
+    # The replica sets it last committed, decoded (adapters/set_cache.py): its loads take
+    # them rather than decode them again.
+    sets: SetCache = field(default_factory=SetCache)
+
+    def __post_init__(self) -> None:
+        # Read-only views: a collaborator is changed by building another engine.
+        object.__setattr__(self, "extra_entries", _frozen(self.extra_entries))
+        object.__setattr__(self, "projections", _frozen(self.projections))
+        object.__setattr__(self, "command_actions", _frozen(self.command_actions))
+
+    def replaced(self, **changes: Any) -> Engine:
+        """This engine with some collaborators swapped (a test's fake, a timed step)."""
+        return replace(self, **changes)
+
+    def floor(self) -> int | None:
+        """The offset below which the log may be trimmed as far as other readers go."""
+        return None if self.trim_floor is None else self.trim_floor()
+
+    def actions_of(self, command: str) -> tuple[CommandAction, ...]:
+        return tuple(self.command_actions.get(command, ()))
+
+    def tell_preempting(self, **details: Any) -> None:
+        for listener in self.preempting:
+            listener(**details)
+
+
+_current: list[Engine] = []
+
+
+def start(engine: Engine) -> Engine:
+    """The composition root's call: this process runs ``engine`` from now on."""
+    _current[:] = [engine]
+    return engine
+
+
+def current() -> Engine:
+    if not _current:
+        raise RuntimeError("no engine built: the composition root (webapp/bootstrap.py) "
+                           "has not run (the cluster app is not ready)")
+    return _current[0]
+
+
+@contextmanager
+def using(engine: Engine) -> Iterator[Engine]:
+    """Run with ``engine`` for a while (tests, benchmarks), then the one before it."""
+    before = list(_current)
+    _current[:] = [engine]
+    try:
+        yield engine
+    finally:
+        _current[:] = before
