@@ -25,7 +25,7 @@ from django.db.models import F
 from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import Entry
 from cluster.models import ClusterState, Event, Partition, Spu, Topic
-from cluster.projections import aggregates
+from cluster.projections import aggregates, intents
 from cluster.projections.events import events_of
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,14 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
             _apply_spu(data)
         elif kind == "hot-state-lost":
             _apply_loss(data)
+        elif intents.is_log_first(data):
+            # The rows an operator's command asked for; an entry before it, of a topic it
+            # deletes, must not write rows that are gone.
+            _settle_pending(statuses, maps, data)
+            made = intents.apply(data)
+            for event in made:
+                event.log_offset = offset
+            events += made
         for event in events_of(offset, data):
             event.log_offset = offset
             events.append(event)
@@ -101,6 +109,19 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
             seen.add(event.log_offset)
     Event.objects.bulk_create(events, batch_size=1000, ignore_conflicts=True)
     return events
+
+
+def _settle_pending(statuses: dict[tuple[int, int], list[Any]],
+                    maps: dict[int, dict[int, list[int]]], data: dict[str, Any]) -> None:
+    """Before a topic is deleted, write what the batch holds for its rows (the counts
+    must see them) and drop nothing: the deletion removes them with the topic."""
+    if data["type"] != "topic-delete" or not statuses:
+        return
+    aggregates.apply_changes(statuses)
+    _write_statuses(statuses)
+    _write_maps(maps)
+    statuses.clear()
+    maps.clear()
 
 
 def _row(data: dict[str, Any]) -> list[Any]:

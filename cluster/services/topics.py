@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from itertools import chain
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
@@ -22,7 +23,7 @@ from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
 from cluster.projections import aggregates
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, log_event, log_intent, record_intent
 from cluster.perf import gc_paused
 
 CONTROLLER = "topic-controller"
@@ -188,34 +189,52 @@ def _short_starts(replica_map: ReplicaMap) -> tuple[UnderReplicatedStart, ...]:
     return tuple(under_replicated_starts(replica_map, online))
 
 
-@transaction.atomic
 def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
                      settings: dict[str, object], by: Actor,
                      status: PartitionStatuses | None = None) -> TopicOutcome:
-    if Topic.objects.filter(name=spec.name).exists():
-        raise Conflict(f"topic {spec.name!r} already exists", field="name")
-    decision = _decide_or_refuse(spec, _cursor(lock=True))
-    cheap_toast_compression()
-    topic = Topic(
-        name=spec.name, partitions=spec.partitions,
-        replication_factor=spec.replication,
-        ignore_rack_assignment=spec.ignore_racks,
-        manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag,
-        unclean_leader_election=bool(settings["unclean_leader_election"]))
-    # The decision goes into the row's INSERT: an UPDATE after it wrote the replica map
-    # (1.4 MB of JSON at 100,000 partitions) a second time.
-    _set_decision(topic, decision)
-    topic.save(force_insert=True)
-    log_event(by, "topic", topic.name, "create", settings)
-    online = _provision(topic, decision, status)
-    log_intent(by, intents.topic_create(topic.name, topic.pk, settings,
-                                        None if online is None else topic.replica_map,
-                                        online or ()))
-    _log_transitions(topic, decision)
-    return TopicOutcome(topic.name, topic.resolution, topic.reason,
-                        topic.replica_map, stored=True,
-                        start_index=topic.assignment_start, settings=settings,
-                        under_replicated=_short_starts(topic.replica_map))
+    """Decide, log the topic-create intent, and let the store's projection write the topic
+    and its partitions from it (issue 32: the log first)."""
+    log_first = not connection.in_atomic_block
+    # One transaction holds the cursor's row while the start is chosen and logged: two
+    # creations never get the same start.
+    with transaction.atomic():
+        if Topic.objects.filter(name=spec.name).exists():
+            raise Conflict(f"topic {spec.name!r} already exists", field="name")
+        cursor = _cursor(lock=True)
+        decision = _decide_or_refuse(spec, cursor)
+        record_intent(by, _create_entry(spec, settings, decision, cursor, status),
+                      inside=log_first)
+    return TopicOutcome(spec.name, decision.resolution.value, decision.reason,
+                        decision.replica_map if _provisioned(decision) else [], stored=True,
+                        start_index=decision.start_index if _provisioned(decision) else None,
+                        settings=settings,
+                        under_replicated=_short_starts(decision.replica_map)
+                        if _provisioned(decision) else ())
+
+
+def _provisioned(decision: TopicDecision) -> bool:
+    return decision.resolution is TopicResolution.PROVISIONED
+
+
+def _create_entry(spec: TopicSpec, settings: dict[str, object], decision: TopicDecision,
+                  cursor: int, status: PartitionStatuses | None) -> dict[str, Any]:
+    """The topic-create intent with all the projection needs to write the rows: the
+    decision, the cursor after it, and each partition's start."""
+    provisioned = _provisioned(decision)
+    entry = intents.topic_create(spec.name, None, settings,
+                                 decision.replica_map if provisioned else None,
+                                 _online_spus() if provisioned else ())
+    entry.update(resolution=decision.resolution.value, reason=decision.reason,
+                 transitions=[[b.value, a.value] for b, a in decision.transitions])
+    if provisioned:
+        entry["start_index"] = decision.start_index
+        if decision.indexes_used:
+            entry["cursor"] = cursor + decision.indexes_used
+    elif spec.manual_map is not None:
+        entry["manual_map"] = spec.manual_map
+    if provisioned and status is not None:
+        entry["leaders"], entry["lrs"] = list(status[0]), [list(live) for live in status[1]]
+    return entry
 
 
 def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
@@ -309,13 +328,9 @@ def _spec_of(topic: Topic) -> TopicSpec:
                      topic.ignore_rack_assignment, topic.manual_replica_map)
 
 
-@transaction.atomic
 def topic_delete(*, name: str, by: Actor = None) -> None:
-    _cursor(lock=True)  # the counts' writers take this row first (aggregates._write)
+    """Log the topic-delete intent; the store's projection removes the rows."""
     pk = Topic.objects.filter(name=name).values_list("pk", flat=True).first()
     if pk is None:
         raise NotFound(f"topic {name!r} not found", field="name")
-    aggregates.remove_topic(pk)
-    Topic.objects.filter(pk=pk).delete()
-    log_event(by, "topic", name, "delete")
-    log_intent(by, intents.topic_delete(name, pk))
+    record_intent(by, intents.topic_delete(name, pk))

@@ -1,14 +1,15 @@
 """Operator intents: the changes an operator makes, as metadata-log entries (issue 32).
 
-A service appends one of these when its database write commits (who made it is
-added by the service), before any tick adopts the rows: the log then holds the
-change at the moment it was made, and replay (``history.apply``) shows it with no
-worker running. The engine's own entries that follow (``topic-replicated``,
+A service appends one of these once it validated the command (who made it is
+added by the service), before any row is written: the store's rows are the
+projection of the entry (cluster/projections/intents.py), the log holds the change
+at the moment it was made, and replay (``history.apply``) shows it with no worker
+running. The engine's own entries that follow (``topic-replicated``,
 ``spu``, ``spu-rack``, ...) say the same again or more; folding an intent and then
 those gives what folding those alone gives, so an intent never contradicts them.
 
-The projections pass intents by: the rows were written by the command already, and
-its event row too.
+An intent logged after its rows (a controller's provision, a command inside a
+caller's transaction) is not marked ``log_first`` and the projections pass it by.
 """
 from __future__ import annotations
 
@@ -42,12 +43,14 @@ def _placement(replica_map: Sequence[Sequence[int]], online: Collection[int]) ->
     return {"replica_map": replica_map, "offline": sorted(named - set(online))}
 
 
-def topic_create(topic: str, topic_pk: int, settings: Entry,
+def topic_create(topic: str, topic_pk: int | None, settings: Entry,
                  replica_map: Sequence[Sequence[int]] | None = None,
                  online: Collection[int] = ()) -> Entry:
-    """A created topic; with its partitions when it was provisioned at once."""
-    entry: Entry = {"type": TOPIC_CREATE, "topic": topic, "topic_pk": topic_pk,
-                    "settings": settings}
+    """A created topic; with its partitions when it was provisioned at once. Logged
+    before its row exists (the row is its projection), it has no ``topic_pk``."""
+    entry: Entry = {"type": TOPIC_CREATE, "topic": topic, "settings": settings}
+    if topic_pk is not None:
+        entry["topic_pk"] = topic_pk
     return entry if replica_map is None else {**entry, **_placement(replica_map, online)}
 
 
