@@ -23,7 +23,7 @@ from cluster.adapters.hot_state import HotState
 from cluster.metrics.hooks import count_produce
 from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
-from cluster.services.events import log_event, record_intent
+from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.settle import ensure_replicated, settle
 from cluster.services.replication import followers_fetch, run_locked

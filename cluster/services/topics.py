@@ -18,7 +18,7 @@ from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE,
                                            TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.adapters.partition_rows import cheap_toast_compression, insert_partitions
+from cluster.adapters.partition_rows import insert_partitions
 from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic

@@ -28,11 +28,16 @@ SPU_UNREGISTER = "spu-unregister"
 SPU_UPDATE = "spu-update"
 SPU_STATUS = "spu-status"  # the store's status of an SPU, as a service wrote it
 OUTAGE = "outage"
+# Logged after their rows (planner's and healing's own rows, which the cluster's store
+# projection does not write): what an operator asked of a plan or of self-healing.
+PLAN_CONTROL = "plan-control"
+HEALING_SET = "healing-set"
+PLAN_ACTIONS = ("apply", "pause", "resume", "cancel")
 
 # What an outage does to an SPU as replay sees it: the store's status, the loop.
 OUTAGE_ACTIONS = ("offline", "online", "kill")
 KINDS = frozenset({TOPIC_CREATE, TOPIC_PROVISION, TOPIC_DELETE, TOPIC_UPDATE, SPU_REGISTER,
-                   SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE})
+                   SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE, PLAN_CONTROL, HEALING_SET})
 
 
 def _placement(replica_map: Sequence[Sequence[int]], online: Collection[int]) -> Entry:
@@ -95,6 +100,19 @@ def outage(action: str, spus: Sequence[int], rack: str | None = None) -> Entry:
         raise ValueError(f"unknown outage action {action!r}")
     entry: Entry = {"type": OUTAGE, "action": action, "spus": list(spus)}
     return entry if rack is None else {**entry, "rack": rack}
+
+
+def plan_control(action: str, plan_id: int, params: Entry | None = None) -> Entry:
+    """A plan applied (with its throttles), paused, resumed or cancelled."""
+    if action not in PLAN_ACTIONS:
+        raise ValueError(f"unknown plan action {action!r}")
+    entry: Entry = {"type": PLAN_CONTROL, "action": action, "plan": plan_id}
+    return entry if not params else {**entry, "params": params}
+
+
+def healing_set(name: str, value: Any) -> Entry:
+    """A self-healing setting changed (``mode`` for enable / notify-only / disable)."""
+    return {"type": HEALING_SET, "name": name, "value": value}
 
 
 def starting_statuses(entry: Entry) -> list[tuple[list[int], int | None, list[int], bool]]:
