@@ -8,8 +8,9 @@ written (a controller's provision, a command run inside a caller's transaction, 
 logged before this projection existed) is passed by, its rows being there already.
 
 Every applier is idempotent: applying an entry a second time (a catch-up that died
-before recording its offset) leaves the rows as once, and writes no second event row
-(events keep the entry's offset).
+before recording its offset, or a replay of the log from an earlier offset) leaves the
+rows as once, and writes no second event row (events keep the entry's offset). A topic
+keeps its row's id when its entry is applied again, since the engine's entries name it.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from cluster.core.partitions import initial_partition_status
 from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.core.spus import SpuResolution, SpuType
-from cluster.models import ClusterState, Event, Spu, Topic
+from cluster.models import ClusterState, Event, Partition, Spu, Topic
 from cluster.projections import aggregates
 
 Entry = dict[str, Any]
@@ -50,26 +51,34 @@ def _event(entry: Entry, object_type: str, name: object, operation: str,
 
 
 def _topic_create(entry: Entry) -> list[Event]:
+    """The topic's row (written again with the entry's values when it exists: a replay of
+    the log keeps the row's id, which the engine's entries name) and, when none are
+    there, its partitions' rows."""
     name, settings = entry["topic"], entry["settings"]
-    if Topic.objects.filter(name=name).exists():
-        return []  # applied already
     cheap_toast_compression()
     provisioned = "replica_map" in entry
     replica_map = entry["replica_map"] if provisioned else []
     manual = entry.get("manual_map")
     if settings.get("manual") and manual is None:
         manual = replica_map  # a provisioned manual topic's map is the file's
-    topic = Topic(name=name, partitions=settings["partition_count"],
-                  replication_factor=settings["replication"],
-                  ignore_rack_assignment=settings["ignore_rack_assignment"],
-                  manual_replica_map=manual, min_lrs=settings["min_lrs"],
-                  max_lag=settings["max_lag"],
-                  unclean_leader_election=settings["unclean_leader_election"],
-                  resolution=entry["resolution"], reason=entry.get("reason", ""),
-                  replica_map=replica_map, assignment_start=entry.get("start_index"))
-    topic.save(force_insert=True)
-    if provisioned:
-        _create_partitions(topic.pk, entry)
+    fields = {"partitions": settings["partition_count"],
+              "replication_factor": settings["replication"],
+              "ignore_rack_assignment": settings["ignore_rack_assignment"],
+              "manual_replica_map": manual, "min_lrs": settings["min_lrs"],
+              "max_lag": settings["max_lag"],
+              "unclean_leader_election": settings["unclean_leader_election"],
+              "resolution": entry["resolution"], "reason": entry.get("reason", ""),
+              "replica_map": replica_map, "assignment_start": entry.get("start_index")}
+    pk = Topic.objects.filter(name=name).values_list("pk", flat=True).first()
+    if pk is None:
+        # One INSERT with the map in it: an UPDATE after it wrote 1.4 MB of JSON again.
+        topic = Topic(name=name, **fields)
+        topic.save(force_insert=True)
+        pk = topic.pk
+    else:
+        Topic.objects.filter(pk=pk).update(**fields)
+    if provisioned and not Partition.objects.filter(topic_id=pk).exists():
+        _create_partitions(pk, entry)
     if entry.get("cursor") is not None:
         # The cursor the command read plus what it used: the same on a second application.
         ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
@@ -122,12 +131,12 @@ def _topic_update(entry: Entry) -> list[Event]:
 
 def _spu_register(entry: Entry) -> list[Event]:
     spu = entry["spu"]
-    _, created = Spu.objects.get_or_create(
-        id=spu, defaults={"spu_type": SpuType.CUSTOM.value, "rack": entry["rack"],
-                          "public_endpoint": entry["public"],
-                          "private_endpoint": entry["private"]})
-    if not created:
-        return []
+    Spu.objects.update_or_create(
+        id=spu, defaults={"rack": entry["rack"], "public_endpoint": entry["public"],
+                          "private_endpoint": entry["private"]},
+        create_defaults={"spu_type": SpuType.CUSTOM.value, "rack": entry["rack"],
+                         "public_endpoint": entry["public"],
+                         "private_endpoint": entry["private"]})
     return [_event(entry, "spu", spu, "register", {"rack": entry["rack"],
                                                   "public": entry["public"],
                                                   "private": entry["private"]})]
