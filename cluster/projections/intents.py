@@ -79,15 +79,38 @@ def _topic_create(entry: Entry) -> list[Event]:
         Topic.objects.filter(pk=pk).update(**fields)
     if provisioned and not Partition.objects.filter(topic_id=pk).exists():
         _create_partitions(pk, entry)
+    _set_cursor(entry)
+    return [_event(entry, "topic", name, "create", settings), *_transitions(entry)]
+
+
+def _topic_provision(entry: Entry) -> list[Event]:
+    """A waiting topic decided again: its status, and its partitions once provisioned."""
+    name = entry["topic"]
+    fields: dict[str, Any] = {"resolution": entry["resolution"],
+                              "reason": entry.get("reason", "")}
+    if "replica_map" in entry:
+        fields.update(replica_map=entry["replica_map"], assignment_start=entry["start_index"])
+    if not Topic.objects.filter(pk=entry["topic_pk"], name=name).update(**fields):
+        return []  # deleted since
+    if "replica_map" in entry and not Partition.objects.filter(
+            topic_id=entry["topic_pk"]).exists():
+        cheap_toast_compression()
+        _create_partitions(entry["topic_pk"], entry)
+    _set_cursor(entry)
+    return _transitions(entry)
+
+
+def _set_cursor(entry: Entry) -> None:
     if entry.get("cursor") is not None:
         # The cursor the command read plus what it used: the same on a second application.
         ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
             assignment_cursor=entry["cursor"])
-    out = [_event(entry, "topic", name, "create", settings)]
-    out += [_event(entry, "topic", name, "resolution", {"from": before, "to": after},
+
+
+def _transitions(entry: Entry) -> list[Event]:
+    return [_event(entry, "topic", entry["topic"], "resolution", {"from": before, "to": after},
                    entry.get("reason", ""), actor=CONTROLLER)
             for before, after in entry.get("transitions", ())]
-    return out
 
 
 def _create_partitions(pk: int, entry: Entry) -> None:
@@ -182,7 +205,8 @@ def _outage(entry: Entry) -> list[Event]:
 
 
 _APPLIERS: dict[str, Callable[[Entry], list[Event]]] = {
-    intents.TOPIC_CREATE: _topic_create, intents.TOPIC_DELETE: _topic_delete,
+    intents.TOPIC_CREATE: _topic_create, intents.TOPIC_PROVISION: _topic_provision,
+    intents.TOPIC_DELETE: _topic_delete,
     intents.TOPIC_UPDATE: _topic_update, intents.SPU_REGISTER: _spu_register,
     intents.SPU_UNREGISTER: _spu_unregister, intents.SPU_UPDATE: _spu_update,
     intents.SPU_STATUS: _spu_status, intents.OUTAGE: _outage,

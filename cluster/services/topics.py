@@ -7,23 +7,19 @@ from typing import Any
 from itertools import chain
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
 from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
-from cluster.core.partitions import (UnderReplicatedStart, initial_partition_status,
-                                     under_replicated_starts, under_replicated_summary)
+from cluster.core.partitions import (UnderReplicatedStart, under_replicated_starts,
+                                     under_replicated_summary)
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE, TopicDecision,
                                            TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.adapters.partition_rows import insert_partitions
 from cluster.core.replication import intents
-from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
-from cluster.projections import aggregates
-from cluster.services.events import Actor, log_event, log_intent, record_intent
+from cluster.services.events import Actor, record_intent
 from cluster.perf import gc_paused
 
 CONTROLLER = "topic-controller"
@@ -237,90 +233,46 @@ def _create_entry(spec: TopicSpec, settings: dict[str, object], decision: TopicD
     return entry
 
 
-def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
-    """Store the controller's decision on a stored topic: status, partitions, cursor,
-    events."""
-    _set_decision(topic, decision)
-    online = _provision(topic, decision)
-    topic.save(update_fields=["resolution", "reason", "replica_map",
-                              "assignment_start", "updated_at"])
-    if online is not None:
-        log_intent(CONTROLLER, intents.topic_provision(topic.name, topic.pk,
-                                                       topic.replica_map, online))
-    _log_transitions(topic, decision)
-
-
-def _set_decision(topic: Topic, decision: TopicDecision) -> None:
-    topic.resolution = decision.resolution.value
-    topic.reason = decision.reason
-    if decision.resolution is TopicResolution.PROVISIONED:
-        topic.replica_map = decision.replica_map
-        topic.assignment_start = decision.start_index
-
-
-def _provision(topic: Topic, decision: TopicDecision,
-               status: PartitionStatuses | None = None) -> set[int] | None:
-    """The partitions' rows of a provisioned topic; the SPUs online when they were made
-    (None when the topic waits: no partitions)."""
-    if decision.resolution is not TopicResolution.PROVISIONED:
-        return None
-    online = _create_partitions(topic, decision.replica_map, status)
-    _advance_cursor(decision.indexes_used)
-    return online
-
-
-def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
-    for before, after in decision.transitions:
-        log_event(CONTROLLER, "topic", topic.name, "resolution",
-                  {"from": before.value, "to": after.value}, result=decision.reason)
-
-
-def _create_partitions(topic: Topic, replica_map: ReplicaMap,
-                       status: PartitionStatuses | None = None) -> set[int]:
-    online = _online_spus()
-    if status is not None:
-        leaders, lrs = list(status[0]), [list(live) for live in status[1]]
-        resolutions = [Resolution.OFFLINE.value if lead is None else Resolution.ONLINE.value
-                       for lead in leaders]
-    elif _offline_named(replica_map, online):
-        statuses = [initial_partition_status(replicas, online) for replicas in replica_map]
-        leaders = [s.leader for s in statuses]
-        lrs = [s.lrs for s in statuses]
-        resolutions = [s.resolution for s in statuses]
-    else:  # every replica's SPU is online: each starts Online, led by its first replica
-        leaders = [replicas[0] for replicas in replica_map]
-        lrs, resolutions = replica_map, [Resolution.ONLINE.value] * len(replica_map)
-    insert_partitions(topic.pk, replica_map, leaders, lrs, resolutions)
-    aggregates.add_columns(topic.pk, replica_map, leaders, lrs)
-    return online
-
-
 def _offline_named(replica_map: ReplicaMap, online: set[int]) -> set[int]:
     """SPUs the map names that are not online (a set built in C, not a loop per partition)."""
     return set(chain.from_iterable(replica_map)) - online
 
 
-def _advance_cursor(used: int) -> None:
-    if used:
-        ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
-            assignment_cursor=F("assignment_cursor") + used)
-
-
-@transaction.atomic
 def topics_reconcile_waiting(*, by: Actor = CONTROLLER) -> list[str]:
     """A cluster change: re-evaluate Pending and InsufficientResources topics (003's Add
-    SPU) and InvalidConfig ones, which a changed cluster may cure (a rack mix)."""
-    waiting = Topic.objects.select_for_update().filter(
-        resolution__in=[r.value for r in REVISITED_ON_CLUSTER_CHANGE]).order_by("created_at", "id")
-    placements, changed = _placements(), []
-    for topic in waiting:
-        # The cursor is read again per topic: each provisioned topic moves it.
-        decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
-                                   placements, _cursor(lock=True))
-        if decision.transitions:
-            _apply_decision(topic, decision)
-            changed.append(topic.name)
+    SPU) and InvalidConfig ones, which a changed cluster may cure (a rack mix).
+
+    Each decision that changes a topic is a topic-provision intent, logged first; the
+    store's projection writes the topic's status and partitions from it."""
+    log_first = not connection.in_atomic_block
+    with transaction.atomic():
+        waiting = Topic.objects.select_for_update().filter(
+            resolution__in=[r.value for r in REVISITED_ON_CLUSTER_CHANGE]
+        ).order_by("created_at", "id")
+        placements, changed = _placements(), []
+        for topic in waiting:
+            # The cursor is read again per topic: each provisioned topic moves it.
+            cursor = _cursor(lock=True)
+            decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
+                                       placements, cursor)
+            if decision.transitions:
+                record_intent(by, _provision_entry(topic, decision, cursor), inside=log_first)
+                changed.append(topic.name)
     return changed
+
+
+def _provision_entry(topic: Topic, decision: TopicDecision, cursor: int) -> dict[str, Any]:
+    provisioned = _provisioned(decision)
+    entry = intents.topic_provision(topic.name, topic.pk,
+                                    decision.replica_map if provisioned else None,
+                                    _online_spus() if provisioned else ())
+    entry.update(resolution=decision.resolution.value, reason=decision.reason,
+                 transitions=[[b.value, a.value] for b, a in decision.transitions])
+    if provisioned:
+        entry["start_index"] = decision.start_index
+        if decision.indexes_used:
+            entry["cursor"] = cursor + decision.indexes_used
+    return entry
 
 
 def _spec_of(topic: Topic) -> TopicSpec:

@@ -57,6 +57,7 @@ def commands() -> None:
     run("rack", "online", "c")
     run("topic", "create", "t", "-p", "3", "-r", "2", "--min-lrs", "2")
     run("topic", "create", "waits", "-p", "1", "-r", "4")  # too few SPUs: no partitions
+    run("spu", "register", "--id", "4", "--rack", "c")  # the controller provisions it
     run("rack", "offline", "a", "--no-wait")
 
 
@@ -103,6 +104,7 @@ def test_the_rows_are_rebuilt_from_the_log_alone(redis_url):
     commands()
     before = rows()
     assert before["partitions"] and before["events"]
+    assert [p[0] for p in before["partitions"]].count("waits") == 1
     # Lose what the commands wrote (the topics' rows keep only their names and ids, which
     # the engine's entries name), and where the store had got to in the log.
     Spu.objects.all().delete()

@@ -59,10 +59,12 @@ def topic_create(topic: str, topic_pk: int | None, settings: Entry,
     return entry if replica_map is None else {**entry, **_placement(replica_map, online)}
 
 
-def topic_provision(topic: str, topic_pk: int, replica_map: Sequence[Sequence[int]],
+def topic_provision(topic: str, topic_pk: int, replica_map: Sequence[Sequence[int]] | None,
                     online: Collection[int]) -> Entry:
-    return {"type": TOPIC_PROVISION, "topic": topic, "topic_pk": topic_pk,
-            **_placement(replica_map, online)}
+    """A waiting topic a cluster change decided again: with its partitions when it was
+    provisioned, else only its new status (in the fields the service adds)."""
+    entry: Entry = {"type": TOPIC_PROVISION, "topic": topic, "topic_pk": topic_pk}
+    return entry if replica_map is None else {**entry, **_placement(replica_map, online)}
 
 
 def topic_delete(topic: str, topic_pk: int) -> Entry:
