@@ -32,15 +32,18 @@ log = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def catch_up() -> list[Event]:
-    """Apply what the store has not applied yet; return the events it wrote."""
+def catch_up(known: Entry | None = None) -> list[Event]:
+    """Apply what the store has not applied yet; return the events it wrote.
+
+    ``known``: an entry this process has just appended, applied as it is in memory
+    instead of read back (decoding a 100,000-partition topic's map cost 0.17 s)."""
     written: list[Event] = []
     if metadata_log.head() <= applied_offset():
         return written  # nothing new: no write lock taken (most units of work append nothing)
     while True:
         with transaction.atomic():
             applied = _lock_applied_offset()
-            entries = metadata_log.read(applied + 1, BATCH)
+            entries = _read(applied + 1, known)
             if entries:
                 written += apply_entries(entries)
                 ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
@@ -48,6 +51,15 @@ def catch_up() -> list[Event]:
         if len(entries) < BATCH:
             break
     return written
+
+
+def _read(first: int, known: Entry | None) -> list[Entry]:
+    if known is None or known.offset < first:
+        return metadata_log.read(first, BATCH)
+    before = metadata_log.read(first, BATCH, last=known.offset - 1)
+    if len(before) == BATCH:
+        return before
+    return [*before, known, *metadata_log.read(known.offset + 1, BATCH - len(before) - 1)]
 
 
 def _lock_applied_offset() -> int:

@@ -98,22 +98,18 @@ def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> 
         _apply_now(stamped)
         log_intent(by, entry)
         return None
+    logged = {**stamped, intent_rows.LOG_FIRST: True, "at": int(time.time() * 1000)}
     try:
-        offset = _append(stamped)
+        with bound_to_store():
+            ensure_hot_state_is_ours()
+            offset = metadata_log.append_intent(logged, floor=store_projection.applied_offset())
     except (redis.exceptions.RedisError, HotStateMismatch) as exc:
         log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
         with transaction.atomic():
             _apply_now(stamped)
         return None
-    announce(store_projection.catch_up())
+    announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
     return offset
-
-
-def _append(entry: dict[str, Any]) -> int:
-    with bound_to_store():
-        ensure_hot_state_is_ours()
-        return metadata_log.append_intent({**entry, intent_rows.LOG_FIRST: True},
-                                          floor=store_projection.applied_offset())
 
 
 def _apply_now(entry: dict[str, Any]) -> None:
