@@ -54,21 +54,8 @@ def _topic_create(entry: Entry) -> list[Event]:
     """The topic's row (written again with the entry's values when it exists: a replay of
     the log keeps the row's id, which the engine's entries name) and, when none are
     there, its partitions' rows."""
-    name, settings = entry["topic"], entry["settings"]
+    name, fields = entry["topic"], _topic_fields(entry)
     cheap_toast_compression()
-    provisioned = "replica_map" in entry
-    replica_map = entry["replica_map"] if provisioned else []
-    manual = entry.get("manual_map")
-    if settings.get("manual") and manual is None:
-        manual = replica_map  # a provisioned manual topic's map is the file's
-    fields = {"partitions": settings["partition_count"],
-              "replication_factor": settings["replication"],
-              "ignore_rack_assignment": settings["ignore_rack_assignment"],
-              "manual_replica_map": manual, "min_lrs": settings["min_lrs"],
-              "max_lag": settings["max_lag"],
-              "unclean_leader_election": settings["unclean_leader_election"],
-              "resolution": entry["resolution"], "reason": entry.get("reason", ""),
-              "replica_map": replica_map, "assignment_start": entry.get("start_index")}
     pk = Topic.objects.filter(name=name).values_list("pk", flat=True).first()
     if pk is None:
         # One INSERT with the map in it: an UPDATE after it wrote 1.4 MB of JSON again.
@@ -77,10 +64,26 @@ def _topic_create(entry: Entry) -> list[Event]:
         pk = topic.pk
     else:
         Topic.objects.filter(pk=pk).update(**fields)
-    if provisioned and not Partition.objects.filter(topic_id=pk).exists():
+    if "replica_map" in entry and not Partition.objects.filter(topic_id=pk).exists():
         _create_partitions(pk, entry)
     _set_cursor(entry)
-    return [_event(entry, "topic", name, "create", settings), *_transitions(entry)]
+    return [_event(entry, "topic", name, "create", entry["settings"]), *_transitions(entry)]
+
+
+def _topic_fields(entry: Entry) -> dict[str, Any]:
+    settings = entry["settings"]
+    replica_map = entry.get("replica_map", [])
+    manual = entry.get("manual_map")
+    if settings.get("manual") and manual is None:
+        manual = replica_map  # a provisioned manual topic's map is the file's
+    return {"partitions": settings["partition_count"],
+            "replication_factor": settings["replication"],
+            "ignore_rack_assignment": settings["ignore_rack_assignment"],
+            "manual_replica_map": manual, "min_lrs": settings["min_lrs"],
+            "max_lag": settings["max_lag"],
+            "unclean_leader_election": settings["unclean_leader_election"],
+            "resolution": entry["resolution"], "reason": entry.get("reason", ""),
+            "replica_map": replica_map, "assignment_start": entry.get("start_index")}
 
 
 def _topic_provision(entry: Entry) -> list[Event]:

@@ -3,7 +3,8 @@
 ``catch_up`` applies every entry past ``ClusterState.applied_offset`` in offset
 order, in one transaction per batch that also advances the offset: partition
 status (replicas, preferred leader, leader, LRS, resolution, leader epoch),
-topic replica maps, SPU statuses the engine decided, and events. Entries carry
+topic replica maps, SPU statuses the engine decided, the rows of operators' intents
+logged first (cluster/projections/intents.py), and events. Entries carry
 whole statuses, so applying one twice changes nothing; the first write of the
 transaction takes the state row's lock (PostgreSQL) or the database's write
 lock (SQLite), so two processes catching up never interleave.
@@ -125,8 +126,8 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
 
 def _settle_pending(statuses: dict[tuple[int, int], list[Any]],
                     maps: dict[int, dict[int, list[int]]], data: dict[str, Any]) -> None:
-    """Before a topic is deleted, write what the batch holds for its rows (the counts
-    must see them) and drop nothing: the deletion removes them with the topic."""
+    """Before a topic is deleted, write the statuses the batch holds so far: the counts
+    it uncounts must be the rows' latest, and the deletion then removes them."""
     if data["type"] != "topic-delete" or not statuses:
         return
     aggregates.apply_changes(statuses)

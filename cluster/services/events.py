@@ -1,4 +1,6 @@
-"""The event log: every service records what it changed and who asked.
+"""The event log: every service records what it changed and who asked; operators'
+changes are intents appended to the metadata log first (``record_intent``), whose event
+rows the store's projection writes.
 
 Each logged event is also announced to open pages (cluster/live.py) once the
 transaction commits, with the changed SPU or topic as stored then, so a
