@@ -194,9 +194,10 @@ def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
     # One transaction holds the cursor's row while the start is chosen and logged: two
     # creations never get the same start.
     with transaction.atomic():
+        cursor = _cursor(lock=True)
+        # After the lock: a creation of the same name that held it has committed by now.
         if Topic.objects.filter(name=spec.name).exists():
             raise Conflict(f"topic {spec.name!r} already exists", field="name")
-        cursor = _cursor(lock=True)
         decision = _decide_or_refuse(spec, cursor)
         record_intent(by, _create_entry(spec, settings, decision, cursor, status),
                       inside=log_first)
