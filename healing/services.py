@@ -20,7 +20,8 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from cluster.errors import Conflict, InvalidInput
-from cluster.services.events import Actor, log_event
+from cluster.core.replication import intents
+from cluster.services.events import Actor, log_event, log_intent
 from healing import core
 from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
@@ -63,6 +64,7 @@ def _set_mode(mode: Mode, by: Actor) -> HealingConfig:
         row.mode = mode.value
         row.save(update_fields=["mode", "updated_at"])
         log_event(by, "healing", "mode", "set", {"mode": mode.value})
+        log_intent(by, intents.healing_set("mode", mode.value))
     return row
 
 
@@ -80,6 +82,7 @@ def healing_set(*, name: str, value: str, by: Actor = None) -> core.Settings:
     row.values = values
     row.save(update_fields=["values", "updated_at"])
     log_event(by, "healing", name, "set", {"value": typed})
+    log_intent(by, intents.healing_set(name, typed))
     return current_settings(row)
 
 

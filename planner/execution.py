@@ -21,7 +21,8 @@ from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
 from cluster.models import Spu, Topic
-from cluster.services.events import Actor, actor_name, log_event
+from cluster.core.replication import intents
+from cluster.services.events import Actor, actor_name, log_event, log_intent
 from planner.core.execution import (CANCELLABLE, KEEP, PAUSABLE, RESUMABLE,
                                     RETUNABLE, ExecutionState, Keep, PlanMove, Throttles,
                                     full_bucket, layout_drift, layout_of, pace_started,
@@ -175,8 +176,10 @@ def _apply(plan_id: int, per_spu: int, total: int, rate: int | None,
     moves = plan_moves(plan.moves)
     _check_applicable(plan, moves)
     execution = _claim(plan, moves, per_spu, total, rate, by)
-    log_event(by, "plan", plan.pk, "apply", {"moves": len(moves), "max_moves_per_spu": per_spu,
-                                            "max_moves": total, "throttle_bytes_per_s": rate})
+    params = {"moves": len(moves), "max_moves_per_spu": per_spu, "max_moves": total,
+              "throttle_bytes_per_s": rate}
+    log_event(by, "plan", plan.pk, "apply", params)
+    log_intent(by, intents.plan_control("apply", plan.pk, params))
     transaction.on_commit(_nudge)
     transaction.on_commit(lambda: announce(execution))
     return execution
@@ -241,6 +244,7 @@ def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: Execution
         raise Conflict(f"plan {plan_id} is {state.value}: it cannot be {operation}d now",
                        field="plan_id", details={"state": state.value})
     log_event(by, "plan", plan_id, operation)
+    log_intent(by, intents.plan_control(operation, plan_id))
     transaction.on_commit(_nudge)
     execution.refresh_from_db()
     # Other pages on this plan hear of the pause, resume or cancel before any move ends.

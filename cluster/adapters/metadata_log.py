@@ -129,9 +129,12 @@ def _offset(stream_id: bytes | str) -> int:
     return int(text.split("-", 1)[0])
 
 
-def read(first: int, limit: int = 1000) -> list[Entry]:
-    """Entries from offset ``first`` on, at most ``limit``, in order."""
-    found = client().xrange(stream_key(), min=f"{max(first, 0)}-0", count=limit)
+def read(first: int, limit: int = 1000, last: int | None = None) -> list[Entry]:
+    """Entries from offset ``first`` on (to ``last`` when given), at most ``limit``, in order."""
+    if limit <= 0 or (last is not None and last < first):
+        return []
+    found = client().xrange(stream_key(), min=f"{max(first, 0)}-0",
+                            max="+" if last is None else f"{last}-1", count=limit)
     return [Entry(_offset(sid), json.loads(fields[b"e"])) for sid, fields in found]
 
 

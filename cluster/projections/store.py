@@ -3,7 +3,8 @@
 ``catch_up`` applies every entry past ``ClusterState.applied_offset`` in offset
 order, in one transaction per batch that also advances the offset: partition
 status (replicas, preferred leader, leader, LRS, resolution, leader epoch),
-topic replica maps, SPU statuses the engine decided, and events. Entries carry
+topic replica maps, SPU statuses the engine decided, the rows of operators' intents
+logged first (cluster/projections/intents.py), and events. Entries carry
 whole statuses, so applying one twice changes nothing; the first write of the
 transaction takes the state row's lock (PostgreSQL) or the database's write
 lock (SQLite), so two processes catching up never interleave.
@@ -25,22 +26,25 @@ from django.db.models import F
 from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import Entry
 from cluster.models import ClusterState, Event, Partition, Spu, Topic
-from cluster.projections import aggregates
+from cluster.projections import aggregates, intents
 from cluster.projections.events import events_of
 
 log = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def catch_up() -> list[Event]:
-    """Apply what the store has not applied yet; return the events it wrote."""
+def catch_up(known: Entry | None = None) -> list[Event]:
+    """Apply what the store has not applied yet; return the events it wrote.
+
+    ``known``: an entry this process has just appended, applied as it is in memory
+    instead of read back (decoding a 100,000-partition topic's map cost 0.17 s)."""
     written: list[Event] = []
     if metadata_log.head() <= applied_offset():
         return written  # nothing new: no write lock taken (most units of work append nothing)
     while True:
         with transaction.atomic():
             applied = _lock_applied_offset()
-            entries = metadata_log.read(applied + 1, BATCH)
+            entries = _read(applied + 1, known)
             if entries:
                 written += apply_entries(entries)
                 ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
@@ -48,6 +52,15 @@ def catch_up() -> list[Event]:
         if len(entries) < BATCH:
             break
     return written
+
+
+def _read(first: int, known: Entry | None) -> list[Entry]:
+    if known is None or known.offset < first:
+        return metadata_log.read(first, BATCH)
+    before = metadata_log.read(first, BATCH, last=known.offset - 1)
+    if len(before) == BATCH:
+        return before
+    return [*before, known, *metadata_log.read(known.offset + 1, BATCH - len(before) - 1)]
 
 
 def _lock_applied_offset() -> int:
@@ -85,6 +98,14 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
             _apply_spu(data)
         elif kind == "hot-state-lost":
             _apply_loss(data)
+        elif intents.is_log_first(data):
+            # The rows an operator's command asked for; an entry before it, of a topic it
+            # deletes, must not write rows that are gone.
+            _settle_pending(statuses, maps, data)
+            made = intents.apply(data)
+            for event in made:
+                event.log_offset = offset
+            events += made
         for event in events_of(offset, data):
             event.log_offset = offset
             events.append(event)
@@ -101,6 +122,19 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
             seen.add(event.log_offset)
     Event.objects.bulk_create(events, batch_size=1000, ignore_conflicts=True)
     return events
+
+
+def _settle_pending(statuses: dict[tuple[int, int], list[Any]],
+                    maps: dict[int, dict[int, list[int]]], data: dict[str, Any]) -> None:
+    """Before a topic is deleted, write the statuses the batch holds so far: the counts
+    it uncounts must be the rows' latest, and the deletion then removes them."""
+    if data["type"] != "topic-delete" or not statuses:
+        return
+    aggregates.apply_changes(statuses)
+    _write_statuses(statuses)
+    _write_maps(maps)
+    statuses.clear()
+    maps.clear()
 
 
 def _row(data: dict[str, Any]) -> list[Any]:

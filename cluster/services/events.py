@@ -1,4 +1,6 @@
-"""The event log: every service records what it changed and who asked.
+"""The event log: every service records what it changed and who asked; operators'
+changes are intents appended to the metadata log first (``record_intent``), whose event
+rows the store's projection writes.
 
 Each logged event is also announced to open pages (cluster/live.py) once the
 transaction commits, with the changed SPU or topic as stored then, so a
@@ -7,6 +9,7 @@ rolled-back change is never announced; the live batches coalesce them.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import redis
@@ -15,7 +18,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import note
@@ -23,8 +26,9 @@ from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
 from cluster.models import Event
+from cluster.projections import intents as intent_rows
 from cluster.projections import store as store_projection
-from cluster.projections.announce import announce_after_commit
+from cluster.projections.announce import announce, announce_after_commit
 
 # Who asked: a signed-in user, a controller's or a command's name, or None for the system.
 Actor: TypeAlias = "AbstractBaseUser | AnonymousUser | str | None"
@@ -77,3 +81,42 @@ def _append_intent(entry: dict[str, Any]) -> None:
             metadata_log.append_intent(entry, floor=store_projection.applied_offset())
     except (redis.exceptions.RedisError, HotStateMismatch) as exc:
         log.warning("intent %s not logged: %s", entry["type"], exc)
+
+
+def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> int | None:
+    """Log first (issue 32): append an operator's validated change to the metadata log,
+    then bring the store's projection up to it, which writes the rows and the event rows
+    from the entry; returns its offset once the rows are there.
+
+    Two cases write the rows at once instead, through the same projection, and log the
+    entry after them as before: a caller's own transaction (its rollback must undo the
+    change, and the log cannot be rolled back), and a Redis that cannot be written (the
+    rows are the truth the engine adopts; only the entry is missing). Both return None.
+    ``inside``: the caller opened its transaction for this write (to hold a lock while it
+    decides and logs), so the log is still written first.
+    """
+    stamped = {**entry, "by": actor_name(by)}
+    if connection.in_atomic_block and not inside:
+        _apply_now(stamped)
+        log_intent(by, entry)
+        return None
+    logged = {**stamped, intent_rows.LOG_FIRST: True, "at": int(time.time() * 1000)}
+    try:
+        with bound_to_store():
+            ensure_hot_state_is_ours()
+            offset = metadata_log.append_intent(logged, floor=store_projection.applied_offset())
+    except (redis.exceptions.RedisError, HotStateMismatch) as exc:
+        log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
+        with transaction.atomic():
+            _apply_now(stamped)
+        return None
+    announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
+    return offset
+
+
+def _apply_now(entry: dict[str, Any]) -> None:
+    if "at" not in entry:
+        entry["at"] = int(time.time() * 1000)
+    events = intent_rows.apply(entry)
+    Event.objects.bulk_create(events)
+    announce(events)

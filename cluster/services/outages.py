@@ -1,5 +1,7 @@
 """Outages: take SPUs or whole racks offline and back, or kill an SPU's loop.
 
+Each is logged first (issue 32): the outage intent, with who asked, then the SPUs'
+``spu-status`` intents, whose projection is the store's status.
 ``offline`` / ``online`` change the SPU's status in the store, as the SC's
 connection manager would; the next replication step turns that into the
 core's SpuOffline / SpuOnline and the elections follow. ``kill`` stops the
@@ -17,7 +19,7 @@ from cluster.core.replication import Resolution, intents
 from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, record_intent
 from cluster.services.settle import kick, settle_elections, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
@@ -108,8 +110,8 @@ def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
         return _as_it_was(spu_id, SpuResolution.OFFLINE.value,
                           f"SPU {spu_id} is already offline: nothing changed")
     result = _down([spu_id], SpuResolution.OFFLINE.value)
+    record_intent(by, intents.outage("offline", [spu_id]))
     spu_set_resolution(spu_id=spu_id, resolution=SpuResolution.OFFLINE, by=by)
-    log_intent(by, intents.outage("offline", [spu_id]))
     return result
 
 
@@ -120,15 +122,15 @@ def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
         return _as_it_was(spu_id, SpuResolution.ONLINE.value,
                           f"SPU {spu_id} is already online: nothing changed")
     result = _up([spu_id], SpuResolution.ONLINE.value)
-    _start(spu_id, by)
-    log_intent(by, intents.outage("online", [spu_id]))
+    record_intent(by, intents.outage("online", [spu_id]))
+    _start(spu_id)
     return result
 
 
-def _start(spu_id: int, by: Actor) -> None:
+def _start(spu_id: int) -> None:
+    """The loop restarts (its ``start`` event is the outage entry's) and reconnects."""
     hot_state.revive(spu_id)
     hot_state.forget_heartbeat(spu_id)
-    log_event(by, "spu", spu_id, "start")
     spu_connect(spu_id=spu_id)
 
 
@@ -139,9 +141,8 @@ def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
         return _as_it_was(spu_id, spu.resolution,
                           f"SPU {spu_id}'s loop is already killed: nothing changed")
     result = _down([spu_id], spu.resolution)
+    record_intent(by, intents.outage("kill", [spu_id]))
     hot_state.kill(spu_id)
-    log_event(by, "spu", spu_id, "kill")
-    log_intent(by, intents.outage("kill", [spu_id]))
     return result
 
 
@@ -159,17 +160,16 @@ def rack_offline(*, rack: str, by: Actor = None) -> OutageResult:
 
 def rack_online(*, rack: str, by: Actor = None) -> OutageResult:
     ids = _rack_spus(rack)
-    return _rack_change(rack, _up(ids, SpuResolution.ONLINE.value), by,
-                        lambda spu_id: _start(spu_id, by))
+    return _rack_change(rack, _up(ids, SpuResolution.ONLINE.value), by, _start)
 
 
 def _rack_change(rack: str, result: OutageResult, by: Actor,
                  change: Callable[[int], object]) -> OutageResult:
     operation = "offline" if result.going_down else "online"
-    log_event(by, "rack", rack, operation, {"spus": result.spus})
+    # The operator's intent first (its projection writes the rack's event), then each SPU.
+    record_intent(by, intents.outage(operation, result.spus, rack=rack))
     for spu_id in result.spus:
         change(spu_id)
-    log_intent(by, intents.outage(operation, result.spus, rack=rack))
     return result
 
 

@@ -23,7 +23,7 @@ from cluster.adapters.hot_state import HotState
 from cluster.metrics.hooks import count_produce
 from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
-from cluster.services.events import log_event, log_intent
+from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.settle import ensure_replicated, settle
 from cluster.services.replication import followers_fetch, run_locked
@@ -281,9 +281,8 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
     if topic is None:
         raise NotFound(f"topic {name!r} not found", field="name")
     if topic.producer_rate != rate:
-        Topic.objects.filter(pk=topic.pk).update(producer_rate=rate)
-        log_event(by, "topic", name, "producer-rate", {"from": topic.producer_rate, "to": rate})
-        log_intent(by, intents.topic_update(name, {"producer_rate": {
+        # The log first: the store's projection writes the row from the entry.
+        record_intent(by, intents.topic_update(name, {"producer_rate": {
             "from": topic.producer_rate, "to": rate}}))
         topic.producer_rate = rate
     return topic

@@ -1,7 +1,6 @@
 """SPU use cases: register, unregister, connect (connection manager), status."""
 from __future__ import annotations
 
-from django.db import transaction
 from django.utils import timezone
 
 from cluster.core.replication import intents
@@ -10,7 +9,7 @@ from cluster.core.spus import (SpuResolution, SpuType, admit_connection,
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu
 from cluster.selectors.filters import topics_on_spus
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, log_event, record_intent
 from cluster.services.topics import topics_reconcile_waiting
 
 # The SPU ports of 003's example spec.
@@ -27,26 +26,22 @@ def _input_problem(spu_id: int, rack: str, public: str, private: str
     return next(((f, m) for f, m in checks if m), None)
 
 
-@transaction.atomic
 def spu_register(*, spu_id: int, rack: str = "", public: str = "",
                  private: str = "", by: Actor = None) -> Spu:
-    """Register a custom SPU; then re-evaluate topics waiting for SPUs (003)."""
+    """Register a custom SPU; then re-evaluate topics waiting for SPUs (003).
+
+    The log first (issue 32): the spu-register intent, whose projection is the row."""
     problem = _input_problem(spu_id, rack, public, private)
     if problem:
         raise InvalidInput(problem[1], field=problem[0])
     if Spu.objects.filter(pk=spu_id).exists():
         raise Conflict(f"SPU {spu_id} is already registered", field="id")
-    spu = Spu.objects.create(id=spu_id, spu_type=SpuType.CUSTOM.value, rack=rack,
-                             public_endpoint=public or DEFAULT_PUBLIC,
-                             private_endpoint=private or DEFAULT_PRIVATE)
-    log_event(by, "spu", spu_id, "register",
-              {"rack": rack, "public": spu.public_endpoint, "private": spu.private_endpoint})
-    log_intent(by, intents.spu_register(spu_id, rack, spu.public_endpoint, spu.private_endpoint))
+    record_intent(by, intents.spu_register(spu_id, rack, public or DEFAULT_PUBLIC,
+                                           private or DEFAULT_PRIVATE))
     topics_reconcile_waiting()
-    return spu
+    return Spu.objects.get(pk=spu_id)
 
 
-@transaction.atomic
 def spu_unregister(*, spu_id: int, force: bool = False, by: Actor = None) -> None:
     """Refused while the SPU holds replicas (drain it first) unless ``force``."""
     spu = Spu.objects.filter(pk=spu_id).select_related("group").first()
@@ -60,9 +55,7 @@ def spu_unregister(*, spu_id: int, force: bool = False, by: Actor = None) -> Non
         raise Conflict(f"SPU {spu_id} still holds replicas of {_topic_list(hosted)}: drain it "
                        f"first (spu drain {spu_id}) or unregister with --force",
                        field="id", details={"topics": hosted})
-    spu.delete()
-    log_event(by, "spu", spu_id, "unregister", {"forced": force} if force else None)
-    log_intent(by, intents.spu_unregister(spu_id, force))
+    record_intent(by, intents.spu_unregister(spu_id, force))
     topics_reconcile_waiting()
 
 
@@ -72,11 +65,10 @@ def _topic_list(names: list[str], shown: int = 5) -> str:
     return f"topic{'s' if len(names) > 1 else ''} {text}" + (f" and {more} more" if more > 0 else "")
 
 
-@transaction.atomic
 def spu_update(*, spu_id: int, rack: str | None = None, public: str | None = None,
                private: str | None = None, by: Actor = None) -> Spu:
     """003's Modify SPU: a new rack or endpoints; None leaves a field as it is."""
-    spu = Spu.objects.select_for_update().filter(pk=spu_id).first()
+    spu = Spu.objects.filter(pk=spu_id).first()
     if spu is None:
         raise NotFound(f"SPU {spu_id} is not registered", field="id")
     wanted = {"rack": spu.rack if rack is None else rack,
@@ -89,10 +81,8 @@ def spu_update(*, spu_id: int, rack: str | None = None, public: str | None = Non
     changed = {k: {"from": getattr(spu, k), "to": v} for k, v in wanted.items()
                if getattr(spu, k) != v}
     if changed:
-        Spu.objects.filter(pk=spu_id).update(**{k: c["to"] for k, c in changed.items()})
+        record_intent(by, intents.spu_update(spu_id, changed))
         spu.refresh_from_db()
-        log_event(by, "spu", spu_id, "update", changed)
-        log_intent(by, intents.spu_update(spu_id, changed))
         topics_reconcile_waiting()
     return spu
 
@@ -112,19 +102,16 @@ def spu_connect(*, spu_id: int) -> Spu:
                               by="connection-manager")
 
 
-@transaction.atomic
 def spu_set_resolution(*, spu_id: int, resolution: SpuResolution,
                        by: Actor = "spu-controller") -> Spu:
-    spu = Spu.objects.select_for_update().filter(pk=spu_id).first()
+    """The spu-status intent first; the store's projection writes the row from it."""
+    spu = Spu.objects.filter(pk=spu_id).first()
     if spu is None:
         raise NotFound(f"SPU {spu_id} is not registered", field="id")
-    previous = spu.resolution
-    spu.resolution = resolution.value
-    if resolution is SpuResolution.ONLINE:
-        spu.last_heartbeat = timezone.now()
-    spu.save(update_fields=["resolution", "last_heartbeat"])
-    if previous != resolution.value:
-        log_event(by, "spu", spu_id, "resolution",
-                  {"from": previous, "to": resolution.value})
-        log_intent(by, intents.spu_status(spu_id, previous, resolution.value))
+    if spu.resolution != resolution.value:
+        record_intent(by, intents.spu_status(spu_id, spu.resolution, resolution.value))
+    elif resolution is SpuResolution.ONLINE:
+        # Not a change of state: only the heartbeat's time, which no entry carries.
+        Spu.objects.filter(pk=spu_id).update(last_heartbeat=timezone.now())
+    spu.refresh_from_db()
     return spu

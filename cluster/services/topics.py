@@ -3,26 +3,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from itertools import chain
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 
 from cluster.core.assignment import ReplicaMap, SpuPlacement
 from cluster.core.manual_assignment import InvalidReplicaMap, parse_assignment
-from cluster.core.partitions import (UnderReplicatedStart, initial_partition_status,
-                                     under_replicated_starts, under_replicated_summary)
+from cluster.core.partitions import (UnderReplicatedStart, under_replicated_starts,
+                                     under_replicated_summary)
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import (MAX_LAG, REVISITED_ON_CLUSTER_CHANGE, TopicDecision,
                                            TopicResolution, TopicSpec, reconcile_topic,
                                            spec_problems)
 from cluster.errors import Conflict, InvalidInput, NotFound
-from cluster.adapters.partition_rows import cheap_toast_compression, insert_partitions
 from cluster.core.replication import intents
-from cluster.core.replication.state import Resolution
 from cluster.models import ClusterState, Spu, Topic
-from cluster.projections import aggregates
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, record_intent
 from cluster.perf import gc_paused
 
 CONTROLLER = "topic-controller"
@@ -188,92 +185,53 @@ def _short_starts(replica_map: ReplicaMap) -> tuple[UnderReplicatedStart, ...]:
     return tuple(under_replicated_starts(replica_map, online))
 
 
-@transaction.atomic
 def _store_new_topic(spec: TopicSpec, min_lrs: int, max_lag: int,
                      settings: dict[str, object], by: Actor,
                      status: PartitionStatuses | None = None) -> TopicOutcome:
-    if Topic.objects.filter(name=spec.name).exists():
-        raise Conflict(f"topic {spec.name!r} already exists", field="name")
-    decision = _decide_or_refuse(spec, _cursor(lock=True))
-    cheap_toast_compression()
-    topic = Topic(
-        name=spec.name, partitions=spec.partitions,
-        replication_factor=spec.replication,
-        ignore_rack_assignment=spec.ignore_racks,
-        manual_replica_map=spec.manual_map, min_lrs=min_lrs, max_lag=max_lag,
-        unclean_leader_election=bool(settings["unclean_leader_election"]))
-    # The decision goes into the row's INSERT: an UPDATE after it wrote the replica map
-    # (1.4 MB of JSON at 100,000 partitions) a second time.
-    _set_decision(topic, decision)
-    topic.save(force_insert=True)
-    log_event(by, "topic", topic.name, "create", settings)
-    online = _provision(topic, decision, status)
-    log_intent(by, intents.topic_create(topic.name, topic.pk, settings,
-                                        None if online is None else topic.replica_map,
-                                        online or ()))
-    _log_transitions(topic, decision)
-    return TopicOutcome(topic.name, topic.resolution, topic.reason,
-                        topic.replica_map, stored=True,
-                        start_index=topic.assignment_start, settings=settings,
-                        under_replicated=_short_starts(topic.replica_map))
+    """Decide, log the topic-create intent, and let the store's projection write the topic
+    and its partitions from it (issue 32: the log first)."""
+    log_first = not connection.in_atomic_block
+    # One transaction holds the cursor's row while the start is chosen and logged: two
+    # creations never get the same start.
+    with transaction.atomic():
+        cursor = _cursor(lock=True)
+        # After the lock: a creation of the same name that held it has committed by now.
+        if Topic.objects.filter(name=spec.name).exists():
+            raise Conflict(f"topic {spec.name!r} already exists", field="name")
+        decision = _decide_or_refuse(spec, cursor)
+        record_intent(by, _create_entry(spec, settings, decision, cursor, status),
+                      inside=log_first)
+    return TopicOutcome(spec.name, decision.resolution.value, decision.reason,
+                        decision.replica_map if _provisioned(decision) else [], stored=True,
+                        start_index=decision.start_index if _provisioned(decision) else None,
+                        settings=settings,
+                        under_replicated=_short_starts(decision.replica_map)
+                        if _provisioned(decision) else ())
 
 
-def _apply_decision(topic: Topic, decision: TopicDecision) -> None:
-    """Store the controller's decision on a stored topic: status, partitions, cursor,
-    events."""
-    _set_decision(topic, decision)
-    online = _provision(topic, decision)
-    topic.save(update_fields=["resolution", "reason", "replica_map",
-                              "assignment_start", "updated_at"])
-    if online is not None:
-        log_intent(CONTROLLER, intents.topic_provision(topic.name, topic.pk,
-                                                       topic.replica_map, online))
-    _log_transitions(topic, decision)
+def _provisioned(decision: TopicDecision) -> bool:
+    return decision.resolution is TopicResolution.PROVISIONED
 
 
-def _set_decision(topic: Topic, decision: TopicDecision) -> None:
-    topic.resolution = decision.resolution.value
-    topic.reason = decision.reason
-    if decision.resolution is TopicResolution.PROVISIONED:
-        topic.replica_map = decision.replica_map
-        topic.assignment_start = decision.start_index
-
-
-def _provision(topic: Topic, decision: TopicDecision,
-               status: PartitionStatuses | None = None) -> set[int] | None:
-    """The partitions' rows of a provisioned topic; the SPUs online when they were made
-    (None when the topic waits: no partitions)."""
-    if decision.resolution is not TopicResolution.PROVISIONED:
-        return None
-    online = _create_partitions(topic, decision.replica_map, status)
-    _advance_cursor(decision.indexes_used)
-    return online
-
-
-def _log_transitions(topic: Topic, decision: TopicDecision) -> None:
-    for before, after in decision.transitions:
-        log_event(CONTROLLER, "topic", topic.name, "resolution",
-                  {"from": before.value, "to": after.value}, result=decision.reason)
-
-
-def _create_partitions(topic: Topic, replica_map: ReplicaMap,
-                       status: PartitionStatuses | None = None) -> set[int]:
-    online = _online_spus()
-    if status is not None:
-        leaders, lrs = list(status[0]), [list(live) for live in status[1]]
-        resolutions = [Resolution.OFFLINE.value if lead is None else Resolution.ONLINE.value
-                       for lead in leaders]
-    elif _offline_named(replica_map, online):
-        statuses = [initial_partition_status(replicas, online) for replicas in replica_map]
-        leaders = [s.leader for s in statuses]
-        lrs = [s.lrs for s in statuses]
-        resolutions = [s.resolution for s in statuses]
-    else:  # every replica's SPU is online: each starts Online, led by its first replica
-        leaders = [replicas[0] for replicas in replica_map]
-        lrs, resolutions = replica_map, [Resolution.ONLINE.value] * len(replica_map)
-    insert_partitions(topic.pk, replica_map, leaders, lrs, resolutions)
-    aggregates.add_columns(topic.pk, replica_map, leaders, lrs)
-    return online
+def _create_entry(spec: TopicSpec, settings: dict[str, object], decision: TopicDecision,
+                  cursor: int, status: PartitionStatuses | None) -> dict[str, Any]:
+    """The topic-create intent with all the projection needs to write the rows: the
+    decision, the cursor after it, and each partition's start."""
+    provisioned = _provisioned(decision)
+    entry = intents.topic_create(spec.name, None, settings,
+                                 decision.replica_map if provisioned else None,
+                                 _online_spus() if provisioned else ())
+    entry.update(resolution=decision.resolution.value, reason=decision.reason,
+                 transitions=[[b.value, a.value] for b, a in decision.transitions])
+    if provisioned:
+        entry["start_index"] = decision.start_index
+        if decision.indexes_used:
+            entry["cursor"] = cursor + decision.indexes_used
+    elif spec.manual_map is not None:
+        entry["manual_map"] = spec.manual_map
+    if provisioned and status is not None:
+        entry["leaders"], entry["lrs"] = list(status[0]), [list(live) for live in status[1]]
+    return entry
 
 
 def _offline_named(replica_map: ReplicaMap, online: set[int]) -> set[int]:
@@ -281,27 +239,41 @@ def _offline_named(replica_map: ReplicaMap, online: set[int]) -> set[int]:
     return set(chain.from_iterable(replica_map)) - online
 
 
-def _advance_cursor(used: int) -> None:
-    if used:
-        ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
-            assignment_cursor=F("assignment_cursor") + used)
-
-
-@transaction.atomic
 def topics_reconcile_waiting(*, by: Actor = CONTROLLER) -> list[str]:
     """A cluster change: re-evaluate Pending and InsufficientResources topics (003's Add
-    SPU) and InvalidConfig ones, which a changed cluster may cure (a rack mix)."""
-    waiting = Topic.objects.select_for_update().filter(
-        resolution__in=[r.value for r in REVISITED_ON_CLUSTER_CHANGE]).order_by("created_at", "id")
-    placements, changed = _placements(), []
-    for topic in waiting:
-        # The cursor is read again per topic: each provisioned topic moves it.
-        decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
-                                   placements, _cursor(lock=True))
-        if decision.transitions:
-            _apply_decision(topic, decision)
-            changed.append(topic.name)
+    SPU) and InvalidConfig ones, which a changed cluster may cure (a rack mix).
+
+    Each decision that changes a topic is a topic-provision intent, logged first; the
+    store's projection writes the topic's status and partitions from it."""
+    log_first = not connection.in_atomic_block
+    with transaction.atomic():
+        waiting = Topic.objects.select_for_update().filter(
+            resolution__in=[r.value for r in REVISITED_ON_CLUSTER_CHANGE]
+        ).order_by("created_at", "id")
+        placements, changed = _placements(), []
+        for topic in waiting:
+            # The cursor is read again per topic: each provisioned topic moves it.
+            cursor = _cursor(lock=True)
+            decision = reconcile_topic(_spec_of(topic), TopicResolution(topic.resolution),
+                                       placements, cursor)
+            if decision.transitions:
+                record_intent(by, _provision_entry(topic, decision, cursor), inside=log_first)
+                changed.append(topic.name)
     return changed
+
+
+def _provision_entry(topic: Topic, decision: TopicDecision, cursor: int) -> dict[str, Any]:
+    provisioned = _provisioned(decision)
+    entry = intents.topic_provision(topic.name, topic.pk,
+                                    decision.replica_map if provisioned else None,
+                                    _online_spus() if provisioned else ())
+    entry.update(resolution=decision.resolution.value, reason=decision.reason,
+                 transitions=[[b.value, a.value] for b, a in decision.transitions])
+    if provisioned:
+        entry["start_index"] = decision.start_index
+        if decision.indexes_used:
+            entry["cursor"] = cursor + decision.indexes_used
+    return entry
 
 
 def _spec_of(topic: Topic) -> TopicSpec:
@@ -309,13 +281,9 @@ def _spec_of(topic: Topic) -> TopicSpec:
                      topic.ignore_rack_assignment, topic.manual_replica_map)
 
 
-@transaction.atomic
 def topic_delete(*, name: str, by: Actor = None) -> None:
-    _cursor(lock=True)  # the counts' writers take this row first (aggregates._write)
+    """Log the topic-delete intent; the store's projection removes the rows."""
     pk = Topic.objects.filter(name=name).values_list("pk", flat=True).first()
     if pk is None:
         raise NotFound(f"topic {name!r} not found", field="name")
-    aggregates.remove_topic(pk)
-    Topic.objects.filter(pk=pk).delete()
-    log_event(by, "topic", name, "delete")
-    log_intent(by, intents.topic_delete(name, pk))
+    record_intent(by, intents.topic_delete(name, pk))

@@ -36,8 +36,14 @@ def test_topic_create_is_in_the_log_right_after_the_command_with_no_worker(redis
     call_command("topic", "create", "orders", "--partitions", "3", "--replication", "2",
                  "--min-lrs", "2", stdout=StringIO())
     [entry] = creates()
-    assert entry["topic"] == "orders" and entry["topic_pk"] == Topic.objects.get().pk
-    assert entry["by"] == "cli"
+    # Logged before the row existed (the row is its projection): no row id in it.
+    assert entry["topic"] == "orders" and "topic_pk" not in entry
+    assert entry["by"] == "cli" and entry["log_first"] is True
+    topic = Topic.objects.get()
+    assert (topic.name, topic.min_lrs, len(topic.replica_map)) == ("orders", 2, 3)
+    # Its row and its event row came from the entry: the event keeps the entry's offset.
+    assert Event.objects.get(object_type="topic", operation="create").log_offset == (
+        entry["offset"])
     assert entry["settings"]["partition_count"] == 3 and entry["settings"]["min_lrs"] == 2
     assert entry["offset"] >= 1 and entry["at"] > 0
 

@@ -14,7 +14,8 @@ from tests.helpers import refused, run
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 
 INTENTS = {"topic-create", "topic-provision", "topic-delete", "topic-update",
-           "spu-register", "spu-unregister", "spu-update", "spu-status", "outage"}
+           "spu-register", "spu-unregister", "spu-update", "spu-status", "outage",
+           "plan-control", "healing-set"}
 
 
 def dump() -> list[dict]:
@@ -88,17 +89,18 @@ def test_outages_are_intents_with_their_spus_and_rack(redis_url):
     mark = head()
     run("rack", "online", "a")
     online = new_intents(mark)
-    assert [(e["type"], e.get("spu"), e.get("to")) for e in online[:2]] == [
+    # The operator's intent first, then the SPUs' statuses it caused (the log first).
+    assert online[0] == {**online[0], "type": "outage", "action": "online", "spus": [1, 2],
+                         "rack": "a", "by": "cli"}
+    assert [(e["type"], e.get("spu"), e.get("to")) for e in online[1:]] == [
         ("spu-status", 1, "Online"), ("spu-status", 2, "Online")]
-    assert online[-1] == {**online[-1], "type": "outage", "action": "online", "spus": [1, 2],
-                          "rack": "a", "by": "cli"}
     for command, action in ((("spu", "offline", "1"), "offline"),
                             (("spu", "kill", "2", "--no-wait"), "kill"),
                             (("spu", "online", "2"), "online"),
                             (("rack", "offline", "a"), "offline")):
         mark = head()
         run(*command)
-        outage = new_intents(mark)[-1]
+        outage = new_intents(mark)[0]
         assert (outage["type"], outage["action"], outage["by"]) == ("outage", action, "cli")
     assert outage["spus"] == [1, 2] and outage["rack"] == "a"
 
@@ -127,7 +129,7 @@ def test_an_api_change_names_the_signed_in_user_and_a_refused_request_logs_nothi
     assert api.post("/api/racks/rack-a/offline/", {}, format="json").status_code < 300
     assert api.post("/api/racks/nowhere/offline/", {}, format="json").status_code == 404
     made = [(e["type"], e["by"]) for e in intents()]
-    assert made[0] == ("spu-register", "op") and made[-1] == ("outage", "op")
+    assert made == [("spu-register", "op"), ("outage", "op"), ("spu-status", "op")]
     assert [t for t, _ in made].count("spu-register") == 1
 
 
@@ -143,3 +145,34 @@ def test_an_spu_group_s_managed_spus_are_registered_and_unregistered_in_the_log(
     run("spg", "delete", "g")
     assert [(e["type"], e["spu"], e["by"]) for e in new_intents(mark)] == [
         ("spu-unregister", 10, "cli")]
+
+
+def test_healing_settings_are_intents_and_a_refused_one_logs_none(redis_url):
+    run("healing", "enable", "--notify-only")
+    run("healing", "set", "spu_down_alert_after_s", "2")
+    mark = head()
+    refused("healing", "set", "spu_down_alert_after_s", "minus one")
+    refused("healing", "set", "no_such_setting", "2")
+    assert new_intents(mark) == []
+    run("healing", "disable")
+    made = [(e["type"], e["name"], e["value"], e["by"]) for e in intents()]
+    assert made == [("healing-set", "mode", "notify-only", "cli"),
+                    ("healing-set", "spu_down_alert_after_s", 2, "cli"),
+                    ("healing-set", "mode", "off", "cli")]
+
+
+def test_plan_apply_pause_resume_and_cancel_are_intents_with_who_asked(redis_url):
+    from tests.helpers import register_spus
+
+    register_spus(0, 1, 2, 3, online=True)
+    run("topic", "create", "t", "--partitions", "12", "--replication", "2")
+    register_spus(4, 5, online=True)
+    plan = json.loads(run("plan", "rebalance", "--json"))
+    mark = head()
+    for action in ("apply", "pause", "resume", "cancel"):
+        run("plan", action, str(plan["id"]))
+    made = [(e["action"], e["plan"], e["by"]) for e in new_intents(mark)
+            if e["type"] == "plan-control"]
+    assert made == [(a, plan["id"], "cli") for a in ("apply", "pause", "resume", "cancel")]
+    [apply] = [e for e in new_intents(mark) if e.get("action") == "apply"]
+    assert apply["params"]["moves"] == len(plan["moves"])

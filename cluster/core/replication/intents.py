@@ -1,14 +1,15 @@
 """Operator intents: the changes an operator makes, as metadata-log entries (issue 32).
 
-A service appends one of these when its database write commits (who made it is
-added by the service), before any tick adopts the rows: the log then holds the
-change at the moment it was made, and replay (``history.apply``) shows it with no
-worker running. The engine's own entries that follow (``topic-replicated``,
+A service appends one of these once it validated the command (who made it is
+added by the service), before any row is written: the store's rows are the
+projection of the entry (cluster/projections/intents.py), the log holds the change
+at the moment it was made, and replay (``history.apply``) shows it with no worker
+running. The engine's own entries that follow (``topic-replicated``,
 ``spu``, ``spu-rack``, ...) say the same again or more; folding an intent and then
 those gives what folding those alone gives, so an intent never contradicts them.
 
-The projections pass intents by: the rows were written by the command already, and
-its event row too.
+An intent logged after its rows (a controller's provision, a command inside a
+caller's transaction) is not marked ``log_first`` and the projections pass it by.
 """
 from __future__ import annotations
 
@@ -27,11 +28,16 @@ SPU_UNREGISTER = "spu-unregister"
 SPU_UPDATE = "spu-update"
 SPU_STATUS = "spu-status"  # the store's status of an SPU, as a service wrote it
 OUTAGE = "outage"
+# Logged after their rows (planner's and healing's own rows, which the cluster's store
+# projection does not write): what an operator asked of a plan or of self-healing.
+PLAN_CONTROL = "plan-control"
+HEALING_SET = "healing-set"
+PLAN_ACTIONS = ("apply", "pause", "resume", "cancel")
 
 # What an outage does to an SPU as replay sees it: the store's status, the loop.
 OUTAGE_ACTIONS = ("offline", "online", "kill")
 KINDS = frozenset({TOPIC_CREATE, TOPIC_PROVISION, TOPIC_DELETE, TOPIC_UPDATE, SPU_REGISTER,
-                   SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE})
+                   SPU_UNREGISTER, SPU_UPDATE, SPU_STATUS, OUTAGE, PLAN_CONTROL, HEALING_SET})
 
 
 def _placement(replica_map: Sequence[Sequence[int]], online: Collection[int]) -> Entry:
@@ -42,19 +48,23 @@ def _placement(replica_map: Sequence[Sequence[int]], online: Collection[int]) ->
     return {"replica_map": replica_map, "offline": sorted(named - set(online))}
 
 
-def topic_create(topic: str, topic_pk: int, settings: Entry,
+def topic_create(topic: str, topic_pk: int | None, settings: Entry,
                  replica_map: Sequence[Sequence[int]] | None = None,
                  online: Collection[int] = ()) -> Entry:
-    """A created topic; with its partitions when it was provisioned at once."""
-    entry: Entry = {"type": TOPIC_CREATE, "topic": topic, "topic_pk": topic_pk,
-                    "settings": settings}
+    """A created topic; with its partitions when it was provisioned at once. Logged
+    before its row exists (the row is its projection), it has no ``topic_pk``."""
+    entry: Entry = {"type": TOPIC_CREATE, "topic": topic, "settings": settings}
+    if topic_pk is not None:
+        entry["topic_pk"] = topic_pk
     return entry if replica_map is None else {**entry, **_placement(replica_map, online)}
 
 
-def topic_provision(topic: str, topic_pk: int, replica_map: Sequence[Sequence[int]],
+def topic_provision(topic: str, topic_pk: int, replica_map: Sequence[Sequence[int]] | None,
                     online: Collection[int]) -> Entry:
-    return {"type": TOPIC_PROVISION, "topic": topic, "topic_pk": topic_pk,
-            **_placement(replica_map, online)}
+    """A waiting topic a cluster change decided again: with its partitions when it was
+    provisioned, else only its new status (in the fields the service adds)."""
+    entry: Entry = {"type": TOPIC_PROVISION, "topic": topic, "topic_pk": topic_pk}
+    return entry if replica_map is None else {**entry, **_placement(replica_map, online)}
 
 
 def topic_delete(topic: str, topic_pk: int) -> Entry:
@@ -92,6 +102,19 @@ def outage(action: str, spus: Sequence[int], rack: str | None = None) -> Entry:
         raise ValueError(f"unknown outage action {action!r}")
     entry: Entry = {"type": OUTAGE, "action": action, "spus": list(spus)}
     return entry if rack is None else {**entry, "rack": rack}
+
+
+def plan_control(action: str, plan_id: int, params: Entry | None = None) -> Entry:
+    """A plan applied (with its throttles), paused, resumed or cancelled."""
+    if action not in PLAN_ACTIONS:
+        raise ValueError(f"unknown plan action {action!r}")
+    entry: Entry = {"type": PLAN_CONTROL, "action": action, "plan": plan_id}
+    return entry if not params else {**entry, "params": params}
+
+
+def healing_set(name: str, value: Any) -> Entry:
+    """A self-healing setting changed (``mode`` for enable / notify-only / disable)."""
+    return {"type": HEALING_SET, "name": name, "value": value}
 
 
 def starting_statuses(entry: Entry) -> list[tuple[list[int], int | None, list[int], bool]]:
