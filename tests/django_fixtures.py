@@ -145,3 +145,30 @@ def seed_rack_cluster(db):
 
     for r, rack in enumerate(["rack-a", "rack-b", "rack-c", "rack-d"]):
         register_spus(*range(r * 3, r * 3 + 3), rack=rack)
+
+
+@pytest.fixture(scope="session")
+def second_redis_server(tmp_path_factory) -> Iterator[str]:
+    """Another private redis-server, for the hot state spread over two servers
+    (HOT_STATE_REDIS_URLS, cluster/adapters/hot_servers.py). Always private: even with
+    TEST_REDIS_URL it must be another server, not another database of the same one."""
+    from webapp.redis_server import start_private_redis
+
+    proc, url = start_private_redis(Path(tmp_path_factory.mktemp("redis-second")))
+    yield url
+    proc.terminate()
+    proc.wait(5)
+
+
+@pytest.fixture
+def two_hot_servers(redis_url, second_redis_server, settings) -> Iterator[list[str]]:
+    """The hot state on the suite's Redis (the first: cluster lease, meta, log) and the
+    second server, both empty; the broker and channel layer stay on the first."""
+    import redis
+
+    settings.HOT_STATE_REDIS_URLS = [redis_url, second_redis_server]
+    client = redis.Redis.from_url(second_redis_server)
+    client.flushdb()
+    yield list(settings.HOT_STATE_REDIS_URLS)
+    client.flushdb()
+    client.close()
