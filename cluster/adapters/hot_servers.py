@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis
 from django.conf import settings
@@ -87,6 +87,17 @@ def grouped(items: Iterable[T], server_of: Callable[[T], int]) -> dict[int, list
     for item in items:
         out.setdefault(server_of(item), []).append(item)
     return out
+
+
+def get_each(keys: list[str], server_of: Callable[[str], int] = server_of_lock) -> list[Any]:
+    """GET each key from its server (a lease's keys: its lease's), one round trip a server."""
+    found: dict[str, Any] = {}
+    for server, group in grouped(keys, server_of).items():
+        pipe = client_of(server).pipeline(transaction=False)
+        for k in group:
+            pipe.get(k)
+        found.update(zip(group, pipe.execute()))
+    return [found[k] for k in keys]
 
 
 def run_ids() -> str:

@@ -18,7 +18,8 @@ database never see, let alone delete, each other's state:
 * ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
   its fencing tokens come from (cluster/adapters/lease.py); with shards, also
   ``lock:shard:<i>`` and ``record_ids``, the counter shard tasks take record
-  ids from (cluster/adapters/shards.py);
+  ids from (cluster/adapters/shards.py). With ``HOT_STATE_REDIS_URLS`` each shard's
+  sets, records, lease and generation live on its own server (hot_servers.py);
 * ``<lock>:sets-gen``: the token of the last save of sets under that lease, which
   tells a process whether anyone else wrote them since (set_cache.py);
 * ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
@@ -43,7 +44,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import hot_servers, lease, metadata_log, set_cache, shards
+from cluster.adapters import hot_placement, hot_servers, lease, metadata_log, set_cache, shards
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters import redis_keys
@@ -121,37 +122,28 @@ class _Meta(NamedTuple):
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
+    placed: bytes | None  # the placement the sets were written under (hot_placement)
 
 
 def _meta(scope: tuple[str, ...] = ()) -> _Meta:
     if hot_servers.spread():
-        raw, tokens = client().get(key("meta")), _generations(scope)
+        (raw, placed), tokens = client().mget(key("meta"), hot_placement.placement_key()), \
+            hot_servers.get_each([set_cache.generation_key(k) for k in scope])
     else:
         pipe = client().pipeline(transaction=True)
-        pipe.get(key("meta"))
+        pipe.mget(key("meta"), hot_placement.placement_key())
         for lock_key in scope:
             pipe.get(set_cache.generation_key(lock_key))
-        raw, *tokens = pipe.execute()
+        (raw, placed), *tokens = pipe.execute()
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None, {}, generation)
+        return _Meta(fresh, {}, None, {}, generation, placed)
     meta = json.loads(raw)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}), generation)
-
-
-def _generations(scope: tuple[str, ...]) -> list[Any]:
-    """Spread: each lease's sets generation, read from the lease's server."""
-    found: dict[str, Any] = {}
-    for server, locks in hot_servers.grouped(scope, hot_servers.server_of_lock).items():
-        pipe = hot_servers.client_of(server).pipeline(transaction=False)
-        for lock_key in locks:
-            pipe.get(set_cache.generation_key(lock_key))
-        found.update(zip(locks, pipe.execute()))
-    return [found[lock_key] for lock_key in scope]
+                 meta.get("racks", {}), generation, placed)
 
 
 def replicated_topics() -> set[str]:
@@ -163,7 +155,7 @@ def redis_run_id() -> str:
     """Changes whenever the Redis server restarts (its state came back from disk, or not);
     spread, whenever any of the hot state's servers does."""
     if hot_servers.spread():
-        return hot_servers.run_ids()
+        return f"{hot_servers.run_ids()}|{settings.REPLICATION_SHARDS}"
     return str(client().info("server")["run_id"])
 
 
@@ -181,8 +173,11 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
         scope = lease.held_names() if take_committed else ()
-        state, topics, checked, racks, generation = _meta(scope)
+        state, topics, checked, racks, generation, placed = _meta(scope)
         keys = keys_of(topics)
+        if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
+            every = {key(name) for name in shards.every_lock()}
+            hot_placement.check(placed, topics, whole=every <= set(lease.held_names()))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        scope=scope, generation=generation, complete=complete)
         if take_committed and take_trusted(hot, keys):
