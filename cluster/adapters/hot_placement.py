@@ -27,6 +27,7 @@ from cluster.adapters.set_records import records_key
 from cluster.core.replication import Key
 
 PLACEMENT = "placement"
+MOVE_BATCH = 500  # sets moved per round trip
 # The layout of a Redis where everything is on the first server.
 ONE_SERVER: dict[str, Any] = {"shards": 1, "urls": []}
 
@@ -70,36 +71,40 @@ def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> in
     if not whole:
         raise PlacementMoved("the hot state's servers or shards changed; the next whole "
                              "tick moves the replica sets first")
-    moved = 0
+    moves: dict[tuple[int, int], list[Key]] = {}
     for name, table in topics.items():
         for index in range(len(table["partitions"])):
-            part = (name, index)
-            old, new = _server(before, part), _server(after, part)
+            old, new = _server(before, (name, index)), _server(after, (name, index))
             if old != new:
-                _move(part, _client(before, old), _client(after, new))
-                moved += 1
+                moves.setdefault((old, new), []).append((name, index))
+    for (old, new), parts in moves.items():
+        for at in range(0, len(parts), MOVE_BATCH):
+            _move(parts[at:at + MOVE_BATCH], _client(before, old), _client(after, new))
     if after == ONE_SERVER:
         client().delete(placement_key())
     else:
         client().set(placement_key(), json.dumps(after))
-    return moved
+    return sum(len(parts) for parts in moves.values())
 
 
-def _move(part: Key, source: redis.Redis, target: redis.Redis) -> None:
-    """Copy one set's status and records to its new server, then drop them at the old."""
-    sets, recs, field = sets_key(part[0]), records_key(*part), str(part[1])
+def _move(parts: list[Key], source: redis.Redis, target: redis.Redis) -> None:
+    """Copy these sets' statuses and records to their new server, then drop them at the
+    old (a crash in between leaves a copy at each: the new placement's is read)."""
     pipe = source.pipeline(transaction=True)
-    pipe.hget(sets, field)
-    pipe.get(recs)
-    status, records = pipe.execute()
-    if status is None:
-        return
+    for topic, index in parts:
+        pipe.hget(sets_key(topic), str(index))
+        pipe.get(records_key(topic, index))
+    found = pipe.execute()
     pipe = target.pipeline(transaction=True)
-    pipe.hset(sets, field, status)
-    if records is not None:
-        pipe.set(recs, records)
+    for n, (topic, index) in enumerate(parts):
+        status, records = found[2 * n], found[2 * n + 1]
+        if status is not None:
+            pipe.hset(sets_key(topic), str(index), status)
+        if records is not None:
+            pipe.set(records_key(topic, index), records)
     pipe.execute()
     pipe = source.pipeline(transaction=True)
-    pipe.hdel(sets, field)
-    pipe.delete(recs)
+    for topic, index in parts:
+        pipe.hdel(sets_key(topic), str(index))
+        pipe.delete(records_key(topic, index))
     pipe.execute()
