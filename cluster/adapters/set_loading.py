@@ -140,7 +140,9 @@ def fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, b
     """The named sets of the topics, as stored (those missing left out)."""
     wanted = [k for k in keys if k[0] in topics]
     out = []
-    for server, group in hot_servers.grouped(wanted, shards.server_of).items():
+    groups = (hot_servers.grouped(wanted, shards.server_of) if hot_servers.spread()
+              else {hot_servers.HOME: wanted})
+    for server, group in groups.items():
         by_topic: dict[str, list[int]] = {}
         for topic, partition in group:
             by_topic.setdefault(topic, []).append(partition)
