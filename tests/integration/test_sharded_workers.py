@@ -139,3 +139,13 @@ def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
     assert all(leader is not None for leader in final["leaders"].values()), final
     assert all(claims == [final["leaders"][p]] for p, claims in final["claims"].items()), final
     assert final["resolutions"] == ["Online"], final
+    if stack.hot_urls:  # the sets are on both hot-state servers, none on the broker's Redis
+        import redis
+
+        broker = (stack.var / "redis.url").read_text().strip()
+        found = []
+        for url in (*stack.hot_urls, broker):
+            client = redis.Redis.from_url(url)
+            found.append(sum(client.hlen(k) for k in client.scan_iter(match=f"*:sets:{TOPIC}")))
+            client.close()
+        assert found[0] and found[1] and found[0] + found[1] == PARTITIONS and not found[2], found
