@@ -161,3 +161,16 @@ def test_a_changed_placement_is_moved_by_the_next_whole_tick_before_any_shard_re
     after = figures()
     assert after[("orders", 0)][:2] == (6, 6)
     assert all(after[("orders", p)][:2] == (3, 3) for p in range(1, PARTITIONS))
+
+
+def test_readiness_checks_every_hot_state_server(two_hot_servers, settings):
+    import socket
+
+    from cluster.metrics.readiness import readiness
+
+    assert readiness()["checks"]["redis"]["ok"], readiness()
+    with socket.socket() as held:  # bound, never listening: every connection is refused
+        held.bind(("127.0.0.1", 0))
+        settings.HOT_STATE_REDIS_URLS = [two_hot_servers[0],
+                                         f"redis://127.0.0.1:{held.getsockname()[1]}/0"]
+        assert not readiness()["checks"]["redis"]["ok"]
