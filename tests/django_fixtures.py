@@ -154,10 +154,28 @@ def second_redis_server(tmp_path_factory) -> Iterator[str]:
     TEST_REDIS_URL it must be another server, not another database of the same one."""
     from webapp.redis_server import start_private_redis
 
-    proc, url = start_private_redis(Path(tmp_path_factory.mktemp("redis-second")))
+    data = Path(tmp_path_factory.mktemp("redis-second"))
+    SECOND_REDIS["proc"], url = start_private_redis(data)
+    SECOND_REDIS["data"] = data
     yield url
+    SECOND_REDIS["proc"].terminate()
+    SECOND_REDIS["proc"].wait(5)
+
+
+# The second server's process and data directory: a test may restart it (restart_second_redis).
+SECOND_REDIS: dict = {}
+
+
+def restart_second_redis() -> None:
+    """Stop the second server and start it again on its port and append-only file (a
+    restart that kept its data: a new run id, the same keys)."""
+    from webapp.redis_server import start_private_redis
+
+    proc = SECOND_REDIS["proc"]
     proc.terminate()
-    proc.wait(5)
+    proc.wait(10)
+    port = int((SECOND_REDIS["data"] / "port").read_text())
+    SECOND_REDIS["proc"], _ = start_private_redis(SECOND_REDIS["data"], port)
 
 
 @pytest.fixture

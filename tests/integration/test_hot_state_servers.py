@@ -174,3 +174,44 @@ def test_readiness_checks_every_hot_state_server(two_hot_servers, settings):
         settings.HOT_STATE_REDIS_URLS = [two_hot_servers[0],
                                          f"redis://127.0.0.1:{held.getsockname()[1]}/0"]
         assert not readiness()["checks"]["redis"]["ok"]
+
+
+def test_a_restart_of_the_second_server_sends_the_next_tick_whole_and_loses_nothing(spread):
+    from tests.django_fixtures import restart_second_redis
+
+    checker = InvariantChecker()
+    for p in range(PARTITIONS):
+        produce(p)
+    sharded_tick(checker, now=8_000_000)
+    before = figures()
+    run = hot_state.redis_run_id()
+    assert replication_coordinate(now=8_001_000, dispatch=LocalQueue()) is not None  # quiet
+    restart_second_redis()
+    assert hot_state.redis_run_id() != run
+    # The coordinator sees another run id: the tick is whole and checks the state.
+    assert replication_coordinate(now=8_002_000, dispatch=LocalQueue()) is None
+    checker.check(hot_state.load().state)
+    assert {k: v[:2] for k, v in figures().items()} == {k: v[:2] for k, v in before.items()}
+    produce(expected_partition(1))
+    sharded_tick(checker, now=8_003_000)
+    assert figures()[("orders", expected_partition(1))][:2] == (6, 6)
+
+
+def expected_partition(server: int) -> int:
+    """A partition whose shard lives on ``server``."""
+    return next(p for p in range(PARTITIONS) if expected_server(p) == server)
+
+
+def test_placement_is_shard_mod_servers_and_the_cluster_lease_stays_on_the_first(settings):
+    settings.REPLICATION_SHARDS = 12
+    settings.HOT_STATE_REDIS_URLS = ["redis://a:1/0", "redis://b:2/0", "redis://c:3/0"]
+    assert [hot_servers.server_of_shard(s) for s in range(6)] == [0, 1, 2, 0, 1, 2]
+    assert hot_servers.server_of_lock("repl:{x}:lock:shard:11") == 2
+    assert hot_servers.server_of_lock("repl:{x}:lock:shard:10:sets-gen") == 1
+    assert hot_servers.server_of_lock("repl:{x}:lock:shard:4:waiters") == 1
+    assert hot_servers.server_of_lock("repl:{x}:lock") == 0
+    assert hot_servers.server_of_lock("repl:{x}:lock:sets-gen") == 0
+    settings.REPLICATION_SHARDS = 1  # one shard: everything on the first, whatever the list
+    assert not hot_servers.spread() and hot_servers.server_of_lock("repl:{x}:lock:shard:1") == 0
+    settings.REPLICATION_SHARDS, settings.HOT_STATE_REDIS_URLS = 4, []
+    assert not hot_servers.spread() and list(hot_servers.servers()) == [0]
