@@ -215,3 +215,28 @@ def test_placement_is_shard_mod_servers_and_the_cluster_lease_stays_on_the_first
     assert not hot_servers.spread() and hot_servers.server_of_lock("repl:{x}:lock:shard:1") == 0
     settings.REPLICATION_SHARDS, settings.HOT_STATE_REDIS_URLS = 4, []
     assert not hot_servers.spread() and list(hot_servers.servers()) == [0]
+
+
+def test_a_second_server_back_empty_has_its_sets_made_again_at_the_stores_offsets(spread):
+    from cluster.models import Event
+    from tests.django_fixtures import restart_second_redis
+
+    checker = InvariantChecker()
+    for p in range(PARTITIONS):
+        produce(p)
+    sharded_tick(checker, now=9_000_000)
+    before = figures()
+    redis.Redis.from_url(spread[1]).flushdb()  # replayed from its append-only file: empty
+    restart_second_redis()
+    assert replication_coordinate(now=9_001_000, dispatch=LocalQueue()) is None  # whole tick
+    after = figures()
+    checker.check(hot_state.load().state)
+    assert set(after) == set(before)
+    assert {k: v[:2] for k, v in after.items()} == {k: v[:2] for k, v in before.items()}
+    remade = [k for k in before if expected_server(k[1]) == 1]
+    assert remade and all(after[k][3] > before[k][3] for k in remade)  # a newer epoch
+    lost = Event.objects.filter(operation="hot-state-lost")
+    assert lost.exists(), "the loss of the records is reported"
+    produce(expected_partition(1))
+    sharded_tick(checker, now=9_002_000)
+    assert figures()[("orders", expected_partition(1))][:2] == (6, 6)
