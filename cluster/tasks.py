@@ -23,7 +23,7 @@ from celery.signals import celeryd_after_setup, worker_init, worker_shutdown
 from django import db
 from django.conf import settings
 
-from cluster.adapters import hot_state, shard_owners, shards
+from cluster.adapters import hot_state, redis_keys, shard_owners, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
@@ -226,7 +226,7 @@ def _own_queue(sender: str, instance: Any, **_: Any) -> None:
 def _announce_worker(sender: Any = None, **_: Any) -> None:
     _presence_stop.clear()
     name = f"{socket.gethostname()}:{id(sender)}"
-    thread = threading.Thread(target=_presence_loop, args=(settings.REDIS_URL, name, sender),
+    thread = threading.Thread(target=_presence_loop, args=(redis_keys.home_url(), name, sender),
                               name="replication-presence", daemon=True)
     thread.start()
     _presence.append(thread)

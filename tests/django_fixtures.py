@@ -145,3 +145,48 @@ def seed_rack_cluster(db):
 
     for r, rack in enumerate(["rack-a", "rack-b", "rack-c", "rack-d"]):
         register_spus(*range(r * 3, r * 3 + 3), rack=rack)
+
+
+@pytest.fixture(scope="session")
+def second_redis_server(tmp_path_factory) -> Iterator[str]:
+    """Another private redis-server, for the hot state spread over two servers
+    (HOT_STATE_REDIS_URLS, cluster/adapters/hot_servers.py). Always private: even with
+    TEST_REDIS_URL it must be another server, not another database of the same one."""
+    from webapp.redis_server import start_private_redis
+
+    data = Path(tmp_path_factory.mktemp("redis-second"))
+    SECOND_REDIS["proc"], url = start_private_redis(data)
+    SECOND_REDIS["data"] = data
+    yield url
+    SECOND_REDIS["proc"].terminate()
+    SECOND_REDIS["proc"].wait(5)
+
+
+# The second server's process and data directory: a test may restart it (restart_second_redis).
+SECOND_REDIS: dict = {}
+
+
+def restart_second_redis() -> None:
+    """Stop the second server and start it again on its port and append-only file (a
+    restart that kept its data: a new run id, the same keys)."""
+    from webapp.redis_server import start_private_redis
+
+    proc = SECOND_REDIS["proc"]
+    proc.terminate()
+    proc.wait(10)
+    port = int((SECOND_REDIS["data"] / "port").read_text())
+    SECOND_REDIS["proc"], _ = start_private_redis(SECOND_REDIS["data"], port)
+
+
+@pytest.fixture
+def two_hot_servers(redis_url, second_redis_server, settings) -> Iterator[list[str]]:
+    """The hot state on the suite's Redis (the first: cluster lease, meta, log) and the
+    second server, both empty; the broker and channel layer stay on the first."""
+    import redis
+
+    settings.HOT_STATE_REDIS_URLS = [redis_url, second_redis_server]
+    client = redis.Redis.from_url(second_redis_server)
+    client.flushdb()
+    yield list(settings.HOT_STATE_REDIS_URLS)
+    client.flushdb()
+    client.close()

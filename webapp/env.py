@@ -60,6 +60,16 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
     return raw
 
 
+def env_url_list(name: str, schemes: tuple[str, ...]) -> list[str]:
+    """Comma-separated URLs (empty or unset: none), each checked like ``env_url``."""
+    raw = os.environ.get(name) or ""
+    urls = [u.strip() for u in raw.split(",") if u.strip()]
+    for url in urls:
+        if urlparse(url).scheme not in schemes:
+            raise EnvError(f"{name}: {url!r} must use one of: {', '.join(schemes)}")
+    return urls
+
+
 def env_token(name: str, default: str) -> str:
     """A short name that goes into Redis keys: letters, digits, ``-`` and ``_`` only."""
     raw = os.environ.get(name) or default

@@ -9,7 +9,7 @@ from pathlib import Path
 import dj_database_url
 
 from webapp.env import (database_token, env_bool, env_choice, env_float, env_int, env_str,
-                        env_token, env_url)
+                        env_token, env_url, env_url_list)
 from webapp.logconfig import FORMATS, logging_config
 from webapp.queues import queue_setting
 from webapp.redis_server import recorded_redis_url
@@ -207,6 +207,10 @@ REPLICATION_SIMULATED_PRODUCERS = env_bool("REPLICATION_SIMULATED_PRODUCERS", Tr
 # SPU loops split into this many shards, each a task any worker may run (cluster/adapters/
 # shards.py); 1 keeps the single tick task. Every worker and beat must use the same value.
 REPLICATION_SHARDS = env_int("REPLICATION_SHARDS", 1, minimum=1)
+# The Redis servers of the hot state (comma-separated; docs/engine-throughput.md, "Hot state
+# on several Redis servers"): shard s lives on the (s mod n)-th, the cluster lease, meta and
+# metadata log on the first. Empty: the hot state is on REDIS_URL, as the broker is.
+HOT_STATE_REDIS_URLS = env_url_list("HOT_STATE_REDIS_URLS", ("redis", "rediss", "unix"))
 # Kafka's auto.leader.rebalance.enable and its check: preferred leaders come back by themselves.
 AUTO_LEADER_REBALANCE = env_bool("AUTO_LEADER_REBALANCE", True)
 # Kafka checks every 300 s; a demo cluster is watched by people, so 30 s.

@@ -18,7 +18,8 @@ database never see, let alone delete, each other's state:
 * ``lock`` / ``fence``: the lease every load-modify-save holds and the counter
   its fencing tokens come from (cluster/adapters/lease.py); with shards, also
   ``lock:shard:<i>`` and ``record_ids``, the counter shard tasks take record
-  ids from (cluster/adapters/shards.py);
+  ids from (cluster/adapters/shards.py). With ``HOT_STATE_REDIS_URLS`` each shard's
+  sets, records, lease and generation live on its own server (hot_servers.py);
 * ``<lock>:sets-gen``: the token of the last save of sets under that lease, which
   tells a process whether anyone else wrote them since (set_cache.py);
 * ``killed`` (set) / ``heartbeats`` (hash): the SPU loops (stopped ones, and
@@ -43,7 +44,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import lease, metadata_log, set_cache, shards
+from cluster.adapters import hot_placement, hot_servers, lease, metadata_log, set_cache, shards
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
@@ -96,7 +97,7 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     A full decode spells out every compacted offset, so a read at offset
     10,000,000 would build lists of ten million ids; this reads the retained tail.
     """
-    pipe = client().pipeline(transaction=True)
+    pipe = hot_servers.client_of(shards.server_of(key)).pipeline(transaction=True)
     pipe.hget(sets_key(key[0]), str(key[1]))
     pipe.get(records_key(*key))
     data, records = pipe.execute()
@@ -122,23 +123,28 @@ class _Meta(NamedTuple):
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
+    placed: bytes | None  # the placement the sets were written under (hot_placement)
 
 
 def _meta(scope: tuple[str, ...] = ()) -> _Meta:
-    pipe = client().pipeline(transaction=True)
-    pipe.get(key("meta"))
-    for lock_key in scope:
-        pipe.get(set_cache.generation_key(lock_key))
-    raw, *tokens = pipe.execute()
+    if hot_servers.spread():
+        (raw, placed), tokens = client().mget(key("meta"), hot_placement.placement_key()), \
+            hot_servers.get_each([set_cache.generation_key(k) for k in scope])
+    else:
+        pipe = client().pipeline(transaction=True)
+        pipe.mget(key("meta"), hot_placement.placement_key())
+        for lock_key in scope:
+            pipe.get(set_cache.generation_key(lock_key))
+        (raw, placed), *tokens = pipe.execute()
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None, {}, generation)
+        return _Meta(fresh, {}, None, {}, generation, placed)
     meta = json.loads(raw)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}), generation)
+                 meta.get("racks", {}), generation, placed)
 
 
 def replicated_topics() -> set[str]:
@@ -147,7 +153,10 @@ def replicated_topics() -> set[str]:
 
 
 def redis_run_id() -> str:
-    """Changes whenever the Redis server restarts (its state came back from disk, or not)."""
+    """Changes whenever the Redis server restarts (its state came back from disk, or not);
+    spread, whenever any of the hot state's servers does."""
+    if hot_servers.spread():
+        return f"{hot_servers.run_ids()}|{settings.REPLICATION_SHARDS}"
     return str(client().info("server")["run_id"])
 
 
@@ -166,8 +175,11 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
         scope = lease.held_names() if committed is not None else ()
-        state, topics, checked, racks, generation = _meta(scope)
+        state, topics, checked, racks, generation, placed = _meta(scope)
         keys = keys_of(topics)
+        if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
+            every = {key(name) for name in shards.every_lock()}
+            hot_placement.check(placed, topics, whole=every <= set(lease.held_names()))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        scope=scope, generation=generation, complete=complete)
         if committed is not None and take_trusted(hot, keys, committed):
@@ -191,17 +203,17 @@ class _Encoded(NamedTuple):
     released: dict[str, list[int]]        # record ids compaction released, by topic
 
 
-def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes
-                        ) -> _Encoded:
-    """Compact every loaded set and encode each status; return what changed (``_Encoded``),
-    and add to ``records`` the writes of the changed sets' records."""
+def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
+                        sets: dict[Key, ReplicaSet] | None = None) -> _Encoded:
+    """Compact every loaded set (or those of ``sets``) and encode each status; return what
+    changed (``_Encoded``), and add to ``records`` the writes of the changed sets' records."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     out = _Encoded({}, [], {})
     changed, keys = out.changed, out.keys
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
     with gc_paused():
-        for set_key, rs in hot.state.replica_sets.items():
+        for set_key, rs in (hot.state.replica_sets if sets is None else sets).items():
             # Compaction moves every replica's start, never which one is the reference.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)
@@ -233,48 +245,87 @@ def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = N
     """Write the replica sets whose encoding changed, the meta, and drop the values
     compaction released, in one fenced write with the log entries ``log`` gives for the
     changed sets; return the keys of the changed sets."""
-    records = set_records.Writes()
-    for name in hot.dropped:  # read before the write; the lease is held
-        for p in client().hkeys(sets_key(name)):
-            records.delete((name, int(p)))
-    changed, keys, released = _compact_and_encode(hot, retain, records)
-    ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
-    ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += _present(records.op())
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
-            if name in hot.topics]
-    ops.append(_meta_op(hot))
-    generations, token = _generation_ops()
-    _write_with_log(hot, ops + generations, log(keys) if log else [])
+    ops, keys, released = _sets_ops(hot, retain, hot.dropped)
+    home = ops.setdefault(hot_servers.HOME, [])
+    home += [WriteOp("del", values_key(name)) for name in hot.dropped]
+    home += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
+             if name in hot.topics]
+    home.append(_meta_op(hot))
+    token = _generation_ops(ops)
+    _write_with_log(hot, ops, log(keys) if log else [])
     hot.generation = token
     return keys
+
+
+Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
+
+
+def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
+              ) -> tuple[Ops, list[Key], dict[str, list[int]]]:
+    """Each server's writes of the changed sets and their records (one server: all on the
+    first), the changed sets' keys, and the record ids compaction released by topic."""
+    if hot_servers.spread():
+        groups: dict[int, dict[Key, ReplicaSet] | None] = {s: {} for s in hot_servers.servers()}
+        for set_key, rs in hot.state.replica_sets.items():
+            groups[shards.server_of(set_key)][set_key] = rs  # type: ignore[index]
+    else:
+        groups = {hot_servers.HOME: None}
+    ops: Ops = {}
+    keys: list[Key] = []
+    released: dict[str, list[int]] = {}
+    for server, sets in groups.items():
+        records = set_records.Writes()
+        for name in dropped:  # read before the write; the lease is held
+            for p in hot_servers.client_of(server).hkeys(sets_key(name)):
+                records.delete((name, int(p)))
+        changed, changed_keys, gone = _compact_and_encode(hot, retain, records, sets)
+        part = ops.setdefault(server, [WriteOp("del", sets_key(name)) for name in dropped])
+        part += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+        part += _present(records.op())
+        keys += changed_keys
+        for name, ids in gone.items():
+            released.setdefault(name, []).extend(ids)
+    return ops, keys, released
 
 
 def _present(op: WriteOp | None) -> list[WriteOp]:
     return [op] if op is not None else []
 
 
-def _write_with_log(hot: HotState, ops: list[WriteOp], entries: list[dict[str, Any]]) -> None:
-    """One fenced transaction: the state's and the unit's staged writes, and their entries."""
+def _write_with_log(hot: HotState, ops: Ops, entries: list[dict[str, Any]]) -> None:
+    """One fenced transaction: the state's and the unit's staged writes, and their entries.
+
+    Spread over several servers, one per server: each other server's part first, checked
+    against the leases that live there (a shard unit's sets are its commit), then the first
+    server's (meta, values, tickets, log) checked against the rest, so the log never names
+    a change a refused part lacks. A crash between them loses that unit's log entries and
+    values (docs/durability.md)."""
     hot.log = hot.log + entries
     append = metadata_log.append_op(hot.log)
     staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
+    home = ops.pop(hot_servers.HOME, [])
+    for server in sorted(ops):
+        lease.fenced_write(ops[server], server=server)
     # Staged first: the save's compaction may release values the same unit stored.
-    replies = lease.fenced_write(staged + ops + ([append] if append else []))
+    replies = lease.fenced_write(staged + home + ([append] if append else []))
     # The append is the last command: its reply is the offset of the unit's first entry.
     hot.first_offset = int(replies[-1]) if append else None
 
 
-def _generation_ops() -> tuple[list[WriteOp], str]:
-    """A fresh sets generation for every lease held (set_cache.generation_key): every
-    save of sets writes one, so a process whose last save's token is still there knows
-    nobody wrote a set under that lease since. A holder of the whole state's lease may
-    write any set: every shard's generation moves too, whichever shard leases it holds."""
+def _generation_ops(ops: Ops) -> str:
+    """A fresh sets generation for every lease held (set_cache.generation_key), added to
+    ``ops`` on the lease's server: every save of sets writes one, so a process whose last
+    save's token is still there knows nobody wrote a set under that lease since. A holder
+    of the whole state's lease may write any set: every shard's generation moves too,
+    whichever shard leases it holds."""
     token = uuid.uuid4().hex
     held = lease.held_names()
     if key(lease.CLUSTER_LOCK) in held:
         held = tuple(dict.fromkeys([*held, *(key(name) for name in shards.every_lock())]))
-    return [WriteOp("set", set_cache.generation_key(k), token) for k in held], token
+    for k in held:
+        ops.setdefault(hot_servers.server_of_lock(k), []).append(
+            WriteOp("set", set_cache.generation_key(k), token))
+    return token
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
@@ -289,13 +340,11 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
               ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
-    records = set_records.Writes()
-    changed, keys, released = _compact_and_encode(hot, retain, records)
-    ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += _present(records.op())
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    generations, token = _generation_ops()
-    _write_with_log(hot, ops + generations, log(keys) if log else [])
+    ops, keys, released = _sets_ops(hot, retain)
+    ops.setdefault(hot_servers.HOME, []).extend(
+        WriteOp("hdel", values_key(name), ids) for name, ids in released.items())
+    token = _generation_ops(ops)
+    _write_with_log(hot, ops, log(keys) if log else [])
     hot.generation = token
     return keys
 
@@ -303,7 +352,7 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
 def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
-    _write_with_log(hot, [_meta_op(hot)], log([]) if log else [])
+    _write_with_log(hot, {hot_servers.HOME: [_meta_op(hot)]}, log([]) if log else [])
     return []
 
 

@@ -21,6 +21,11 @@ Leases are named: ``lock`` guards the whole hot state; with
 cluster/adapters/shards.py). A holder may hold several at once (``held_all``,
 always taken in one global order so two holders never wait on each other),
 and its writes then WATCH and check every one of them.
+
+With the hot state spread over several Redis servers (cluster/adapters/hot_servers.py)
+a shard's lease lives on its shard's server, beside what it guards; its token still
+comes from the one counter on the first server. A write names its server and checks the
+leases held there in its transaction (``fenced_write``).
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from typing import Any, NamedTuple
 import redis
 from django.conf import settings
 
+from cluster.adapters import hot_servers
 from cluster.adapters.redis_keys import client, key
 
 POLL_S = 0.02
@@ -104,6 +110,7 @@ class Lease:
     token: str
     lease_ms: int
     lost: bool = False
+    server: int = hot_servers.HOME  # where its lock key lives
     _stop: threading.Event = field(default_factory=threading.Event)
     # A renewal touching the lock mid-write would abort the write's transaction.
     writing: threading.Lock = field(default_factory=threading.Lock)
@@ -113,7 +120,8 @@ class Lease:
         while not self._stop.wait(self.lease_ms / 3000):
             try:
                 with self.writing:
-                    renewed = client().eval(_RENEW, 1, self.lock_key, self.token, self.lease_ms)
+                    renewed = hot_servers.client_of(self.server).eval(
+                        _RENEW, 1, self.lock_key, self.token, self.lease_ms)
             except redis.exceptions.RedisError:
                 continue  # a transient error skips one renewal; the next may still make it
             if not renewed:
@@ -123,7 +131,7 @@ class Lease:
     def release(self) -> None:
         self._stop.set()
         try:
-            client().eval(_RELEASE, 1, self.lock_key, self.token)
+            hot_servers.client_of(self.server).eval(_RELEASE, 1, self.lock_key, self.token)
         except redis.exceptions.RedisError:
             pass  # an unreleased lease expires by itself
 
@@ -146,9 +154,11 @@ def acquire(wait_s: float, name: str = CLUSTER_LOCK) -> Lease:
 
     Waiters are served in the order they came (their tokens): a producer waiting behind
     a busy tick is next once it ends, never passed by the tick after it (issue 36)."""
-    r, lock_key = client(), key(name)
+    lock_key = key(name)
+    server = hot_servers.server_of_lock(lock_key)
+    r = hot_servers.client_of(server)
     lease_ms = max(100, int(settings.REPLICATION_LOCK_LEASE_S * 1000))
-    token = str(r.incr(key("fence")))
+    token = str(client().incr(key("fence")))
     queue = (lock_key, key(f"{name}:waiters"), key(f"{name}:waiting"))
     deadline = time.monotonic() + wait_s
     try:
@@ -157,18 +167,18 @@ def acquire(wait_s: float, name: str = CLUSTER_LOCK) -> Lease:
                 raise TimeoutError("the replication state is locked by another task")
             time.sleep(POLL_S)
     except BaseException:
-        _leave_queue(queue, token)
+        _leave_queue(r, queue, token)
         raise
-    lease = Lease(lock_key, token, lease_ms)
+    lease = Lease(lock_key, token, lease_ms, server=server)
     threading.Thread(target=lease.renew_until_released, name="hot-state-lease",
                      daemon=True).start()
     return lease
 
 
-def _leave_queue(queue: tuple[str, str, str], token: str) -> None:
+def _leave_queue(r: redis.Redis, queue: tuple[str, str, str], token: str) -> None:
     """A waiter that gives up leaves its place at once rather than after a lease."""
     try:
-        pipe = client().pipeline(transaction=True)
+        pipe = r.pipeline(transaction=True)
         pipe.zrem(queue[1], token)
         pipe.hdel(queue[2], token)
         pipe.execute()
@@ -178,7 +188,8 @@ def _leave_queue(queue: tuple[str, str, str], token: str) -> None:
 
 def waiting(name: str = CLUSTER_LOCK) -> int:
     """How many holders wait for the lease ``name`` (its queue's length)."""
-    return int(client().zcard(key(f"{name}:waiters")))
+    waiters = key(f"{name}:waiters")
+    return int(hot_servers.client_of(hot_servers.server_of_lock(waiters)).zcard(waiters))
 
 
 @contextmanager
@@ -226,24 +237,29 @@ def current_token() -> int:
     return max((int(held.token) for held in _current.get()), default=0)
 
 
-def fenced_write(ops: Sequence[WriteOp]) -> list[Any]:
-    """Apply ``ops`` in one transaction, only if every lease held still holds its lock;
-    Redis's replies to the commands ``ops`` sent, in order (an empty hash write sends none)."""
-    leases = _current.get()
-    if not leases:
+def fenced_write(ops: Sequence[WriteOp], server: int = hot_servers.HOME) -> list[Any]:
+    """Apply ``ops`` in one transaction on ``server``, only if every lease held there
+    still holds its lock (one server: every lease held); Redis's replies to the commands
+    ``ops`` sent, in order (an empty hash write sends none)."""
+    every = _current.get()
+    if not every:
         raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
     if not ops:
         return []
-    if any(held.lost for held in leases):  # a renewal already found another holder's token
+    if any(held.lost for held in every):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
+    leases = [held for held in every if held.server == server]
+    if len(leases) < len(every):
+        _check_elsewhere([held for held in every if held.server != server])
     with ExitStack() as stack:
         for held in leases:
             stack.enter_context(held.writing)
         if _weight(ops) >= LARGE_WRITE:
             _extend_for_write(leases)
-        pipe = stack.enter_context(client().pipeline(transaction=True))
+        pipe = stack.enter_context(hot_servers.client_of(server).pipeline(transaction=True))
         try:
-            pipe.watch(*[held.lock_key for held in leases])
+            if leases:
+                pipe.watch(*[held.lock_key for held in leases])
             if any(pipe.get(held.lock_key) != held.token.encode() for held in leases):
                 raise redis.exceptions.WatchError
             pipe.multi()
@@ -251,12 +267,24 @@ def fenced_write(ops: Sequence[WriteOp]) -> list[Any]:
                 _apply(pipe, op)
             for held in leases:
                 pipe.pexpire(held.lock_key, held.lease_ms)
-            return list(pipe.execute()[:-len(leases)])
+            replies = pipe.execute()
+            return list(replies[:len(replies) - len(leases)])  # less the PEXPIREs
         except redis.exceptions.WatchError:
             for held in leases:
                 held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
+
+
+def _check_elsewhere(leases: Sequence[Lease]) -> None:
+    """The leases held on other servers than a write's: read just before it, since its
+    transaction cannot watch them (a spread unit commits its shard's sets first, on their
+    server, in a transaction that does; what follows on the first server is checked so)."""
+    for held in leases:
+        if hot_servers.client_of(held.server).get(held.lock_key) != held.token.encode():
+            held.lost = True
+            raise LeaseLost("the replication lease expired and another task took it; "
+                            "this write was refused")
 
 
 def _weight(ops: Sequence[WriteOp]) -> int:
@@ -273,7 +301,8 @@ def _extend_for_write(leases: Sequence[Lease]) -> None:
     is token-checked like a renewal, and the write's transaction sets the lease back."""
     for held in leases:
         grace = held.lease_ms * WRITE_GRACE_LEASES
-        if not client().eval(_RENEW, 1, held.lock_key, held.token, grace):
+        if not hot_servers.client_of(held.server).eval(_RENEW, 1, held.lock_key, held.token,
+                                                       grace):
             held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused")

@@ -55,21 +55,34 @@ def key(name: str, namespace: str | None = None) -> str:
     return f"{PREFIX}{{{namespace or store_namespace()}}}:{name}"
 
 
+def home_url() -> str:
+    """The hot state's first Redis: HOT_STATE_REDIS_URLS' first, else REDIS_URL (the broker's).
+    Everything but the shards' own keys lives there (cluster/adapters/hot_servers.py)."""
+    urls = getattr(settings, "HOT_STATE_REDIS_URLS", None) or [settings.REDIS_URL]
+    return str(urls[0])
+
+
 def client() -> redis.Redis:
-    """The shared client; an operation on a Redis that stops answering fails after
-    REDIS_SOCKET_TIMEOUT_S (redis.exceptions.TimeoutError) instead of hanging."""
+    """The shared client of the hot state's first Redis; an operation on a Redis that stops
+    answering fails after REDIS_SOCKET_TIMEOUT_S (redis.exceptions.TimeoutError) instead
+    of hanging."""
+    return client_at(home_url())
+
+
+def client_at(url: str) -> redis.Redis:
+    """The shared client of the Redis at ``url`` (a hot-state server), made once."""
     options = {"socket_timeout": settings.REDIS_SOCKET_TIMEOUT_S,
                "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT_S,
                "health_check_interval": settings.REDIS_HEALTH_CHECK_S}
-    cache_key = (settings.REDIS_URL, *options.values())
+    cache_key = (url, *options.values())
     if cache_key not in _clients:
-        _clients[cache_key] = redis.Redis.from_url(settings.REDIS_URL, **options)
+        _clients[cache_key] = redis.Redis.from_url(url, **options)
     return _clients[cache_key]
 
 
 def unreachable_reason(exc: Exception) -> str:
     """One line naming the Redis and what went wrong (a timeout, a refused connection...)."""
-    return f"cannot reach Redis at {redacted(settings.REDIS_URL)}: {exc}".splitlines()[0]
+    return f"cannot reach Redis at {redacted(home_url())}: {exc}".splitlines()[0]
 
 
 def reachable() -> str | None:

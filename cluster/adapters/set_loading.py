@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cluster.adapters import set_cache, set_records
+from cluster.adapters import hot_servers, set_cache, set_records, shards
 from cluster.adapters.hot_types import HotState
-from cluster.adapters.redis_keys import client, key, store_namespace
+from cluster.adapters.redis_keys import key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
 from cluster.perf import gc_paused
@@ -80,7 +80,7 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
                 missed.append((set_key, status_fields(data), known))
             else:
                 taken[set_key] = kept
-        records = set_records.fetch(missed)
+        records = fetch_records(missed)
         damaged: list[tuple[str, int, str]] = []
         for set_key, fields, _ in missed:
             try:
@@ -101,26 +101,57 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
     # with no SPU change never asks, and building it was 3% of a busy tick.
 
 
+def fetch_records(missed: list[set_records.Missed]) -> dict[Key, list[int] | None]:
+    """``set_records.fetch`` from the server of each set (hot_servers.py)."""
+    if not hot_servers.spread():
+        return set_records.fetch(missed)
+    out: dict[Key, list[int] | None] = {}
+    for server, group in hot_servers.grouped(missed, lambda m: shards.server_of(m[0])).items():
+        with hot_servers.on(server):
+            out.update(set_records.fetch(group))
+    return out
+
+
 def fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
-    """Every set of the topics, as stored."""
+    """Every set of the topics, as stored (spread: from every server, each holding its
+    shards' fields of the same hashes)."""
     names = list(topics)
-    pipe = client().pipeline(transaction=True)
-    for name in names:
-        pipe.hgetall(sets_key(name))
-    return [((name, int(p)), data) for name, found in zip(names, pipe.execute())
-            for p, data in found.items()]
+    out = []
+    for server in hot_servers.servers():
+        pipe = hot_servers.client_of(server).pipeline(transaction=True)
+        for name in names:
+            pipe.hgetall(sets_key(name))
+        out += [((name, int(p)), data) for name, found in zip(names, pipe.execute())
+                for p, data in found.items()]
+    return out
+
+
+def disagreeing(topics: dict[str, Any]) -> list[set_records.Disagreeing]:
+    """Every stored set whose records disagree with its status (set_records.disagreeing),
+    each checked on its own server."""
+    fetched = fetch_full(topics)
+    if not hot_servers.spread():
+        return set_records.disagreeing(fetched)
+    out = []
+    for server, group in hot_servers.grouped(fetched, lambda f: shards.server_of(f[0])).items():
+        with hot_servers.on(server):
+            out += set_records.disagreeing(group)
+    return out
 
 
 def fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
     """The named sets of the topics, as stored (those missing left out)."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in keys:
-        if topic in topics:
-            by_topic.setdefault(topic, []).append(partition)
-    pipe = client().pipeline(transaction=True)
-    for name, parts in by_topic.items():
-        pipe.hmget(sets_key(name), [str(p) for p in parts])
+    wanted = [k for k in keys if k[0] in topics]
     out = []
-    for (name, parts), found in zip(by_topic.items(), pipe.execute()):
-        out += [((name, p), data) for p, data in zip(parts, found) if data is not None]
+    groups = (hot_servers.grouped(wanted, shards.server_of) if hot_servers.spread()
+              else {hot_servers.HOME: wanted})
+    for server, group in groups.items():
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in group:
+            by_topic.setdefault(topic, []).append(partition)
+        pipe = hot_servers.client_of(server).pipeline(transaction=True)
+        for name, parts in by_topic.items():
+            pipe.hmget(sets_key(name), [str(p) for p in parts])
+        for (name, parts), found in zip(by_topic.items(), pipe.execute()):
+            out += [((name, p), data) for p, data in zip(parts, found) if data is not None]
     return out

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from cluster.adapters.lease import WriteOp
-from cluster.adapters.redis_keys import client, key
+from cluster.adapters.hot_servers import bound_client as client  # a shard's server
+from cluster.adapters.redis_keys import key
 from cluster.adapters.hot_types import Known, Stored
 from cluster.adapters.set_codec import (records_bytes, records_from, start_and_apart,
                                         status_fields)

@@ -40,6 +40,7 @@ from typing import Any
 
 from django.conf import settings
 
+from cluster.adapters import hot_servers
 from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.adapters.redis_keys import client, key
 from cluster.core.replication import ClusterState, Key
@@ -68,6 +69,13 @@ def shard_of(partition: Key, shards: int) -> int:
     """Stable across processes and runs (unlike ``hash``, which is salted per process)."""
     topic, index = partition
     return (_topic_hash(topic) + index // BLOCK) % shards
+
+
+def server_of(partition: Key) -> int:
+    """The Redis server of a partition's replica set and records (hot_servers.py)."""
+    if not hot_servers.spread():
+        return hot_servers.HOME
+    return hot_servers.server_of_shard(shard_of(partition, count()))
 
 
 @lru_cache(maxsize=4096)

@@ -37,7 +37,7 @@ from django.db.models import Max
 
 from cluster.adapters import lease, shards
 from cluster.adapters.lease import Lease
-from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.adapters.redis_keys import bound_to_store, client, home_url, key
 from cluster.errors import Unavailable
 from cluster.models import ClusterState, Partition
 from cluster.redis_urls import redacted
@@ -84,7 +84,7 @@ def database_identity() -> str:
 
 
 def reached_redis() -> str:
-    return redacted(settings.REDIS_URL)
+    return redacted(home_url())
 
 
 def store_row() -> ClusterState:
@@ -170,7 +170,7 @@ def check_hot_state_identity() -> str:
     row = store_row()
     store = str(row.store_id)
     raw = client().get(key(OWNER, store))
-    seen = (settings.REDIS_URL, store, row.redis_marker, raw)
+    seen = (home_url(), store, row.redis_marker, raw)
     if _verified and _verified[0] == seen:
         return store
     here = database_identity()
@@ -185,7 +185,7 @@ def check_hot_state_identity() -> str:
     else:
         owner = _decode_owner(raw)
     record_owner(row, owner)
-    _verified[:] = [(settings.REDIS_URL, store, owner.marker, raw)]
+    _verified[:] = [(home_url(), store, owner.marker, raw)]
     return store
 
 

@@ -9,7 +9,7 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from cluster.adapters import hot_state
+from cluster.adapters import hot_state, redis_keys
 from cluster.services import tick_health
 
 TIMEOUT_S = 1.0
@@ -31,18 +31,20 @@ def _database() -> None:
         cursor.execute("SELECT 1")
 
 
-def _redis_client() -> redis.Redis:
+def _redis_client(url: str | None = None) -> redis.Redis:
     # Its own short timeouts: a probe must answer before the orchestrator gives up.
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=TIMEOUT_S,
+    return redis.Redis.from_url(url or settings.REDIS_URL, socket_timeout=TIMEOUT_S,
                                 socket_connect_timeout=TIMEOUT_S)
 
 
 def _redis() -> None:
-    with _redis_client() as client:
-        client.ping()
-        refusal = _write_refusal(client)
-    if refusal:
-        raise LookupError(refusal)
+    """The broker's Redis and every hot-state server (HOT_STATE_REDIS_URLS)."""
+    for url in dict.fromkeys([settings.REDIS_URL, *settings.HOT_STATE_REDIS_URLS]):
+        with _redis_client(url) as client:
+            client.ping()
+            refusal = _write_refusal(client)
+        if refusal:
+            raise LookupError(refusal)
 
 
 def _write_refusal(client: redis.Redis) -> str | None:
@@ -60,7 +62,7 @@ def _write_refusal(client: redis.Redis) -> str | None:
 
 
 def _worker() -> None:
-    with _redis_client() as client:
+    with _redis_client(redis_keys.home_url()) as client:  # the hot state's first server
         if not client.exists(hot_state.WORKER):
             raise LookupError(f"no worker has refreshed {hot_state.WORKER} "
                               f"in the last {settings.REPLICATION_WORKER_TTL_S} s")

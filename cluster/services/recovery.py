@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cluster.adapters import hot_state, lease, metadata_log, store_identity
+from cluster.adapters import hot_servers, hot_state, lease, metadata_log, store_identity
 from cluster.adapters.hot_state import HotState
+from cluster.core import replication as core
 from cluster.models import Event, Partition
 from cluster.projections import store as store_projection
 
@@ -42,6 +43,9 @@ def hot_state_check_against_store(hot: HotState) -> int:
     lease.raise_fence(store_identity.store_highest_token())
     head, applied = metadata_log.head(), store_projection.applied_offset()
     lost = hot_state_recover(hot, list(hot.topics), head, applied) if head < applied else 0
+    emptied = remake_missing_sets(hot) if hot_servers.spread() and hot.full else []
+    if emptied:
+        lost += hot_state_recover(hot, emptied, head, applied)
     hot.checked = run
     return lost
 
@@ -77,6 +81,39 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
                     "restored": restored, "topic_pks": {n: pk for pk, n in pks.items()},
                     "head": head, "applied": applied, "reason": reason})
     return missing
+
+
+def remake_missing_sets(hot: HotState) -> list[str]:
+    """Spread over several servers, one may come back empty while the first (the meta, the
+    log) kept its data: the topic table still names partitions no server holds a set of.
+    Each is made again from the store's replica map, led by its first live replica at an
+    epoch above the store's, for ``hot_state_recover`` to bring up to the store's HW.
+    Returns the topics concerned."""
+    missing: dict[str, list[int]] = {}
+    for name, table in hot.topics.items():
+        gone = [i for i in range(len(table["partitions"]))
+                if (name, i) not in hot.state.replica_sets]
+        if gone and name in hot.state.topics:
+            missing[name] = gone
+    for name, indexes in missing.items():
+        rows = {index: (replicas, epoch) for index, replicas, epoch in Partition.objects
+                .filter(topic_id=hot.topics[name]["pk"], index__in=indexes)
+                .values_list("index", "replicas", "epoch")}
+        if not rows:
+            continue  # the topic's rows are gone too: the topology sync drops it
+        config = hot.state.topics[name]
+        scratch = core.new_cluster([], election_timeout_ms=hot.state.election_timeout_ms)
+        scratch.spus = dict(hot.state.spus)
+        core.add_topic(scratch, name, {i: rows[i][0] for i in indexes if i in rows},
+                       max_lag=config.max_lag, min_lrs=config.min_lrs,
+                       lag_time_max_ms=config.lag_time_max_ms,
+                       unclean_leader_election=config.unclean_leader_election)
+        for set_key, rs in scratch.replica_sets.items():
+            rs.epoch = max(rs.epoch, rows[set_key[1]][1] + 1)  # epochs never go back
+            hot.state.replica_sets[set_key] = rs
+            for spu in rs.replicas:
+                hot.state.index_add(set_key, spu)
+    return list(missing)
 
 
 def reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:

@@ -105,7 +105,7 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
         logged = log_hws({k for k, _, _ in _scan()[0]})
     with locked_for_this_store(lock_timeout_s):
         hot = hot_state.load_selected(lambda _: ())
-        found = set_records.disagreeing(set_loading.fetch_full(hot.topics))
+        found = set_loading.disagreeing(hot.topics)
         damaged = _assess(found, hot.topics, logged)  # found again: the lease is held now
         if not damaged:
             return Repair(False)
@@ -124,7 +124,7 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
 def _scan() -> tuple[list[set_records.Disagreeing], dict[str, Any]]:
     """Every set whose records disagree with its status, and the topic table."""
     topics = hot_state.load_selected(lambda _: ()).topics
-    return set_records.disagreeing(set_loading.fetch_full(topics)), topics
+    return set_loading.disagreeing(topics), topics
 
 
 def log_hws(keys: set[Key]) -> dict[Key, int]:

@@ -10,13 +10,19 @@ used. Real processes, a private Redis (append-only, fsync always, as `make
 run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 
     .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
-        [--workers 1,2,4] [--shards 4] [--window 20] [--acks-all 5]
+        [--workers 1,2,4] [--shards 4] [--window 20] [--acks-all 5] [--hot-redis N]
 
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
 times N produces with acks=all to an idle one-partition topic (``small``, replication 3)
 during the window, as a page or the API would send them, and prints how much of each
 write its append took (the produce's unit of work, its wait for the shard's lease included).
+
+``--hot-redis N`` puts the hot state on N private Redis servers of its own
+(``HOT_STATE_REDIS_URLS``: shard s on server s mod N, the cluster lease, meta and log on
+the first; cluster/adapters/hot_servers.py), the broker staying on the first private
+Redis; each round then prints every Redis server's CPU. Without it the hot state and the
+broker share one Redis, as by default.
 
 Each round is bounded (start, warm-up, window, stop): about 35 s, plus the
 first whole tick after each growth of the cluster.
@@ -75,13 +81,15 @@ class Round:
         return (sum(coord) / len(coord) if coord else 0.0), shard_ms
 
 
-def setup(workdir: Path, shards: int, postgres: bool = False) -> tuple[subprocess.Popen, str]:
+def setup(workdir: Path, shards: int, postgres: bool = False, hot_urls: list[str] | None = None
+          ) -> tuple[subprocess.Popen, str]:
     sys.path.insert(0, str(ROOT / "tests" / "bench"))
     from _django import setup_bench_store
 
     # This process's produces take the leases the workers' shards take, as a web server's do.
     proc = setup_bench_store(workdir, postgres, "shards", workdir / "bench.sqlite3",
-                             REPLICATION_SHARDS=str(shards))
+                             REPLICATION_SHARDS=str(shards),
+                             HOT_STATE_REDIS_URLS=",".join(hot_urls or []))
     from cluster.services import spu_connect, spu_register
 
     for i in range(SPUS):
@@ -218,7 +226,14 @@ def acks_all_latencies(n: int, until: float
     return out, appends, waits
 
 
-def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: float,
+def start_hot_redis(workdir: Path, n: int) -> list[tuple[subprocess.Popen, str]]:
+    """``n`` private Redis servers for the hot state (none: it shares the broker's)."""
+    from webapp.redis_server import start_private_redis
+
+    return [start_private_redis(workdir / f"hot-redis-{i}") for i in range(n)]
+
+
+def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], warmup_s: float,
             window_s: float, acks_all: int = 0) -> Round:
     procs = start(workers, shards, logs)
     names = [n for n in procs if n != "beat"]
@@ -230,7 +245,7 @@ def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: flo
             time.sleep(0.5)
         time.sleep(warmup_s)
         watched = {n: psutil.Process(p.pid) for n, p in procs.items()}
-        watched["redis"] = psutil.Process(redis_pid)
+        watched.update((name, psutil.Process(pid)) for name, pid in redis_pids.items())
         before, t0 = cpu_seconds(watched), datetime.now()
         psutil.cpu_percent()
         end = time.monotonic() + window_s
@@ -246,6 +261,13 @@ def measure(workers: int, shards: int, logs: Path, redis_pid: int, warmup_s: flo
     return out
 
 
+def redis_cpu(r: Round) -> str:
+    """Each Redis server's CPU over the window, in cores, and their sum."""
+    servers = {n: s / r.window_s for n, s in sorted(r.cpu.items()) if n.startswith("redis")}
+    return (", ".join(f"{n} {c:.2f}" for n, c in servers.items()) +
+            f"; all {sum(servers.values()):.2f}")
+
+
 def report(size: int, shards: int, r: Round) -> None:
     rate = r.rate(shards)
     split = ", ".join(f"{n}: {len(ms)} ticks, wall {sum(ms) / r.window_s / 10:.0f}% / CPU "
@@ -259,6 +281,7 @@ def report(size: int, shards: int, r: Round) -> None:
     print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
+    print(f"{'':>20}Redis servers' CPU (cores): {redis_cpu(r)}")
     per_partition_us = (coord_ms + shard_ms) * 1000 / size
     cores = per_partition_us * 100_000 / 1e6
     print(f"{'':>20}CPU per partition per step {per_partition_us:.0f} us -> 100,000 partitions "
@@ -283,21 +306,30 @@ def main() -> None:
     # Steps are counted whole: over 8 s one step more or less is 12% and read as a miss.
     parser.add_argument("--window", type=float, default=20.0)
     parser.add_argument("--acks-all", type=int, default=0)
+    parser.add_argument("--hot-redis", type=int, default=0,
+                        help="the hot state on this many private Redis servers of its own "
+                             "(HOT_STATE_REDIS_URLS); 0: on the broker's, as by default")
     parser.add_argument("--postgres", action="store_true",
                         help="a throwaway PostgreSQL database instead of SQLite")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
-    redis, _ = setup(workdir, args.shards, args.postgres)
+    hot = start_hot_redis(workdir, args.hot_redis)
+    redis, _ = setup(workdir, args.shards, args.postgres, [url for _, url in hot])
+    # The broker's Redis (with no --hot-redis, the hot state's too), then the hot state's.
+    redis_pids = {"redis": redis.pid, **{f"redis-hot{i}": proc.pid
+                                         for i, (proc, _) in enumerate(hot)}}
     if args.acks_all:
         from cluster.services import topic_create
 
         topic_create(name="small", partitions=1, replication=3, min_lrs=2)
     print(f"load average before: {os.getloadavg()}  ({psutil.cpu_count()} cores, shared)")
     print(f"{SPUS} SPUs, replication 3, one record per partition per second, "
-          f"REPLICATION_SHARDS={args.shards}")
+          f"REPLICATION_SHARDS={args.shards}, hot state on "
+          f"{f'{args.hot_redis} Redis server(s) of its own' if hot else 'the broker Redis'}")
     best: dict[int, int] = {}
+    best_redis: dict[int, str] = {}
     have = 0
     try:
         for size in sizes:
@@ -306,18 +338,22 @@ def main() -> None:
             for workers in counts:
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
-                r = measure(workers, args.shards, logs, redis.pid, args.warmup, args.window,
+                r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,
                             args.acks_all)
                 report(size, args.shards, r)
                 if r.rate(args.shards) >= 0.9:
                     best[workers] = size
+                    best_redis[workers] = redis_cpu(r)
             print(f"{'':>20}load average: {os.getloadavg()}")
     finally:
         drop_database(args.postgres)
-        os.killpg(redis.pid, signal.SIGTERM)
-        redis.wait(10)
+        for proc in [redis, *(p for p, _ in hot)]:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
     print("largest cluster keeping 1 step/s per shard: " +
           ", ".join(f"{w} worker(s): {best.get(w, 0):,} partitions" for w in counts))
+    for w in counts:
+        print(f"  {w} worker(s), Redis CPU at that size: {best_redis.get(w, 'n/a')}")
     print(f"load average after: {os.getloadavg()}")
 
 

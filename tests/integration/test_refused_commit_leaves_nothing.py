@@ -16,9 +16,12 @@ from tests.helpers import register_spus
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
 
-@pytest.fixture(params=[1, 4], ids=["one-shard", "four-shards"])
+@pytest.fixture(params=[(1, False), (4, False), (4, True)],
+                ids=["one-shard", "four-shards", "four-shards-on-two-redis"])
 def orders(request, redis_url, settings):
-    settings.REPLICATION_SHARDS = request.param
+    settings.REPLICATION_SHARDS, spread = request.param
+    if spread:  # shards 1 and 3 on the second server (cluster/adapters/hot_servers.py)
+        request.getfixturevalue("two_hot_servers")
     settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600  # no follower leaves the LRS meanwhile
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=2, replication=3)

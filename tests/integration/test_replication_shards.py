@@ -25,8 +25,10 @@ pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
 
 
-@pytest.fixture
-def sharded(redis_url, settings, monkeypatch):
+@pytest.fixture(params=["one-redis", "two-redis"])
+def sharded(request, redis_url, settings, monkeypatch):
+    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
+        request.getfixturevalue("two_hot_servers")
     settings.REPLICATION_SHARDS = SHARDS
     # Shards take whole live blocks (200 partitions); blocks of 4 spread 16 partitions.
     monkeypatch.setattr(shards, "BLOCK", 4)

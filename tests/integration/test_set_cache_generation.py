@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import hot_state, set_cache, set_loading
+from cluster.adapters import hot_servers, hot_state, set_cache
 from cluster.engine.unit_of_work import run_locked
 from cluster.services import topic_create
 from cluster.services.records import records_produce
@@ -30,11 +30,18 @@ class SetReads:
         self._patch = pytest.MonkeyPatch()
 
     def __enter__(self) -> "SetReads":
-        real, calls = set_loading.client, self.calls
+        real, calls = hot_servers.client_of, self.calls
 
         class Pipe:
             def __init__(self, pipe):
                 self.pipe = pipe
+
+            def __enter__(self):  # a fenced write's pipeline (lease.py) is entered
+                self.pipe.__enter__()
+                return self
+
+            def __exit__(self, *exc):
+                return self.pipe.__exit__(*exc)
 
             def __getattr__(self, name):
                 if name in ("hgetall", "hmget"):
@@ -42,12 +49,15 @@ class SetReads:
                 return getattr(self.pipe, name)
 
         class Client:
+            def __init__(self, server):
+                self.server = server
+
             def __getattr__(self, name):
                 if name == "pipeline":
-                    return lambda **kw: Pipe(real().pipeline(**kw))
-                return getattr(real(), name)
+                    return lambda **kw: Pipe(real(self.server).pipeline(**kw))
+                return getattr(real(self.server), name)
 
-        self._patch.setattr(set_loading, "client", lambda: Client())
+        self._patch.setattr(hot_servers, "client_of", Client)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -151,8 +161,10 @@ def test_a_unit_that_fails_leaves_nothing_to_take(orders):
 SHARDS = 4
 
 
-@pytest.fixture
-def sharded(redis_url, settings, monkeypatch):
+@pytest.fixture(params=["one-redis", "two-redis"])
+def sharded(request, redis_url, settings, monkeypatch):
+    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
+        request.getfixturevalue("two_hot_servers")
     from cluster.adapters import shards
 
     settings.REPLICATION_SHARDS = SHARDS
@@ -198,7 +210,8 @@ def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
     shard_unit(2)  # after the fixture's whole unit
     with SetReads() as reads:
         sets, exact = taken()  # it holds every lease, shard 2's generation moved
-    assert reads.calls == ["hgetall"] and exact and sets == decoded()
+    # one read of the topic per server holding its sets
+    assert reads.calls == ["hgetall"] * len(hot_servers.servers()) and exact and sets == decoded()
     with SetReads() as reads:
         shard_unit(2)  # and the whole unit moved every lease's generation
     assert reads.calls == ["hmget"]

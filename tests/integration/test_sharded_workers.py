@@ -2,7 +2,10 @@
 (scripts/run.py with its private Redis, plus a second `celery -A webapp worker` pointed at the
 same Redis and database, as the README says): producers with acks=all, an SPU outage and its
 return, and at the end nothing acknowledged is lost, HW never went back, one leader per
-partition, and the durability checker's invariants hold on the saved hot state."""
+partition, and the durability checker's invariants hold on the saved hot state. Twice: with
+the hot state on the stack's Redis, and spread over two private Redis servers of its own
+(HOT_STATE_REDIS_URLS: shards 0 and 2 on the first, 1 and 3 on the second; the broker and
+the channel layer on the stack's Redis)."""
 from __future__ import annotations
 
 import json
@@ -39,9 +42,11 @@ print(json.dumps({"leaders": {rs.partition: rs.leader for rs in sets},
 
 
 class ShardedStack(Stack):
+    hot_urls: tuple[str, ...] = ()
+
     def env(self) -> dict[str, str]:
         return {**super().env(), "REPLICATION_SHARDS": str(SHARDS), "WORKER_NODES": "1",
-                "WORKER_CONCURRENCY": "1"}
+                "WORKER_CONCURRENCY": "1", "HOT_STATE_REDIS_URLS": ",".join(self.hot_urls)}
 
 
 def start_second_worker(stack: ShardedStack) -> subprocess.Popen:
@@ -64,11 +69,17 @@ def wait_until(check, seconds: float, what: str) -> None:
         time.sleep(0.3)
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", params=["one-redis", "two-hot-redis"])
+def stack(request, tmp_path_factory):
+    from webapp.redis_server import start_private_redis
+
     running = ShardedStack(tmp_path_factory.mktemp("sharded"))
-    second = None
+    second, hot = None, []
     try:
+        if request.param == "two-hot-redis":
+            hot = [start_private_redis(tmp_path_factory.mktemp(f"hot-redis-{i}"))
+                   for i in range(2)]
+            running.hot_urls = tuple(url for _, url in hot)
         running.start()
         second = start_second_worker(running)
         made = running.manage("topic", "create", TOPIC, "--partitions", str(PARTITIONS),
@@ -80,6 +91,9 @@ def stack(tmp_path_factory):
             second.kill()
             second.wait(10)
         running.kill_all()
+        for proc, _ in hot:
+            proc.terminate()
+            proc.wait(10)
 
 
 def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
@@ -125,3 +139,13 @@ def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
     assert all(leader is not None for leader in final["leaders"].values()), final
     assert all(claims == [final["leaders"][p]] for p, claims in final["claims"].items()), final
     assert final["resolutions"] == ["Online"], final
+    if stack.hot_urls:  # the sets are on both hot-state servers, none on the broker's Redis
+        import redis
+
+        broker = (stack.var / "redis.url").read_text().strip()
+        found = []
+        for url in (*stack.hot_urls, broker):
+            client = redis.Redis.from_url(url)
+            found.append(sum(client.hlen(k) for k in client.scan_iter(match=f"*:sets:{TOPIC}")))
+            client.close()
+        assert found[0] and found[1] and found[0] + found[1] == PARTITIONS and not found[2], found

@@ -1,7 +1,8 @@
 """Settings helpers fail loudly on bad values."""
 import pytest
 
-from webapp.env import EnvError, database_token, env_bool, env_int, env_token, env_url
+from webapp.env import (EnvError, database_token, env_bool, env_int, env_token, env_url,
+                        env_url_list)
 
 
 def test_booleans_accept_the_usual_spellings(monkeypatch):
@@ -32,6 +33,16 @@ def test_urls_must_use_an_allowed_scheme(monkeypatch):
         env_url("U", "sqlite:///x", ("sqlite", "postgres"))
     monkeypatch.delenv("U")
     assert env_url("U", "sqlite:///x", ("sqlite",)) == "sqlite:///x"
+
+
+def test_a_url_list_is_comma_separated_empty_by_default_and_checked(monkeypatch):
+    monkeypatch.delenv("L", raising=False)
+    assert env_url_list("L", ("redis",)) == []
+    monkeypatch.setenv("L", " redis://a:1/0, redis://b:2/3 ,")
+    assert env_url_list("L", ("redis",)) == ["redis://a:1/0", "redis://b:2/3"]
+    monkeypatch.setenv("L", "redis://a:1/0,http://b")
+    with pytest.raises(EnvError, match="must use one of"):
+        env_url_list("L", ("redis",))
 
 
 def test_the_secret_key_is_generated_once_and_reused(tmp_path, monkeypatch):
