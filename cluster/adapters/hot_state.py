@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import lease, metadata_log, set_cache, shards
+from cluster.adapters import lease, metadata_log, save_pieces, set_cache, shards
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters import redis_keys
@@ -186,7 +186,7 @@ def keep_committed(hot: HotState) -> None:
 class _Encoded(NamedTuple):
     changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
     keys: list[Key]                       # their keys, in that order
-    released: dict[str, list[int]]        # record ids compaction released, by topic
+    released: dict[Key, list[int]]        # record ids compaction released, by set
 
 
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes
@@ -204,7 +204,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)
             if gone:
-                out.released.setdefault(set_key[0], []).extend(gone)
+                out.released[set_key] = gone
             data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
@@ -229,23 +229,53 @@ def _meta_op(hot: HotState) -> WriteOp:
 def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
          ) -> list[Key]:
     """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, in one fenced write with the log entries ``log`` gives for the
-    changed sets; return the keys of the changed sets."""
+    compaction released, fenced, with the log entries ``log`` gives for the changed sets
+    (one transaction, or bounded pieces for a large save: save_pieces); return the keys
+    of the changed sets."""
     records = set_records.Writes()
     for name in hot.dropped:  # read before the write; the lease is held
         for p in client().hkeys(sets_key(name)):
             records.delete((name, int(p)))
-    changed, keys, released = _compact_and_encode(hot, retain, records)
-    ops = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
-    ops += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += _present(records.op())
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
-            if name in hot.topics]
-    ops.append(_meta_op(hot))
+    encoded = _compact_and_encode(hot, retain, records)
+    head = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    _write_sets(hot, encoded, records, log, head=head, meta=_meta_op(hot),
+                kept=lambda name: name in hot.topics)
+    return encoded.keys
+
+
+def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
+                log: LogEntries | None, *, head: list[WriteOp], meta: WriteOp | None,
+                kept: Callable[[str], bool]) -> None:
+    """The save's fenced write: one transaction, or pieces (save_pieces) when it is large,
+    plain (no topic added or dropped, no entry but the step's) and its entries allow."""
+    noted = bool(hot.log)
+    entries = log(encoded.keys) if log else []
+    hold = None if noted or hot.added or hot.dropped else save_pieces.held_sets(entries,
+                                                                                 hot.moved)
+    parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
     generations, token = _generation_ops()
-    _write_with_log(hot, ops + generations, log(keys) if log else [])
+    tail = [meta] if meta is not None else []
+    if len(parts) == 1:
+        ops = head + [WriteOp("hset", sets_key(name), fields)
+                      for name, fields in encoded.changed.items()]
+        ops += _present(records.op())
+        gone: dict[str, list[int]] = {}
+        for (name, _), ids in encoded.released.items():
+            gone.setdefault(name, []).extend(ids)
+        ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+                if kept(name)]
+        _write_with_log(hot, ops + tail + generations, entries)
+    else:
+        # The first piece stores the staged values and keeps record ids unique (save_pieces).
+        floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
+        pieces = [save_pieces.set_ops(group, encoded.changed, records, encoded.released,
+                                      sets_key, values_key, kept) for group in parts]
+        pieces[0] = hot.staged + floor + pieces[0]
+        hot.staged = []
+        for piece in pieces[:-1]:
+            lease.fenced_write(piece + generations)
+        _write_with_log(hot, pieces[-1] + tail + generations, entries)
     hot.generation = token
-    return keys
 
 
 def _present(op: WriteOp | None) -> list[WriteOp]:
@@ -287,14 +317,9 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
     records = set_records.Writes()
-    changed, keys, released = _compact_and_encode(hot, retain, records)
-    ops = [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-    ops += _present(records.op())
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()]
-    generations, token = _generation_ops()
-    _write_with_log(hot, ops + generations, log(keys) if log else [])
-    hot.generation = token
-    return keys
+    encoded = _compact_and_encode(hot, retain, records)
+    _write_sets(hot, encoded, records, log, head=[], meta=None, kept=lambda _: True)
+    return encoded.keys
 
 
 def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
