@@ -153,3 +153,29 @@ def test_an_entry_naming_no_partition_keeps_the_save_whole():
                                  []) == {("t", 2)}
     assert save_pieces.held_sets([{"type": "topic-replicated", "topic": "t"}], []) is None
     assert save_pieces.held_sets([{"type": "spu-registered"}], []) is None
+
+
+def test_a_shard_task_saves_its_sets_in_pieces_too(redis_url, settings, monkeypatch, writes):
+    from cluster.adapters import shards
+    from cluster.services.replication import replication_coordinate, replication_shard_tick
+
+    settings.REPLICATION_SAVE_PIECE_SETS = 2
+    settings.REPLICATION_SHARDS = 2
+    monkeypatch.setattr(shards, "BLOCK", 4)  # 16 partitions over both shards
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=16, replication=3)
+    tick(1_000)
+    for p in range(16):
+        records_produce(topic="orders", partition=p, count=2)
+    writes.calls.clear()
+    for now in (2_000, 3_000):
+        queue = LocalQueue()
+        work = replication_coordinate(now=now, dispatch=queue)
+        for shard, quotas in (work or {}).items():
+            replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
+        queue.drain()
+    pieces = [set_writes(ops) for ops in writes.calls if set_writes(ops)]
+    assert len(pieces) >= 8 and max(pieces) <= 2  # each shard's 8 sets, two at a time
+    assert_records_match_the_state()
+    hws = [rs.hw for rs in fresh_load().state.replica_sets.values()]
+    assert hws == [2] * 16
