@@ -35,7 +35,7 @@ from cluster.adapters.lease import WriteOp
 from cluster.adapters.set_records import Writes
 from cluster.core.replication import Key
 
-# The writes of one group of sets: (topic -> partition -> status, group, released ids).
+# The keys of the sets one piece writes.
 Group = list[Key]
 
 

@@ -4,7 +4,8 @@
 (set_codec.records_bytes); the status (set_codec.encode_status) names their count and
 last id. A save appends what the log gained and rewrites the whole run only when
 compaction moved its start or another replica's log became the reference, in one script
-inside the save's fenced transaction (``Writes``). A load reads the runs of the sets it
+inside the fenced transaction that writes the set's status (``Writes``; a large save has
+one per piece, save_pieces.py). A load reads the runs of the sets it
 must decode, and of a set this process knew before (hot_types.Known) only the ids
 appended since (``fetch``).
 """
