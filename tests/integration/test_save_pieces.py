@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from cluster.adapters import hot_state, lease, metadata_log, save_pieces, set_cache
 from cluster.core.replication.compaction import reference_replica
+from cluster.models import Topic
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_consume, records_produce
@@ -53,6 +54,9 @@ def orders(redis_url, settings):
     settings.REPLICATION_SAVE_PIECE_SETS = 2
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=PARTITIONS, replication=3)
+    # Two records per partition per second from the simulated producer: the tick itself
+    # appends to every set's records, so its pieces carry records.
+    Topic.objects.filter(name="orders").update(producer_rate=2 * PARTITIONS)
     tick(1_000)
     return "orders"
 
@@ -79,12 +83,24 @@ def set_writes(ops: list[lease.WriteOp]) -> int:
     return sum(len(op.arg) for op in ops if op.op == "hset" and ":sets:" in op.key)
 
 
+def sets_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
+    return {(op.key.rsplit(":", 1)[1], int(p)) for op in ops
+            if op.op == "hset" and ":sets:" in op.key for p in op.arg}
+
+
+def records_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
+    return {(topic, int(p)) for op in ops if op.op == "eval" and ":recs:" in op.key
+            for topic, p in (k.rsplit(":", 2)[1:] for k in op.arg[1])}
+
+
 def test_a_busy_tick_saves_in_pieces_of_at_most_the_limit(orders, writes):
     produce_everywhere()
     writes.calls.clear()
     tick(2_000)
     pieces = [ops for ops in writes.calls if set_writes(ops)]
     assert len(pieces) == 3 and all(set_writes(ops) <= 2 for ops in pieces)
+    # Each piece appends the records of its own sets (the simulated producer's).
+    assert all(records_written(ops) == sets_written(ops) for ops in pieces)
     # The meta lands with the last piece only.
     meta = hot_state.META
     assert [any(op.key == meta for op in ops) for ops in pieces] == [False, False, True]
