@@ -189,6 +189,9 @@ REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum
 # Offsets (HW/LEO) rows a unit of work writes to the store beyond those whose status moved:
 # past it, one slice of the rows per unit of work (cluster/engine/mirror.py).
 REPLICATION_MIRROR_ROWS = env_int("REPLICATION_MIRROR_ROWS", 2000, minimum=1)
+# A save of more changed replica sets than this is written as fenced pieces of at most
+# this many sets each, so no transaction holds Redis long (cluster/adapters/save_pieces.py).
+REPLICATION_SAVE_PIECE_SETS = env_int("REPLICATION_SAVE_PIECE_SETS", 500, minimum=1)
 # Metadata-log entries kept in Redis past what the store applied (cluster/adapters/
 # metadata_log.py); older ones are trimmed, the store's rows being the snapshot they leave.
 METADATA_LOG_RETENTION = env_int("METADATA_LOG_RETENTION", 1_000_000, minimum=1000)

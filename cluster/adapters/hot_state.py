@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import hot_placement, hot_servers, lease, metadata_log, set_cache, shards
+from cluster.adapters import (hot_placement, hot_servers, lease, metadata_log, save_pieces,
+                              set_cache, shards)
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
@@ -200,7 +201,7 @@ def keep_committed(hot: HotState, cache: SetCache) -> None:
 class _Encoded(NamedTuple):
     changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
     keys: list[Key]                       # their keys, in that order
-    released: dict[str, list[int]]        # record ids compaction released, by topic
+    released: dict[Key, list[int]]        # record ids compaction released, by set
 
 
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
@@ -218,7 +219,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)
             if gone:
-                out.released.setdefault(set_key[0], []).extend(gone)
+                out.released[set_key] = gone
             data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
@@ -243,21 +244,79 @@ def _meta_op(hot: HotState) -> WriteOp:
 def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
          ) -> list[Key]:
     """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, in one fenced write with the log entries ``log`` gives for the
-    changed sets; return the keys of the changed sets."""
-    ops, keys, released = _sets_ops(hot, retain, hot.dropped)
+    compaction released, fenced, with the log entries ``log`` gives for the changed sets
+    (one transaction, or bounded pieces for a large save: save_pieces; spread over several
+    servers, one transaction per server: _save_spread); return the keys of the changed sets."""
+    if hot_servers.spread():
+        return _save_spread(hot, retain, log, whole=True)
+    records = set_records.Writes()
+    for name in hot.dropped:  # read before the write; the lease is held
+        for p in client().hkeys(sets_key(name)):
+            records.delete((name, int(p)))
+    encoded = _compact_and_encode(hot, retain, records)
+    head = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    _write_sets(hot, encoded, records, log, head=head, meta=_meta_op(hot),
+                kept=lambda name: name in hot.topics)
+    return encoded.keys
+
+
+def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
+                log: LogEntries | None, *, head: list[WriteOp], meta: WriteOp | None,
+                kept: Callable[[str], bool]) -> None:
+    """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
+    it is large, plain (no topic added or dropped, no entry but the step's) and its entries
+    allow."""
+    noted = bool(hot.log)
+    entries = log(encoded.keys) if log else []
+    hold = None if noted or hot.added or hot.dropped else save_pieces.held_sets(entries,
+                                                                                 hot.moved)
+    parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
+    generated: Ops = {}
+    token = _generation_ops(generated)
+    generations = generated.get(hot_servers.HOME, [])
+    tail = [meta] if meta is not None else []
+    if len(parts) == 1:
+        ops = head + [WriteOp("hset", sets_key(name), fields)
+                      for name, fields in encoded.changed.items()]
+        ops += _present(records.op())
+        gone: dict[str, list[int]] = {}
+        for (name, _), ids in encoded.released.items():
+            gone.setdefault(name, []).extend(ids)
+        ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+                if kept(name)]
+        _write_with_log(hot, {hot_servers.HOME: ops + tail + generations}, entries)
+    else:
+        # The first piece stores the staged values and keeps record ids unique (save_pieces).
+        floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
+        pieces = [save_pieces.set_ops(group, encoded.changed, records, encoded.released,
+                                      sets_key, values_key, kept) for group in parts]
+        pieces[0] = hot.staged + floor + pieces[0]
+        hot.staged = []
+        for piece in pieces[:-1]:
+            lease.fenced_write(piece + generations)
+        _write_with_log(hot, {hot_servers.HOME: pieces[-1] + tail + generations}, entries)
+    hot.generation = token
+
+
+Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
+
+
+def _save_spread(hot: HotState, retain: int | None, log: LogEntries | None, *,
+                 whole: bool) -> list[Key]:
+    """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
+    several servers: each server's part in one transaction (``_write_with_log``)."""
+    ops, keys, released = _sets_ops(hot, retain, hot.dropped if whole else ())
     home = ops.setdefault(hot_servers.HOME, [])
-    home += [WriteOp("del", values_key(name)) for name in hot.dropped]
+    if whole:
+        home += [WriteOp("del", values_key(name)) for name in hot.dropped]
     home += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
-             if name in hot.topics]
-    home.append(_meta_op(hot))
+             if not whole or name in hot.topics]
+    if whole:
+        home.append(_meta_op(hot))
     token = _generation_ops(ops)
     _write_with_log(hot, ops, log(keys) if log else [])
     hot.generation = token
     return keys
-
-
-Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
 
 
 def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
@@ -283,7 +342,7 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
         part += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
         part += _present(records.op())
         keys += changed_keys
-        for name, ids in gone.items():
+        for (name, _), ids in gone.items():
             released.setdefault(name, []).extend(ids)
     return ops, keys, released
 
@@ -340,13 +399,12 @@ def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | Non
               ) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
-    ops, keys, released = _sets_ops(hot, retain)
-    ops.setdefault(hot_servers.HOME, []).extend(
-        WriteOp("hdel", values_key(name), ids) for name, ids in released.items())
-    token = _generation_ops(ops)
-    _write_with_log(hot, ops, log(keys) if log else [])
-    hot.generation = token
-    return keys
+    if hot_servers.spread():
+        return _save_spread(hot, retain, log, whole=False)
+    records = set_records.Writes()
+    encoded = _compact_and_encode(hot, retain, records)
+    _write_sets(hot, encoded, records, log, head=[], meta=None, kept=lambda _: True)
+    return encoded.keys
 
 
 def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:

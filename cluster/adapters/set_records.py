@@ -4,12 +4,14 @@
 (set_codec.records_bytes); the status (set_codec.encode_status) names their count and
 last id. A save appends what the log gained and rewrites the whole run only when
 compaction moved its start or another replica's log became the reference, in one script
-inside the save's fenced transaction (``Writes``). A load reads the runs of the sets it
+inside the fenced transaction that writes the set's status (``Writes``; a large save has
+one per piece, save_pieces.py). A load reads the runs of the sets it
 must decode, and of a set this process knew before (hot_types.Known) only the ids
 appended since (``fetch``).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from cluster.adapters.lease import WriteOp
@@ -42,11 +44,11 @@ def records_key(topic: str, partition: int | str) -> str:
 
 
 class Writes:
-    """The records keys one save writes, in order, as one script."""
+    """The records keys one save writes, by set, as one script per piece (save_pieces)."""
 
     def __init__(self) -> None:
-        self.keys: list[str] = []
-        self.args: list[bytes | str] = []
+        # Set -> (its records key, mode, payload), in the order written.
+        self.writes: dict[Key, tuple[str, str, bytes | str]] = {}
         # Each topic's key prefix, named once: a busy save writes every partition's key.
         self._prefixes: dict[str, str] = {}
 
@@ -59,16 +61,22 @@ class Writes:
             prefix = self._prefixes.get(topic)
             if prefix is None:
                 prefix = self._prefixes[topic] = records_key(topic, "")
-            self.keys.append(f"{prefix}{set_key[1]}")
-            self.args += write
+            self.writes[set_key] = (f"{prefix}{set_key[1]}", *write)
         return ref.start, len(log), log[-1] if log else None
 
     def delete(self, set_key: Key) -> None:
-        self.keys.append(records_key(*set_key))
-        self.args += ["d", ""]
+        self.writes[set_key] = (records_key(*set_key), "d", "")
 
-    def op(self) -> WriteOp | None:
-        return WriteOp("eval", self.keys[0], (_WRITE, self.keys, self.args)) if self.keys else None
+    def op(self, only: Iterable[Key] | None = None) -> WriteOp | None:
+        """The script writing every set's key (``only``: those sets' keys)."""
+        writes = self.writes
+        picked = writes.values() if only is None else [writes[k] for k in only if k in writes]
+        keys: list[str] = []
+        args: list[bytes | str] = []
+        for name, mode, payload in picked:
+            keys.append(name)
+            args += (mode, payload)
+        return WriteOp("eval", keys[0], (_WRITE, keys, args)) if keys else None
 
 
 def _write(before: Stored | None, ref: Replica) -> tuple[str, bytes] | None:

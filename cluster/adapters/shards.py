@@ -41,7 +41,7 @@ from typing import Any
 from django.conf import settings
 
 from cluster.adapters import hot_servers
-from cluster.adapters.lease import CLUSTER_LOCK
+from cluster.adapters.lease import CLUSTER_LOCK, WriteOp
 from cluster.adapters.redis_keys import client, key
 from cluster.core.replication import ClusterState, Key
 from cluster.live import BLOCK
@@ -111,6 +111,12 @@ def keys_of_shard(topics: dict[str, Any], shard: int, shards: int) -> list[Key]:
 def reserve_record_ids(n: int, floor: int) -> int:
     """The first of ``n`` fresh record ids, none below ``floor`` (the loaded meta's next id)."""
     return int(client().eval(_RESERVE, 1, key(RECORD_IDS), floor, n))
+
+
+def record_ids_floor_op(next_id: int) -> WriteOp:
+    """The write (inside a fenced transaction) that keeps the counter at ``next_id`` or
+    above: a save in pieces lands its records before the meta that counts them."""
+    return WriteOp("eval", key(RECORD_IDS), (_RESERVE, [key(RECORD_IDS)], [next_id, 0]))
 
 
 def adopt_record_ids(state: ClusterState) -> None:

@@ -24,7 +24,7 @@ floor (what a produce costs by itself).
 Bounded: the producer stops after ``--produces`` writes or ``--max-s`` seconds, whichever
 comes first, and the ticks stop with it. Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_produce_latency.py [--partitions 100000]
-        [--produces 30] [--idle-produces 5] [--gap-ms 150] [--max-s 600] [--json]
+        [--produces 30] [--idle-produces 5] [--gap-ms 150] [--max-s 600] [--acks all] [--json]
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def producer(args: argparse.Namespace) -> None:
         began, reason = time.time(), ""
         try:
             call_command("produce", TOPIC, "--partition", str(partition), "--count", "1",
-                         "--acks", "1", "--json", stdout=io.StringIO())
+                         "--acks", args.acks, "--json", stdout=io.StringIO())
         except (CommandError, SystemExit) as exc:  # refused or the lease stayed busy
             reason = str(exc)
         writes.append({"began": began, "ended": time.time(), "partition": partition,
@@ -89,7 +89,8 @@ def send_produces(args: argparse.Namespace, count: int, redis_url: str) -> list[
     env = {**os.environ, "REDIS_URL": redis_url}
     child = subprocess.run(
         [sys.executable, __file__, "--producer-child", "--partitions", str(args.partitions),
-         "--produces", str(count), "--gap-ms", str(args.gap_ms), "--max-s", str(args.max_s)],
+         "--produces", str(count), "--gap-ms", str(args.gap_ms), "--max-s", str(args.max_s),
+         "--acks", args.acks],
         env=env, capture_output=True, text=True, timeout=args.max_s + 120)
     if child.returncode != 0:
         raise SystemExit(f"the producer failed:\n{child.stderr[-3000:]}")
@@ -122,6 +123,7 @@ def fair_lease() -> bool:
 
 
 def run(args: argparse.Namespace, result: dict[str, object]) -> None:
+    result["acks"] = args.acks
     workdir = setup_throwaway_django()
     from django.conf import settings
 
@@ -145,7 +147,7 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
                     for w in send_produces(args, args.idle_produces, settings.REDIS_URL)
                     if not w["error"]]
             result["idle_produce_p50_ms"] = round(statistics.median(idle), 1) if idle else 0
-            print(f"acks=1 produce with no tick running: p50 "
+            print(f"acks={args.acks} produce with no tick running: p50 "
                   f"{result['idle_produce_p50_ms']:.0f} ms ({len(idle)} writes)")
         ticks: list[tuple[float, float]] = []
         lost: list[tuple[float, float]] = []  # ticks whose save was refused: lease lapsed
@@ -218,7 +220,8 @@ def report(writes: list[dict], ticks: list[tuple[float, float]],
                         ("tick_max_ms", max(tick_ms, default=0))):
         result[name] = round(value, 1)
     result["load_average"] = os.getloadavg()[0]
-    print(f"acks=1 produce behind back-to-back ticks: {len(ok)} of {len(writes)} answered; "
+    print(f"acks={result['acks']} produce behind back-to-back ticks: {len(ok)} of {len(writes)} "
+          "answered; "
           f"p50 {result['produce_p50_ms']:.0f} ms, p95 {result['produce_p95_ms']:.0f} ms, "
           f"max {result['produce_max_ms']:.0f} ms; ticks begun during one produce: "
           f"at most {result['ticks_begun_during_produce_max']}")
@@ -258,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="mean pause between two produces (uniform 0 to twice this)")
     ap.add_argument("--max-s", type=float, default=600,
                     help="the producer stops after this many seconds even if not done")
+    ap.add_argument("--acks", choices=["1", "all"], default="1",
+                    help="the writes' acks: all waits until the LRS has the record")
     ap.add_argument("--json", action="store_true",
                     help="one JSON object on stdout; the other lines on stderr")
     ap.add_argument("--producer-child", action="store_true", help=argparse.SUPPRESS)

@@ -87,8 +87,9 @@ class SlowLog:
 
     EXEC is not logged; a transaction's commands are, one by one, back to back. So
     besides the longest command, a *burst* is a run of one client's consecutive entries
-    (MULTI and WATCH left out): the longest burst bounds the longest transaction (or
-    pipeline) that held Redis from above."""
+    (MULTI and WATCH left out), ended by another client or a new transaction (MULTI,
+    WATCH): the longest burst bounds the longest transaction (or pipeline) that held
+    Redis from above."""
 
     def __init__(self) -> None:
         from cluster.adapters.redis_keys import client
@@ -121,7 +122,9 @@ class SlowLog:
                 continue
             us, who = entry["duration"], entry.get("client_address")
             total += us
-            if who != burst_client:
+            # Another client, or a new transaction of the same one (a save in pieces):
+            # between two transactions Redis serves whoever is waiting.
+            if who != burst_client or name in ("MULTI", "WATCH"):
                 burst, burst_client = 0, who
             if name not in ("MULTI", "WATCH"):
                 burst += us
