@@ -21,9 +21,7 @@ state on several Redis servers".)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import redis
@@ -33,7 +31,6 @@ from cluster.adapters.redis_keys import client, client_at
 
 HOME = 0  # the first server: the cluster lease, the meta, the log, the counters
 _SHARD_LOCK = re.compile(r":lock:shard:(\d+)(?::|$)")
-_bound: ContextVar[int] = ContextVar("hot_state_server", default=HOME)
 T = TypeVar("T")
 
 
@@ -64,21 +61,6 @@ def server_of_lock(lock_key: str) -> int:
     the cluster lease and every other key: the first."""
     found = _SHARD_LOCK.search(lock_key)
     return server_of_shard(int(found.group(1))) if found else HOME
-
-
-@contextmanager
-def on(server: int) -> Iterator[int]:
-    """Readers that take ``bound_client`` (set_records) read from ``server`` meanwhile."""
-    token = _bound.set(server)
-    try:
-        yield server
-    finally:
-        _bound.reset(token)
-
-
-def bound_client() -> redis.Redis:
-    """The client of the server ``on`` bound (the first outside one)."""
-    return client_of(_bound.get())
 
 
 def grouped(items: Iterable[T], server_of: Callable[[T], int]) -> dict[int, list[T]]:

@@ -107,8 +107,7 @@ def fetch_records(missed: list[set_records.Missed]) -> dict[Key, list[int] | Non
         return set_records.fetch(missed)
     out: dict[Key, list[int] | None] = {}
     for server, group in hot_servers.grouped(missed, lambda m: shards.server_of(m[0])).items():
-        with hot_servers.on(server):
-            out.update(set_records.fetch(group))
+        out.update(set_records.fetch(group, hot_servers.client_of(server)))
     return out
 
 
@@ -134,8 +133,7 @@ def disagreeing(topics: dict[str, Any]) -> list[set_records.Disagreeing]:
         return set_records.disagreeing(fetched)
     out = []
     for server, group in hot_servers.grouped(fetched, lambda f: shards.server_of(f[0])).items():
-        with hot_servers.on(server):
-            out += set_records.disagreeing(group)
+        out += set_records.disagreeing(group, hot_servers.client_of(server))
     return out
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import redis
+
 from cluster.adapters.lease import WriteOp
-from cluster.adapters.hot_servers import bound_client as client  # a shard's server
-from cluster.adapters.redis_keys import key
+from cluster.adapters.redis_keys import client, key
 from cluster.adapters.hot_types import Known, Stored
 from cluster.adapters.set_codec import (records_bytes, records_from, start_and_apart,
                                         status_fields)
@@ -102,10 +103,12 @@ def stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:
 Missed = tuple[Key, list[Any], Known | None]
 
 
-def fetch(missed: list[Missed]) -> dict[Key, list[int] | None]:
+def fetch(missed: list[Missed], r: redis.Redis | None = None) -> dict[Key, list[int] | None]:
     """The records kept apart of each missed set (None: its format kept them inside), in
-    one round trip, and one more for a run cut and written again elsewhere."""
-    pipe = client().pipeline(transaction=False)
+    one round trip, and one more for a run cut and written again elsewhere; read from
+    ``r``, the sets' server (hot_servers.py), or the first."""
+    r = r or client()
+    pipe = r.pipeline(transaction=False)
     asked: list[tuple[Key, int, Known | None]] = []
     out: dict[Key, list[int] | None] = {}
     for set_key, fields, known in missed:
@@ -131,7 +134,7 @@ def fetch(missed: list[Missed]) -> dict[Key, list[int] | None]:
         else:
             retry.append(set_key)
     if retry:
-        pipe = client().pipeline(transaction=False)
+        pipe = r.pipeline(transaction=False)
         for set_key in retry:
             pipe.get(records_key(*set_key))
         out.update((k, records_from(data)) for k, data in zip(retry, pipe.execute()))
@@ -152,11 +155,13 @@ def _overlap(known: Known | None, start: int, count: int) -> int | None:
 Disagreeing = tuple[Key, list[Any], int]
 
 
-def disagreeing(statuses: list[tuple[Key, bytes]]) -> list[Disagreeing]:
+def disagreeing(statuses: list[tuple[Key, bytes]], r: redis.Redis | None = None
+                ) -> list[Disagreeing]:
     """Of the stored ``statuses``, those a load would refuse (set_codec._checked_records's
     rule): the key holds fewer ids than the status counts, or another id where it ends.
-    Two reads a set, never the whole run: a check of every set stays cheap."""
-    pipe = client().pipeline(transaction=False)
+    Two reads a set, never the whole run: a check of every set stays cheap. Read from
+    ``r``, the sets' server, or the first."""
+    pipe = (r or client()).pipeline(transaction=False)
     asked: list[tuple[Key, list[Any], int, int | None]] = []
     for set_key, data in statuses:
         fields = status_fields(data)

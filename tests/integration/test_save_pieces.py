@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from cluster.adapters import hot_state, lease, metadata_log, save_pieces, set_cache
+from cluster.adapters import hot_state, lease, metadata_log, save_pieces
+from cluster.engine.engine import current as engine
 from cluster.core.replication.compaction import reference_replica
 from cluster.models import Topic
 from cluster.services import topic_create
@@ -31,7 +32,7 @@ def tick(now: int) -> None:
 
 
 def fresh_load() -> hot_state.HotState:
-    set_cache.clear()  # decode from Redis, as another worker would
+    engine().sets.clear()  # decode from Redis, as another worker would
     return hot_state.load()
 
 
@@ -68,11 +69,11 @@ def writes(monkeypatch):
     real = lease.fenced_write
     state = {"fail_at": None}
 
-    def counting(ops):
+    def counting(ops, server=0):
         calls.append(list(ops))
         if state["fail_at"] is not None and len(calls) >= state["fail_at"]:
             raise lease.LeaseLost("the test took the lease between two pieces")
-        return real(ops)
+        return real(ops, server=server)
 
     monkeypatch.setattr(lease, "fenced_write", counting)
     calls_state = type("Writes", (), {"calls": calls, "state": state})
