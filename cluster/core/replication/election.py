@@ -332,6 +332,7 @@ def spu_receive_notice(state: ClusterState, notice: NotifyCandidate, *,
     rs = state.replica_sets.get((notice.topic, notice.partition))
     if rs is None:
         return None
+    state.steady.leave(rs)
     for s in rs.replicas:
         r = rs.replica[s]
         if not state.spus[s] or notice.attempt <= r.seen_attempt:

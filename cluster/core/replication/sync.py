@@ -27,6 +27,7 @@ from .connections import connect
 from .reach import fetch_cut
 from .events import Action, LrsChanged, ReplicaTruncated
 from .state import COMPACTED, ClusterState, Key, Replica, ReplicaSet, Resolution, TopicConfig
+from .steady import is_steady, prepare_round
 
 _ONLINE = Resolution.ONLINE
 
@@ -127,6 +128,8 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     ``fetched_leo`` is the leader's LEO as of the fetch round being judged;
     without one (an append, an election) nobody's lag is judged.
     """
+    if state.steady.keys:
+        state.steady.leave(rs)
     cfg = state.topics[rs.topic]
     leader = rs.replica[rs.leader]
     lrs = _next_lrs(state, rs, cfg, fetched_leo, now_ms)
@@ -161,6 +164,8 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
             or not state.spus.get(spu) or (spu, rs.leader) in fetch_cut(state)
             or spu in rs.unaware):
         return []
+    if state.steady.keys:
+        state.steady.leave(rs)
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
     r = rs.replica[spu]
@@ -181,13 +186,26 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     ``stopped`` SPUs are ones whose loop died while the SC still believes them
     online (a crash not yet noticed): they neither fetch nor answer fetches,
     so they stay in the LRS until they lag too far or the SC marks them offline.
+
+    A round over every set skips the steady ones (``steady``: it would change nothing in
+    them but their followers' clocks, which the index keeps as the round's time) and adds
+    those it leaves steady.
     """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
     # Follower -> leader pairs a network cut separates: they neither fetch nor serve.
     severed = fetch_cut(state) if state.cuts else ()
     sets = state.replica_sets
-    for rs in (sets.values() if keys is None else [sets[k] for k in keys if k in sets]):
+    index = state.steady
+    skipping = prepare_round(state, stopped, now_ms, keys)
+    steady = index.keys
+    if keys is not None:
+        todo = [sets[k] for k in keys if k in sets]
+    elif steady:
+        todo = [rs for key, rs in sets.items() if key not in steady]
+    else:
+        todo = list(sets.values())
+    for rs in todo:
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
@@ -215,4 +233,8 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         for r in live:
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
+        if skipping and is_steady(state, rs, stopped):
+            steady[rs.topic, rs.partition] = False
+    if skipping:
+        index.round_ms = now_ms
     return actions
