@@ -38,6 +38,7 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from itertools import filterfalse
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -192,14 +193,28 @@ class _Encoded(NamedTuple):
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes
                         ) -> _Encoded:
     """Compact every loaded set and encode each status; return what changed (``_Encoded``),
-    and add to ``records`` the writes of the changed sets' records."""
+    and add to ``records`` the writes of the changed sets' records.
+
+    A steady set this save's predecessor already encoded (core.replication.steady: no rule
+    touched it since, and its compaction is where that save left it) is passed over: its
+    bytes are the stored ones. At 100,000 partitions with a thousand busy, encoding every
+    set only to find it unchanged was a third of the tick."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     out = _Encoded({}, [], {})
     changed, keys = out.changed, out.keys
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
+    steady = hot.state.steady
+    steady.saving_under(retain)
+    saved, sets = steady.saved, hot.state.replica_sets
+    # The keys' filter runs in C: a Python test per set cost a tenth of a quiet tick.
+    items = ([(k, sets[k]) for k in filterfalse(saved.__contains__, sets)] if saved
+             else sets.items())
+    steady_keys = steady.keys
     with gc_paused():
-        for set_key, rs in hot.state.replica_sets.items():
+        for set_key, rs in items:
+            if set_key in steady_keys:
+                saved.add(set_key)  # encoded by this save: its bytes once the save lands
             # Compaction moves every replica's start, never which one is the reference.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)

@@ -37,6 +37,7 @@ from cluster.adapters.hot_types import HotState, Known, Stored
 from cluster.adapters.set_codec import Summary
 from cluster.core.replication import Key, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
+from cluster.core.replication.steady import Steady
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
@@ -61,11 +62,15 @@ class Image:
     # to be; each set is then checked by its bytes).
     token: str | None = None
     topics: frozenset[str] = frozenset()
+    # Which of the sets are steady (core.replication.steady): a whole image's go with it to
+    # the unit that takes it, so its fetch round and save skip them again.
+    steady: Steady = field(default_factory=Steady)
 
     def pop(self, key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
         rs = self.sets.pop(key, None)
         if rs is None:
             return None
+        self.steady.leave(rs)  # taken alone by a unit that may change it
         return (self.raw.pop(key), rs, self.summaries.pop(key), self.stored.pop(key))
 
     def size(self) -> int:
@@ -158,7 +163,8 @@ def _whole(scope: Scope, hot: HotState) -> bool:
     if not len(hot.raw) == len(hot.stored) == len(summaries) == n:
         return False
     _images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
-                           hot.generation if hot.exact else None, frozenset(hot.topics))
+                           hot.generation if hot.exact else None, frozenset(hot.topics),
+                           hot.state.steady)
     _bound_size()
     return True
 

@@ -41,9 +41,11 @@ _ONLINE = "Online"  # Resolution.ONLINE, a str enum: state.py imports this modul
 
 @dataclass(slots=True)
 class Steady:
-    """The steady sets by key (value: the save has encoded the set since it became
-    steady, so its stored bytes are its bytes) and what the rounds that skip them need."""
-    keys: dict["Key", bool] = field(default_factory=dict)
+    """The steady sets by key (an insertion-ordered set), those of them the shell's save
+    encoded since they became steady (so their stored bytes are their bytes), and what
+    the rounds that skip them need."""
+    keys: dict["Key", None] = field(default_factory=dict)
+    saved: set["Key"] = field(default_factory=set)
     # The time of the last round that skipped them (None: no round with a clock did).
     round_ms: int | None = None
     # The SPUs' status and the stopped loops the index was built under.
@@ -51,23 +53,35 @@ class Steady:
     stopped: frozenset[int] = frozenset()
     # False: the index is off (the reference runs of the proof test); nothing enters it.
     enabled: bool = True
+    # What the shell's save held when it marked sets saved (its compaction's retention):
+    # a save under another must look at every set again.
+    saved_under: object = None
 
     def leave(self, rs: ReplicaSet) -> None:
         """``rs`` is about to change: out of the index, its followers' clocks as the
         rounds it skipped would have left them."""
-        if self.keys.pop((rs.topic, rs.partition), None) is not None:
+        key = (rs.topic, rs.partition)
+        if key in self.keys:
+            del self.keys[key]
+            self.saved.discard(key)
             self._clocks(rs)
 
     def leave_key(self, sets: dict["Key", "ReplicaSet"], key: "Key") -> None:
         if key in self.keys:
             rs = sets.get(key)
             del self.keys[key]
+            self.saved.discard(key)
             if rs is not None:
                 self._clocks(rs)
 
     def leave_all(self, sets: dict["Key", "ReplicaSet"]) -> None:
         for key in list(self.keys):
             self.leave_key(sets, key)
+
+    def drop(self, key: "Key") -> None:
+        """The set under ``key`` is gone or replaced by another: forget it, no clocks."""
+        self.keys.pop(key, None)
+        self.saved.discard(key)
 
     def _clocks(self, rs: ReplicaSet) -> None:
         at = self.round_ms
@@ -81,9 +95,12 @@ class Steady:
         """A steady set's followers' caught-up clock (None: the replicas' own)."""
         return self.round_ms if key in self.keys else None
 
-    def saved(self, key: "Key") -> bool:
-        """The set is steady and the save encoded it since: its bytes are the stored ones."""
-        return self.keys.get(key, False)
+    def saving_under(self, condition: object) -> None:
+        """A save is about to use the saved marks under ``condition``: if it is not the
+        one they were set under, they no longer hold."""
+        if condition != self.saved_under:
+            self.saved.clear()
+            self.saved_under = condition
 
 
 def prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,
