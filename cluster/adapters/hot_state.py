@@ -38,7 +38,6 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from itertools import filterfalse
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -204,17 +203,13 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     changed, keys = out.changed, out.keys
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
-    steady = hot.state.steady
+    steady, sets = hot.state.steady, hot.state.replica_sets
     steady.saving_under(retain)
-    saved, sets = steady.saved, hot.state.replica_sets
-    # The keys' filter runs in C: a Python test per set cost a tenth of a quiet tick.
-    items = ([(k, sets[k]) for k in filterfalse(saved.__contains__, sets)] if saved
-             else sets.items())
-    steady_keys = steady.keys
+    unsaved = steady.unsaved_keys(sets)
+    items = sets.items() if unsaved is sets else [(k, sets[k]) for k in unsaved]
+    steady.encoded()  # the fresh steady sets are in ``items``: their bytes once it lands
     with gc_paused():
         for set_key, rs in items:
-            if set_key in steady_keys:
-                saved.add(set_key)  # encoded by this save: its bytes once the save lands
             # Compaction moves every replica's start, never which one is the reference.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)

@@ -312,7 +312,7 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
 
 def reconcile_elections(state: ClusterState) -> list[Action]:
     actions: list[Action] = []
-    for rs in state.replica_sets.values():
+    for rs in state.unsteady_sets():
         if rs.resolution is not OFFLINE:
             continue
         if any(is_eligible(rs, s, state.spus) for s in rs.replicas):

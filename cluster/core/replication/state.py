@@ -295,6 +295,13 @@ class ClusterState:
             self.steady.leave(rs)
         return rs
 
+    def unsteady_sets(self) -> Collection[ReplicaSet]:
+        """The sets that are not steady (``steady``), for a scan that looks for elections
+        or moves to advance, which a steady set never has: without a pass over every set."""
+        sets = self.replica_sets
+        keys = self.steady.unsteady_keys(sets)
+        return sets.values() if keys is sets else [sets[k] for k in keys]
+
     def sets_of(self, spu: int) -> list[ReplicaSet]:
         """Replica sets that have a replica on this SPU (index kept lazily), for a rule
         that may change them (they leave the steady index)."""

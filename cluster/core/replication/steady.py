@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,11 +42,16 @@ _ONLINE = "Online"  # Resolution.ONLINE, a str enum: state.py imports this modul
 
 @dataclass(slots=True)
 class Steady:
-    """The steady sets by key (an insertion-ordered set), those of them the shell's save
-    encoded since they became steady (so their stored bytes are their bytes), and what
-    the rounds that skip them need."""
+    """The steady sets by key (an insertion-ordered set), the others (``active``), which
+    steady ones the shell's save encoded since they became steady (``saved``: their
+    stored bytes are their bytes; ``fresh``: not yet), and what the rounds need."""
     keys: dict["Key", None] = field(default_factory=dict)
     saved: set["Key"] = field(default_factory=set)
+    fresh: dict["Key", None] = field(default_factory=dict)
+    # The loaded sets that are not steady, in the order they left or arrived (None: not
+    # known). Kept so a round, an election scan or a save visits those only; checked by
+    # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
+    active: dict["Key", None] | None = None
     # The time of the last round that skipped them (None: no round with a clock did).
     round_ms: int | None = None
     # The SPUs' status and the stopped loops the index was built under.
@@ -57,20 +63,24 @@ class Steady:
     # a save under another must look at every set again.
     saved_under: object = None
 
+    def enter(self, key: "Key") -> None:
+        self.keys[key] = None
+        self.fresh[key] = None
+        if self.active is not None:
+            self.active.pop(key, None)
+
     def leave(self, rs: ReplicaSet) -> None:
         """``rs`` is about to change: out of the index, its followers' clocks as the
         rounds it skipped would have left them."""
         key = (rs.topic, rs.partition)
         if key in self.keys:
-            del self.keys[key]
-            self.saved.discard(key)
+            self._out(key)
             self._clocks(rs)
 
     def leave_key(self, sets: dict["Key", "ReplicaSet"], key: "Key") -> None:
         if key in self.keys:
+            self._out(key)
             rs = sets.get(key)
-            del self.keys[key]
-            self.saved.discard(key)
             if rs is not None:
                 self._clocks(rs)
 
@@ -78,10 +88,19 @@ class Steady:
         for key in list(self.keys):
             self.leave_key(sets, key)
 
-    def drop(self, key: "Key") -> None:
-        """The set under ``key`` is gone or replaced by another: forget it, no clocks."""
-        self.keys.pop(key, None)
+    def drop(self, key: "Key", *, gone: bool = False) -> None:
+        """The set under ``key`` is replaced by another (or ``gone``): forget it, no clocks."""
+        if key in self.keys:
+            self._out(key)
+        if gone and self.active is not None:
+            self.active.pop(key, None)
+
+    def _out(self, key: "Key") -> None:
+        del self.keys[key]
         self.saved.discard(key)
+        self.fresh.pop(key, None)
+        if self.active is not None:
+            self.active[key] = None
 
     def _clocks(self, rs: ReplicaSet) -> None:
         at = self.round_ms
@@ -95,12 +114,40 @@ class Steady:
         """A steady set's followers' caught-up clock (None: the replicas' own)."""
         return self.round_ms if key in self.keys else None
 
+    def unsteady_keys(self, sets: dict["Key", "ReplicaSet"]) -> Iterable["Key"]:
+        """The keys of the loaded sets that are not steady: every key while the index is
+        empty, else ``active``, rebuilt with one pass when its count is off (a set loaded
+        or dropped without the index being told)."""
+        if not self.keys:
+            return sets
+        active = self.active
+        if (active is None or len(active) + len(self.keys) != len(sets)
+                or any(k not in sets for k in active)):
+            if len(self.keys) > len(sets) or any(k not in sets for k in self.keys):
+                for key in [k for k in self.keys if k not in sets]:
+                    self._out(key)
+            # The keys' filter runs in C: a Python test per set was most of a quiet round.
+            active = self.active = dict.fromkeys(filterfalse(self.keys.__contains__, sets))
+        return active
+
     def saving_under(self, condition: object) -> None:
         """A save is about to use the saved marks under ``condition``: if it is not the
         one they were set under, they no longer hold."""
         if condition != self.saved_under:
+            self.fresh.update(dict.fromkeys(self.saved))
             self.saved.clear()
             self.saved_under = condition
+
+    def unsaved_keys(self, sets: dict["Key", "ReplicaSet"]) -> Iterable["Key"]:
+        """The keys a save must encode: every set but the steady ones it encoded since."""
+        if not self.saved:
+            return sets
+        return [*self.unsteady_keys(sets), *self.fresh]
+
+    def encoded(self) -> None:
+        """The save encoded every fresh steady set (their bytes once it lands)."""
+        self.saved.update(self.fresh)
+        self.fresh.clear()
 
 
 def prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,

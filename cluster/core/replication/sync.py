@@ -21,7 +21,6 @@ back.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import filterfalse
 
 from .acks import settle_acks
 from .connections import connect
@@ -203,8 +202,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     if keys is not None:
         todo = [sets[k] for k in keys if k in sets]
     elif steady:
-        # The keys' filter runs in C: a Python test per set was most of a quiet round.
-        todo = [sets[key] for key in filterfalse(steady.__contains__, sets)]
+        todo = [sets[key] for key in index.unsteady_keys(sets)]
     else:
         todo = list(sets.values())
     for rs in todo:
@@ -236,7 +234,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
         if skipping and is_steady(state, rs, stopped):
-            steady[rs.topic, rs.partition] = None
+            index.enter((rs.topic, rs.partition))
     if skipping:
         index.round_ms = now_ms
     return actions
