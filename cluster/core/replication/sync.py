@@ -218,22 +218,28 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             live = [r for r in live if (r.spu, leader) not in severed]
         if rs.unaware:  # followers that missed the new epoch do not know whom to fetch from
             live = [r for r in live if r.spu not in rs.unaware]
+        # Whether the round found anything to do: a set it changed is not judged steady
+        # now (a busy set is written to again right after, and would leave at once).
+        idle = True
         for r in live:
             conns.add((r.spu, leader))
             # r.leo and r.last() spelled out: the common case is a caught-up follower.
             log = r.log
             if r.start + len(log) != leo or (log[-1] if log else r.last()) != last:
+                idle = False
                 cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
+        hw = rs.hw
         out = leader_update(state, rs, now_ms, fetched_leo=leo)
         if out:
             actions += out
-        hw = rs.hw
+        if hw != rs.hw:
+            idle, hw = False, rs.hw
         for r in live:
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
-        if skipping and is_steady(state, rs, stopped):
+        if skipping and idle and is_steady(state, rs, stopped):
             index.enter((rs.topic, rs.partition))
     if skipping:
         index.round_ms = now_ms

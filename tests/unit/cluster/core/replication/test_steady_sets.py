@@ -94,13 +94,16 @@ def test_a_caught_up_set_is_skipped_and_its_clocks_read_as_the_last_round():
     assert rs.replica[1].caught_up_ms == 20  # set as it leaves, before the append is judged
 
 
-def test_a_produced_set_is_fetched_and_rejoins_once_caught_up():
+def test_a_produced_set_is_fetched_and_rejoins_after_a_round_with_nothing_to_fetch():
     state = _cluster()
     replication_step(state, 10)
     handle(state, ProduceRequest("t", 0, 1, 2))
     replication_step(state, 20)
     rs = state.replica_sets[("t", 0)]
     assert [rs.replica[s].leo for s in rs.replicas] == [2, 2, 2] and rs.hw == 2
+    # Not at the round that fetched: a busy set would leave again at its next write.
+    assert ("t", 0) not in state.steady.keys
+    replication_step(state, 30)
     assert ("t", 0) in state.steady.keys
 
 
