@@ -19,6 +19,9 @@ So the index is an encoding of the same state, never another rule: the fault
 schedules run with and without it and compare every set after every step
 (tests/unit/cluster/core/replication/test_steady_sets.py).
 
+The round's side (what is steady, what a round must look at again) lives in
+``sync``; this module is the index alone and imports nothing of the core.
+
 Who calls ``leave``: the state's own accessors (``ClusterState.replica_set``,
 ``sets_of``), every rule that changes a set's offsets or LRS (``sync.leader_update``,
 ``sync.follower_fetch``, the producers' append, a leadership transfer, a notice
@@ -29,15 +32,21 @@ being touched).
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import filterfalse
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .state import ClusterState, Key, ReplicaSet
+# state.Key; this module imports nothing of the core (state.py imports it).
+Key = tuple[str, int]
 
-_ONLINE = "Online"  # Resolution.ONLINE, a str enum: state.py imports this module
+
+class ReplicaSet(Protocol):
+    """What the index reads of a ``state.ReplicaSet``."""
+    topic: str
+    partition: int
+    leader: int | None
+    replica: dict[int, Any]
 
 
 @dataclass(slots=True)
@@ -45,13 +54,13 @@ class Steady:
     """The steady sets by key (an insertion-ordered set), the others (``active``), which
     steady ones the shell's save encoded since they became steady (``saved``: their
     stored bytes are their bytes; ``fresh``: not yet), and what the rounds need."""
-    keys: dict["Key", None] = field(default_factory=dict)
-    saved: set["Key"] = field(default_factory=set)
-    fresh: dict["Key", None] = field(default_factory=dict)
+    keys: dict[Key, None] = field(default_factory=dict)
+    saved: set[Key] = field(default_factory=set)
+    fresh: dict[Key, None] = field(default_factory=dict)
     # The loaded sets that are not steady, in the order they left or arrived (None: not
     # known). Kept so a round, an election scan or a save visits those only; checked by
     # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
-    active: dict["Key", None] | None = None
+    active: dict[Key, None] | None = None
     # The time of the last round that skipped them (None: no round with a clock did).
     round_ms: int | None = None
     # The SPUs' status and the stopped loops the index was built under.
@@ -63,7 +72,7 @@ class Steady:
     # a save under another must look at every set again.
     saved_under: object = None
 
-    def enter(self, key: "Key") -> None:
+    def enter(self, key: Key) -> None:
         self.keys[key] = None
         self.fresh[key] = None
         if self.active is not None:
@@ -77,25 +86,25 @@ class Steady:
             self._out(key)
             self._clocks(rs)
 
-    def leave_key(self, sets: dict["Key", "ReplicaSet"], key: "Key") -> None:
+    def leave_key(self, sets: Mapping[Key, ReplicaSet], key: Key) -> None:
         if key in self.keys:
             self._out(key)
             rs = sets.get(key)
             if rs is not None:
                 self._clocks(rs)
 
-    def leave_all(self, sets: dict["Key", "ReplicaSet"]) -> None:
+    def leave_all(self, sets: Mapping[Key, ReplicaSet]) -> None:
         for key in list(self.keys):
             self.leave_key(sets, key)
 
-    def drop(self, key: "Key", *, gone: bool = False) -> None:
+    def drop(self, key: Key, *, gone: bool = False) -> None:
         """The set under ``key`` is replaced by another (or ``gone``): forget it, no clocks."""
         if key in self.keys:
             self._out(key)
         if gone and self.active is not None:
             self.active.pop(key, None)
 
-    def _out(self, key: "Key") -> None:
+    def _out(self, key: Key) -> None:
         del self.keys[key]
         self.saved.discard(key)
         self.fresh.pop(key, None)
@@ -110,11 +119,11 @@ class Steady:
                 if s != leader:
                     r.caught_up_ms = at
 
-    def clock(self, key: "Key") -> int | None:
+    def clock(self, key: Key) -> int | None:
         """A steady set's followers' caught-up clock (None: the replicas' own)."""
         return self.round_ms if key in self.keys else None
 
-    def unsteady_keys(self, sets: dict["Key", "ReplicaSet"]) -> Iterable["Key"]:
+    def unsteady_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:
         """The keys of the loaded sets that are not steady: every key while the index is
         empty, else ``active``, rebuilt with one pass when its count is off (a set loaded
         or dropped without the index being told)."""
@@ -138,7 +147,7 @@ class Steady:
             self.saved.clear()
             self.saved_under = condition
 
-    def unsaved_keys(self, sets: dict["Key", "ReplicaSet"]) -> Iterable["Key"]:
+    def unsaved_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:
         """The keys a save must encode: every set but the steady ones it encoded since."""
         if not self.saved:
             return sets
@@ -148,59 +157,3 @@ class Steady:
         """The save encoded every fresh steady set (their bytes once it lands)."""
         self.saved.update(self.fresh)
         self.fresh.clear()
-
-
-def prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,
-                  keys: Iterable["Key"] | None) -> bool:
-    """Before a fetch round: drop from the index what the round must look at again;
-    return whether the round may skip the sets left in it (and add steady ones)."""
-    index, sets = state.steady, state.replica_sets
-    if not index.enabled:
-        return False
-    if keys is not None:
-        # A round over named sets (a write someone waits for) runs them in full.
-        for key in keys:
-            index.leave_key(sets, key)
-        return False
-    if now_ms is None or state.cuts:
-        # Without a clock the round's clocks are not the rounds' own; with a cut, who
-        # reaches whom changes without a set being touched.
-        index.leave_all(sets)
-        return False
-    stopped = frozenset(stopped)
-    if index.spus != state.spus or index.stopped != stopped:
-        changed = {s for s in set(index.spus) | set(state.spus)
-                   if index.spus.get(s) != state.spus.get(s)} | (index.stopped ^ stopped)
-        if index.keys:
-            for spu in changed:
-                for key in list(state.keys_of(spu)):
-                    index.leave_key(sets, key)
-        index.spus, index.stopped = dict(state.spus), stopped
-    return True
-
-
-def is_steady(state: ClusterState, rs: ReplicaSet, stopped: Collection[int]) -> bool:
-    """The round would change nothing in ``rs`` but its followers' clocks (module doc)."""
-    leader = rs.leader
-    # The LRS in replica order: the round rebuilds it in that order.
-    if (leader is None or rs.resolution != _ONLINE or rs.pending or rs.move is not None
-            or rs.deposed or rs.unaware or rs.candidate is not None
-            or rs.deadline_ms is not None or rs.lrs != rs.replicas):
-        return False
-    spus, rep, hw = state.spus, rs.replica, rs.hw
-    lead = rep[leader]
-    llog, start = lead.log, lead.start
-    if start + len(llog) != hw or lead.hw != hw:
-        return False
-    last = llog[-1] if llog else None
-    for s in rs.replicas:
-        if not spus[s] or s in stopped:
-            return False
-        r = rep[s]
-        if r is lead:
-            continue
-        log = r.log
-        if (r.start != start or len(log) != len(llog) or r.hw != hw
-                or (log[-1] if log else None) != last):
-            return False
-    return True

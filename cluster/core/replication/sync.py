@@ -20,14 +20,13 @@ back.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from .acks import settle_acks
 from .connections import connect
 from .reach import fetch_cut
 from .events import Action, LrsChanged, ReplicaTruncated
 from .state import COMPACTED, ClusterState, Key, Replica, ReplicaSet, Resolution, TopicConfig
-from .steady import is_steady, prepare_round
 
 _ONLINE = Resolution.ONLINE
 
@@ -197,7 +196,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     severed = fetch_cut(state) if state.cuts else ()
     sets = state.replica_sets
     index = state.steady
-    skipping = prepare_round(state, stopped, now_ms, keys)
+    skipping = _prepare_round(state, stopped, now_ms, keys)
     steady = index.keys
     if keys is not None:
         todo = [sets[k] for k in keys if k in sets]
@@ -239,8 +238,64 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         for r in live:
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
-        if skipping and idle and is_steady(state, rs, stopped):
+        if skipping and idle and _is_steady(state, rs, stopped):
             index.enter((rs.topic, rs.partition))
     if skipping:
         index.round_ms = now_ms
     return actions
+
+
+def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,
+                  keys: Iterable[Key] | None) -> bool:
+    """Before a fetch round: drop from the index what the round must look at again;
+    return whether the round may skip the sets left in it (and add steady ones)."""
+    index, sets = state.steady, state.replica_sets
+    if not index.enabled:
+        return False
+    if keys is not None:
+        # A round over named sets (a write someone waits for) runs them in full.
+        for key in keys:
+            index.leave_key(sets, key)
+        return False
+    if now_ms is None or state.cuts:
+        # Without a clock the round's clocks are not the rounds' own; with a cut, who
+        # reaches whom changes without a set being touched.
+        index.leave_all(sets)
+        return False
+    stopped = frozenset(stopped)
+    if index.spus != state.spus or index.stopped != stopped:
+        changed = {s for s in set(index.spus) | set(state.spus)
+                   if index.spus.get(s) != state.spus.get(s)} | (index.stopped ^ stopped)
+        if index.keys:
+            for spu in changed:
+                for key in list(state.keys_of(spu)):
+                    index.leave_key(sets, key)
+        index.spus, index.stopped = dict(state.spus), stopped
+    return True
+
+
+def _is_steady(state: ClusterState, rs: ReplicaSet, stopped: Collection[int]) -> bool:
+    """The round would change nothing in ``rs`` but its followers' clocks (``steady``)."""
+    leader = rs.leader
+    # The LRS in replica order: the round rebuilds it in that order.
+    if (leader is None or rs.resolution is not _ONLINE or rs.pending or rs.move is not None
+            or rs.deposed or rs.unaware or rs.candidate is not None
+            or rs.deadline_ms is not None or rs.lrs != rs.replicas):
+        return False
+    spus, rep, hw = state.spus, rs.replica, rs.hw
+    lead = rep[leader]
+    llog, start = lead.log, lead.start
+    if start + len(llog) != hw or lead.hw != hw:
+        return False
+    last = llog[-1] if llog else None
+    for s in rs.replicas:
+        if not spus[s] or s in stopped:
+            return False
+        r = rep[s]
+        if r is lead:
+            continue
+        log = r.log
+        if (r.start != start or len(log) != len(llog) or r.hw != hw
+                or (log[-1] if log else None) != last):
+            return False
+    return True
