@@ -136,7 +136,10 @@ def keep(scope: Scope, hot: HotState) -> None:
         return
     image = _images.get(scope)
     if image is None or hot.complete:  # a complete unit's sets replace what was kept
-        image = _images[scope] = Image(topics=frozenset(hot.topics))
+        # With its steady index: a steady set's clocks are the index's (a set not kept
+        # drops out of it at the next round, by count).
+        image = _images[scope] = Image(topics=frozenset(hot.topics),
+                                       steady=hot.state.steady if hot.complete else Steady())
     # An image known exact stays so when this unit's sets were exact too.
     exact = hot.exact and image.token is not None
     raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
