@@ -207,14 +207,29 @@ class _Encoded(NamedTuple):
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
                         sets: dict[Key, ReplicaSet] | None = None) -> _Encoded:
     """Compact every loaded set (or those of ``sets``) and encode each status; return what
-    changed (``_Encoded``), and add to ``records`` the writes of the changed sets' records."""
+    changed (``_Encoded``), and add to ``records`` the writes of the changed sets' records.
+
+    A steady set this save's predecessor already encoded (core.replication.steady: no rule
+    touched it since, and its compaction is where that save left it) is passed over: its
+    bytes are the stored ones. At 100,000 partitions with a thousand busy, encoding every
+    set only to find it unchanged was a third of the tick. One server's part of a spread
+    save (``sets``) is encoded whole: the index is not split by server."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
     out = _Encoded({}, [], {})
     changed, keys = out.changed, out.keys
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
+    items: Iterable[tuple[Key, ReplicaSet]]
+    if sets is None:
+        steady, loaded = hot.state.steady, hot.state.replica_sets
+        steady.saving_under(retain)
+        unsaved = steady.unsaved_keys(loaded)
+        items = loaded.items() if unsaved is loaded else [(k, loaded[k]) for k in unsaved]
+        steady.encoded()  # the fresh steady sets are in ``items``: their bytes once it lands
+    else:
+        items = sets.items()
     with gc_paused():
-        for set_key, rs in (hot.state.replica_sets if sets is None else sets).items():
+        for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             ref = reference_replica(rs)
             gone = _compact(rs, ref, retain)

@@ -37,6 +37,7 @@ from cluster.adapters.hot_types import HotState, Known, Stored
 from cluster.adapters.set_codec import Summary
 from cluster.core.replication import Key, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
+from cluster.core.replication.steady import Steady
 
 # Beyond this many sets (several stores in one test process, say) the cache starts over.
 MAX_SETS = 400_000
@@ -61,11 +62,15 @@ class Image:
     # to be; each set is then checked by its bytes).
     token: str | None = None
     topics: frozenset[str] = frozenset()
+    # Which of the sets are steady (core.replication.steady): a whole image's go with it to
+    # the unit that takes it, so its fetch round and save skip them again.
+    steady: Steady = field(default_factory=Steady)
 
     def pop(self, key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
         rs = self.sets.pop(key, None)
         if rs is None:
             return None
+        self.steady.leave(rs)  # taken alone by a unit that may change it
         return (self.raw.pop(key), rs, self.summaries.pop(key), self.stored.pop(key))
 
     def size(self) -> int:
@@ -133,7 +138,11 @@ class SetCache:
             return
         image = self.images.get(scope)
         if image is None or hot.complete:  # a complete unit's sets replace what was kept
-            image = self.images[scope] = Image(topics=frozenset(hot.topics))
+            # With its steady index: a steady set's clocks are the index's (a set not kept
+            # drops out of it at the next round, by count).
+            image = self.images[scope] = Image(
+                topics=frozenset(hot.topics),
+                steady=hot.state.steady if hot.complete else Steady())
         # An image known exact stays so when this unit's sets were exact too.
         exact = hot.exact and image.token is not None
         raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
@@ -160,7 +169,7 @@ class SetCache:
             return False
         self.images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
                                    hot.generation if hot.exact else None,
-                                   frozenset(hot.topics))
+                                   frozenset(hot.topics), hot.state.steady)
         self._bound_size()
         return True
 

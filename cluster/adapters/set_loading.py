@@ -42,6 +42,7 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
             return False
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
             image.sets, image.raw, image.summaries, image.stored)
+        hot.state.steady = image.steady
         hot.exact = True
         return True
     if keys is None or not cache.trusted(scope, hot.generation):

@@ -118,6 +118,7 @@ def _drop_topic(hot: HotState, name: str) -> None:
     hot.log.append({"type": "topic-dropped", "topic": name, "topic_pk": hot.topics[name]["pk"]})
     for key in [k for k in hot.state.replica_sets if k[0] == name]:
         del hot.state.replica_sets[key]
+        hot.state.steady.drop(key, gone=True)
         hot.raw.pop(key, None)
         hot.before.pop(key, None)
         hot.stored.pop(key, None)

@@ -64,6 +64,7 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
             continue
         # Offsets an earlier loss already reported gone are not gone a second time.
         gone = hw - max(rs.hw, floors.get((name, index), 0))
+        hot.state.steady.leave(rs)  # restored behind the core's back: rounds look at it again
         hot_state.restore_at(rs, hw)
         restored.setdefault(name, {})[str(index)] = hw
         if gone > 0:

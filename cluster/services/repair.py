@@ -186,6 +186,7 @@ def _decode_without_records(hot: HotState, set_key: Key, fields: list[Any]) -> N
         ids[-1] = last
     rs, _ = decode_fields(fields, ids)
     hot.state.replica_sets[set_key] = rs
+    hot.state.steady.drop(set_key)  # another set under the key
     hot.before[set_key] = summary(rs)
     # Nothing known of the key: the save writes it whole (here: deletes it, no log left).
     hot.stored.pop(set_key, None)
@@ -195,7 +196,9 @@ def _restore(hot: HotState, damaged: list[Damaged]) -> None:
     lost: dict[str, dict[str, int]] = {}
     restored: dict[str, dict[str, int]] = {}
     for d in damaged:
-        hot_state.restore_at(hot.state.replica_sets[(d.topic, d.partition)], d.restored_hw)
+        rs = hot.state.replica_sets[(d.topic, d.partition)]
+        hot.state.steady.leave(rs)  # restored behind the core's back: rounds look at it again
+        hot_state.restore_at(rs, d.restored_hw)
         restored.setdefault(d.topic, {})[str(d.partition)] = d.restored_hw
         lost.setdefault(d.topic, {})[str(d.partition)] = d.lost_committed
     # Values of ids the damaged runs named may survive: new ids must stay above them.

@@ -312,7 +312,7 @@ def install_leader(state: ClusterState, rs: ReplicaSet, spu: int,
 
 def reconcile_elections(state: ClusterState) -> list[Action]:
     actions: list[Action] = []
-    for rs in state.replica_sets.values():
+    for rs in state.unsteady_sets():
         if rs.resolution is not OFFLINE:
             continue
         if any(is_eligible(rs, s, state.spus) for s in rs.replicas):
@@ -332,6 +332,7 @@ def spu_receive_notice(state: ClusterState, notice: NotifyCandidate, *,
     rs = state.replica_sets.get((notice.topic, notice.partition))
     if rs is None:
         return None
+    state.steady.leave(rs)
     for s in rs.replicas:
         r = rs.replica[s]
         if not state.spus[s] or notice.attempt <= r.seen_attempt:

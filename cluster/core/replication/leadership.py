@@ -69,6 +69,7 @@ def transfer_leadership(state: ClusterState, rs: ReplicaSet, spu: int,
     """Move an Online set's leadership to ``spu``, a live LRS member."""
     if rs.resolution is not Resolution.ONLINE or not is_eligible(rs, spu, state.spus):
         raise ReplicationError(f"{rs.topic}/{rs.partition}: SPU {spu} cannot take leadership")
+    state.steady.leave(rs)
     old = rs.leader
     actions = fail_pending(rs, NOT_LEADER, f"leadership moved from SPU {old} to SPU {spu}: {reason}")
     # A new attempt makes any election notice still in flight stale.

@@ -144,6 +144,8 @@ def _append(state: ClusterState, rs: ReplicaSet, acks: Acks, count: int, *,
             acknowledge: bool = True) -> list[Action]:
     """Append ``count`` records on the leader; the actions but ``ProduceAccepted`` (and,
     unless ``acknowledge``, but the acks=1 acknowledgement)."""
+    if state.steady.keys:
+        state.steady.leave(rs)
     base = rs.replica[rs.leader].leo
     first = state.next_record_id
     state.next_record_id = first + count

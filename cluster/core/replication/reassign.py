@@ -123,7 +123,7 @@ def _begin_rollback(move: Reassignment, reason: str, now_ms: int | None = None) 
 
 def advance_moves(state: ClusterState, now_ms: int | None = None) -> list[Action]:
     actions: list[Action] = []
-    for rs in state.replica_sets.values():
+    for rs in state.unsteady_sets():
         if rs.move is not None:
             actions += advance_move(state, rs, now_ms)
     return actions

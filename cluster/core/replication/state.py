@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import Collection, Iterable
 
+from .steady import Steady
+
 Key = tuple[str, int]
 
 DEFAULT_MAX_LAG = 1000
@@ -277,19 +279,37 @@ class ClusterState:
     _blocked: frozenset | None = field(default=None, repr=False, compare=False)
     # SPU -> keys of the sets with a replica on it, as an insertion-ordered set.
     _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
+    # The sets a fetch round would leave as they are (``steady``): not stored, rebuilt.
+    steady: Steady = field(default_factory=Steady, repr=False, compare=False)
 
     def is_online(self, spu: int) -> bool:
         return self.spus.get(spu, False)
 
     def replica_set(self, topic: str, partition: int) -> ReplicaSet:
+        """The set, for a rule that may change it (it leaves the steady index)."""
         try:
-            return self.replica_sets[(topic, partition)]
+            rs = self.replica_sets[(topic, partition)]
         except KeyError:
             raise UnknownPartition(f"unknown partition {topic}/{partition}") from None
+        if self.steady.keys:
+            self.steady.leave(rs)
+        return rs
+
+    def unsteady_sets(self) -> Collection[ReplicaSet]:
+        """The sets that are not steady (``steady``), for a scan that looks for elections
+        or moves to advance, which a steady set never has: without a pass over every set."""
+        sets = self.replica_sets
+        keys = self.steady.unsteady_keys(sets)
+        return sets.values() if keys is sets else [sets[k] for k in keys]
 
     def sets_of(self, spu: int) -> list[ReplicaSet]:
-        """Replica sets that have a replica on this SPU (index kept lazily)."""
-        return [self.replica_sets[k] for k in self.keys_of(spu)]
+        """Replica sets that have a replica on this SPU (index kept lazily), for a rule
+        that may change them (they leave the steady index)."""
+        sets = [self.replica_sets[k] for k in self.keys_of(spu)]
+        if self.steady.keys:
+            for rs in sets:
+                self.steady.leave(rs)
+        return sets
 
     def keys_of(self, spu: int) -> Collection[Key]:
         self._ensure_index()

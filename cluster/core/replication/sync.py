@@ -20,7 +20,7 @@ back.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from .acks import settle_acks
 from .connections import connect
@@ -127,13 +127,18 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     ``fetched_leo`` is the leader's LEO as of the fetch round being judged;
     without one (an append, an election) nobody's lag is judged.
     """
+    if state.steady.keys:
+        state.steady.leave(rs)
     cfg = state.topics[rs.topic]
     leader = rs.replica[rs.leader]
-    lrs = _next_lrs(state, rs, cfg, fetched_leo, now_ms)
-    changed = lrs != rs.lrs
-    rs.lrs = lrs
-    actions: list[Action] = []
     rep = rs.replica
+    if rs.lrs == rs.replicas and state.steady.enabled and _level(state, rs, fetched_leo, now_ms):
+        lrs, changed = rs.lrs, False
+    else:
+        lrs = _next_lrs(state, rs, cfg, fetched_leo, now_ms)
+        changed = lrs != rs.lrs
+        rs.lrs = lrs
+    actions: list[Action] = []
     hw = min([rep[s].start + len(rep[s].log) for s in lrs])
     # HW may only advance: a late report from a removed follower must not pull it back.
     if hw > rs.hw:
@@ -144,6 +149,26 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     if changed:
         actions.append(LrsChanged(rs.topic, rs.partition, rs.leader, tuple(lrs), rs.hw))
     return actions
+
+
+def _level(state: ClusterState, rs: ReplicaSet, fetched_leo: int | None,
+           now_ms: int | None) -> bool:
+    """Whether every follower is online and holds the LEO being judged (any, when none
+    is judged): then each is in sync with no lag, the LRS (every replica) stays as it is,
+    and ``_next_lrs`` would only set their caught-up clocks, done here. The common case
+    of a busy set, at every append and fetch round: the same rule, without its lists.
+    Off with the steady index (``Steady.enabled``), so the proof test's reference runs
+    take the general path."""
+    spus, rep, leader = state.spus, rs.replica, rs.leader
+    for s in rs.replicas:
+        if s == leader:
+            continue
+        r = rep[s]
+        if not spus[s] or (fetched_leo is not None and r.start + len(r.log) != fetched_leo):
+            return False
+        if now_ms is not None:  # lag 0: caught up now (_in_sync)
+            r.caught_up_ms = now_ms
+    return True
 
 
 def _cut_report(rs: ReplicaSet, r: Replica,
@@ -161,6 +186,8 @@ def follower_fetch(state: ClusterState, rs: ReplicaSet, spu: int, *,
             or not state.spus.get(spu) or (spu, rs.leader) in fetch_cut(state)
             or spu in rs.unaware):
         return []
+    if state.steady.keys:
+        state.steady.leave(rs)
     leader = rs.replica[rs.leader]
     connect(state, spu, rs.leader)
     r = rs.replica[spu]
@@ -181,13 +208,26 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     ``stopped`` SPUs are ones whose loop died while the SC still believes them
     online (a crash not yet noticed): they neither fetch nor answer fetches,
     so they stay in the LRS until they lag too far or the SC marks them offline.
+
+    A round over every set skips the steady ones (``steady``: it would change nothing in
+    them but their followers' clocks, which the index keeps as the round's time) and adds
+    those it leaves steady.
     """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
     # Follower -> leader pairs a network cut separates: they neither fetch nor serve.
     severed = fetch_cut(state) if state.cuts else ()
     sets = state.replica_sets
-    for rs in (sets.values() if keys is None else [sets[k] for k in keys if k in sets]):
+    index = state.steady
+    skipping = _prepare_round(state, stopped, now_ms, keys)
+    steady = index.keys
+    if keys is not None:
+        todo = [sets[k] for k in keys if k in sets]
+    elif steady:
+        todo = [sets[key] for key in index.unsteady_keys(sets)]
+    else:
+        todo = list(sets.values())
+    for rs in todo:
         leader = rs.leader
         if leader is None or rs.resolution is not _ONLINE or leader in stopped:
             continue
@@ -200,19 +240,85 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             live = [r for r in live if (r.spu, leader) not in severed]
         if rs.unaware:  # followers that missed the new epoch do not know whom to fetch from
             live = [r for r in live if r.spu not in rs.unaware]
+        # Whether the round found anything to do: a set it changed is not judged steady
+        # now (a busy set is written to again right after, and would leave at once).
+        idle = True
         for r in live:
             conns.add((r.spu, leader))
             # r.leo and r.last() spelled out: the common case is a caught-up follower.
             log = r.log
             if r.start + len(log) != leo or (log[-1] if log else r.last()) != last:
+                idle = False
                 cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
+        hw = rs.hw
         out = leader_update(state, rs, now_ms, fetched_leo=leo)
         if out:
             actions += out
-        hw = rs.hw
+        if hw != rs.hw:
+            idle, hw = False, rs.hw
         for r in live:
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
+        if skipping and idle and _is_steady(state, rs, stopped):
+            index.enter((rs.topic, rs.partition))
+    if skipping:
+        index.round_ms = now_ms
     return actions
+
+
+def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,
+                  keys: Iterable[Key] | None) -> bool:
+    """Before a fetch round: drop from the index what the round must look at again;
+    return whether the round may skip the sets left in it (and add steady ones)."""
+    index, sets = state.steady, state.replica_sets
+    if not index.enabled:
+        return False
+    if keys is not None:
+        # A round over named sets (a write someone waits for) runs them in full.
+        for key in keys:
+            index.leave_key(sets, key)
+        return False
+    if now_ms is None or state.cuts:
+        # Without a clock the round's clocks are not the rounds' own; with a cut, who
+        # reaches whom changes without a set being touched.
+        index.leave_all(sets)
+        return False
+    stopped = frozenset(stopped)
+    if index.spus != state.spus or index.stopped != stopped:
+        changed = {s for s in set(index.spus) | set(state.spus)
+                   if index.spus.get(s) != state.spus.get(s)} | (index.stopped ^ stopped)
+        if index.keys:
+            for spu in changed:
+                for key in list(state.keys_of(spu)):
+                    index.leave_key(sets, key)
+        index.spus, index.stopped = dict(state.spus), stopped
+    return True
+
+
+def _is_steady(state: ClusterState, rs: ReplicaSet, stopped: Collection[int]) -> bool:
+    """The round would change nothing in ``rs`` but its followers' clocks (``steady``)."""
+    leader = rs.leader
+    # The LRS in replica order: the round rebuilds it in that order.
+    if (leader is None or rs.resolution is not _ONLINE or rs.pending or rs.move is not None
+            or rs.deposed or rs.unaware or rs.candidate is not None
+            or rs.deadline_ms is not None or rs.lrs != rs.replicas):
+        return False
+    spus, rep, hw = state.spus, rs.replica, rs.hw
+    lead = rep[leader]
+    llog, start = lead.log, lead.start
+    if start + len(llog) != hw or lead.hw != hw:
+        return False
+    last = llog[-1] if llog else None
+    for s in rs.replicas:
+        if not spus[s] or s in stopped:
+            return False
+        r = rep[s]
+        if r is lead:
+            continue
+        log = r.log
+        if (r.start != start or len(log) != len(llog) or r.hw != hw
+                or (log[-1] if log else None) != last):
+            return False
+    return True

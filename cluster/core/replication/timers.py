@@ -33,14 +33,14 @@ def run_elections(state: ClusterState, now_ms: int,
         stopped = {*stopped, *silenced(state)}
     actions: list[Action] = []
     for _ in range(MAX_ROUNDS):
-        busy = [rs for rs in state.replica_sets.values() if rs.resolution is CANDIDATE_FOUND]
+        busy = [rs for rs in state.unsteady_sets() if rs.resolution is CANDIDATE_FOUND]
         done = _answer_notices(state, busy, stopped) + _fire_due(state, busy, now_ms)
         if not done:
             break
         actions += done
     retried = reconcile_elections(state)
     if retried:
-        busy = [rs for rs in state.replica_sets.values() if rs.resolution is CANDIDATE_FOUND]
+        busy = [rs for rs in state.unsteady_sets() if rs.resolution is CANDIDATE_FOUND]
         retried += _answer_notices(state, busy, stopped)
     return actions + retried
 
@@ -80,6 +80,6 @@ def _fire_due(state: ClusterState, busy: list[ReplicaSet], now_ms: int) -> list[
 
 def next_deadline(state: ClusterState) -> int | None:
     """The earliest pending election deadline (the shell asks for a step then)."""
-    due = [rs.deadline_ms for rs in state.replica_sets.values()
+    due = [rs.deadline_ms for rs in state.unsteady_sets()
            if rs.resolution is CANDIDATE_FOUND and rs.deadline_ms is not None]
     return min(due, default=None)

@@ -42,6 +42,7 @@ def add_topic(state: ClusterState, name: str, replica_map: ReplicaMap, *,
         rs = ReplicaSet(name, p, parts[p], {s: Replica(s) for s in parts[p]},
                         resolution=Resolution.OFFLINE)
         state.replica_sets[rs.key] = rs
+        state.steady.drop(rs.key)  # a new set under a key that may have been steady
         for s in rs.replicas:
             state.index_add(rs.key, s)
         actions += _bootstrap(state, rs)

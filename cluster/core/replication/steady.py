@@ -1,0 +1,159 @@
+"""Steady replica sets: the ones a fetch round would leave as they are.
+
+A set is *steady* when it is Online with a leader, every replica's SPU is online
+and its loop live, the LRS is every replica, no move, acks=all write, deposed or
+unaware replica is pending, and every replica holds the leader's log (same log
+start, LEO and last record) with HW = LEO on every replica. For such a set a
+fetch round (``sync.replication_step``) changes one thing only: each follower's
+caught-up clock becomes the round's time. Most sets of a running cluster are
+steady at most ticks, and passing over each of them every tick (the round, then
+the save's encoding to compare with what is stored) was the whole cost of a
+quiet tick: 5.7 us a set, whether anything happened to it or not.
+
+``Steady`` is an index of the steady sets kept beside ``ClusterState.replica_sets``
+(not stored: a freshly loaded state starts empty and the next round fills it). The
+round skips the sets in it and remembers only its own time (``round_ms``); a set
+leaves the index when any rule touches it (``leave``), and its followers' clocks are
+then set to the last round's time, the value the rounds it skipped would have left.
+So the index is an encoding of the same state, never another rule: the fault
+schedules run with and without it and compare every set after every step
+(tests/unit/cluster/core/replication/test_steady_sets.py).
+
+The round's side (what is steady, what a round must look at again) lives in
+``sync``; this module is the index alone and imports nothing of the core.
+
+Who calls ``leave``: the state's own accessors (``ClusterState.replica_set``,
+``sets_of``), every rule that changes a set's offsets or LRS (``sync.leader_update``,
+``sync.follower_fetch``, the producers' append, a leadership transfer, a notice
+delivered), and the shells that replace or restore a set. The round itself drops the
+sets of an SPU whose status or loop changed since the index was built, and the whole
+index while a network cut is in force (who reaches whom then changes without a set
+being touched).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import filterfalse
+from typing import Any, Protocol
+
+# state.Key; this module imports nothing of the core (state.py imports it).
+Key = tuple[str, int]
+
+
+class ReplicaSet(Protocol):
+    """What the index reads of a ``state.ReplicaSet``."""
+    topic: str
+    partition: int
+    leader: int | None
+    replica: dict[int, Any]
+
+
+@dataclass(slots=True)
+class Steady:
+    """The steady sets by key (an insertion-ordered set), the others (``active``), which
+    steady ones the shell's save encoded since they became steady (``saved``: their
+    stored bytes are their bytes; ``fresh``: not yet), and what the rounds need."""
+    keys: dict[Key, None] = field(default_factory=dict)
+    saved: set[Key] = field(default_factory=set)
+    fresh: dict[Key, None] = field(default_factory=dict)
+    # The loaded sets that are not steady, in the order they left or arrived (None: not
+    # known). Kept so a round, an election scan or a save visits those only; checked by
+    # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
+    active: dict[Key, None] | None = None
+    # The time of the last round that skipped them (None: no round with a clock did).
+    round_ms: int | None = None
+    # The SPUs' status and the stopped loops the index was built under.
+    spus: dict[int, bool] = field(default_factory=dict)
+    stopped: frozenset[int] = frozenset()
+    # False: the index is off (the reference runs of the proof test); nothing enters it.
+    enabled: bool = True
+    # What the shell's save held when it marked sets saved (its compaction's retention):
+    # a save under another must look at every set again.
+    saved_under: object = None
+
+    def enter(self, key: Key) -> None:
+        self.keys[key] = None
+        self.fresh[key] = None
+        if self.active is not None:
+            self.active.pop(key, None)
+
+    def leave(self, rs: ReplicaSet) -> None:
+        """``rs`` is about to change: out of the index, its followers' clocks as the
+        rounds it skipped would have left them."""
+        key = (rs.topic, rs.partition)
+        if key in self.keys:
+            self._out(key)
+            self._clocks(rs)
+
+    def leave_key(self, sets: Mapping[Key, ReplicaSet], key: Key) -> None:
+        if key in self.keys:
+            self._out(key)
+            rs = sets.get(key)
+            if rs is not None:
+                self._clocks(rs)
+
+    def leave_all(self, sets: Mapping[Key, ReplicaSet]) -> None:
+        for key in list(self.keys):
+            self.leave_key(sets, key)
+
+    def drop(self, key: Key, *, gone: bool = False) -> None:
+        """The set under ``key`` is replaced by another (or ``gone``): forget it, no clocks."""
+        if key in self.keys:
+            self._out(key)
+        if gone and self.active is not None:
+            self.active.pop(key, None)
+
+    def _out(self, key: Key) -> None:
+        del self.keys[key]
+        self.saved.discard(key)
+        self.fresh.pop(key, None)
+        if self.active is not None:
+            self.active[key] = None
+
+    def _clocks(self, rs: ReplicaSet) -> None:
+        at = self.round_ms
+        if at is not None:
+            leader = rs.leader
+            for s, r in rs.replica.items():
+                if s != leader:
+                    r.caught_up_ms = at
+
+    def clock(self, key: Key) -> int | None:
+        """A steady set's followers' caught-up clock (None: the replicas' own)."""
+        return self.round_ms if key in self.keys else None
+
+    def unsteady_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:
+        """The keys of the loaded sets that are not steady: every key while the index is
+        empty, else ``active``, rebuilt with one pass when its count is off (a set loaded
+        or dropped without the index being told)."""
+        if not self.keys:
+            return sets
+        active = self.active
+        if (active is None or len(active) + len(self.keys) != len(sets)
+                or any(k not in sets for k in active)):
+            if len(self.keys) > len(sets) or any(k not in sets for k in self.keys):
+                for key in [k for k in self.keys if k not in sets]:
+                    self._out(key)
+            # The keys' filter runs in C: a Python test per set was most of a quiet round.
+            active = self.active = dict.fromkeys(filterfalse(self.keys.__contains__, sets))
+        return active
+
+    def saving_under(self, condition: object) -> None:
+        """A save is about to use the saved marks under ``condition``: if it is not the
+        one they were set under, they no longer hold."""
+        if condition != self.saved_under:
+            self.fresh.update(dict.fromkeys(self.saved))
+            self.saved.clear()
+            self.saved_under = condition
+
+    def unsaved_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:
+        """The keys a save must encode: every set but the steady ones it encoded since."""
+        if not self.saved:
+            return sets
+        return [*self.unsteady_keys(sets), *self.fresh]
+
+    def encoded(self) -> None:
+        """The save encoded every fresh steady set (their bytes once it lands)."""
+        self.saved.update(self.fresh)
+        self.fresh.clear()
