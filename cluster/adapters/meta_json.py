@@ -12,7 +12,7 @@ whole meta gives, but for the order of the core's keys: readers parse it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Mapping, Callable
 from typing import Any
 
 from cluster.core.replication import ClusterState, cluster_meta_to_dict
@@ -35,7 +35,7 @@ def _part(name: Any, frozen: Any, value: Callable[[], Any]) -> str:
     return text
 
 
-def _topic(namespace: str, name: str, table: dict[str, Any]) -> str:
+def _topic(namespace: str, name: str, table: Mapping[str, Any]) -> str:
     fields = []
     for field, value in table.items():
         if field == "partitions":
@@ -46,7 +46,7 @@ def _topic(namespace: str, name: str, table: dict[str, Any]) -> str:
     return "{" + ", ".join(fields) + "}"
 
 
-def meta_json(namespace: str, state: ClusterState, topics: dict[str, dict[str, Any]],
+def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
               checked: str | None, racks: dict[str, str]) -> str:
     """``json.dumps`` of {"core", "topics", "checked", "racks"}, reusing unchanged parts
     (``namespace``: the store's, so two stores in one process keep apart)."""

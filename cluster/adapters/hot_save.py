@@ -1,0 +1,267 @@
+"""Saving a unit of work's hot state: compaction, encoding, and the fenced write.
+
+Split from hot_state.py (which loads, and re-exports ``save``, ``save_sets`` and
+``save_meta``, so callers and tests keep naming them there). A save encodes the sets that
+changed (core.replication.steady: steady sets its predecessor encoded are passed over),
+then writes them with the meta and the unit's log entries: one fenced transaction, bounded
+pieces for a large save on one server (save_pieces.py), or one transaction per server when
+the hot state is spread over several (hot_servers.py).
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from django.conf import settings
+
+from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save_pieces,
+                              set_cache, set_records, shards)
+from cluster.adapters.hot_records import values_key
+from cluster.adapters.hot_types import HotState
+from cluster.adapters.lease import WriteOp
+from cluster.adapters.meta_json import meta_json
+from cluster.adapters.redis_keys import client, key
+from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_loading import sets_key
+from cluster.core.replication import Key, Replica, ReplicaSet
+from cluster.core.replication.compaction import compact, reference_replica
+from cluster.perf import gc_paused
+
+LogEntries = Callable[[list[Key]], list[dict[str, Any]]]
+
+
+class _Encoded(NamedTuple):
+    changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
+    keys: list[Key]                       # their keys, in that order
+    released: dict[Key, list[int]]        # record ids compaction released, by set
+
+
+def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
+                        sets: dict[Key, ReplicaSet] | None = None) -> _Encoded:
+    """Compact every loaded set (or those of ``sets``) and encode each status; return what
+    changed (``_Encoded``), and add to ``records`` the writes of the changed sets' records.
+
+    A steady set this save's predecessor already encoded (core.replication.steady: no rule
+    touched it since, and its compaction is where that save left it) is passed over: its
+    bytes are the stored ones. At 100,000 partitions with a thousand busy, encoding every
+    set only to find it unchanged was a third of the tick. One server's part of a spread
+    save (``sets``) is encoded whole: the index is not split by server."""
+    retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
+    out = _Encoded({}, [], {})
+    changed, keys = out.changed, out.keys
+    raw, stored, after = hot.raw, hot.stored, hot.after
+    topic, fields = None, {}
+    items: Iterable[tuple[Key, ReplicaSet]]
+    if sets is None:
+        steady, loaded = hot.state.steady, hot.state.replica_sets
+        steady.saving_under(retain)
+        unsaved = steady.unsaved_keys(loaded)
+        items = loaded.items() if unsaved is loaded else [(k, loaded[k]) for k in unsaved]
+        steady.encoded()  # the fresh steady sets are in ``items``: their bytes once it lands
+    else:
+        items = sets.items()
+    with gc_paused():
+        for set_key, rs in items:
+            # Compaction moves every replica's start, never which one is the reference.
+            ref = reference_replica(rs)
+            gone = _compact(rs, ref, retain)
+            if gone:
+                out.released[set_key] = gone
+            data, summed = encode_status(rs, ref)
+            if raw.get(set_key) != data:
+                if set_key[0] != topic:  # sets come topic by topic
+                    topic = set_key[0]
+                    fields = changed.get(topic) or changed.setdefault(topic, {})
+                fields[str(set_key[1])] = data
+                keys.append(set_key)
+                raw[set_key] = data
+                stored[set_key] = records.follow(set_key, stored.get(set_key), ref)
+                # Summed up with its encoding: a pass of its own over 10,000 sets later
+                # cost three times as much, in cache misses.
+                after[set_key] = summed
+    return out
+
+
+def _meta_op(hot: HotState) -> WriteOp:
+    text = meta_json(redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
+                     hot.racks)
+    return WriteOp("set", key("meta"), text)
+
+
+def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+         ) -> list[Key]:
+    """Write the replica sets whose encoding changed, the meta, and drop the values
+    compaction released, fenced, with the log entries ``log`` gives for the changed sets
+    (one transaction, or bounded pieces for a large save: save_pieces; spread over several
+    servers, one transaction per server: _save_spread); return the keys of the changed sets."""
+    if hot_servers.spread():
+        return _save_spread(hot, retain, log, whole=True)
+    records = set_records.Writes()
+    for name in hot.dropped:  # read before the write; the lease is held
+        for p in client().hkeys(sets_key(name)):
+            records.delete((name, int(p)))
+    encoded = _compact_and_encode(hot, retain, records)
+    head = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    _write_sets(hot, encoded, records, log, head=head, meta=_meta_op(hot),
+                kept=lambda name: name in hot.topics)
+    return encoded.keys
+
+
+def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
+                log: LogEntries | None, *, head: list[WriteOp], meta: WriteOp | None,
+                kept: Callable[[str], bool]) -> None:
+    """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
+    it is large, plain (no topic added or dropped, no entry but the step's) and its entries
+    allow."""
+    noted = bool(hot.log)
+    entries = log(encoded.keys) if log else []
+    hold = None if noted or hot.added or hot.dropped else save_pieces.held_sets(entries,
+                                                                                 hot.moved)
+    parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
+    generated: Ops = {}
+    token = _generation_ops(generated)
+    generations = generated.get(hot_servers.HOME, [])
+    tail = [meta] if meta is not None else []
+    if len(parts) == 1:
+        ops = head + [WriteOp("hset", sets_key(name), fields)
+                      for name, fields in encoded.changed.items()]
+        ops += _present(records.op())
+        gone: dict[str, list[int]] = {}
+        for (name, _), ids in encoded.released.items():
+            gone.setdefault(name, []).extend(ids)
+        ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+                if kept(name)]
+        _write_with_log(hot, {hot_servers.HOME: ops + tail + generations}, entries)
+    else:
+        # The first piece stores the staged values and keeps record ids unique (save_pieces).
+        floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
+        pieces = [save_pieces.set_ops(group, encoded.changed, records, encoded.released,
+                                      sets_key, values_key, kept) for group in parts]
+        pieces[0] = hot.staged + floor + pieces[0]
+        hot.staged = []
+        for piece in pieces[:-1]:
+            lease.fenced_write(piece + generations)
+        _write_with_log(hot, {hot_servers.HOME: pieces[-1] + tail + generations}, entries)
+    hot.generation = token
+
+
+Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
+
+
+def _save_spread(hot: HotState, retain: int | None, log: LogEntries | None, *,
+                 whole: bool) -> list[Key]:
+    """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
+    several servers: each server's part in one transaction (``_write_with_log``)."""
+    ops, keys, released = _sets_ops(hot, retain, hot.dropped if whole else ())
+    home = ops.setdefault(hot_servers.HOME, [])
+    if whole:
+        home += [WriteOp("del", values_key(name)) for name in hot.dropped]
+    home += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
+             if not whole or name in hot.topics]
+    if whole:
+        home.append(_meta_op(hot))
+    token = _generation_ops(ops)
+    _write_with_log(hot, ops, log(keys) if log else [])
+    hot.generation = token
+    return keys
+
+
+def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
+              ) -> tuple[Ops, list[Key], dict[str, list[int]]]:
+    """Each server's writes of the changed sets and their records (one server: all on the
+    first), the changed sets' keys, and the record ids compaction released by topic."""
+    if hot_servers.spread():
+        groups: dict[int, dict[Key, ReplicaSet] | None] = {s: {} for s in hot_servers.servers()}
+        for set_key, rs in hot.state.replica_sets.items():
+            groups[shards.server_of(set_key)][set_key] = rs  # type: ignore[index]
+    else:
+        groups = {hot_servers.HOME: None}
+    ops: Ops = {}
+    keys: list[Key] = []
+    released: dict[str, list[int]] = {}
+    for server, sets in groups.items():
+        records = set_records.Writes()
+        for name in dropped:  # read before the write; the lease is held
+            for p in hot_servers.client_of(server).hkeys(sets_key(name)):
+                records.delete((name, int(p)))
+        changed, changed_keys, gone = _compact_and_encode(hot, retain, records, sets)
+        part = ops.setdefault(server, [WriteOp("del", sets_key(name)) for name in dropped])
+        part += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
+        part += _present(records.op())
+        keys += changed_keys
+        for (name, _), ids in gone.items():
+            released.setdefault(name, []).extend(ids)
+    return ops, keys, released
+
+
+def _present(op: WriteOp | None) -> list[WriteOp]:
+    return [op] if op is not None else []
+
+
+def _write_with_log(hot: HotState, ops: Ops, entries: list[dict[str, Any]]) -> None:
+    """One fenced transaction: the state's and the unit's staged writes, and their entries.
+
+    Spread over several servers, one per server: each other server's part first, checked
+    against the leases that live there (a shard unit's sets are its commit), then the first
+    server's (meta, values, tickets, log) checked against the rest, so the log never names
+    a change a refused part lacks. A crash between them loses that unit's log entries and
+    values (docs/durability.md)."""
+    hot.log = hot.log + entries
+    append = metadata_log.append_op(hot.log)
+    staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
+    home = ops.pop(hot_servers.HOME, [])
+    for server in sorted(ops):
+        lease.fenced_write(ops[server], server=server)
+    # Staged first: the save's compaction may release values the same unit stored.
+    replies = lease.fenced_write(staged + home + ([append] if append else []))
+    # The append is the last command: its reply is the offset of the unit's first entry.
+    hot.first_offset = int(replies[-1]) if append else None
+
+
+def _generation_ops(ops: Ops) -> str:
+    """A fresh sets generation for every lease held (set_cache.generation_key), added to
+    ``ops`` on the lease's server: every save of sets writes one, so a process whose last
+    save's token is still there knows nobody wrote a set under that lease since. A holder
+    of the whole state's lease may write any set: every shard's generation moves too,
+    whichever shard leases it holds."""
+    token = uuid.uuid4().hex
+    held = lease.held_names()
+    if key(lease.CLUSTER_LOCK) in held:
+        held = tuple(dict.fromkeys([*held, *(key(name) for name in shards.every_lock())]))
+    for k in held:
+        ops.setdefault(hot_servers.server_of_lock(k), []).append(
+            WriteOp("set", set_cache.generation_key(k), token))
+    return token
+
+
+def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
+              ) -> list[Key]:
+    """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
+    and the values compaction released, never the meta (the coordinator owns it)."""
+    if hot_servers.spread():
+        return _save_spread(hot, retain, log, whole=False)
+    records = set_records.Writes()
+    encoded = _compact_and_encode(hot, retain, records)
+    _write_sets(hot, encoded, records, log, head=[], meta=None, kept=lambda _: True)
+    return encoded.keys
+
+
+def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
+    """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
+    tick, which loaded no replica set."""
+    _write_with_log(hot, {hot_servers.HOME: [_meta_op(hot)]}, log([]) if log else [])
+    return []
+
+
+def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
+    """Compact like the core (``ref``: the set's reference replica); return the record
+    ids it released (their values go too)."""
+    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
+    step = max(1, retain // 10)
+    # The core's own condition, checked here to copy the released ids before they vanish.
+    if rs.hw - retain - ref.start < step:
+        return []
+    released = ref.log[:rs.hw - retain - ref.start]
+    compact(rs, retain, step=step)
+    return released
