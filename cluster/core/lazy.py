@@ -59,8 +59,17 @@ class LazyPackage(ModuleType):
         super().__setattr__(name, value)
 
 
+def _init_source(package: str, init_file: Path) -> str:
+    """The package's ``__init__`` source, through its loader where it has one: a package
+    imported from a zip (Spark's executors get the planner's core so) has no file to read."""
+    spec = getattr(sys.modules.get(package), "__spec__", None)
+    get_source = getattr(getattr(spec, "loader", None), "get_source", None)
+    source = get_source(package) if get_source is not None else None
+    return source if source is not None else init_file.read_text(encoding="utf-8")
+
+
 def _type_checking_imports(package: str, init_file: Path) -> dict[str, Source]:
-    tree = ast.parse(init_file.read_text(encoding="utf-8"))
+    tree = ast.parse(_init_source(package, init_file))
     found: dict[str, Source] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":

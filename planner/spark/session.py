@@ -21,7 +21,9 @@ from pyspark.sql import SparkSession
 
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 DEFAULT_MASTER = "local[*]"
-SHIPPED = ("planner/__init__.py", "planner/core", "planner/spark")
+# planner.core loads its modules on first use through cluster/core/lazy.py (pure, stdlib).
+SHIPPED = ("planner/__init__.py", "planner/core", "planner/spark", "cluster/__init__.py",
+           "cluster/core/__init__.py", "cluster/core/lazy.py")
 
 
 def spark_session(master: str | None = None, app_name: str = "planner") -> SparkSession:

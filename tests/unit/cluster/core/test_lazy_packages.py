@@ -49,3 +49,31 @@ def test_a_small_module_loads_alone_and_shared_names_stay_the_functions():
                           text=True, timeout=60, check=True)
     assert json.loads(done.stdout) == {"loaded": [], "produce": "function",
                                        "detect": "function"}
+
+
+# Spark's executors import the planner's core from the zip the driver ships
+# (planner/spark/session.py): no package there has a file to read its imports from.
+ZIPPED = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from planner.core import plan, Cluster
+print(json.dumps({"from": sys.modules["planner.core"].__spec__.origin,
+                  "names": [plan.__name__, Cluster.__name__]}))
+"""
+
+
+def test_a_core_package_loads_its_names_from_a_shipped_zip(tmp_path):
+    import zipfile
+
+    archive = tmp_path / "core.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for entry in ("planner/__init__.py", "planner/core", "cluster/__init__.py",
+                      "cluster/core/__init__.py", "cluster/core/lazy.py"):
+            path = ROOT / entry
+            for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+                out.write(file, str(file.relative_to(ROOT)))
+    done = subprocess.run([sys.executable, "-c", ZIPPED, str(archive)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["from"].startswith(str(archive)) and out["names"] == ["plan", "Cluster"]
