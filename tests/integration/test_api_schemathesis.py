@@ -57,7 +57,9 @@ def _check(operation, headers: dict[str, str]) -> None:
 
 
 def test_every_operation_answers_as_its_schema_says(api_schema, operator_token):
-    headers = {"Authorization": f"Token {operator_token}"}
+    # Schemathesis's WSGI calls ask for gzip (requests' default headers) but read the body
+    # as sent: the answers' compression has its own test (test_page_compression.py).
+    headers = {"Authorization": f"Token {operator_token}", "Accept-Encoding": "identity"}
     failures, checked = [], 0
     for result in api_schema.get_all_operations():
         operation = result.ok()
