@@ -122,14 +122,22 @@ def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
         return _as_it_was(spu_id, SpuResolution.ONLINE.value,
                           f"SPU {spu_id} is already online: nothing changed")
     result = _up([spu_id], SpuResolution.ONLINE.value)
+    _revive([spu_id])
     record_intent(by, intents.outage("online", [spu_id]))
-    _start(spu_id)
+    _reconnect(spu_id)
     return result
 
 
-def _start(spu_id: int) -> None:
-    """The loop restarts (its ``start`` event is the outage entry's) and reconnects."""
-    hot_state.revive(spu_id)
+def _revive(ids: list[int]) -> None:
+    """Killed loops restart in the hot state before the intent is logged, as a kill stops
+    them: the entry's projection writes the ``start`` event, and the live pages it
+    announces read the killed set (restarting a loop changes no row)."""
+    for spu_id in ids:
+        hot_state.revive(spu_id)
+
+
+def _reconnect(spu_id: int) -> None:
+    """The restarted loop reconnects (003 connection setup)."""
     hot_state.forget_heartbeat(spu_id)
     spu_connect(spu_id=spu_id)
 
@@ -141,8 +149,10 @@ def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
         return _as_it_was(spu_id, spu.resolution,
                           f"SPU {spu_id}'s loop is already killed: nothing changed")
     result = _down([spu_id], spu.resolution)
-    record_intent(by, intents.outage("kill", [spu_id]))
+    # The loop stops in the hot state first: the intent's projection writes the kill's
+    # event, and the live pages it announces read the killed set (a kill changes no row).
     hot_state.kill(spu_id)
+    record_intent(by, intents.outage("kill", [spu_id]))
     return result
 
 
@@ -160,7 +170,9 @@ def rack_offline(*, rack: str, by: Actor = None) -> OutageResult:
 
 def rack_online(*, rack: str, by: Actor = None) -> OutageResult:
     ids = _rack_spus(rack)
-    return _rack_change(rack, _up(ids, SpuResolution.ONLINE.value), by, _start)
+    result = _up(ids, SpuResolution.ONLINE.value)
+    _revive(ids)
+    return _rack_change(rack, result, by, _reconnect)
 
 
 def _rack_change(rack: str, result: OutageResult, by: Actor,
