@@ -221,13 +221,8 @@ def _create_entry(spec: TopicSpec, settings: dict[str, object], decision: TopicD
     entry = intents.topic_create(spec.name, None, settings,
                                  decision.replica_map if provisioned else None,
                                  _online_spus() if provisioned else ())
-    entry.update(resolution=decision.resolution.value, reason=decision.reason,
-                 transitions=[[b.value, a.value] for b, a in decision.transitions])
-    if provisioned:
-        entry["start_index"] = decision.start_index
-        if decision.indexes_used:
-            entry["cursor"] = cursor + decision.indexes_used
-    elif spec.manual_map is not None:
+    _add_decision(entry, decision, cursor)
+    if not provisioned and spec.manual_map is not None:
         entry["manual_map"] = spec.manual_map
     if provisioned and status is not None:
         entry["leaders"], entry["lrs"] = list(status[0]), [list(live) for live in status[1]]
@@ -267,13 +262,19 @@ def _provision_entry(topic: Topic, decision: TopicDecision, cursor: int) -> dict
     entry = intents.topic_provision(topic.name, topic.pk,
                                     decision.replica_map if provisioned else None,
                                     _online_spus() if provisioned else ())
+    _add_decision(entry, decision, cursor)
+    return entry
+
+
+def _add_decision(entry: dict[str, Any], decision: TopicDecision, cursor: int) -> None:
+    """What a create or provision entry carries of the controller's decision: the status,
+    its transitions and, once provisioned, where its partitions start and the cursor after."""
     entry.update(resolution=decision.resolution.value, reason=decision.reason,
                  transitions=[[b.value, a.value] for b, a in decision.transitions])
-    if provisioned:
+    if _provisioned(decision):
         entry["start_index"] = decision.start_index
         if decision.indexes_used:
             entry["cursor"] = cursor + decision.indexes_used
-    return entry
 
 
 def _spec_of(topic: Topic) -> TopicSpec:
