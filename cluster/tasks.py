@@ -6,7 +6,7 @@ task coordinates and enqueues one ``replication_shard_tick`` per shard, which
 any worker may run. Candidate notices and election timers are state that
 every tick acts on; a step only asks for a tick at its next election deadline
 (a countdown task that carries nothing). A running
-worker refreshes a Redis key so commands know to wait for it (services/settle.py).
+worker refreshes a Redis key so commands know to wait for it (services/waiting.py).
 """
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ class CeleryScheduler:
 
     def dispatch(self, followups: Followups) -> None:
         # Without a worker nobody would take the task: whoever steps in-process (a command,
-        # the API's settle) finds the deadline in the state at its next tick.
+        # the API's wait_until) finds the deadline in the state at its next tick.
         if followups.next_deadline_ms is None or not hot_state.worker_alive():
             return
         wait_s = max(0.0, followups.next_deadline_ms / 1000 - time.time())

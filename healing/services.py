@@ -147,8 +147,8 @@ def _check(now: int) -> dict[str, Any]:
     present = {(f.type.value, f.subject) for f in findings}
     open_rows = list(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES]))
     hold = hold_of(row, now)
-    settled = [_settled(a, a.key in present, hold) for a in map(as_core, open_rows)]
-    anomalies = core.advance(settled, findings, now, settings)
+    current = [_with_plan_outcome(a, a.key in present, hold) for a in map(as_core, open_rows)]
+    anomalies = core.advance(current, findings, now, settings)
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
     write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
                     mode, settings, (seen, members))
@@ -158,14 +158,14 @@ def _check(now: int) -> dict[str, Any]:
     return write() if quiet else _in_metadata_log(write)
 
 
-def _settled(anomaly: Found, still_there: bool, hold: Hold) -> Found:
+def _with_plan_outcome(anomaly: Found, still_there: bool, hold: Hold) -> Found:
     if anomaly.state is AnomalyState.PREEMPTED:
         return core.resume(anomaly, hold.active)
     preempted = core.preempt(anomaly, hold.preempted_plan, hold.held_for)
     if preempted.state is AnomalyState.PREEMPTED:  # its plan's cancel is no failure
         return preempted
     outcome, reason = outcome_of(anomaly.plan_id)
-    return core.settle(anomaly, outcome, still_there, reason)
+    return core.plan_ended(anomaly, outcome, still_there, reason)
 
 
 def _held(hold: Hold) -> str:

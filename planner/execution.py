@@ -3,7 +3,7 @@
 The use cases only write the execution row; every change of the replication
 state is the executor's (planner/executor.py), which runs inside each
 replication tick. With a worker that is the beat's tick; without one
-``plan_wait`` steps the ticks here (services/settle.py). Rules (states,
+``plan_wait`` steps the ticks here (services/waiting.py). Rules (states,
 drift, outcomes, throttles, pace) are in planner/core/execution/. One plan is
 carried out at a time: the database's constraint decides between two applies
 racing (planner/models.py), not a read before the write.
@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cluster.services.settle import kick, settle, worker_running
+from cluster.services.waiting import kick, wait_until, worker_running
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
@@ -329,6 +329,6 @@ def plan_finished(plan_id: int) -> bool:
 
 def plan_wait(*, plan_id: int, timeout_s: float) -> bool:
     """Until the execution ends: poll the worker, or step the replication ticks here."""
-    return settle(lambda: plan_finished(plan_id), timeout_s=timeout_s)
+    return wait_until(lambda: plan_finished(plan_id), timeout_s=timeout_s)
 
 

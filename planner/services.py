@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from cluster.services.settle import worker_running
+from cluster.services.waiting import worker_running
 from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.services.events import Actor, actor_name, log_event
 from planner import core

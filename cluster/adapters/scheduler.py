@@ -6,7 +6,7 @@ leaves is the earliest election deadline, so the worker can tick then rather
 than at the next beat; a lost request costs one beat. The engine is built with
 a ``Scheduler`` (webapp/bootstrap.py: Celery's, loaded on first use), so this
 module names no task. Commands that step the services in-process pass their own
-dispatcher instead (services/settle.py).
+dispatcher instead (services/waiting.py).
 """
 from __future__ import annotations
 

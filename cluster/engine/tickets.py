@@ -11,7 +11,7 @@ from cluster.core.replication import (AckFailed, AckOutcome, Acks, Action,
                                       RecordsAcknowledged, ack_outcome)
 
 
-def settle_tickets(actions: list[Action]) -> None:
+def record_ack_outcomes(actions: list[Action]) -> None:
     acks = [a for a in actions if (isinstance(a, RecordsAcknowledged) and a.acks is Acks.ALL)
             or isinstance(a, AckFailed)]
     if not acks:

@@ -37,7 +37,7 @@ from cluster.core.replication import Action, Key
 from cluster.engine.engine import Committed, ExtraEntries, Projection, current
 from cluster.engine.entries import changes, step_entries
 from cluster.engine.mirror import OffsetsMirror
-from cluster.engine.tickets import settle_tickets
+from cluster.engine.tickets import record_ack_outcomes
 from cluster.metrics.hooks import count_step
 from cluster.projections import store as store_projection
 from cluster.projections.announce import announce
@@ -155,7 +155,7 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
                  if hot.before[k].lrs != after[k].lrs}
     # First: the commit landed in Redis, which is all an acks=all write waits for; the
     # store's rows (under the database's write lock on SQLite) need not delay it.
-    settle_tickets(actions)
+    record_ack_outcomes(actions)
     written = mirror.offsets(hot, after)
     events = store_projection.catch_up()
     count_step(actions, lrs_moved)

@@ -101,7 +101,7 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
         elif intents.is_log_first(data):
             # The rows an operator's command asked for; an entry before it, of a topic it
             # deletes, must not write rows that are gone.
-            _settle_pending(statuses, maps, data)
+            _flush_pending(statuses, maps, data)
             made = intents.apply(data)
             for event in made:
                 event.log_offset = offset
@@ -124,8 +124,8 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
     return events
 
 
-def _settle_pending(statuses: dict[tuple[int, int], list[Any]],
-                    maps: dict[int, dict[int, list[int]]], data: dict[str, Any]) -> None:
+def _flush_pending(statuses: dict[tuple[int, int], list[Any]],
+                   maps: dict[int, dict[int, list[int]]], data: dict[str, Any]) -> None:
     """Before a topic is deleted, write the statuses the batch holds so far: the counts
     it uncounts must be the rows' latest, and the deletion then removes them."""
     if data["type"] != "topic-delete" or not statuses:

@@ -3,7 +3,7 @@
 Each is one locked step of the replication state (``run_locked``): the core
 decides (``leadership``, ``election.force_unclean``), the replication shell
 mirrors leaders into the store and logs them. Follow-ups go to the worker when
-one runs, or are answered here (services/settle.LocalQueue).
+one runs, or are answered here (services/waiting.LocalQueue).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from cluster.adapters.hot_state import HotState
-from cluster.services.settle import LocalQueue, ensure_replicated, worker_running
+from cluster.services.waiting import LocalQueue, wait_replicated, worker_running
 from cluster.core import replication as core
 from cluster.core.replication import (Action, ClusterState, LeaderMove, NotMoved,
                                       PreferredElection, ReplicationError,
@@ -79,7 +79,7 @@ def run_now(step: Callable[[HotState], list[Action]], **kwargs: Any) -> list[Act
 def _known_topic(topic: str) -> None:
     if not Topic.objects.filter(name=topic).exists():
         raise NotFound(f"topic {topic!r} not found", field="topic")
-    if not ensure_replicated(topic):
+    if not wait_replicated(topic):
         raise Conflict(f"topic {topic!r} is not provisioned, so it has no leaders", field="topic")
 
 

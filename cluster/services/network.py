@@ -21,7 +21,8 @@ from cluster.errors import InvalidInput, NotFound
 from cluster.models import Spu
 from cluster.services.events import Actor, actor_name
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue, elections_settled, kick, settle, worker_running
+from cluster.services.waiting import (LocalQueue, elections_settled, kick, wait_until,
+                                      worker_running)
 
 SOURCES = ("controller", "spu", "producers")
 
@@ -182,7 +183,7 @@ def net_step(*, settle_s: float = 0.0) -> bool:
         else:
             replication_tick(dispatch=LocalQueue())
         return True
-    return settle(_settled, timeout_s=settle_s)
+    return wait_until(_settled, timeout_s=settle_s)
 
 
 def _settled() -> bool:

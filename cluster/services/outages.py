@@ -20,7 +20,7 @@ from cluster.core.spus import SpuResolution
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
 from cluster.services.events import Actor, record_intent
-from cluster.services.settle import kick, settle_elections, worker_running
+from cluster.services.waiting import kick, wait_elections_settled, worker_running
 from cluster.services.spus import spu_connect, spu_set_resolution
 
 
@@ -196,7 +196,7 @@ def settle_outage(result: OutageResult, *, wait: bool = True, killed: bool = Fal
     if not wait and worker_running():
         kick()
         return replace(result, elections=elections_after(result))
-    done = settle_elections(result.spus, wait_offline=killed, timeout_s=timeout_s)
+    done = wait_elections_settled(result.spus, wait_offline=killed, timeout_s=timeout_s)
     return replace(result, resolution=_resolution(result.spus), settled=done,
                    elections=elections_after(result))
 

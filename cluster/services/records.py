@@ -25,7 +25,7 @@ from cluster.models import Topic
 from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
 from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
-from cluster.services.settle import ensure_replicated, settle
+from cluster.services.waiting import wait_replicated, wait_until
 from cluster.services.replication import followers_fetch, run_locked
 from cluster.adapters.store_identity import ensure_hot_state_is_ours
 
@@ -82,8 +82,8 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
                     count: int | None = None, values: list[str] | None = None,
                     dispatch: Dispatch | None = None) -> ProduceOutcome:
     """Append on the leader. acks=all: the partition's followers fetch in the same unit of
-    work, so an idle partition's write commits (and its ticket settles) at once; one the
-    LRS cannot take yet is settled by later ticks (``produce_and_settle``)."""
+    work, so an idle partition's write commits (and its ticket is decided) at once; one the
+    LRS cannot take yet is decided by later ticks (``produce_and_wait``)."""
     level = parse_acks(acks)
     check_partition(topic, partition)
     n = len(values) if values is not None else count
@@ -104,7 +104,7 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
         actions = list(result.actions)
         if level is Acks.ALL and result.accepted:
             # Someone waits for the LRS: its followers fetch now, not at their shard's next
-            # tick (seconds away on a large cluster); the ticket settles with this commit.
+            # tick (seconds away on a large cluster); the ticket is decided with this commit.
             actions += followers_fetch(hot, [(topic, partition)], hot.state.clock_ms)
         return actions
 
@@ -148,14 +148,14 @@ def produce_outcome_refresh(outcome: ProduceOutcome) -> ProduceOutcome:
     ticket = hot_state.read_ticket(outcome.first_id)
     if ticket is None:
         return outcome
-    state = _settled(outcome.first_id, ticket)
+    state = _ticket_outcome(outcome.first_id, ticket)
     if state is not core.AckOutcome.PENDING:
         outcome.state = state.value
         outcome.code, outcome.reason = ticket.get("code"), ticket.get("reason")
     return outcome
 
 
-def _settled(first_id: int, ticket: hot_state.Ticket) -> core.AckOutcome:
+def _ticket_outcome(first_id: int, ticket: hot_state.Ticket) -> core.AckOutcome:
     """The ticket's outcome, or acknowledged if its records are below the HW: a write
     committed after its ticket's update was lost in a crash still reads acknowledged."""
     current = core.AckOutcome(ticket["state"])
@@ -178,20 +178,20 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
     ticks advance, with none it steps the replication here. If the time runs
     out first, the outcome stays "pending" with a reason.
     """
-    ensure_replicated(topic)
+    wait_replicated(topic)
     outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
                               values=values)
-    return produce_and_settle(outcome, timeout_s=wait_s)
+    return produce_and_wait(outcome, timeout_s=wait_s)
 
 
-def produce_and_settle(outcome: ProduceOutcome, *, timeout_s: float | None = None
-                       ) -> ProduceOutcome:
+def produce_and_wait(outcome: ProduceOutcome, *, timeout_s: float | None = None
+                     ) -> ProduceOutcome:
     """Wait until an acks=all write is acknowledged or failed (the HW passed it, or not)."""
-    # Most writes settled in their own unit of work: no tick (settle's first move when no
-    # worker runs) for those.
+    # Most writes were decided in their own unit of work: no tick (wait_until's first move
+    # when no worker runs) for those.
     if produce_outcome_refresh(outcome).state == PENDING:
-        settle(lambda: produce_outcome_refresh(outcome).state != PENDING,
-               timeout_s=timeout_s if timeout_s is not None else settings.PRODUCE_WAIT_S)
+        wait_until(lambda: produce_outcome_refresh(outcome).state != PENDING,
+                   timeout_s=timeout_s if timeout_s is not None else settings.PRODUCE_WAIT_S)
     if outcome.state == PENDING:
         outcome.reason = "timed out waiting for the LRS to replicate the write"
     return outcome
@@ -202,7 +202,7 @@ def records_produce_outcome(*, outcome_id: int) -> dict[str, Any]:
     ticket = hot_state.read_ticket(outcome_id)
     if ticket is None:
         raise NotFound(f"no write {outcome_id} (unknown, or older than an hour)", field="id")
-    state = _settled(outcome_id, ticket)
+    state = _ticket_outcome(outcome_id, ticket)
     acked = ticket["count"] if state is core.AckOutcome.ACKNOWLEDGED else ticket.get("acked", 0)
     return {"id": outcome_id, "state": state.value, "count": ticket["count"],
             "acked": acked, "code": ticket.get("code"),
@@ -211,7 +211,7 @@ def records_produce_outcome(*, outcome_id: int) -> dict[str, Any]:
 
 def _committed(first_id: int, ticket: hot_state.Ticket) -> bool:
     """The HW passed the write's last record and it is still in place: acknowledged, even if
-    whoever settled it died before updating the ticket (a Redis or worker crash)."""
+    whoever decided it died before updating the ticket (a Redis or worker crash)."""
     if "topic" not in ticket:
         return False
     key = (ticket["topic"], ticket["partition"])

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from healing.core.detect import InLrs, detect, in_lrs, new_shrinks, shrinks_in_window
     from healing.core.fixes import Fix, plan_fix, target_of
     from healing.core.lifecycle import (advance, due, held, moves_allowed, planned, preempt, resume,
-                                        settle)
+                                        plan_ended)
     from healing.core.model import (OPEN_STATES, SETTING_NAMES, Anomaly, AnomalyState, AnomalyType,
                                     Finding, Mode, PartitionView, SettingError, Settings, Snapshot,
                                     SpuView, check_thresholds, parse_setting, settings_from)
@@ -21,7 +21,7 @@ __all__ = [
     "OPEN_STATES", "SETTING_NAMES", "Anomaly", "AnomalyState", "AnomalyType", "Finding", "Fix",
     "InLrs", "Mode", "PartitionView", "SettingError", "Settings", "Snapshot", "SpuView", "advance",
     "check_thresholds", "detect", "due", "held", "in_lrs", "moves_allowed", "new_shrinks",
-    "parse_setting", "plan_fix", "planned", "preempt", "resume", "settings_from", "settle",
+    "parse_setting", "plan_fix", "planned", "preempt", "resume", "settings_from", "plan_ended",
     "shrinks_in_window", "target_of",
 ]
 

@@ -102,8 +102,8 @@ def planned(anomaly: Anomaly, plan_id: int, mode: Mode) -> Anomaly:
     return anomaly.moved_to(S.APPLYING if mode is Mode.HEAL else S.PLANNED, plan_id=plan_id)
 
 
-def settle(anomaly: Anomaly, outcome: str | None, still_there: bool,
-           reason: str = "") -> Anomaly:
+def plan_ended(anomaly: Anomaly, outcome: str | None, still_there: bool,
+               reason: str = "") -> Anomaly:
     """An applying anomaly once its plan's execution ended (``outcome`` None: still running)."""
     if anomaly.state is not S.APPLYING or outcome is None:
         return anomaly

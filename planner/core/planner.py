@@ -74,7 +74,7 @@ def plan(cluster: Cluster, scenario: Scenario | None = None, options: Options | 
         facts = current_facts(cluster)
         quotas = replica_quotas(prep, [facts.counts[s.topic] for s in prep.shares], facts)
         tasks = topic_tasks(prep, quotas)
-        moving = [t for t in tasks if not settled(t, facts)]
+        moving = [t for t in tasks if not already_placed(t, facts)]
         placed = {t.topic: t.current for t in tasks}
         placed.update(zip((t.topic for t in moving), mapper(assign_topic, moving)))
         return finish(prep, quotas, placed)
@@ -120,7 +120,7 @@ def actual_leaders(cluster: Cluster) -> dict[str, tuple[int, ...]]:
     return {t.name: t.current_leaders for t in cluster.topics}
 
 
-def settled(task: TopicTask, facts: Current) -> bool:
+def already_placed(task: TopicTask, facts: Current) -> bool:
     """Placement would keep every replica where it is: nothing on a removed
     SPU, no rack shared under anti-affinity, same replication, counts at quota."""
     counts = facts.counts[task.topic]

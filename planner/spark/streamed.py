@@ -36,7 +36,7 @@ from planner.core.leaders import choose_leaders
 from planner.core.metrics import moves_between, ratio, topic_lower_bound
 from planner.core.model import Options, PlanError, Scenario, Spu, Topic
 from planner.core.order import SuccessorCounts, order_topic
-from planner.core.planner import settled
+from planner.core.planner import already_placed
 from planner.core.quotas import Row, full_quota, round_rows_sparse
 from planner.core.rebalance import TopicTask, assign_topic
 from planner.core.scenarios import apply_scenario
@@ -149,9 +149,9 @@ def plan_streamed(spark: SparkSession, spus: Sequence[Spu], topics: RDD,
         task = TopicTask(name, topic.replicas, replication, quota, s.group_of, topic.sizes,
                          group_cap=s.group_cap, group_count=groups)
         facts = topic_facts(topic, group)
-        # ``settled`` reads the whole layout's facts; this topic's are all it needs.
+        # ``already_placed`` reads the whole layout's facts; this topic's are all it needs.
         own = SimpleNamespace(counts={name: facts.counts}, spread={name: facts.spread})
-        placed = task.current if settled(task, own) else assign_topic(task)
+        placed = task.current if already_placed(task, own) else assign_topic(task)
         bound = topic_lower_bound(topic, s, replication, facts.counts,
                                   not facts.spread.fine(s.rule))
         return name, (topic, placed, bound)

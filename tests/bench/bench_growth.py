@@ -24,7 +24,7 @@ from bench_replication_shell import setup_redis  # noqa: E402
 
 def tick(now: int) -> tuple[float, float]:
     """Wall and CPU milliseconds of one tick (CPU time is what a loaded machine inflates least)."""
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from cluster.services.replication import replication_tick
 
     queue = LocalQueue()

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     proc = setup_redis(workdir)
     try:
         from cluster.services.replication import replication_tick
-        from cluster.services.settle import LocalQueue
+        from cluster.services.waiting import LocalQueue
         from healing.services import healing_check
 
         build(50, args.partitions)

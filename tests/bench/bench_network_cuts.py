@@ -30,7 +30,7 @@ class Clock:
 
     def tick(self) -> tuple[float, float]:
         from cluster.services.replication import replication_tick
-        from cluster.services.settle import LocalQueue
+        from cluster.services.waiting import LocalQueue
 
         self.now += 1000
         return timed_cpu(lambda: replication_tick(now=self.now, dispatch=LocalQueue()))

@@ -58,7 +58,7 @@ def store_plan(moves: int, new: list[int]) -> int:
 
 
 def tick(now: int) -> float:
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from cluster.services.replication import replication_tick
 
     queue = LocalQueue()

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
     from bench_replication_shell import build, setup_redis, timed
     from cluster.adapters.lease import LeaseLost
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     settings.REPLICATION_SIMULATED_PRODUCERS = True
     proc = setup_redis(workdir)

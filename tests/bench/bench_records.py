@@ -21,14 +21,14 @@ RUNS = 9
 def build() -> None:
     """One partition whose first ten million offsets were compacted, 10,000 retained."""
     from cluster.adapters import hot_state
-    from cluster.services.settle import ensure_replicated
+    from cluster.services.waiting import wait_replicated
     from cluster.services import spu_connect, spu_register, topic_create
 
     spu_register(spu_id=0)
     spu_connect(spu_id=0)
     topic_create(name="shallow", partitions=1, replication=1)
     topic_create(name="deep", partitions=1, replication=1)
-    ensure_replicated("shallow") and ensure_replicated("deep")
+    wait_replicated("shallow") and wait_replicated("deep")
     hot = hot_state.load()
     for name, prefix in (("shallow", 0), ("deep", DEEP)):
         rs, first = hot.state.replica_sets[(name, 0)], hot.state.next_record_id

@@ -180,7 +180,7 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
     (REPLICATION_LOG_RETENTION) is long, not the first minutes of a cluster."""
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     t, done = time.perf_counter(), 0
     while done < records:
@@ -200,7 +200,7 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
     their figures printed, and put in ``result`` when given."""
     from cluster.models import Topic
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     busy = partitions if busy is None else busy
     result = {} if result is None else result
@@ -274,7 +274,7 @@ def bench_failover(now: int, spu: int = 0) -> None:
     from cluster.core.replication import Resolution
     from cluster.services.outages import spu_offline
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     led = [k for k, rs in hot_state.load().state.replica_sets.items() if rs.leader == spu]
     entries_before, bytes_before = log_figures()

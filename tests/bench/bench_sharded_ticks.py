@@ -216,10 +216,10 @@ def acks_all_latencies(n: int, until: float
                 break
             t = time.perf_counter()
             waits.append(0.0)
-            records.ensure_replicated("small")
+            records.wait_replicated("small")
             outcome = records.records_produce(topic="small", acks="all", count=1)
             appends.append((time.perf_counter() - t) * 1000)
-            outcome = records.produce_and_settle(outcome, timeout_s=30)
+            outcome = records.produce_and_wait(outcome, timeout_s=30)
             out.append((time.perf_counter() - t) * 1000 if outcome.ok else float("inf"))
     finally:
         lease.acquire = acquire

@@ -14,14 +14,14 @@ pytestmark = pytest.mark.redis
 def replicated_topic(transactional_db, redis_url):
     from cluster.models import ClusterState
     from cluster.services import topic_create
-    from cluster.services.settle import ensure_replicated
+    from cluster.services.waiting import wait_replicated
 
     # transactional_db flushes the row migration 0002 made; topic creation chains from it.
     ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)
     for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3)), ("rack-c", (4, 5))):
         register_spus(*ids, rack=rack, online=True)
     topic_create(name="orders", partitions=6, replication=3, min_lrs=2)
-    assert ensure_replicated("orders")
+    assert wait_replicated("orders")
 
 
 def _leaders(page) -> list[str]:

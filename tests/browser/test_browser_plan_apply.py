@@ -109,7 +109,7 @@ def _assert_cluster_valid(plan) -> None:
 
 def test_an_operator_cancels_a_second_plan_halfway_and_the_cluster_stays_valid(
         new_page, operator, cluster_with_an_empty_spu, shoot):
-    from cluster.services.settle import settle
+    from cluster.services.waiting import settle
     from planner.execution import plan_wait
     from planner.models import Plan, PlanExecution
 
@@ -132,7 +132,7 @@ def test_an_operator_cancels_a_second_plan_halfway_and_the_cluster_stays_valid(
         return PlanExecution.objects.get(plan=plan)
 
     # No worker: the test steps the ticks, and stops them once a move has landed.
-    assert settle(lambda: execution().moves_done >= 1, timeout_s=60)
+    assert wait_until(lambda: execution().moves_done >= 1, timeout_s=60)
     assert execution().moves_done < execution().moves_total
     page.wait_for_function(
         "() => +document.querySelector(\"#apply-status [data-field='moves_done']\")"

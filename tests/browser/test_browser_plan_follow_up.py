@@ -63,7 +63,7 @@ def test_a_drain_is_previewed_move_by_move_then_applied_with_a_throttle(
 
 def test_a_second_tab_lands_on_the_plan_with_a_message_and_a_cancelled_plans_rest_is_planned(
         new_page, operator, cluster):
-    from cluster.services.settle import settle
+    from cluster.services.waiting import settle
     from planner.execution import plan_wait
     from planner.models import Plan, PlanExecution
 
@@ -87,7 +87,7 @@ def test_a_second_tab_lands_on_the_plan_with_a_message_and_a_cancelled_plans_res
     second.reload()  # a reload reads the page again; it posts nothing
     assert PlanExecution.objects.count() == 1
 
-    assert settle(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
+    assert wait_until(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
     assert len(PlanExecution.objects.get().started) < len(plan.moves), "moves left to cancel"
     first.once("dialog", lambda dialog: dialog.accept())
     first.click("#apply form[action$='/cancel/'] button")

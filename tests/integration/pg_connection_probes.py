@@ -63,7 +63,7 @@ def test_inner_a_worker_carrying_a_plan_out_keeps_its_connections_bounded(redis_
     from celery.contrib.testing.worker import start_worker
     from django.db import connection
 
-    from cluster.services.settle import worker_running
+    from cluster.services.waiting import worker_running
     from healing.tasks import healing_check
     from planner.execution import plan_apply, plan_wait
     from tests.helpers import register_spus, run

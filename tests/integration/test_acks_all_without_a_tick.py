@@ -9,7 +9,7 @@ from cluster.adapters import hot_state, shards
 from cluster.core.replication.invariants import InvariantChecker
 from cluster.services import replication, topic_create
 from cluster.services.records import records_produce_and_wait, records_produce_outcome
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

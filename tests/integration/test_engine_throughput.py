@@ -10,7 +10,7 @@ from cluster.models import Partition, Topic
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 

@@ -10,7 +10,7 @@ from cluster.adapters.redis_keys import bound_to_store
 from cluster.engine.engine import current, using
 from cluster.projections.network import NetworkView
 from cluster.services import replication
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 from webapp import bootstrap
 

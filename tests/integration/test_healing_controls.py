@@ -158,7 +158,7 @@ def test_the_healing_endpoints_answer_what_the_schema_documents(api, viewer):
 
 def tick() -> None:
     from cluster.services import replication
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     replication.replication_tick(dispatch=LocalQueue())
 

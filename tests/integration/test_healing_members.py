@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from cluster.models import Event, Partition
 from cluster.services import topic_create
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from healing import members, snapshot
 from healing.models import HealingConfig
 from healing.services import healing_check

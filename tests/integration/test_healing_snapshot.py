@@ -7,7 +7,7 @@ import pytest
 from cluster.services import topic_create, topic_delete
 from cluster.services.outages import spu_offline
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from healing.snapshot import cluster_snapshot
 from tests.helpers import register_spus
 

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cluster.adapters import hot_state
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.adapters.store_identity import (HotStateMismatch, check_hot_state_identity,
                                              database_identity)
 from cluster.models import ClusterState, Event, Partition, Spu

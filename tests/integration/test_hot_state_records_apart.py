@@ -13,7 +13,7 @@ from cluster.services import topic_create, topic_delete
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 

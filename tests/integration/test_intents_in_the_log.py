@@ -13,7 +13,7 @@ from cluster.adapters.redis_keys import bound_to_store, client
 from cluster.models import Event, Topic
 from cluster.projections import store as store_projection
 from cluster.services import replication
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 from webapp.redis_server import free_port
 

@@ -25,14 +25,14 @@ def application(redis_url):
 
 @pytest.fixture
 def orders(redis_url):
-    from cluster.services.settle import ensure_replicated
+    from cluster.services.waiting import wait_replicated
     from cluster.models import ClusterState
     from cluster.services import topic_create
 
     ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)
     register_spus(0, 1, 2, rack="", online=True)
     topic_create(name="orders", partitions=3, replication=2)
-    assert ensure_replicated("orders")
+    assert wait_replicated("orders")
     quiet()
 
 

@@ -23,7 +23,7 @@ def application(redis_url):
 
 @pytest.fixture
 def orders(redis_url):
-    from cluster.services.settle import ensure_replicated
+    from cluster.services.waiting import wait_replicated
     from cluster.models import ClusterState
     from cluster.services import topic_create
 
@@ -31,7 +31,7 @@ def orders(redis_url):
     for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3)), ("rack-c", (4, 5))):
         register_spus(*ids, rack=rack, online=True)
     topic_create(name="orders", partitions=6, replication=3, min_lrs=2)
-    assert ensure_replicated("orders")
+    assert wait_replicated("orders")
 
 
 def snapshot(client, group: str) -> dict:

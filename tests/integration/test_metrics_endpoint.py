@@ -96,7 +96,7 @@ def test_produced_and_refused_records_are_counted_by_acks_and_reason(client, clu
 
 def test_ticks_are_timed_in_the_histogram(client, cluster):
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     count = sample(scrape(client), "controlroom_replication_tick_seconds_count")
     for _ in range(3):
@@ -151,7 +151,7 @@ def test_a_tick_whose_save_fails_counts_neither_its_time_nor_its_records(
     from cluster.adapters import hot_state
     from cluster.models import Topic
     from cluster.services import replication
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     Topic.objects.filter(name="t").update(producer_rate=1000)
     replication.replication_tick(dispatch=LocalQueue())

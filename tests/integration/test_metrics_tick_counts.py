@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.adapters import shards
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.core.replication import LrsChanged
 from cluster.metrics.hooks import count_step
 from cluster.services import topic_create

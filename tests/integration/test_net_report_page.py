@@ -61,7 +61,7 @@ def test_the_report_counts_the_simulated_producers_acks_1_writes_as_metrics_does
         viewer_client, redis_url):
     from cluster.models import Topic
     from cluster.services.replication import now_ms, replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from tests.integration.test_metrics_endpoint import sample, scrape
 
     for rack, ids in (("rack-a", (0,)), ("rack-b", (1,)), ("rack-c", (2,))):

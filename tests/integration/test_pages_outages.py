@@ -15,12 +15,12 @@ pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 @pytest.fixture(autouse=True)
 def cluster(redis_url):
     from cluster.services import topic_create
-    from cluster.services.settle import ensure_replicated
+    from cluster.services.waiting import wait_replicated
 
     for rack, ids in (("rack-a", (0, 1)), ("rack-b", (2, 3))):
         register_spus(*ids, rack=rack, online=True)
     topic_create(name="t", partitions=4, replication=3, min_lrs=2)
-    assert ensure_replicated("t")
+    assert wait_replicated("t")
 
 
 def leaders() -> dict[int, int | None]:

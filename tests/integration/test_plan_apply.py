@@ -104,7 +104,7 @@ def test_a_plan_applies_once(scale_out):
 
 def test_the_throttle_caps_moves_in_flight_per_spu_and_in_total(scale_out):
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     quiet("plan", "apply", str(scale_out["id"]), "--max-moves-per-spu", "1", "--max-moves", "2")
     replication_tick(dispatch=LocalQueue())
@@ -119,7 +119,7 @@ def test_the_throttle_caps_moves_in_flight_per_spu_and_in_total(scale_out):
 
 
 def test_pause_stops_new_moves_and_resume_finishes_the_plan(scale_out):
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from cluster.services.replication import replication_tick
     from planner.execution import plan_wait
 
@@ -139,7 +139,7 @@ def test_pause_stops_new_moves_and_resume_finishes_the_plan(scale_out):
 
 def test_cancel_leaves_valid_replica_sets_and_starts_nothing_new(scale_out):
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from planner.execution import plan_wait
 
     plan_id = scale_out["id"]
@@ -206,7 +206,7 @@ def test_progress_is_announced_to_the_cluster_group_as_plan_progress(scale_out, 
 
 
 def test_moves_onto_an_spu_that_went_down_wait_unstarted_until_it_is_back(scale_out):
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
     from cluster.services.replication import replication_tick
     from planner.execution import plan_wait
 

@@ -200,12 +200,12 @@ def test_the_api_answers_the_execution_record_with_per_spu_figures(plan, api, op
 
 
 def test_a_cancelled_plans_moves_say_which_landed_and_which_did_not(plan, api, operator):
-    from cluster.services.settle import settle
+    from cluster.services.waiting import settle
     from planner.execution import plan_apply, plan_cancel, plan_wait
     from planner.models import PlanExecution
 
     plan_apply(plan_id=plan["id"], by=operator, max_moves=1, max_moves_per_spu=1)
-    assert settle(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
+    assert wait_until(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
     plan_cancel(plan_id=plan["id"], by=operator)
     assert plan_wait(plan_id=plan["id"], timeout_s=60)
     e = PlanExecution.objects.get()

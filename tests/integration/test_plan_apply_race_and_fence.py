@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from cluster.adapters import hot_state
 from cluster.adapters.lease import LeaseLost
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.services.replication import replication_tick
 from planner import execution
 from planner.models import Plan, PlanExecution

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from cluster.adapters import hot_state
-from cluster.services.settle import kick
+from cluster.services.waiting import kick
 from cluster.models import Partition
 from cluster.services.outages import spu_offline, spu_online
 from cluster.services.records import records_consume, records_produce_and_wait

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from cluster.services.settle import LocalQueue, settle
+from cluster.services.waiting import LocalQueue, wait_until
 from cluster.models import Partition, Spu
 from cluster.services.replication import replication_tick
 from planner.execution import plan_apply, plan_cancel, plan_status, plan_wait
@@ -70,7 +70,7 @@ def test_a_cancelled_plan_shows_moves_not_started_and_plans_the_rest_from_the_cl
         grown, operator_client):
     plan_id = grown["id"]
     plan_apply(plan_id=plan_id, max_moves=1, by="test")
-    assert settle(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
+    assert wait_until(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
     plan_cancel(plan_id=plan_id, by="test")
     assert plan_wait(plan_id=plan_id, timeout_s=60)
     page = operator_client.get(f"/planner/plans/{plan_id}/").content.decode()

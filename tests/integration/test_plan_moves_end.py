@@ -13,7 +13,7 @@ from cluster.models import Partition
 from cluster.services.network import CutRequest, net_cut
 from cluster.services.outages import spu_offline
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from healing.services import healing_check, healing_enable, healing_set
 from planner.drain import plan_drain
 from planner.execution import plan_apply

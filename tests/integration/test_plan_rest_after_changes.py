@@ -11,7 +11,7 @@ from cluster.engine.unit_of_work import now_ms
 from cluster.errors import Conflict, InvalidInput
 from cluster.models import Partition, Topic
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue, settle
+from cluster.services.waiting import LocalQueue, wait_until
 from planner.drain import spu_drain
 from planner.execution import plan_apply, plan_cancel, plan_wait
 from planner.follow_up import plan_rest
@@ -32,7 +32,7 @@ def cancelled(redis_url) -> int:
     plan = json.loads(run("plan", "rebalance", "--remove-spu", "4", "--remove-spu", "5",
                           "--json"))
     plan_apply(plan_id=plan["id"], max_moves=1, by="test")
-    assert settle(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
+    assert wait_until(lambda: PlanExecution.objects.get().moves_done >= 1, timeout_s=60)
     plan_cancel(plan_id=plan["id"], by="test")
     assert plan_wait(plan_id=plan["id"], timeout_s=60)
     drain = spu_drain(spu_id=5, by="test")

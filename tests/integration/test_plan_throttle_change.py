@@ -25,7 +25,7 @@ def quiet(*args: str) -> str:
 
 def tick() -> PlanExecution:
     from cluster.services.replication import replication_tick
-    from cluster.services.settle import LocalQueue
+    from cluster.services.waiting import LocalQueue
 
     replication_tick(dispatch=LocalQueue())
     return PlanExecution.objects.get()

@@ -10,7 +10,7 @@ from cluster.adapters.redis_keys import bound_to_store
 from cluster.models import Event, Partition
 from cluster.services import records, replication, topic_create
 from cluster.services.records import records_produce, records_produce_and_wait
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cluster.services.settle import ensure_replicated
+from cluster.services.waiting import wait_replicated
 
 from tests.helpers import register_spus, run
 
@@ -29,7 +29,7 @@ def test_a_topic_created_while_its_spus_were_down_starts_on_the_ones_that_return
     path = tmp_path / "map.json"
     path.write_text(json.dumps([{"id": 0, "replicas": [0, 4, 5]}]))
     run("topic", "create", "t", "--replica-assignment", str(path))
-    assert ensure_replicated("t")  # the engine holds it while every replica is down
+    assert wait_replicated("t")  # the engine holds it while every replica is down
     run("spu", "online", "4")
     run("spu", "online", "5")
     assert "record(s)" in run("produce", "t", "--count", "1", "--acks", "all")

@@ -11,7 +11,7 @@ from cluster.adapters import hot_state
 from cluster.models import Partition, Topic
 from cluster.services import spu_connect, spu_register, topic_create, topic_delete
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

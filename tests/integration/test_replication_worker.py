@@ -33,7 +33,7 @@ def wait_until(check, timeout_s: float = 20) -> bool:
 def worker(redis_url):
     from celery.contrib.testing.worker import start_worker
 
-    from cluster.services.settle import worker_running
+    from cluster.services.waiting import worker_running
     from webapp.celery import app
 
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=20) as w:

@@ -17,7 +17,7 @@ from cluster.services.outages import spu_offline
 from cluster.services.records import records_consume, records_produce
 from cluster.services.repair import store_repair_list
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

@@ -13,7 +13,7 @@ from cluster.engine.unit_of_work import run_locked
 from cluster.services import topic_create
 from cluster.services.records import records_produce
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

@@ -19,7 +19,7 @@ from cluster.adapters import hot_state
 from cluster.models import Event, Partition
 from cluster.services import topic_create
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

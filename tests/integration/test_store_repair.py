@@ -17,7 +17,7 @@ from cluster.models import Event, Partition, TickHealth
 from cluster.services import topic_create
 from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
-from cluster.services.settle import LocalQueue
+from cluster.services.waiting import LocalQueue
 from cluster.engine.engine import current as engine
 from tests.helpers import refused, register_spus, run
 

@@ -8,7 +8,7 @@ from .events import (NOT_ENOUGH_REPLICAS_AFTER_APPEND, AckFailed, Action,
 from .state import Acks, ReplicaSet
 
 
-def settle_acks(rs: ReplicaSet, min_lrs: int) -> list[Action]:
+def acknowledge_committed(rs: ReplicaSet, min_lrs: int) -> list[Action]:
     """Resolve every pending record the HW has now passed."""
     pending, hw = rs.pending, rs.hw
     n = 0

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from .acks import settle_acks
+from .acks import acknowledge_committed
 from .connections import connect
 from .reach import fetch_cut
 from .events import Action, LrsChanged, ReplicaTruncated
@@ -144,7 +144,7 @@ def leader_update(state: ClusterState, rs: ReplicaSet, now_ms: int | None = None
     if hw > rs.hw:
         rs.hw = hw
         if rs.pending:
-            actions += settle_acks(rs, cfg.min_lrs)
+            actions += acknowledge_committed(rs, cfg.min_lrs)
     leader.hw = rs.hw
     if changed:
         actions.append(LrsChanged(rs.topic, rs.partition, rs.leader, tuple(lrs), rs.hw))

@@ -5,7 +5,7 @@ from typing import Any
 
 from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_consume
-from cluster.services.settle import ensure_replicated
+from cluster.services.waiting import wait_replicated
 
 
 class Command(SubcommandCommand):
@@ -29,7 +29,7 @@ class Command(SubcommandCommand):
 
     def handle_consume(self, topic: str, partition: int, offset: int, max_records: int | None,
                        uncommitted: bool, json: bool, **_: Any) -> None:
-        ensure_replicated(topic)
+        wait_replicated(topic)
         records = records_consume(topic=topic, partition=partition, offset=offset,
                                   uncommitted=uncommitted, max_records=max_records)
         text = "\n".join(f"{r['offset']}\t{r['value']}" for r in records)

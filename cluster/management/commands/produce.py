@@ -14,7 +14,7 @@ from cluster.management.commands._cli import SubcommandCommand
 from cluster.services.records import records_produce_and_wait
 
 REFUSED = 1
-# An hour: longer than any settle the engine needs, short enough to be a wait and not a hang.
+# An hour: longer than any wait the engine needs, short enough to be a wait and not a hang.
 MAX_WAIT_S = 3600.0
 
 

@@ -19,7 +19,7 @@ from cluster.services.store import store_adopt_redis, store_recount, store_reide
 
 
 class Command(SubcommandCommand):
-    help = "Show or settle which Redis holds this store's hot state."
+    help = "Show or choose which Redis holds this store's hot state."
     redis_actions = frozenset({"adopt-redis", "reidentify", "repair"})
     checks_identity = False  # these commands are how a refused identity is settled
 

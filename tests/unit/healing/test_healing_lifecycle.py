@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from healing.core import (Anomaly, AnomalyState, AnomalyType, Finding, Mode, Settings, advance,
-                          due, moves_allowed, planned, settle)
+                          due, moves_allowed, planned, plan_ended)
 
 S = AnomalyState
 SETTINGS = Settings(spu_down_alert_after_s=2, spu_down_heal_after_s=5, fix_after_s=1)
@@ -78,10 +78,10 @@ def test_an_applying_anomaly_ends_by_its_plans_outcome_not_by_the_detector():
     assert applying.state is S.APPLYING
     [still] = run([applying], [], 1_000)
     assert still.state is S.APPLYING
-    assert settle(applying, None, False).state is S.APPLYING
-    assert settle(applying, "done", still_there=False).state is S.HEALED
-    assert settle(applying, "done", still_there=True).state is S.ALERTING
-    failed = settle(applying, "cancelled", still_there=True, reason="cancelled")
+    assert plan_ended(applying, None, False).state is S.APPLYING
+    assert plan_ended(applying, "done", still_there=False).state is S.HEALED
+    assert plan_ended(applying, "done", still_there=True).state is S.ALERTING
+    failed = plan_ended(applying, "cancelled", still_there=True, reason="cancelled")
     assert failed.state is S.FAILED and "plan 9 cancelled" in failed.detail
 
 

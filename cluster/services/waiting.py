@@ -1,10 +1,15 @@
 """Waiting for an outcome: await the worker when one runs, else step in-process.
 
-Commands and scripts must work without a Celery worker. ``settle`` checks
+Commands and scripts must work without a Celery worker. ``wait_until`` checks
 for one cheaply (the key a running worker refreshes, see cluster/tasks.py):
 with a worker it nudges a tick and polls the hot state; without one it runs
 the very same ticks here (each answers candidate notices and fires the election
 timers that are due: they are state), until the outcome holds.
+
+"Settled" means one thing across the project: the elections a change caused have run
+(the hot state agrees with the store's SPUs and no partition is electing), as in
+``elections_settled``, ``settle_outage``, ``net --settle`` and the ``settled`` JSON key.
+Waiting for anything else is ``wait_until``.
 """
 from __future__ import annotations
 
@@ -51,7 +56,7 @@ def kick() -> None:
     engine().scheduler.kick()
 
 
-def settle(done: Callable[[], bool], *, timeout_s: float | None = None) -> bool:
+def wait_until(done: Callable[[], bool], *, timeout_s: float | None = None) -> bool:
     """Until ``done()``: poll a running worker, or step the services here. False on timeout."""
     wait = settings.REPLICATION_SETTLE_TIMEOUT_S if timeout_s is None else timeout_s
     deadline = time.monotonic() + wait
@@ -108,17 +113,17 @@ def topic_replicated(topic: str) -> bool:
     return topic in hot_state.replicated_topics()
 
 
-def settle_elections(spu_ids: Iterable[int], *, wait_offline: bool = False,
-                     timeout_s: float | None = None) -> bool:
+def wait_elections_settled(spu_ids: Iterable[int], *, wait_offline: bool = False,
+                           timeout_s: float | None = None) -> bool:
     ids = list(spu_ids)
-    return settle(lambda: (not wait_offline or spus_offline_in_store(ids))
-                  and elections_settled(ids), timeout_s=timeout_s)
+    return wait_until(lambda: (not wait_offline or spus_offline_in_store(ids))
+                      and elections_settled(ids), timeout_s=timeout_s)
 
 
-def ensure_replicated(topic: str) -> bool:
+def wait_replicated(topic: str) -> bool:
     """A topic created a moment ago reaches the hot state at the next tick."""
     if topic_replicated(topic):
         return True
     if not Topic.objects.filter(name=topic, resolution=TopicResolution.PROVISIONED.value).exists():
         return False
-    return settle(lambda: topic_replicated(topic), timeout_s=10)
+    return wait_until(lambda: topic_replicated(topic), timeout_s=10)
