@@ -17,7 +17,7 @@ from cluster.core.replication import history_diff as diffs
 from cluster.core.replication.history import Moment
 from cluster.errors import InvalidInput
 from cluster.models import Spu
-from cluster.selectors.shapes import PartitionRow, live_partition_row
+from cluster.selectors.shapes import PartitionRow, row_from_summary
 from history.models import Snapshot
 from cluster.perf import gc_paused
 
@@ -185,7 +185,7 @@ def history_rows(m: Moment, topic: str | None = None, first: int = 0,
     """`partition list --json` rows as they were at the moment."""
     keys = core.keys_of(m, topic)
     keys = keys[first:] if limit is None else keys[first:first + limit]
-    return [live_partition_row(*core.partition_row(m, k)) for k in keys]
+    return [row_from_summary(*core.partition_at(m, k)) for k in keys]
 
 
 def _racks_now() -> dict[int, str]:

@@ -278,7 +278,9 @@ def install_cluster_load(builder: Callable[[], LiveData]) -> None:
     _load_builders[:] = [builder]
 
 
-def partition_row(key: Key, s: Summary) -> PartitionRow:
+def live_row(key: Key, s: Summary) -> PartitionRow:
+    """The columns of a partition a live page updates in place, from the hot state's
+    packed summary (``partition_row`` in selectors/shapes.py is the whole row)."""
     return {"topic": key[0], "partition": key[1], "leader": s[0], "lrs": list(s[1]),
             "hw": s[3], "leo": s[4] if s[4] is not None else max((r[1] for r in s[5]), default=0),
             "resolution": s[2].value}

@@ -10,7 +10,7 @@ import time
 from typing import Literal
 
 from cluster.adapters import hot_state
-from cluster.adapters.live_batches import cluster_load, current_seq, partition_row
+from cluster.adapters.live_batches import cluster_load, current_seq, live_row
 from cluster.core.replication import netview
 from cluster.live import (BLOCK, LiveData, PartitionRow, Stamp, TopicRow, parse_group,
                           stamp)
@@ -61,7 +61,7 @@ def block_rows(name: str, block: int) -> list[PartitionRow]:
         return []
     if name in hot_state.replicated_topics():
         sets = hot_state.load(keys).state.replica_sets
-        return [partition_row(k, hot_state.summary(sets[k])) for k in keys if k in sets]
+        return [live_row(k, hot_state.summary(sets[k])) for k in keys if k in sets]
     rows = Partition.objects.filter(topic__name=name, index__gte=keys[0][1],
                                     index__lte=keys[-1][1]).order_by("index")
     return [{"topic": name, "partition": p.index, "leader": p.leader, "lrs": list(p.lrs),

@@ -55,7 +55,7 @@ def partition_row(p: Partition) -> PartitionRow:
                         waiting_for=waiting, reason=offline_reason(waiting))
 
 
-def live_partition_row(summary: PartitionSummary, waiting: Sequence[int] = ()) -> PartitionRow:
+def row_from_summary(summary: PartitionSummary, waiting: Sequence[int] = ()) -> PartitionRow:
     """From the replication's hot state (the core's summary of a replica set)."""
     replicas = summary["replicas"]
     return PartitionRow(**summary, preferred_leader=replicas[0] if replicas else None,

@@ -22,7 +22,7 @@ from cluster.errors import InvalidInput, NotFound, Unavailable
 from cluster.adapters.hot_state import HotState
 from cluster.metrics.hooks import count_produce
 from cluster.models import Topic
-from cluster.selectors.shapes import PartitionRow, live_partition_row, partition_rows
+from cluster.selectors.shapes import PartitionRow, partition_rows, row_from_summary
 from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.waiting import wait_replicated, wait_until
@@ -293,7 +293,7 @@ def replication_partition_list(topic: str | None = None) -> list[PartitionRow]:
     ensure_hot_state_is_ours()
     hot = hot_state.load() if hot_state.client().exists(hot_state.META) else None
     state = hot.state if hot else core.new_cluster([])
-    rows = [live_partition_row(core.partition_summary(rs), core.waiting_for(rs, state.spus))
+    rows = [row_from_summary(core.partition_summary(rs), core.waiting_for(rs, state.spus))
             for key, rs in sorted(state.replica_sets.items())
             if topic is None or key[0] == topic]
     seen = {(r["topic"], r["partition"]) for r in rows}

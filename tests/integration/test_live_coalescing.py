@@ -120,10 +120,10 @@ def test_two_processes_number_one_sequence_and_the_other_process_change_is_not_l
 
 
 @pytest.mark.parametrize("leader, leo", [(1, 7), (None, None)])
-def test_a_tick_stages_each_changed_partition_as_its_partition_row(application, viewer,
-                                                                   leader, leo):
+def test_a_tick_stages_each_changed_partition_as_its_live_row(application, viewer,
+                                                              leader, leo):
     from cluster.adapters.hot_state import Summary
-    from cluster.adapters.live_batches import _stage_partitions, partition_row
+    from cluster.adapters.live_batches import _stage_partitions, live_row
     from cluster.core.replication.state import Resolution
 
     summary = Summary(leader, (1, 2) if leader else (), Resolution.ONLINE, 5, leo,
@@ -132,4 +132,4 @@ def test_a_tick_stages_each_changed_partition_as_its_partition_row(application, 
     hello, got = listen(application, session_cookie(viewer),
                         lambda: _stage_partitions(changes, set()))
     rows = sorted((r for m in got for r in m["partitions"]), key=lambda r: r["partition"])
-    assert rows == [partition_row(k, summary) for k, _ in changes[:2]]  # 200: the next block
+    assert rows == [live_row(k, summary) for k, _ in changes[:2]]  # 200: the next block

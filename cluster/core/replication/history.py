@@ -217,7 +217,7 @@ def checkpoint_entry(changed: Mapping[Key, Offsets]) -> Entry | None:
 
 # --- rows ----------------------------------------------------------------------------
 
-def partition_row(m: Moment, key: Key) -> tuple[PartitionSummary, tuple[int, ...]]:
+def partition_at(m: Moment, key: Key) -> tuple[PartitionSummary, tuple[int, ...]]:
     """The core's summary of one partition at the moment, and the SPUs it waits for."""
     status = m.statuses[key]
     hw, replicas = m.offsets.get(key, (0, ()))

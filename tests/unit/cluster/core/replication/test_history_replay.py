@@ -42,19 +42,19 @@ def test_a_moment_is_the_fold_of_the_entries_up_to_its_offset():
 
 def test_a_row_has_the_partition_list_shape_with_the_checkpointed_offsets():
     m = history.replay(history.Moment(), _log())
-    row, waiting = history.partition_row(m, ("t", 0))
+    row, waiting = history.partition_at(m, ("t", 0))
     assert set(row) == {"topic", "partition", "leader", "replicas", "lrs", "resolution", "hw",
                         "leo", "replica_status"}
     assert (row["hw"], row["leo"]) == (5, 5) and waiting == ()
     assert [r["spu"] for r in row["replica_status"]] == [1, 2, 3]
-    untouched, _ = history.partition_row(m, ("t", 1))
+    untouched, _ = history.partition_at(m, ("t", 1))
     assert untouched["hw"] == 0  # never checkpointed: nothing committed there
 
 
 def test_an_offline_partition_waits_for_its_last_lrs_members_that_are_down():
     m = history.Moment(statuses={("t", 0): Status((1, 2), None, (1,), Resolution.OFFLINE, 3)},
                        spus={1: False, 2: True})
-    assert history.partition_row(m, ("t", 0))[1] == (1,)
+    assert history.partition_at(m, ("t", 0))[1] == (1,)
 
 
 def test_a_snapshot_round_trips_the_moment():
@@ -75,7 +75,7 @@ def test_an_unclean_election_lowers_the_hw_and_a_dropped_topic_is_gone():
     m = history.replay(history.Moment(), _log())
     history.apply(m, 99, {"type": "unclean-election", "topic": "t", "partition": 0,
                           "new_hw": 2, "at": 9})
-    assert history.partition_row(m, ("t", 0))[0]["hw"] == 2
+    assert history.partition_at(m, ("t", 0))[0]["hw"] == 2
     history.apply(m, 100, {"type": "topic-dropped", "topic": "t", "at": 10})
     assert not m.statuses and not m.offsets
 
