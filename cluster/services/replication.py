@@ -34,8 +34,8 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.mirror import slices_of, stored_shape, write_offsets
-from cluster.engine.topology import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
-                                     topology_unchanged)
+from cluster.engine.spu_loops import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
+                                      topology_unchanged)
 from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
                                          run_on_shards, run_unit)
 from cluster.metrics.counters import timed_shard_tick, timed_tick

@@ -187,7 +187,7 @@ def test_compaction_drops_the_values_of_compacted_records(orders, settings):
 
 
 def test_a_topic_deleted_while_a_tick_reads_the_store_does_not_crash_it(orders, monkeypatch):
-    from cluster.engine import topology as replication
+    from cluster.engine import spu_loops as replication
 
     topic_create(name="brief", partitions=1, replication=1)
     real = replication._add_topic
