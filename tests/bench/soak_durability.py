@@ -5,7 +5,7 @@
 
 Defaults: 100,000 schedules, no time budget, seeds from 0, one worker per CPU.
 Prints schedules, steps and rates; exits 1 with the failing seed (replay it
-with cluster.core.replication.faults.replay(seed)) if an invariant breaks.
+with cluster.testing.faults.replay(seed)) if an invariant breaks.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from cluster.core.replication.faults import FaultTotals, run_many  # noqa: E402
-from cluster.core.replication.invariants import InvariantViolation  # noqa: E402
+from cluster.testing.faults import FaultTotals, run_many  # noqa: E402
+from cluster.testing.invariants import InvariantViolation  # noqa: E402
 
 CHUNK = 2_000
 

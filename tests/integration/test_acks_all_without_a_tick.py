@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.adapters import hot_state, shards
-from cluster.core.replication.invariants import InvariantChecker
+from cluster.testing.invariants import InvariantChecker
 from cluster.services import replication, topic_create
 from cluster.services.records import records_produce_and_wait, records_produce_outcome
 from cluster.services.waiting import LocalQueue

@@ -13,7 +13,7 @@ import redis
 from cluster.adapters import hot_placement, hot_servers, hot_state, lease, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.redis_keys import bound_to_store, store_namespace
-from cluster.core.replication.invariants import InvariantChecker
+from cluster.testing.invariants import InvariantChecker
 from cluster.services import topic_create
 from cluster.services.records import records_produce
 from cluster.services.replication import (replication_coordinate, replication_shard_tick,

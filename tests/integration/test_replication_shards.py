@@ -12,7 +12,7 @@ from cluster.adapters.redis_keys import bound_to_store
 from cluster.services.waiting import LocalQueue
 from cluster.adapters.store_identity import locked_for_this_store
 from cluster.core.replication.compaction import COMPACTED
-from cluster.core.replication.invariants import InvariantChecker
+from cluster.testing.invariants import InvariantChecker
 from cluster.models import Topic
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline, spu_online

@@ -30,7 +30,7 @@ PRODUCED = (0, 1, 200, 400, 600, 799)
 CHECK = """
 import json
 from cluster.adapters import hot_state
-from cluster.core.replication.invariants import InvariantChecker
+from cluster.testing.invariants import InvariantChecker
 hot = hot_state.load()
 InvariantChecker().check(hot.state)
 sets = [rs for key, rs in hot.state.replica_sets.items() if key[0] == %r]

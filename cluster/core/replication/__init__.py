@@ -82,7 +82,6 @@ if TYPE_CHECKING:
                          RecordsAcknowledged, ReplicaTruncated, ReplicationTick,
                          ResolutionChanged, SpuOffline, SpuOnline,
                          StartElectionTimer, TimerFired)
-    from .invariants import InvariantChecker, InvariantViolation
     from .leadership import (DEFAULT_IMBALANCE_THRESHOLD, LeaderImbalance,
                              LeaderMove, NotMoved, NotMovedReason,
                              PreferredElection, elect_preferred_leaders,
@@ -108,8 +107,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AckFailed", "Acks", "Action", "ClusterState", "ConsumeResult", "Event",
-    "FollowerFetch", "INVALID_REQUEST", "InvariantChecker", "InvariantViolation",
-    "Isolation", "Key", "LEADER_LOST", "LeaderChanged", "LrsChanged",
+    "FollowerFetch", "INVALID_REQUEST", "Isolation", "Key", "LEADER_LOST", "LeaderChanged",
+    "LrsChanged",
     "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "NOT_LEADER",
     "NoLeader", "NotifyCandidate", "PartitionSummary", "ProduceAccepted",
     "ProduceRefused", "ProduceRequest", "ProduceResult", "PromotionFailed",

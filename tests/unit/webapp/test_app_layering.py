@@ -9,7 +9,9 @@ inside functions and under TYPE_CHECKING too, since a reader follows them all):
 * an adapter imports no service, view, selector or model, nor ``webapp``;
 * the engine imports no service;
 * a projection imports no view;
-* no app imports another app's adapters or engine (the composition root aside).
+* no app imports another app's adapters or engine (the composition root aside);
+* a testing package (``*/testing/``: fault schedules, invariant checkers) is imported by
+  no product module, and is pure like the core it exercises.
 
 Today's breaks are listed by name in ``KNOWN``; the test fails on a new one and on a
 listed one that is gone, so the list can only shrink.
@@ -69,6 +71,10 @@ def _adapter_forbidden(_importer: str, imported: str) -> bool:
                      or "models" in _parts(imported)[1:])))
 
 
+def _testing_forbidden(importer: str, imported: str) -> bool:
+    return _core_forbidden(importer, imported) and "testing" not in _parts(imported)[1:]
+
+
 def _another_apps_engine(importer: str, imported: str) -> bool:
     mine, theirs = _parts(importer)[0], _parts(imported)
     return (importer != COMPOSITION_ROOT and theirs[0] in APPS and theirs[0] != mine
@@ -86,6 +92,9 @@ RULES = (
          lambda _i, imported: _parts(imported)[0] in APPS and _is_view(imported)),
     Rule("no app imports another's adapters or engine", lambda module: True,
          _another_apps_engine),
+    Rule("only tests import a testing package", lambda module: "testing" not in _parts(module),
+         lambda _i, imported: "testing" in _parts(imported)[1:]),
+    Rule("a testing package imports only cores", _in_layer("testing"), _testing_forbidden),
 )
 
 # Today's breaks: (rule, importer, imported). Fix one, then delete its line.
@@ -189,11 +198,13 @@ def test_the_other_apps_reach_the_engine_only_through_cluster_ports():
     ("cluster/projections/planted.py", "from cluster.views.tables import spu_row", RULES[3]),
     ("history/planted.py", "from cluster.engine import unit_of_work", RULES[4]),
     ("planner/planted.py", "from cluster.adapters.hot_state import HotState", RULES[4]),
+    ("cluster/services/planted.py", "from cluster.testing.invariants import x", RULES[5]),
+    ("cluster/testing/planted.py", "from cluster.models import Topic", RULES[6]),
 ])
 def test_a_planted_upward_import_is_caught(tmp_path, planted, importing, rule):
     for app in APPS:
         for package in ("", "/core", "/adapters", "/engine", "/projections", "/services",
-                        "/selectors", "/views"):
+                        "/selectors", "/views", "/testing"):
             (tmp_path / f"{app}{package}").mkdir(parents=True, exist_ok=True)
             (tmp_path / f"{app}{package}/__init__.py").write_text("")
     for module in ("cluster/models.py", "healing/models.py", "webapp/perf.py",
@@ -213,5 +224,6 @@ def test_the_rules_allow_what_the_layers_allow(tmp_path):
                                       "redis"},
                "cluster.engine.x": {"cluster.adapters.hot_state", "cluster.projections.store"},
                "cluster.services.x": {"cluster.engine.unit_of_work", "cluster.models"},
-               "webapp.bootstrap": {"cluster.engine.unit_of_work"}}
+               "webapp.bootstrap": {"cluster.engine.unit_of_work"},
+               "cluster.testing.x": {"cluster.core.replication", "cluster.testing.invariants"}}
     assert violations({k: frozenset(v) for k, v in allowed.items()}) == set()

@@ -1,7 +1,7 @@
-"""Seeded random fault schedules over the pure core (see faults.py for what they do).
+"""Seeded random fault schedules over the pure core (see cluster/testing/faults.py for what they do).
 
 DURABILITY_SCHEDULES (default 10000) sets how many seeds run; a failure names
-the seed, and ``cluster.core.replication.faults.replay(seed)`` replays it.
+the seed, and ``cluster.testing.faults.replay(seed)`` replays it.
 """
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import os
 import pytest
 
 from cluster.core.replication import (
-    Acks, ElectUncleanLeader, FollowerFetch, InvariantChecker, InvariantViolation,
-    ProduceRequest, Replica, ReplicationTick, SpuOffline, SpuOnline, add_topic, election,
-    faults, handle, new_cluster, produce, reassign, sync, spu_receive_notice)
+    Acks, ElectUncleanLeader, FollowerFetch, ProduceRequest, Replica, ReplicationTick,
+    SpuOffline, SpuOnline, add_topic, election, handle, new_cluster, produce, reassign, sync,
+    spu_receive_notice)
+from cluster.testing import faults
+from cluster.testing.invariants import InvariantChecker, InvariantViolation
 
 SCHEDULES = int(os.environ.get("DURABILITY_SCHEDULES", "10000"))
 
@@ -105,7 +107,7 @@ def test_fault_schedules_catch_001s_membership_list_election(monkeypatch):
     monkeypatch.setattr(election, "is_eligible", _any_live_replica)
     failure = _first_failure(range(200))
     assert failure is not None and failure.startswith("seed=")
-    assert "replay: cluster.core.replication.faults.replay(" in failure
+    assert "replay: cluster.testing.faults.replay(" in failure
 
 
 def test_fault_schedules_catch_followers_truncating_to_their_own_hw(monkeypatch):

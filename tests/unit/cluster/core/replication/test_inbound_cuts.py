@@ -115,7 +115,7 @@ def test_inbound_cuts_and_missed_epochs_survive_the_round_trip():
 
 
 def test_the_invariants_catch_a_replica_left_unaware_after_it_hears_the_sc_again():
-    from cluster.core.replication import InvariantChecker, InvariantViolation
+    from cluster.testing.invariants import InvariantChecker, InvariantViolation
     state, rs = cluster()
     deaf(state, 3)
     handle(state, SpuOffline(1))

@@ -8,7 +8,9 @@ from cluster.core.replication import (NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS, Ac
                                       ReplicationTick, Resolution, add_topic, cluster_from_dict,
                                       cluster_meta_to_dict, handle, ledger, links, new_cluster,
                                       produce, replication_step, run_elections)
-from cluster.core.replication import InvariantViolation, election, faults
+from cluster.core.replication import election
+from cluster.testing import faults
+from cluster.testing.invariants import InvariantViolation
 from cluster.core.replication.links import CutLinks, HealLinks, SessionExpired
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 import pytest
 
 from cluster.core.replication import (
-    NOT_LEADER, Acks, AckFailed, CancelReassignment, FollowerFetch, InvariantChecker,
-    LeaderChanged, MoveCompleted, MovePhase, MoveProgressed, MoveRolledBack,
-    MoveStarted, ProduceRequest, ReassignPartition, ReplicasChanged, ReplicationError,
-    ReplicationTick, Resolution, SpuOffline, SpuOnline, add_topic, consume, handle,
-    move_progress, moves_in_flight, new_cluster, produce, spu_receive_notice)
+    NOT_LEADER, Acks, AckFailed, CancelReassignment, FollowerFetch, LeaderChanged,
+    MoveCompleted, MovePhase, MoveProgressed, MoveRolledBack, MoveStarted, ProduceRequest,
+    ReassignPartition, ReplicasChanged, ReplicationError, ReplicationTick, Resolution,
+    SpuOffline, SpuOnline, add_topic, consume, handle, move_progress, moves_in_flight,
+    new_cluster, produce, spu_receive_notice)
+from cluster.testing.invariants import InvariantChecker
 
 
 def _cluster(min_lrs: int = 1, max_lag: int = 1000):

@@ -13,9 +13,9 @@ from random import Random
 import pytest
 
 from cluster.core.replication import (ProduceRequest, ReplicationTick, SpuOffline, add_topic,
-                                      cluster_to_dict, faults, handle, new_cluster,
-                                      replication_step)
+                                      cluster_to_dict, handle, new_cluster, replication_step)
 from cluster.core.replication.events import FollowerFetch
+from cluster.testing import faults
 
 SEEDS = int(os.environ.get("STEADY_SCHEDULES", "400"))
 

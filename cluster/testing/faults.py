@@ -28,20 +28,21 @@ from dataclasses import dataclass, fields
 from random import Random
 from typing import Callable
 
-from . import links
-from .compaction import compact, reference_replica
-from .controller import handle
-from .election import spu_receive_notice
-from .events import (Action, CancelReassignment, ElectUncleanLeader, Event,
-                     FollowerFetch, MoveCompleted, MoveRolledBack,
-                     NotifyCandidate, ProduceRequest, ReassignPartition,
-                     ReconcileElections, ReplicationTick, SpuOffline, SpuOnline,
-                     StartElectionTimer, TimerFired, UncleanLeaderElected)
-from .invariants import InvariantChecker, InvariantViolation
-from .produce import consume
-from .state import Acks, ClusterState, Isolation, Replica, Resolution, new_cluster
-from .timers import run_elections
-from .topology import add_topic
+from cluster.core.replication import links
+from cluster.core.replication.compaction import compact, reference_replica
+from cluster.core.replication.controller import handle
+from cluster.core.replication.election import spu_receive_notice
+from cluster.core.replication.events import (
+    Action, CancelReassignment, ElectUncleanLeader, Event, FollowerFetch, MoveCompleted,
+    MoveRolledBack, NotifyCandidate, ProduceRequest, ReassignPartition, ReconcileElections,
+    ReplicationTick, SpuOffline, SpuOnline, StartElectionTimer, TimerFired,
+    UncleanLeaderElected)
+from cluster.core.replication.produce import consume
+from cluster.core.replication.state import (Acks, ClusterState, Isolation, Replica, Resolution,
+                                            new_cluster)
+from cluster.core.replication.timers import run_elections
+from cluster.core.replication.topology import add_topic
+from cluster.testing.invariants import InvariantChecker, InvariantViolation
 
 _ACKS = (Acks.NONE, Acks.LEADER, Acks.ALL)
 
@@ -367,7 +368,7 @@ def run_schedule(seed: int, *, steps: int | None = None,
         recent = "\n  ".join(map(str, run.recent))
         raise InvariantViolation(
             f"seed={seed} step={i}: {exc}\n"
-            f"replay: cluster.core.replication.faults.replay({seed})\n"
+            f"replay: cluster.testing.faults.replay({seed})\n"
             f"last events:\n  {recent}") from exc
     run.report.steps = n
     return run.report

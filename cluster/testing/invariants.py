@@ -40,10 +40,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .events import Action, RecordsAcknowledged, ReplicaTruncated, UncleanLeaderElected
-from .reach import hears_controller
-from .produce import ConsumeResult
-from .state import COMPACTED, Acks, ClusterState, Key, ReplicaSet, Resolution
+from cluster.core.replication.events import (Action, RecordsAcknowledged, ReplicaTruncated,
+                                             UncleanLeaderElected)
+from cluster.core.replication.produce import ConsumeResult
+from cluster.core.replication.reach import hears_controller
+from cluster.core.replication.state import (COMPACTED, Acks, ClusterState, Key, ReplicaSet,
+                                            Resolution)
 
 
 class InvariantViolation(AssertionError):
