@@ -109,7 +109,7 @@ def _assert_cluster_valid(plan) -> None:
 
 def test_an_operator_cancels_a_second_plan_halfway_and_the_cluster_stays_valid(
         new_page, operator, cluster_with_an_empty_spu, shoot):
-    from cluster.services.waiting import settle
+    from cluster.services.waiting import wait_until
     from planner.execution import plan_wait
     from planner.models import Plan, PlanExecution
 

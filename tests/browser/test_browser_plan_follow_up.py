@@ -63,7 +63,7 @@ def test_a_drain_is_previewed_move_by_move_then_applied_with_a_throttle(
 
 def test_a_second_tab_lands_on_the_plan_with_a_message_and_a_cancelled_plans_rest_is_planned(
         new_page, operator, cluster):
-    from cluster.services.waiting import settle
+    from cluster.services.waiting import wait_until
     from planner.execution import plan_wait
     from planner.models import Plan, PlanExecution
 

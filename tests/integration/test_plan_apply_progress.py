@@ -200,7 +200,7 @@ def test_the_api_answers_the_execution_record_with_per_spu_figures(plan, api, op
 
 
 def test_a_cancelled_plans_moves_say_which_landed_and_which_did_not(plan, api, operator):
-    from cluster.services.waiting import settle
+    from cluster.services.waiting import wait_until
     from planner.execution import plan_apply, plan_cancel, plan_wait
     from planner.models import PlanExecution
 
