@@ -120,7 +120,7 @@ def stage_breakdown(cluster, scenarios) -> dict[str, list[float]]:
         tasks = steps.topic_tasks(prep, quotas)
         placed = {t.topic: t.current for t in tasks}
         placed.update(timed("placement", lambda: {t.topic: assign_topic(t) for t in tasks
-                                                   if not steps.settled(t, facts)}))
+                                                   if not steps.already_placed(t, facts)}))
         names = [s.topic for s in prep.shares]
         current = {t.name: t.replicas for t in cluster.topics}
         leaders = timed("leaders", steps.leaders_for, prep, quotas, placed)
