@@ -21,7 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from cluster.core import replication as core
-from cluster.core.replication import Action, PlannedMove, ReplicationError
+from cluster.core.replication import Action, ReplicationError
 from cluster.live import PlanProgress
 from cluster.ports import HotState
 from cluster.services.events import log_event
@@ -165,14 +165,12 @@ def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
     _give_up_waiting(hot, e, moves, at)
     started, spus = set(e.started), hot.state.spus
     # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
-    pending = [_planned(m) for m in moves
+    pending = [m for m in moves
                if m.index not in started and all(spus.get(s) for s in m.added)]
-    flying = [_planned(moves[i]) for i in e.in_flight]
+    flying = [moves[i] for i in e.in_flight]
     chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
                                  max_moves=e.max_moves)
-    by_key = {(m.topic, m.partition): m for m in moves if m.index not in started}
-    chosen_moves = _within_byte_rate(hot, e, [by_key[(p.topic, p.partition)] for p in chosen],
-                                     at)
+    chosen_moves = _within_byte_rate(hot, e, chosen, at)
     actions: list[Action] = []
     for move in chosen_moves:
         e.started.append(move.index)
@@ -222,10 +220,6 @@ def _within_byte_rate(hot: HotState, e: PlanExecution, chosen: list[PlanMove],
 def _move_bytes(hot: HotState, move: PlanMove) -> int:
     rs = hot.state.replica_sets.get((move.topic, move.partition))
     return 0 if rs is None else _bytes_per_replica(rs) * len(move.added)
-
-
-def _planned(m: PlanMove) -> PlannedMove:
-    return PlannedMove(m.topic, m.partition, m.before, m.after)
 
 
 def _start(hot: HotState, move: PlanMove, at: int) -> list[Action]:

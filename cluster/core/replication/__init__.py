@@ -99,7 +99,7 @@ if TYPE_CHECKING:
                         register_spu)
     from .summary import PartitionSummary, partition_list, partition_summary
     from .sync import follower_fetch, leader_update, replication_step
-    from .throttle import PlannedMove, moves_to_start, spu_load
+    from .throttle import PlannedMove, moved_spus, moves_to_start, spu_load
     from .topology import add_topic
     from .unclean import waiting_for
     from .timers import next_deadline, run_elections
@@ -132,7 +132,7 @@ __all__ = [
     "advance_move", "advance_moves", "cancel_move", "elect_preferred_leaders",
     "imbalanced_spus", "leader_imbalance", "move_progress", "moves_in_flight",
     "plan_preferred", "rebalance_leaders", "start_move", "transfer_leadership",
-    "waiting_for", "waiting_on", "PlannedMove", "moves_to_start", "spu_load",
+    "waiting_for", "waiting_on", "PlannedMove", "moved_spus", "moves_to_start", "spu_load",
     "next_deadline", "run_elections", "AckOutcome", "ack_outcome", "outcome_on_append",
     "NETWORK_EXCEPTION", "ledger", "links", "netview",
 ]

@@ -7,49 +7,63 @@ taken in plan order, so a shell that orders its plan by safety keeps that order.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Protocol, Sequence, TypeVar
 
 DEFAULT_MAX_MOVES_PER_SPU = 5
 DEFAULT_MAX_MOVES = 50
 
 
-class PlannedMove(NamedTuple):
-    topic: str
-    partition: int
-    current: tuple[int, ...]
-    target: tuple[int, ...]
+class PlannedMove(Protocol):
+    """What the throttle reads of a planned move: no type of its own, the caller's moves
+    (the planner's ``PlanMove``) are passed and returned as they are."""
 
     @property
-    def spus(self) -> frozenset[int]:
-        """SPUs the move loads: those gaining a replica and those losing one."""
-        return frozenset(self.current).symmetric_difference(self.target)
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def before(self) -> tuple[int, ...]: ...
+
+    @property
+    def after(self) -> tuple[int, ...]: ...
+
+
+M = TypeVar("M", bound=PlannedMove)
+
+
+def moved_spus(move: PlannedMove) -> frozenset[int]:
+    """SPUs the move loads: those gaining a replica and those losing one."""
+    return frozenset(move.before).symmetric_difference(move.after)
 
 
 def spu_load(moves: Sequence[PlannedMove]) -> dict[int, int]:
     load: dict[int, int] = {}
     for m in moves:
-        for s in m.spus:
+        for s in moved_spus(m):
             load[s] = load.get(s, 0) + 1
     return load
 
 
-def moves_to_start(pending: Sequence[PlannedMove], in_flight: Sequence[PlannedMove], *,
+def moves_to_start(pending: Sequence[M], in_flight: Sequence[PlannedMove], *,
                    max_per_spu: int = DEFAULT_MAX_MOVES_PER_SPU,
-                   max_moves: int = DEFAULT_MAX_MOVES) -> list[PlannedMove]:
+                   max_moves: int = DEFAULT_MAX_MOVES) -> list[M]:
     """The pending moves, in order, that fit under both caps next to those in flight."""
     if max_per_spu < 1 or max_moves < 1:
         raise ValueError("max_per_spu and max_moves must be at least 1")
     load = spu_load(in_flight)
     room = max_moves - len(in_flight)
     busy = {(m.topic, m.partition) for m in in_flight}
-    chosen: list[PlannedMove] = []
+    chosen: list[M] = []
     for m in pending:
         if len(chosen) >= room:
             break
-        if (m.topic, m.partition) in busy or any(load.get(s, 0) >= max_per_spu for s in m.spus):
+        spus = moved_spus(m)
+        if (m.topic, m.partition) in busy or any(load.get(s, 0) >= max_per_spu for s in spus):
             continue
         chosen.append(m)
         busy.add((m.topic, m.partition))
-        for s in m.spus:
+        for s in spus:
             load[s] = load.get(s, 0) + 1
     return chosen

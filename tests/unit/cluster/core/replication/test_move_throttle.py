@@ -1,17 +1,27 @@
 """Choosing which planned moves start now: per-SPU and total caps, plan order kept."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
 
-from cluster.core.replication.throttle import PlannedMove, moves_to_start, spu_load
+from cluster.core.replication.throttle import moved_spus, moves_to_start, spu_load
 
 
-def _move(p: int, current: tuple[int, ...], target: tuple[int, ...]) -> PlannedMove:
-    return PlannedMove("t", p, current, target)
+class _Move(NamedTuple):
+    """Any move with these fields will do: the throttle returns the caller's own moves."""
+    topic: str
+    partition: int
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+
+
+def _move(p: int, before: tuple[int, ...], after: tuple[int, ...]) -> _Move:
+    return _Move("t", p, before, after)
 
 
 def test_a_move_loads_the_spus_that_gain_or_lose_a_replica_not_those_that_keep_one():
-    assert _move(0, (1, 2, 3), (1, 2, 4)).spus == {3, 4}
+    assert moved_spus(_move(0, (1, 2, 3), (1, 2, 4))) == {3, 4}
     assert spu_load([_move(0, (1, 2), (1, 3)), _move(1, (2, 4), (3, 4))]) == {2: 2, 3: 2}
 
 
@@ -30,7 +40,7 @@ def test_moves_in_flight_count_against_the_caps():
 def test_a_move_blocked_by_a_busy_spu_does_not_hold_back_the_moves_after_it():
     pending = [_move(0, (1, 2), (1, 3)), _move(1, (4, 5), (4, 6))]
     chosen = moves_to_start(pending, [], max_per_spu=1)
-    assert chosen == pending
+    assert chosen == pending and all(c is p for c, p in zip(chosen, pending))
     assert moves_to_start([_move(2, (2, 7), (7, 8))] + pending, [], max_per_spu=1) == [
         _move(2, (2, 7), (7, 8)), _move(1, (4, 5), (4, 6))]
 
