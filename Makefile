@@ -15,7 +15,7 @@ test: $(STAMP) lint browser prometheus
 
 # The fast gate, run first by `make test`: pyflakes-level lint and non-strict types over the
 # product code (ruff.toml, mypy.ini); a few seconds.
-LINTED := cluster planner healing history webapp scripts manage.py
+LINTED := cluster planner healing history webapp composition scripts manage.py
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/mypy $(LINTED)

@@ -8,7 +8,7 @@ test that patches ``cluster.adapters.<module>.<name>`` is seen through the port 
 
 What it offers, by subject:
 
-* the engine: the one object the composition root (webapp/bootstrap.py) built, with its
+* the engine: the one object the composition root (composition/bootstrap.py) built, with its
   collaborators (``engine``);
 * the metadata log: its head and start, reading entries, which stream it is;
 * the store: its namespace, binding it for a use case, the offset its rows have applied

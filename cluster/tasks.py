@@ -188,7 +188,8 @@ def replication_shard_tick(shard: int, quotas: list[list[Any]]) -> dict[str, int
 
 
 class CeleryScheduler:
-    """The engine's scheduler (webapp/bootstrap.py): a step's follow-up is a tick at its deadline.
+    """The engine's scheduler (composition/bootstrap.py): a step's follow-up is a tick at its
+    deadline.
 
     The task carries nothing: the deadline is in the state, and the beat's next tick
     fires it anyway if this message is lost."""

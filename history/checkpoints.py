@@ -31,7 +31,7 @@ class _Memory:
 
 
 class HwCheckpoints:
-    """The engine's ``history-hw`` extra entries (webapp/bootstrap.py): one per engine, so
+    """The engine's ``history-hw`` extra entries (composition/bootstrap.py): one per engine, so
     per process, and its memory of what it wrote is the engine's, not this module's."""
 
     def __init__(self) -> None:

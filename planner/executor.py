@@ -1,6 +1,6 @@
 """The plan executor: one step of every live execution, inside each replication tick.
 
-``plan_executor_step`` is one of the engine's tick steps (webapp/bootstrap.py)
+``plan_executor_step`` is one of the engine's tick steps (composition/bootstrap.py)
 and runs in the tick's locked load-modify-save: it notes the moves that ended,
 starts the next ones the throttles allow (Cruise Control's move counts,
 ``core.moves_to_start``, then the byte rate, planner/core/execution/throttle.py), sends

@@ -1,7 +1,7 @@
 """Plans that give way to an operator's: which, and who is told.
 
 An app whose plans an operator's apply takes precedence over (self-healing) is
-named to the engine (webapp/bootstrap.py: ``yielding_actors``, ``preempting``);
+named to the engine (composition/bootstrap.py: ``yielding_actors``, ``preempting``);
 the planner then cancels such a plan, through its ordinary cancel, when an
 operator applies one of their own while it runs (planner/execution.py), and
 tells the app first (``preempting`` below). If the

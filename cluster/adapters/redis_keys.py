@@ -4,7 +4,7 @@ Keys read ``repl:{<store id>}:<name>``: an installation only ever touches its
 own keys, however many stores share a Redis database, and the braces keep one
 store's keys in one Redis Cluster slot (a fenced write is one transaction).
 The store id comes from the database (``store_identity.store_id``), installed
-once by the composition root (webapp/bootstrap.py); a use case binds it for its duration so a tick asks once.
+once by the composition root (composition/bootstrap.py); a use case binds it for its duration so a tick asks once.
 """
 from __future__ import annotations
 

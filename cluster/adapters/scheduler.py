@@ -4,7 +4,7 @@ Candidate notices and election timers are state (core.replication.timers):
 every step answers the notices and fires the timers that are due. What a step
 leaves is the earliest election deadline, so the worker can tick then rather
 than at the next beat; a lost request costs one beat. The engine is built with
-a ``Scheduler`` (webapp/bootstrap.py: Celery's, loaded on first use), so this
+a ``Scheduler`` (composition/bootstrap.py: Celery's, loaded on first use), so this
 module names no task. Commands that step the services in-process pass their own
 dispatcher instead (services/waiting.py).
 """

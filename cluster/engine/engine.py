@@ -5,7 +5,7 @@ Before issue 32 these were eleven registries that the apps' ``ready()`` methods 
 ``install_trim_floor``, ``scheduler.install``, the commands' installed actions, the
 ``preempting`` signal, ...): the import graph said the cluster never calls the planner,
 history or healing, and at run time every tick did. Now the composition root
-(``webapp/bootstrap.py``) builds one ``Engine`` with its collaborators as constructor
+(``composition/bootstrap.py``) builds one ``Engine`` with its collaborators as constructor
 arguments, in the order a tick meets them, and a reader of the engine sees them here.
 
 ``current()`` is the one handle on it. It is a module attribute, set once by the
@@ -126,7 +126,7 @@ def start(engine: Engine) -> Engine:
 
 def current() -> Engine:
     if not _current:
-        raise RuntimeError("no engine built: the composition root (webapp/bootstrap.py) "
+        raise RuntimeError("no engine built: the composition root (composition/bootstrap.py) "
                            "has not run (the cluster app is not ready)")
     return _current[0]
 

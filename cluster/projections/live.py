@@ -1,5 +1,5 @@
 """The live pages' cluster payload, built as the pages read the store (selectors and the
-SPU table's cells), handed to the live batching adapter by the composition root (webapp/bootstrap.py)."""
+SPU table's cells), handed to the live batching adapter by the composition root (composition/bootstrap.py)."""
 from __future__ import annotations
 
 from collections import Counter

@@ -1,6 +1,6 @@
 """The pages' network matrix (cluster/core/replication/netview.py) follows the units of
 work that move it: cuts, sessions or a rehearsal's counts. One of the engine's
-projections (webapp/bootstrap.py)."""
+projections (composition/bootstrap.py)."""
 from __future__ import annotations
 
 from typing import Any

@@ -3,7 +3,7 @@
 ``--dry-run`` prints every move and stores nothing (Cruise Control's
 remove_broker dryrun); without it the drain is stored as a plan and applied
 with the throttles given; ``--wait`` returns when every replica has left.
-The engine is built with it (webapp/bootstrap.py).
+The engine is built with it (composition/bootstrap.py).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from webapp.startup import store_only_command
+from composition.startup import store_only_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """

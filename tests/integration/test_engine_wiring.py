@@ -1,4 +1,4 @@
-"""One engine per process, built by the composition root (webapp/bootstrap.py, issue 32):
+"""One engine per process, built by the composition root (composition/bootstrap.py, issue 32):
 what it runs is its constructor's arguments, and a test swaps one by building another."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from cluster.projections.network import NetworkView
 from cluster.services import replication
 from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
-from webapp import bootstrap
+from composition import bootstrap
 
 
 def test_the_engine_is_the_one_the_composition_root_built_with_the_apps_collaborators():

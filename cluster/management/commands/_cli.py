@@ -85,7 +85,7 @@ class SubcommandCommand(BaseCommand):
 
 
 # The Redis adapters load only for the actions that ask Redis: `spu list` starts without
-# the Redis client (webapp/startup.py).
+# the Redis client (composition/startup.py).
 def reachable_redis_or_reason() -> str | None:
     """None when Redis answers a PING, else the one line that says why not."""
     from cluster.adapters.redis_keys import reachable

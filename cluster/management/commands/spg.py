@@ -8,7 +8,7 @@ from cluster.models import SpuGroup
 from cluster.selectors.shapes import group_describe
 
 # The services (and the engine they load) are imported by the handlers that call them:
-# `spg list` reads rows only and starts without them (webapp/startup.py).
+# `spg list` reads rows only and starts without them (composition/startup.py).
 
 
 class Command(SubcommandCommand):

@@ -1,7 +1,7 @@
 """``spu register|unregister|update|list|offline|online|kill``: like ``fluvio cluster spu``.
 
 Other apps' actions are the engine's (``Engine.command_actions``, built in
-webapp/bootstrap.py): the planner's ``drain`` (planner/management/spu_drain.py),
+composition/bootstrap.py): the planner's ``drain`` (planner/management/spu_drain.py),
 so this command names no planner.
 
 ``offline`` / ``online`` / ``kill`` return once the elections they caused are
@@ -20,13 +20,13 @@ if TYPE_CHECKING:
     from cluster.services.outages import OutageResult
 
 # The services (and the engine they load) are imported by the handlers that call them:
-# `spu list` reads rows only and starts without them (webapp/startup.py).
+# `spu list` reads rows only and starts without them (composition/startup.py).
 
 
 def _engine_actions() -> tuple[Any, ...]:
     """The other apps' `spu` actions (``Engine.command_actions``); none for a row-only
-    start, which builds no engine (webapp/startup.py)."""
-    from webapp.startup import store_only_command
+    start, which builds no engine (composition/startup.py)."""
+    from composition.startup import store_only_command
 
     if store_only_command():
         return ()

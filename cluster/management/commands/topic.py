@@ -12,7 +12,7 @@ from cluster.selectors.shapes import topic_describe
 from cluster.perf import gc_paused
 
 # The services (and the engine they load) are imported by the handlers that call them:
-# `topic list` reads rows only and starts without them (webapp/startup.py).
+# `topic list` reads rows only and starts without them (composition/startup.py).
 
 
 class Command(SubcommandCommand):

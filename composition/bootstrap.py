@@ -3,8 +3,10 @@ other apps into it (cosmicpython's ``bootstrap.py``, Fluvio's ``fluvio-sc/src/in
 
 Every collaborator the engine runs is an argument of ``Engine`` here, in the order a tick
 meets it, so what runs at every tick is read in one place rather than pieced together from
-the apps' ``ready()`` methods. ``webapp`` is the top layer: it may import every app (the
-layering test names this module as the one exception to "no app imports another's engine").
+the apps' ``ready()`` methods. ``composition`` is the top layer, a package of its own above
+``webapp`` (which the apps use for settings, logging, static files and Celery): it may
+import every app (the layering test names this module as the one exception to "no app
+imports another's engine").
 ``ClusterConfig.ready`` calls ``bootstrap()`` once all the apps' models are loaded; no other
 ``ready()`` wires anything.
 """
