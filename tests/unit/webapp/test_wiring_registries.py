@@ -27,10 +27,6 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     # engine would close an import circle. bootstrap() fills them, nothing else does.
     "cluster.adapters.redis_keys.install_store_provider",
     "cluster.adapters.live_batches.install_cluster_load",
-    # The scrape's sources: cluster/metrics sits below the engine (a unit of work counts
-    # its steps there), so the collector reading the engine would run back up the layers.
-    "cluster.metrics.collector.register_moves_in_flight",
-    "cluster.metrics.collector.register_families",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The entries a service logs while a unit of work runs (``note``): only services/events.py's
@@ -53,7 +49,6 @@ KNOWN_MODULE_STATE: frozenset[str] = frozenset({
     "cluster.core.lazy._sources",
     # The registries above.
     "cluster.adapters.redis_keys._provider", "cluster.adapters.live_batches._load_builders",
-    "cluster.metrics.collector._families", "cluster.metrics.collector._moves_in_flight",
     # Adapters below the engine that every save calls (the meta's JSON parts) or every
     # binding of the store (its verified identity): not yet handed the engine's own, as
     # the set cache is (Engine.sets, passed to the unit of work's load and keep).
