@@ -73,7 +73,6 @@ def store_adopt_redis(*, take_over: bool = False, by: Actor = None) -> StoreChan
             "store_partitions_with_records": partitions}, result=message)
         identity.record_owner(row, owner)
         identity.claim_namespace(owner, replace=True)  # last: a failure undoes the rest
-    identity.forget_verified()
     return StoreChange(True, message, store, owner.marker)
 
 
@@ -101,7 +100,6 @@ def store_reidentify(*, force: bool = False, by: Actor = None) -> StoreChange:
         identity.record_owner(row, owner)
         if not identity.claim_namespace(owner):
             raise Conflict(f"namespace repl:{{{new}}} is already claimed")  # a uuid4 collision
-    identity.forget_verified()
     return StoreChange(True, message, new, owner.marker)
 
 

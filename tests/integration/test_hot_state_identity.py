@@ -245,7 +245,6 @@ def test_a_store_from_before_markers_claims_its_own_namespace_without_asking(red
     with bound_to_store():
         hot_state.client().delete(hot_state.key(store_identity.OWNER))
     ClusterState.objects.update(redis_marker="", redis_url="")
-    store_identity.forget_verified()
     replication_tick()
     assert ClusterState.objects.get().redis_marker
     assert not Event.objects.filter(operation="hot-state-lost").exists()

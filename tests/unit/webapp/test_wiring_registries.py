@@ -49,10 +49,6 @@ KNOWN_MODULE_STATE: frozenset[str] = frozenset({
     "cluster.core.lazy._sources",
     # The registries above.
     "cluster.adapters.redis_keys._provider", "cluster.adapters.live_batches._load_builders",
-    # An adapter below the engine that every binding of the store calls (its verified
-    # identity): not yet handed the engine's own, as the set cache and the meta's JSON
-    # parts are (Engine.sets, passed to the unit of work's load and keep).
-    "cluster.adapters.store_identity._verified",
     # Connections and senders per settings (tests switch Redis), not engine state.
     "cluster.adapters.redis_keys._clients", "cluster.adapters.live_batches._senders",
     "cluster.adapters.live_batches._held",
