@@ -6,12 +6,12 @@ from collections import Counter
 from typing import Any
 
 from cluster import charts
+from cluster.cells import racks_down, spu_row
 from cluster.live import HealthRow, LiveData, TopicRow
 from cluster.models import Topic
 from cluster.selectors.health import cluster_health
 from cluster.selectors.heatmaps import topic_spu_chart
 from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats
-from cluster.views.tables import racks_down, spu_row
 
 
 def cluster_load() -> LiveData:
@@ -32,7 +32,7 @@ def cluster_load() -> LiveData:
 
 
 def _spu_row(s: Any) -> dict[str, Any]:
-    # Cells as the pages render them (cluster/views/tables.py), so the rule stays in one place.
+    # Cells as the pages render them (cluster/cells.py), so the rule stays in one place.
     cells = {name: {"text": cell.text, "css": cell.css}
              for name, cell in spu_row(s).items() if name != "spu"}
     return {"id": s.id, "resolution": s.resolution, "rack": s.rack or "",
