@@ -10,9 +10,10 @@ layering test names this module as the one exception to "no app imports another'
 """
 from __future__ import annotations
 
-from cluster.adapters import live_batches, redis_keys, store_identity
+from cluster.adapters import live_batches, redis_keys
 from cluster.adapters.scheduler import Followups, Scheduler
 from cluster.engine import engine as engine_module
+from cluster.engine import store_identity
 from cluster.engine.engine import Engine
 
 

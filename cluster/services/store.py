@@ -1,7 +1,7 @@
 """The operator's answers to a refused Redis: adopt it, or give a copied database its own id.
 
 Both are explicit and logged once; neither is ever done silently
-(cluster/adapters/store_identity.py says when a Redis is refused).
+(cluster/engine/store_identity.py says when a Redis is refused).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from cluster.adapters import store_identity as identity
+from cluster.engine import store_identity as identity
 from cluster.adapters.redis_keys import client, key
 from cluster.errors import Conflict
 from cluster.models import ClusterState, Partition, TopicSpuCount

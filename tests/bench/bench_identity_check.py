@@ -40,7 +40,7 @@ def main() -> None:
     workdir = setup_throwaway_django()
     from django.conf import settings
 
-    from cluster.adapters import store_identity
+    from cluster.engine import store_identity
     from cluster.adapters.redis_keys import client, key
     from webapp.redis_server import start_private_redis
 
