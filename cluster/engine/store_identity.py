@@ -102,7 +102,7 @@ def read_owner(store: str) -> Owner | None:
     return _decode_owner(raw)
 
 
-def _decode_owner(raw: bytes | None) -> Owner | None:
+def _decode_owner(raw: bytes | str | None) -> Owner | None:
     if raw is None:
         return None
     try:
@@ -110,7 +110,8 @@ def _decode_owner(raw: bytes | None) -> Owner | None:
         return Owner(**{f: str(fields[f]) for f in Owner.__dataclass_fields__})
     except (ValueError, TypeError, KeyError):
         # Not ours to interpret: treated as another owner, never overwritten silently.
-        found = " ".join(raw.decode(errors="replace").split())[:80]  # kept on one line
+        text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+        found = " ".join(text.split())[:80]  # kept on one line
         return Owner(marker="unreadable", database=found, store="", claimed_at="")
 
 
@@ -169,15 +170,15 @@ def check_hot_state_identity() -> str:
     store = str(row.store_id)
     raw = client().get(key(OWNER, store))
     here = database_identity()
-    verdict = judge(row, _decode_owner(raw), here)
+    owner = _decode_owner(raw)
+    verdict = judge(row, owner, here)
     if verdict.action == "refuse":
         raise HotStateMismatch(verdict.reason)
     if verdict.action == "claim":
         owner = claim_namespace(new_owner(store, here))
         if owner is None:  # another process claimed it meanwhile: judge what it wrote
             return check_hot_state_identity()
-    else:
-        owner = _decode_owner(raw)
+    assert owner is not None  # judged "ok": the namespace holds its marker
     record_owner(row, owner)
     return store
 
