@@ -10,7 +10,7 @@ layering test names this module as the one exception to "no app imports another'
 """
 from __future__ import annotations
 
-from cluster.adapters import live_batches, redis_keys
+from cluster.adapters import redis_keys
 from cluster.adapters.scheduler import Followups, Scheduler
 from cluster.engine import engine as engine_module
 from cluster.engine import store_identity
@@ -69,12 +69,11 @@ def build() -> Engine:
 def bootstrap() -> Engine:
     """Build the engine and make it this process's (``cluster.engine.engine.current``).
 
-    Two adapters below the engine still take a source here rather than reading the engine
-    (the engine imports them, so reading it would close an import circle)."""
-    from cluster.projections.live import cluster_load
-
+    One adapter below the engine still takes a source here rather than reading the engine:
+    redis_keys, for the store id of a key made outside any use case's binding (the engine
+    imports it, so reading the engine would close an import circle; cluster/adapters/
+    redis_keys.py says why the namespace is not yet an argument)."""
     redis_keys.install_store_provider(store_identity.store_id)
-    live_batches.install_cluster_load(cluster_load)
     return engine_module.start(build())
 
 

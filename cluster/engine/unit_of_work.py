@@ -29,7 +29,7 @@ from typing import Any
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState, Summary
-from cluster.adapters.live_batches import publish_partitions
+from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core

@@ -26,7 +26,6 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     # Adapters below the engine (the engine imports them, through hot_state): reading the
     # engine would close an import circle. bootstrap() fills them, nothing else does.
     "cluster.adapters.redis_keys.install_store_provider",
-    "cluster.adapters.live_batches.install_cluster_load",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The entries a service logs while a unit of work runs (``note``): only services/events.py's
@@ -48,7 +47,7 @@ KNOWN_MODULE_STATE: frozenset[str] = frozenset({
     "cluster.core.lazy._init_files",
     "cluster.core.lazy._sources",
     # The registries above.
-    "cluster.adapters.redis_keys._provider", "cluster.adapters.live_batches._load_builders",
+    "cluster.adapters.redis_keys._provider",
     # Connections and senders per settings (tests switch Redis), not engine state.
     "cluster.adapters.redis_keys._clients", "cluster.adapters.live_batches._senders",
     "cluster.adapters.live_batches._held",
