@@ -25,7 +25,7 @@ from django.conf import settings
 
 from cluster.adapters import hot_state, redis_keys, shard_owners, shards
 from cluster.adapters.lease import LeaseLost
-from cluster.adapters.store_identity import HotStateMismatch
+from cluster.engine.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
 from cluster.adapters.set_codec import RecordsMismatch
 from cluster.services import spg_reconcile_invalid, topics_reconcile_waiting

@@ -12,9 +12,10 @@ imports another's engine").
 """
 from __future__ import annotations
 
-from cluster.adapters import live_batches, redis_keys, store_identity
+from cluster.adapters import redis_keys
 from cluster.adapters.scheduler import Followups, Scheduler
 from cluster.engine import engine as engine_module
+from cluster.engine import store_identity
 from cluster.engine.engine import Engine
 
 
@@ -44,10 +45,12 @@ class CelerySchedulerOnFirstUse:
 def build() -> Engine:
     """The engine with this installation's collaborators."""
     from cluster.projections.network import NetworkView
+    from healing.metrics import families as healing_families
     from healing.plans import ACTOR as SELF_HEALING
     from healing.preemption import on_preempting
     from history import checkpoints
     from history.services import trim_floor
+    from planner.execution import moves_in_flight
     from planner.executor import plan_executor_step
     from planner.management.spu_drain import DrainAction
 
@@ -60,25 +63,19 @@ def build() -> Engine:
         command_actions={"spu": (DrainAction(),)},
         yielding_actors=frozenset({SELF_HEALING}),
         preempting=(on_preempting,),
+        moves_in_flight=(moves_in_flight,),
+        metric_families=(healing_families,),
     )
 
 
 def bootstrap() -> Engine:
     """Build the engine and make it this process's (``cluster.engine.engine.current``).
 
-    Four modules below the engine still take a source here rather than reading the engine:
-    two adapters (the engine imports them, so reading it would close an import circle) and
-    the scrape's collector (the engine counts its steps through cluster/metrics, so reading
-    the engine from there would run back up the layers)."""
-    from cluster.metrics.collector import register_families, register_moves_in_flight
-    from cluster.projections.live import cluster_load
-    from healing.metrics import families as healing_families
-    from planner.execution import moves_in_flight
-
+    One adapter below the engine still takes a source here rather than reading the engine:
+    redis_keys, for the store id of a key made outside any use case's binding (the engine
+    imports it, so reading the engine would close an import circle; cluster/adapters/
+    redis_keys.py says why the namespace is not yet an argument)."""
     redis_keys.install_store_provider(store_identity.store_id)
-    live_batches.install_cluster_load(cluster_load)
-    register_moves_in_flight(moves_in_flight)
-    register_families(healing_families)
     return engine_module.start(build())
 
 

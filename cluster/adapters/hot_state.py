@@ -177,7 +177,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
             every = {key(name) for name in shards.every_lock()}
             hot_placement.check(placed, topics, whole=every <= set(lease.held_names()))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
-                       scope=scope, generation=generation, complete=complete)
+                       scope=scope, generation=generation, complete=complete,
+                       meta_parts=committed.meta if committed is not None else None)
         if committed is not None and take_trusted(hot, keys, committed):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
 from cluster.adapters.lease import WriteOp
+from cluster.adapters.meta_json import MetaParts
 from cluster.adapters.set_codec import Summary
 from cluster.core.replication import ClusterState, Key
 
@@ -77,6 +78,9 @@ class HotState:
     later: list[Callable[[], None]] = field(default_factory=list)
     # Once the commit landed: the log offset of ``log``'s first entry (None: it logged none).
     first_offset: int | None = None
+    # The meta's JSON parts the engine kept from its last saves (a unit of work's load
+    # hands the set cache's, meta_json.py); None: the save encodes every part.
+    meta_parts: MetaParts | None = None
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)

@@ -10,6 +10,13 @@ sequence and keeps the window in one step, so the last change of a burst goes
 out at most ``WINDOW_MS`` late whichever process staged it, and sequences from
 several processes never interleave. A holder that dies leaves the window to
 expire after ``WINDOW_TTL_MS``; the next change then flushes what it left.
+
+A cluster batch may ask for the SPU loads, totals and charts (``load``): the holder
+that flushes it builds them with the ``loads`` its stager handed down (the live
+projection's ``cluster_load``, cluster/projections/live.py), so this adapter imports no
+selector or view and reads no registry. Whoever stages into the cluster group hands it,
+whether or not it asks for loads itself: its process may hold the window when another's
+batch asks.
 """
 from __future__ import annotations
 
@@ -56,7 +63,10 @@ redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return {redis.call('INCR', KEYS[4]), fields, events}
 """
-_held: set[str] = set()
+# What builds the cluster group's loads (``cluster_load``), handed down by the stager.
+Loads = Callable[[], LiveData]
+# The groups this process holds the window of, each with the loads its stager handed.
+_held: dict[str, Loads | None] = {}
 _lock = threading.Lock()
 _timer: threading.Timer | None = None
 
@@ -72,23 +82,26 @@ def _fields(data: LiveData) -> dict[str, str]:
     return fields
 
 
-def stage(group: str, data: LiveData, *, load: bool = False) -> None:
-    """Add ``data`` to the group's next message; ``load`` asks for fresh SPU loads and charts."""
-    stage_many({group: data}, load={group} if load else set())
+def stage(group: str, data: LiveData, *, load: bool = False,
+          loads: Loads | None = None) -> None:
+    """Add ``data`` to the group's next message; ``load`` asks for fresh SPU loads and
+    charts, which ``loads`` builds should this process flush a batch that asks for them."""
+    stage_many({group: data}, load={group} if load else set(), loads=loads)
 
 
-def stage_many(batches: Mapping[str, LiveData], *, load: Collection[str] = ()) -> None:
+def stage_many(batches: Mapping[str, LiveData], *, load: Collection[str] = (),
+               loads: Loads | None = None) -> None:
     """``stage`` for several groups in one Redis round trip (a tick touches 50 block groups)."""
     fields = {group: _fields(data) for group, data in batches.items()}
     for group in load:
         if group in fields:
             fields[group][LOAD_MARK] = "1"
     _stage_fields(fields, {group: data["events"] for group, data in batches.items()
-                           if data.get("events")})
+                           if data.get("events")}, loads)
 
 
 def _stage_fields(fields: Mapping[str, dict[str, str]],
-                  events: Mapping[str, list[EventRow]]) -> None:
+                  events: Mapping[str, list[EventRow]], loads: Loads | None = None) -> None:
     pipe = hot_state.client().pipeline(transaction=True)
     windows: list[tuple[str, int]] = []
     for group in dict.fromkeys([*fields, *events]):
@@ -101,18 +114,18 @@ def _stage_fields(fields: Mapping[str, dict[str, str]],
     if not windows:
         return
     results = pipe.execute()
-    free = [group for group, at in windows if results[at]]
+    free = {group: loads for group, at in windows if results[at]}
     if free:
         _hold(free)
 
 
-def flush(group: str) -> LiveUpdate | None:
+def flush(group: str, loads: Loads | None = None) -> LiveUpdate | None:
     """Send the group's pending batch now, as one numbered message; None if nothing was pending."""
-    text = _flush_many([group])[group]
+    text = _flush_many({group: loads})[group]
     return json.loads(text) if text is not None else None
 
 
-def _flush_many(groups: list[str]) -> dict[str, str | None]:
+def _flush_many(groups: Mapping[str, Loads | None]) -> dict[str, str | None]:
     """Take, number and send each group's pending batch, all in one Redis round trip."""
     client = hot_state.client()
     script = client.register_script(_FLUSH)
@@ -122,17 +135,22 @@ def _flush_many(groups: list[str]) -> dict[str, str | None]:
                      live_key("seq", group)], args=[WINDOW_TTL_MS], client=pipe)
     sent: dict[str, str | None] = {}
     for group, got in zip(groups, pipe.execute()):
-        sent[group] = None if got is None else _send_batch(group, *got)
+        sent[group] = None if got is None else _send_batch(group, *got, loads=groups[group])
     return sent
 
 
-def _send_batch(group: str, seq: int, flat: list[bytes], events: list[bytes]) -> str:
+def _send_batch(group: str, seq: int, flat: list[bytes], events: list[bytes], *,
+                loads: Loads | None) -> str:
     fields = dict(zip(flat[::2], flat[1::2]))
     text = _encoded(group, int(seq), fields, events)
     _send(group, {"type": "live.update", "text": text})
     if LOAD_MARK.encode() in fields:
+        if loads is None:  # a stager of the cluster group that handed no builder
+            log.warning("live loads asked of %s, but its stager gave nothing to build them",
+                        group)
+            return text
         # Rows first: loads and charts read the whole store, and nobody flushes while we hold.
-        _send_encoded({"type": "live.update", **stamp(group, next_seq(group)), **cluster_load()})
+        _send_encoded({"type": "live.update", **stamp(group, next_seq(group)), **loads()})
     return text
 
 
@@ -160,12 +178,14 @@ def _encoded(group: str, seq: int, fields: dict[bytes, bytes], events: list[byte
 
 # ---- the holder's trailing flushes ------------------------------------------------
 
-def _hold(groups: list[str]) -> None:
-    """Flush ``groups`` now and keep flushing them every window until they run dry."""
+def _hold(groups: Mapping[str, Loads | None]) -> None:
+    """Flush ``groups`` now and keep flushing them every window until they run dry (each
+    with the loads its stager handed; one handed before is kept)."""
     global _timer
     still = _safe_flush(groups)
     with _lock:
-        _held.update(still)
+        for group in still:
+            _held[group] = groups[group] or _held.get(group)
         if _held and _timer is None:
             _timer = threading.Timer(WINDOW_MS / 1000, _tick)
             _timer.start()
@@ -176,7 +196,7 @@ def _tick() -> None:
     global _timer
     try:
         with _lock:
-            groups, _timer = sorted(_held), None
+            groups, _timer = dict(sorted(_held.items())), None
             _held.clear()
         _hold(groups)
     finally:
@@ -187,7 +207,7 @@ def _tick() -> None:
         db.connections.close_all()
 
 
-def _safe_flush(groups: list[str]) -> list[str]:
+def _safe_flush(groups: Mapping[str, Loads | None]) -> list[str]:
     """The groups that had something to send (and so keep their window for another round)."""
     try:
         return [group for group, text in _flush_many(groups).items() if text is not None]
@@ -262,22 +282,6 @@ def _sender() -> Sender:
 
 # ---- what the replication shell and the event log hand over ------------------------
 
-def cluster_load() -> LiveData:
-    """SPU loads, topic counts, totals, health and the heatmaps' figures, read as the pages
-    do: built by the projection the composition root hands it (cluster/projections/live.py), so this
-    adapter imports no selector or view."""
-    if not _load_builders:
-        raise RuntimeError("no cluster load builder installed: the cluster app is not ready")
-    return _load_builders[0]()
-
-
-_load_builders: list[Callable[[], LiveData]] = []
-
-
-def install_cluster_load(builder: Callable[[], LiveData]) -> None:
-    _load_builders[:] = [builder]
-
-
 def live_row(key: Key, s: Summary) -> PartitionRow:
     """The columns of a partition a live page updates in place, from the hot state's
     packed summary (``partition_row`` in selectors/shapes.py is the whole row)."""
@@ -286,13 +290,16 @@ def live_row(key: Key, s: Summary) -> PartitionRow:
             "resolution": s[2].value}
 
 
-def publish_partitions(changes: list[tuple[Key, Summary]], *, moved: list[Key]) -> None:
-    """After commit: every change to its block group; leader/LRS/resolution moves to the cluster."""
+def publish_partitions(changes: list[tuple[Key, Summary]], *, moved: list[Key],
+                       loads: Loads | None = None) -> None:
+    """After commit: every change to its block group; leader/LRS/resolution moves to the
+    cluster, whose loads ``loads`` builds."""
     if changes:
-        transaction.on_commit(lambda: _stage_partitions(changes, set(moved)))
+        transaction.on_commit(lambda: _stage_partitions(changes, set(moved), loads))
 
 
-def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key]) -> None:
+def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key],
+                      loads: Loads | None = None) -> None:
     # Rows are encoded straight to JSON here: dicts and json.dumps for 10,000 rows were
     # most of the tick's live cost. The text is PartitionRow's, key for key.
     try:
@@ -323,17 +330,17 @@ def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key]) -> No
         cluster[LOAD_MARK] = "1"
         by_group[CLUSTER_GROUP] = cluster
     try:
-        _stage_fields(by_group, {})
+        _stage_fields(by_group, {}, loads)
     except Exception:  # a page missing an update must not fail a replication step
         log.exception("live update failed")
 
 
-def publish_network(view: dict[str, Any]) -> None:
+def publish_network(view: dict[str, Any], loads: Loads | None = None) -> None:
     """After commit: the network view (cluster/core/replication/netview.py) to the cluster
     group, coalesced like every row (a burst of writes in a rehearsal sends the latest)."""
     def staged() -> None:
         try:
-            _stage_fields({CLUSTER_GROUP: {NET_FIELD: json.dumps(view)}}, {})
+            _stage_fields({CLUSTER_GROUP: {NET_FIELD: json.dumps(view)}}, {}, loads)
         except Exception:  # a page missing an update must not fail a replication step
             log.exception("live network update failed")
     transaction.on_commit(staged)

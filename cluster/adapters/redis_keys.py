@@ -3,8 +3,15 @@
 Keys read ``repl:{<store id>}:<name>``: an installation only ever touches its
 own keys, however many stores share a Redis database, and the braces keep one
 store's keys in one Redis Cluster slot (a fenced write is one transaction).
-The store id comes from the database (``store_identity.store_id``), installed
-once by the composition root (composition/bootstrap.py); a use case binds it for its duration so a tick asks once.
+The store id comes from the database (``cluster/engine/store_identity.py``'s
+``store_id``), installed once by the composition root (composition/bootstrap.py); a use case
+binds it for its duration (``bound_to_store``) so a tick asks once.
+
+Why a provider and a ContextVar rather than an argument (issue 32 aims at none): ``key()``
+has 46 callers in 18 modules, and many make keys outside any binding (metrics counters,
+the log's head, selectors, commands: ~40 functions in a sample of the tests). Naming the
+store explicitly is a ``Keys(namespace)`` handle passed from every use case and reader
+down through all of them; until then, these two are the one ambient state left here.
 """
 from __future__ import annotations
 

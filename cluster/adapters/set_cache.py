@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cluster.adapters.hot_types import HotState, Known, Stored
+from cluster.adapters.meta_json import MetaParts
 from cluster.adapters.set_codec import Summary
 from cluster.core.replication import Key, ReplicaSet
 from cluster.core.replication.compaction import reference_replica
@@ -84,6 +85,9 @@ class SetCache:
 
     def __init__(self) -> None:
         self.images: dict[Scope, Image] = {}
+        # The meta's JSON text of its large parts, reused while they are equal: a load
+        # that takes this cache hands it to the save (HotState.meta_parts).
+        self.meta = MetaParts()
 
     def trusted(self, scope: Scope, generation: str | None) -> bool:
         """Whether this process's image under ``scope`` is exactly the store's sets at

@@ -16,7 +16,7 @@ fakes and run under ``using(engine)`` (or ``current().replaced(...)``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -42,6 +42,11 @@ TrimFloor = Callable[[], "int | None"]
 # Told, inside the transaction that cancels it, that a yielding plan's execution gives way
 # to an operator's plan (keywords ``execution``, ``plan_id``, ``by``).
 Preempting = Callable[..., None]
+# Read at every scrape of /metrics (cluster/metrics/collector.py): how many moves another
+# app has started and not finished (the planner's executions), and another app's series
+# (self-healing's anomalies, prometheus_client metric families).
+MovesInFlight = Callable[[], int]
+MetricFamilies = Callable[[], Iterable[Any]]
 
 
 class Projection(Protocol):
@@ -86,6 +91,9 @@ class Engine:
     # (planner/preemption.py), and ``preempting`` is told first.
     yielding_actors: frozenset[str] = frozenset()
     preempting: tuple[Preempting, ...] = ()
+    # What the scrape (/metrics) reads from the other apps, summed and appended.
+    moves_in_flight: tuple[MovesInFlight, ...] = ()
+    metric_families: tuple[MetricFamilies, ...] = ()
     # What the engine keeps from one unit of work to the next (``replaced`` keeps them: the
     # same process, other wiring): the offsets rows it last wrote (engine/mirror.py).
     mirror: OffsetsMirror = field(default_factory=OffsetsMirror)

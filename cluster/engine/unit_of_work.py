@@ -29,9 +29,9 @@ from typing import Any
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState, Summary
-from cluster.adapters.live_batches import publish_partitions
+from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups
-from cluster.adapters.store_identity import locked_for_this_store
+from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
 from cluster.engine.engine import Committed, ExtraEntries, Projection, current

@@ -26,25 +26,21 @@ KNOWN = {"outcome": (tally.ELECTED, tally.NO_CANDIDATE),
          "acks": tuple(tally.ACKS_LABELS.values()),
          "step": tuple(tally.MOVE_STEPS.values()),
          "reason": (NOT_LEADER, NOT_ENOUGH_REPLICAS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST)}
-_moves_in_flight: list[Callable[[], int]] = []
-_families: list[Callable[[], Iterable[Metric]]] = []
-
-
-def register_moves_in_flight(source: Callable[[], int]) -> None:
-    """Plan execution (reassignment) registers how many moves it has started and not finished."""
-    if source not in _moves_in_flight:  # an app made ready twice counts once
-        _moves_in_flight.append(source)
-
-
-def register_families(source: Callable[[], Iterable[Metric]]) -> None:
-    """Another app's series (self-healing's anomalies), read at scrape time like these."""
-    if source not in _families:
-        _families.append(source)
 
 
 class ControlRoomCollector(Collector):
     """Engine figures, counters and histograms (the per-topic and per-SPU gauges are
-    ``figure_families``: they scale with the cluster and are written directly)."""
+    ``figure_families``: they scale with the cluster and are written directly).
+
+    What other apps add is given to it, not registered with it: ``moves_in_flight`` (the
+    planner's moves started and not finished, summed) and ``families`` (self-healing's
+    series), both read at every scrape. The metrics view builds it from the engine's
+    fields of the same names (composition/bootstrap.py fills them)."""
+
+    def __init__(self, *, moves_in_flight: Iterable[Callable[[], int]] = (),
+                 families: Iterable[Callable[[], Iterable[Metric]]] = ()) -> None:
+        self.moves_in_flight = tuple(moves_in_flight)
+        self.families = tuple(families)
 
     def collect(self) -> Iterator[Metric]:
         # From the database: failed ticks are counted there, Redis may be what fails them.
@@ -70,8 +66,8 @@ class ControlRoomCollector(Collector):
                          "time one shard's part of a sharded replication tick took",
                          counters.SHARD_TICK, fields)
         yield _gauge("plan_moves_in_flight", "replica moves of applied plans not yet finished",
-                     sum(source() for source in _moves_in_flight))
-        for source in _families:
+                     sum(source() for source in self.moves_in_flight))
+        for source in self.families:
             yield from source()
 
 

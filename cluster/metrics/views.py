@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_safe
 from prometheus_client import REGISTRY, CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import Metric
 
+from cluster import ports
 from cluster.metrics.access import scrape_refusal
 from cluster.metrics.collector import ControlRoomCollector, figure_families
 from cluster.metrics.exposition import render
@@ -18,15 +19,21 @@ from cluster.metrics.readiness import readiness
 class _Scrape:
     """The process's own metrics (default registry) followed by the engine's."""
 
-    def __init__(self) -> None:
-        self.cluster = ControlRoomCollector()
+    def __init__(self, cluster: ControlRoomCollector) -> None:
+        self.cluster = cluster
 
     def collect(self) -> Iterator[Metric]:
         yield from REGISTRY.collect()
         yield from self.cluster.collect()
 
 
-_SCRAPE = _Scrape()
+def _collector() -> ControlRoomCollector:
+    """The cluster's collector with the sources the engine was built with (the planner's
+    moves in flight, self-healing's series): a view is a shell Django constructs, so it
+    reads the process's engine rather than being handed one."""
+    engine = ports.engine()
+    return ControlRoomCollector(moves_in_flight=engine.moves_in_flight,
+                                families=engine.metric_families)
 
 
 @login_not_required
@@ -41,7 +48,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
         return response
     # The store's figures first: a scrape that cannot read the store fails as a whole.
     figures = render(figure_families()).encode()
-    return HttpResponse(generate_latest(_SCRAPE) + figures, content_type=CONTENT_TYPE_LATEST)
+    scrape = generate_latest(_Scrape(_collector()))
+    return HttpResponse(scrape + figures, content_type=CONTENT_TYPE_LATEST)
 
 
 @login_not_required

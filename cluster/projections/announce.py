@@ -15,6 +15,7 @@ from cluster.adapters.live_batches import stage
 from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
 from cluster.metrics.logs import log_events
 from cluster.models import Event, Spu, Topic
+from cluster.projections.live import cluster_load
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def _announce(event: Event) -> None:
     try:
         row = event_row(event)
         stage(CLUSTER_GROUP, {"events": [row], **_object_rows(event)},
-              load=event.object_type in {"spu", "topic", "spu-group"})
+              load=event.object_type in {"spu", "topic", "spu-group"}, loads=cluster_load)
         if event.object_type == "topic":
             stage(topic_group(event.object_name), {"events": [row], **_object_rows(event)})
     except Exception:  # noqa: BLE001  a page missing an update must never fail a write

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from itertools import chain
 from typing import Any
 
-from cluster.adapters.bulk_partitions import cheap_toast_compression, insert_partitions
+from cluster.projections.bulk_partitions import cheap_toast_compression, insert_partitions
 from cluster.core.partitions import initial_partition_status
 from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution

@@ -1,17 +1,22 @@
 """The live pages' cluster payload, built as the pages read the store (selectors and the
-SPU table's cells), handed to the live batching adapter by the composition root (composition/bootstrap.py)."""
+SPU table's cells), handed down to the live batching adapter with every batch staged into
+the cluster group: by the event announcements, the network view and the unit of work's
+partition rows (``publish_partitions``), so the adapter reads no registry for it."""
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
 from cluster import charts
+from cluster.adapters import live_batches
+from cluster.adapters.set_codec import Summary
+from cluster.cells import racks_down, spu_row
+from cluster.core.replication import Key
 from cluster.live import HealthRow, LiveData, TopicRow
 from cluster.models import Topic
 from cluster.selectors.health import cluster_health
 from cluster.selectors.heatmaps import topic_spu_chart
 from cluster.selectors.stats import ClusterStats, TopicStats, cluster_stats
-from cluster.views.tables import racks_down, spu_row
 
 
 def cluster_load() -> LiveData:
@@ -31,8 +36,14 @@ def cluster_load() -> LiveData:
             "racks_down": sorted(racks_down(stats.spus.values()))}
 
 
+def publish_partitions(changes: list[tuple[Key, Summary]], *, moved: list[Key]) -> None:
+    """After a unit of work's commit: its changed partitions to their block groups, and
+    those whose leader, LRS or resolution moved to the cluster group, with the loads."""
+    live_batches.publish_partitions(changes, moved=moved, loads=cluster_load)
+
+
 def _spu_row(s: Any) -> dict[str, Any]:
-    # Cells as the pages render them (cluster/views/tables.py), so the rule stays in one place.
+    # Cells as the pages render them (cluster/cells.py), so the rule stays in one place.
     cells = {name: {"text": cell.text, "css": cell.css}
              for name, cell in spu_row(s).items() if name != "spu"}
     return {"id": s.id, "resolution": s.resolution, "rack": s.rack or "",

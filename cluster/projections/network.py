@@ -9,6 +9,7 @@ from cluster.adapters.hot_state import HotState
 from cluster.adapters.live_batches import publish_network
 from cluster.core.replication import netview
 from cluster.projections.committed import Committed
+from cluster.projections.live import cluster_load
 
 
 class NetworkView:
@@ -18,4 +19,4 @@ class NetworkView:
     def committed(self, hot: HotState, mark: Any, record: Committed) -> None:
         # A shard unit saves no meta: what it changed of the links is not the cluster's.
         if record.meta_saved and netview.mark(hot.state) != mark:
-            publish_network(netview.view(hot.state, record.at))
+            publish_network(netview.view(hot.state, record.at), cluster_load)

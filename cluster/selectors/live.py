@@ -10,12 +10,13 @@ import time
 from typing import Literal
 
 from cluster.adapters import hot_state
-from cluster.adapters.live_batches import cluster_load, current_seq, live_row
+from cluster.adapters.live_batches import current_seq, live_row
 from cluster.core.replication import netview
 from cluster.live import (BLOCK, LiveData, PartitionRow, Stamp, TopicRow, parse_group,
                           stamp)
 from cluster.models import Event, Partition, Topic
 from cluster.projections.announce import event_row
+from cluster.projections.live import cluster_load
 
 # The cluster snapshot lists the newest events, as the overview shows them.
 EVENTS_SHOWN = 10

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import note
 from cluster.adapters.redis_keys import bound_to_store
-from cluster.adapters.store_identity import HotStateMismatch, ensure_hot_state_is_ours
+from cluster.engine.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
 from cluster.models import Event
 from cluster.projections import intents as intent_rows

@@ -27,7 +27,7 @@ from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.waiting import wait_replicated, wait_until
 from cluster.services.replication import followers_fetch, run_locked
-from cluster.adapters.store_identity import ensure_hot_state_is_ours
+from cluster.engine.store_identity import ensure_hot_state_is_ours
 
 PENDING = core.AckOutcome.PENDING.value
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cluster.adapters import hot_servers, hot_state, lease, metadata_log, store_identity
+from cluster.adapters import hot_servers, hot_state, lease, metadata_log
+from cluster.engine import store_identity
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
 from cluster.models import Event, Partition

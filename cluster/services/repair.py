@@ -25,7 +25,7 @@ from cluster.adapters import hot_state, metadata_log, set_loading, set_records, 
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.set_codec import decode_fields, start_and_apart, summary
-from cluster.adapters.store_identity import check_hot_state_identity, locked_for_this_store
+from cluster.engine.store_identity import check_hot_state_identity, locked_for_this_store
 from cluster.core.replication import Action, Key
 from cluster.core.replication.hw_codec import unpack
 from cluster.engine.unit_of_work import now_ms, run_unit

@@ -29,7 +29,7 @@ from cluster.adapters.hot_state import HotState
 from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.adapters.redis_keys import bound_to_store, client, key
 from cluster.adapters.scheduler import Dispatch
-from cluster.adapters.store_identity import locked_for_this_store
+from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine

@@ -1,7 +1,7 @@
 """The operator's answers to a refused Redis: adopt it, or give a copied database its own id.
 
 Both are explicit and logged once; neither is ever done silently
-(cluster/adapters/store_identity.py says when a Redis is refused).
+(cluster/engine/store_identity.py says when a Redis is refused).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from cluster.adapters import store_identity as identity
+from cluster.engine import store_identity as identity
 from cluster.adapters.redis_keys import client, key
 from cluster.errors import Conflict
 from cluster.models import ClusterState, Partition, TopicSpuCount
@@ -73,7 +73,6 @@ def store_adopt_redis(*, take_over: bool = False, by: Actor = None) -> StoreChan
             "store_partitions_with_records": partitions}, result=message)
         identity.record_owner(row, owner)
         identity.claim_namespace(owner, replace=True)  # last: a failure undoes the rest
-    identity.forget_verified()
     return StoreChange(True, message, store, owner.marker)
 
 
@@ -101,7 +100,6 @@ def store_reidentify(*, force: bool = False, by: Actor = None) -> StoreChange:
         identity.record_owner(row, owner)
         if not identity.claim_namespace(owner):
             raise Conflict(f"namespace repl:{{{new}}} is already claimed")  # a uuid4 collision
-    identity.forget_verified()
     return StoreChange(True, message, new, owner.marker)
 
 

@@ -1,8 +1,9 @@
 """Benchmark of the store/Redis identity check every unit of work on the hot state runs.
 
-Prints what one check costs once verified (the store row and a GET of the marker)
-beside what a unit of work paid before for its namespace (the store row and a SET NX
-of the ``store`` key, which the claim now writes once), and the full check. Asserts nothing about time. A throwaway SQLite database and a private
+Prints what one check costs (the store row, a GET of the marker, and judging them: no
+verdict is kept between checks) beside what a unit of work paid before for its namespace
+(the store row and a SET NX of the ``store`` key, which the claim now writes once).
+Asserts nothing about time. A throwaway SQLite database and a private
 Redis. Run:
     .venv/bin/python tests/bench/bench_identity_check.py [--rounds 2000]
 """
@@ -39,7 +40,7 @@ def main() -> None:
     workdir = setup_throwaway_django()
     from django.conf import settings
 
-    from cluster.adapters import store_identity
+    from cluster.engine import store_identity
     from cluster.adapters.redis_keys import client, key
     from webapp.redis_server import start_private_redis
 
@@ -55,12 +56,7 @@ def main() -> None:
             then += micros(before, 1)
             now += micros(store_identity.check_hot_state_identity, 1)
         line("store row + SET NX store key (before)", then)
-        line("identity check, verified (now)", now)
-
-        def full() -> None:
-            store_identity.forget_verified()
-            store_identity.check_hot_state_identity()
-        line("identity check, not cached (after a change)", micros(full, rounds // 10))
+        line("identity check (now: judged afresh each time)", now)
     finally:
         proc.terminate()
         proc.wait(5)

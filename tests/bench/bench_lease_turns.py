@@ -30,7 +30,7 @@ def main() -> None:
 
     from cluster.adapters import lease
     from cluster.adapters.redis_keys import bound_to_store
-    from cluster.adapters.store_identity import check_hot_state_identity
+    from cluster.engine.store_identity import check_hot_state_identity
     from webapp.redis_server import start_private_redis
 
     proc, settings.REDIS_URL = start_private_redis(workdir / "redis")

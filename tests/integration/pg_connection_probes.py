@@ -33,6 +33,7 @@ def test_inner_trailing_live_flushes_leave_no_connection_open(redis_url):
 
     from cluster.adapters.live_batches import stage
     from cluster.live import CLUSTER_GROUP
+    from cluster.projections.live import cluster_load
     from tests.helpers import register_spus
 
     assert connection.vendor == "postgresql", "run by test_worker_db_connections.py"
@@ -41,8 +42,8 @@ def test_inner_trailing_live_flushes_leave_no_connection_open(redis_url):
     for n in range(FLUSHES):
         # The first stage flushes at once and opens a window; the second, inside it, is
         # left to the trailing flush on the timer's thread, which reads the SPU loads.
-        stage(CLUSTER_GROUP, {"spus": [{"id": 0, "n": n}]}, load=True)
-        stage(CLUSTER_GROUP, {"spus": [{"id": 1, "n": n}]}, load=True)
+        stage(CLUSTER_GROUP, {"spus": [{"id": 0, "n": n}]}, load=True, loads=cluster_load)
+        stage(CLUSTER_GROUP, {"spus": [{"id": 1, "n": n}]}, load=True, loads=cluster_load)
         deadline = time.monotonic() + 30
         while not _timer_done() and time.monotonic() < deadline:
             time.sleep(0.01)

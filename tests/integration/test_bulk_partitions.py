@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters.bulk_partitions import insert_partitions
+from cluster.projections.bulk_partitions import insert_partitions
 from cluster.core.partitions import initial_partition_status
 from cluster.models import Partition, Topic
 from cluster.projections import aggregates

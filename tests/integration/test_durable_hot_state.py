@@ -51,7 +51,7 @@ def orders(redis_url):
 def test_hot_state_left_by_another_database_is_discarded(redis_url):
     """A database made anew reuses topic names and row ids; it must not
     inherit the old store's leaders and logs from Redis, nor delete them."""
-    from cluster.adapters.store_identity import ensure_hot_state_is_ours, store_id
+    from cluster.engine.store_identity import ensure_hot_state_is_ours, store_id
 
     client = hot_state.client()
     other = hot_state.key("sets:orders", "some-other-database")
@@ -135,7 +135,7 @@ def test_record_ids_continue_after_a_refused_save(orders, settings):
 
 
 def test_a_lost_hot_state_is_refused_then_adopted_and_its_loss_reported_once(orders):
-    from cluster.adapters.store_identity import HotStateMismatch
+    from cluster.engine.store_identity import HotStateMismatch
 
     for n in range(3):
         produce("orders", f"v{n}")

@@ -16,9 +16,11 @@ from composition import bootstrap
 
 
 def test_the_engine_is_the_one_the_composition_root_built_with_the_apps_collaborators():
+    from healing.metrics import families
     from healing.plans import ACTOR
     from healing.preemption import on_preempting
     from history import checkpoints, services
+    from planner.execution import moves_in_flight
     from planner.executor import plan_executor_step
     from planner.management.spu_drain import DrainAction
 
@@ -32,6 +34,8 @@ def test_the_engine_is_the_one_the_composition_root_built_with_the_apps_collabor
     assert [type(a) for a in engine.actions_of("spu")] == [DrainAction]
     assert engine.yielding_actors == {ACTOR} and engine.preempting == (on_preempting,)
     assert isinstance(engine.scheduler, bootstrap.CelerySchedulerOnFirstUse)
+    assert engine.moves_in_flight == (moves_in_flight,)
+    assert engine.metric_families == (families,)
 
 
 def test_the_engine_is_read_only_a_changed_collaborator_is_another_engine():
@@ -120,3 +124,17 @@ def test_a_projection_receives_the_commit_as_a_record_whose_entries_carry_the_lo
     assert [e.data.get("n") for e in record.entries][-2:] == [1, 2]
     with pytest.raises(AttributeError):
         record.saved = ()  # type: ignore[misc]
+
+
+@pytest.mark.django_db
+def test_a_ticks_meta_parts_are_kept_by_its_engine_and_another_engine_starts_with_none(
+        cluster_ticked):
+    from cluster.adapters.set_cache import SetCache
+
+    mine = current().replaced(sets=SetCache())
+    assert mine.sets.meta.texts == {}
+    with using(mine):
+        replication.replication_tick(dispatch=LocalQueue())
+    with bound_to_store() as store:
+        assert (store, "connections") in mine.sets.meta.texts
+    assert current().sets.meta is not mine.sets.meta

@@ -18,7 +18,7 @@ from django.core.management.base import CommandError
 
 from cluster.adapters import hot_state
 from cluster.services.waiting import LocalQueue
-from cluster.adapters.store_identity import (HotStateMismatch, check_hot_state_identity,
+from cluster.engine.store_identity import (HotStateMismatch, check_hot_state_identity,
                                              database_identity)
 from cluster.models import ClusterState, Event, Partition, Spu
 from cluster.services import topic_create
@@ -231,7 +231,8 @@ def test_store_status_prints_both_identities(orders, other_redis, second_redis, 
 def test_a_store_from_before_markers_claims_its_own_namespace_without_asking(redis_url):
     """An upgrade: committed records, no marker recorded, and the namespace holds the
     engine's meta under this store's id: the Redis is its own, nothing was lost."""
-    from cluster.adapters import hot_state, store_identity
+    from cluster.adapters import hot_state
+    from cluster.engine import store_identity
     from cluster.adapters.redis_keys import bound_to_store
     from cluster.models import ClusterState, Event
     from cluster.services import topic_create
@@ -245,7 +246,6 @@ def test_a_store_from_before_markers_claims_its_own_namespace_without_asking(red
     with bound_to_store():
         hot_state.client().delete(hot_state.key(store_identity.OWNER))
     ClusterState.objects.update(redis_marker="", redis_url="")
-    store_identity.forget_verified()
     replication_tick()
     assert ClusterState.objects.get().redis_marker
     assert not Event.objects.filter(operation="hot-state-lost").exists()

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from cluster.adapters import lease
 from cluster.adapters.redis_keys import bound_to_store, client, key
-from cluster.adapters.store_identity import check_hot_state_identity
+from cluster.engine.store_identity import check_hot_state_identity
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 

@@ -8,7 +8,7 @@ import pytest
 
 from cluster.adapters import lease
 from cluster.adapters.redis_keys import bound_to_store
-from cluster.adapters.store_identity import check_hot_state_identity
+from cluster.engine.store_identity import check_hot_state_identity
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 

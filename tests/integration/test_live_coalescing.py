@@ -133,3 +133,53 @@ def test_a_tick_stages_each_changed_partition_as_its_live_row(application, viewe
                         lambda: _stage_partitions(changes, set()))
     rows = sorted((r for m in got for r in m["partitions"]), key=lambda r: r["partition"])
     assert rows == [live_row(k, summary) for k, _ in changes[:2]]  # 200: the next block
+
+
+def _sent_to_cluster(monkeypatch) -> list[dict]:
+    """The cluster group's messages as this process sends them (decoded)."""
+    import json
+
+    from cluster.adapters import live_batches
+    from cluster.live import CLUSTER_GROUP
+
+    sent: list[dict] = []
+
+    def record(group: str, message: dict) -> None:
+        if group == CLUSTER_GROUP:
+            sent.append(json.loads(message["text"]))
+
+    monkeypatch.setattr(live_batches, "_send", record)
+    return sent
+
+
+def _wait_for(sent: list, count: int) -> None:
+    deadline = time.monotonic() + 3
+    while len(sent) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_a_cluster_batch_asking_for_loads_is_followed_by_the_loads_its_stager_handed(
+        redis_url, monkeypatch):
+    from cluster.adapters.live_batches import stage
+    from cluster.live import CLUSTER_GROUP
+
+    sent = _sent_to_cluster(monkeypatch)
+    stage(CLUSTER_GROUP, {"spus": [{"id": 3, "resolution": "Online", "rack": ""}]}, load=True,
+          loads=lambda: {"totals": {"spus": 42}})
+    _wait_for(sent, 2)
+    rows, loads = sent[:2]
+    assert [s["id"] for s in rows["spus"]] == [3]
+    assert loads["totals"] == {"spus": 42} and loads["seq"] == rows["seq"] + 1
+
+
+def test_a_batch_asking_for_loads_without_a_builder_sends_its_rows_and_says_so(
+        redis_url, monkeypatch, caplog):
+    from cluster.adapters.live_batches import stage
+    from cluster.live import CLUSTER_GROUP
+
+    sent = _sent_to_cluster(monkeypatch)
+    stage(CLUSTER_GROUP, {"spus": [{"id": 4, "resolution": "Online", "rack": ""}]}, load=True)
+    _wait_for(sent, 1)
+    time.sleep(0.3)  # a second message, had one come, would be here by now
+    assert [[s["id"] for s in m["spus"]] for m in sent] == [[4]]
+    assert "gave nothing to build them" in caplog.text

@@ -34,10 +34,10 @@ def staged(monkeypatch) -> dict:
     seen: dict = {}
     real = live_batches._stage_fields
 
-    def spy(fields, events):
+    def spy(fields, events, loads=None):
         for group, rows in fields.items():
             seen.setdefault(group, {}).update(rows)
-        real(fields, events)
+        real(fields, events, loads)
 
     monkeypatch.setattr(live_batches, "_stage_fields", spy)
     return seen

@@ -123,13 +123,26 @@ def test_the_web_process_request_metrics_come_from_the_library(client, cluster):
     assert "django_http_requests_total_by_method_total" in names
 
 
-def test_plan_execution_reports_its_moves_in_flight_through_a_registered_source(
-        client, cluster, monkeypatch):
-    from cluster.metrics import collector
+def test_plan_execution_reports_its_moves_in_flight_through_the_engines_sources(
+        client, cluster):
+    from cluster.engine.engine import current, using
 
     assert sample(scrape(client), "controlroom_plan_moves_in_flight") == 0
-    monkeypatch.setattr(collector, "_moves_in_flight", [lambda: 3, lambda: 2])
-    assert sample(scrape(client), "controlroom_plan_moves_in_flight") == 5
+    with using(current().replaced(moves_in_flight=(lambda: 3, lambda: 2))):
+        assert sample(scrape(client), "controlroom_plan_moves_in_flight") == 5
+
+
+def test_another_apps_series_reach_the_scrape_through_the_engine(client, cluster):
+    from prometheus_client.core import GaugeMetricFamily
+
+    from cluster.engine.engine import current, using
+
+    def planted():
+        yield GaugeMetricFamily("controlroom_planted", "a family an engine was given", value=7)
+
+    assert ("controlroom_planted", ()) not in scrape(client)
+    with using(current().replaced(metric_families=(planted,))):
+        assert sample(scrape(client), "controlroom_planted") == 7
 
 
 def test_a_reordered_lrs_is_not_under_replicated_and_a_leaderless_partition_is_offline(

@@ -6,7 +6,7 @@ import tracemalloc
 import pytest
 
 from cluster.adapters import hot_state
-from cluster.adapters.store_identity import locked_for_this_store
+from cluster.engine.store_identity import locked_for_this_store
 from cluster.services.records import records_consume
 from tests.helpers import register_spus, run
 

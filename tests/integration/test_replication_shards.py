@@ -10,7 +10,7 @@ from cluster.adapters import hot_state, lease, shards
 from cluster.adapters.lease import CLUSTER_LOCK, LeaseLost
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.services.waiting import LocalQueue
-from cluster.adapters.store_identity import locked_for_this_store
+from cluster.engine.store_identity import locked_for_this_store
 from cluster.core.replication.compaction import COMPACTED
 from cluster.testing.invariants import InvariantChecker
 from cluster.models import Topic

@@ -95,7 +95,7 @@ def reachable_redis_or_reason() -> str | None:
 
 def check_hot_state_identity() -> str:
     """Refuse a Redis that is not this store's (store_identity.py); the store's id."""
-    from cluster.adapters import store_identity
+    from cluster.engine import store_identity
 
     return store_identity.check_hot_state_identity()
 

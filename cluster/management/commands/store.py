@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from cluster.adapters.redis_keys import reachable
-from cluster.adapters.store_identity import identity_status
+from cluster.engine.store_identity import identity_status
 from cluster.management.commands._cli import NO_REDIS, REFUSED, SubcommandCommand
 from cluster.services.store import store_adopt_redis, store_recount, store_reidentify
 

@@ -98,13 +98,7 @@ RULES = (
 )
 
 # Today's breaks: (rule, importer, imported). Fix one, then delete its line.
-KNOWN: frozenset[tuple[str, str, str]] = frozenset({
-    # The partition rows' bulk writer and the store identity read and write models.
-    (RULES[1].name, "cluster.adapters.bulk_partitions", "cluster.models"),
-    (RULES[1].name, "cluster.adapters.store_identity", "cluster.models"),
-    # The live SPU rows are cells the SPU table draws (views/tables.py's spu_row).
-    (RULES[3].name, "cluster.projections.live", "cluster.views.tables"),
-})
+KNOWN: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def module_name(root: Path, path: Path) -> str:

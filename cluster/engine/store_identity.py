@@ -17,8 +17,10 @@ is refused: ``HotStateMismatch`` names both sides in one line and nothing is
 written anywhere. ``manage.py store adopt-redis`` adopts it explicitly (the
 engine's recovery then reports what is missing, once); a copied database (same
 store id, another database identity) is told to take its own identity with
-``manage.py store reidentify``. The verdict is cached per process: a use case
-costs one GET of the marker, compared with what was last verified.
+``manage.py store reidentify``. Each check judges afresh (the store row and one GET of
+the marker, read anyway; the judging itself is ~25 us on SQLite, where a verdict kept per
+process saved it at the cost of module state and of a ``forget`` after every change of
+identity).
 """
 from __future__ import annotations
 
@@ -100,7 +102,7 @@ def read_owner(store: str) -> Owner | None:
     return _decode_owner(raw)
 
 
-def _decode_owner(raw: bytes | None) -> Owner | None:
+def _decode_owner(raw: bytes | str | None) -> Owner | None:
     if raw is None:
         return None
     try:
@@ -108,7 +110,8 @@ def _decode_owner(raw: bytes | None) -> Owner | None:
         return Owner(**{f: str(fields[f]) for f in Owner.__dataclass_fields__})
     except (ValueError, TypeError, KeyError):
         # Not ours to interpret: treated as another owner, never overwritten silently.
-        found = " ".join(raw.decode(errors="replace").split())[:80]  # kept on one line
+        text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+        found = " ".join(text.split())[:80]  # kept on one line
         return Owner(marker="unreadable", database=found, store="", claimed_at="")
 
 
@@ -156,10 +159,6 @@ def _missing(row: ClusterState, found: str) -> str:
             f"adopt this one and record the loss with `{ADOPT}`")
 
 
-# (REDIS_URL, store id, recorded marker, raw owner marker) last found consistent here.
-_verified: list[tuple[object, ...]] = []
-
-
 def check_hot_state_identity() -> str:
     """Refuse (HotStateMismatch, one line) a Redis that is not this store's; return the store id.
 
@@ -170,22 +169,17 @@ def check_hot_state_identity() -> str:
     row = store_row()
     store = str(row.store_id)
     raw = client().get(key(OWNER, store))
-    seen = (home_url(), store, row.redis_marker, raw)
-    if _verified and _verified[0] == seen:
-        return store
     here = database_identity()
-    verdict = judge(row, _decode_owner(raw), here)
+    owner = _decode_owner(raw)
+    verdict = judge(row, owner, here)
     if verdict.action == "refuse":
         raise HotStateMismatch(verdict.reason)
     if verdict.action == "claim":
         owner = claim_namespace(new_owner(store, here))
         if owner is None:  # another process claimed it meanwhile: judge what it wrote
             return check_hot_state_identity()
-        raw = owner.encode().encode()
-    else:
-        owner = _decode_owner(raw)
+    assert owner is not None  # judged "ok": the namespace holds its marker
     record_owner(row, owner)
-    _verified[:] = [(home_url(), store, owner.marker, raw)]
     return store
 
 
@@ -223,11 +217,6 @@ def record_owner(row: ClusterState, owner: Owner) -> None:
         ClusterState.objects.filter(pk=row.pk).update(**wanted)
         for field, value in wanted.items():
             setattr(row, field, value)
-
-
-def forget_verified() -> None:
-    """After an operator changed the identities (adopt, reidentify): check afresh."""
-    _verified.clear()
 
 
 def ensure_hot_state_is_ours() -> None:
