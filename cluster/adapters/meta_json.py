@@ -47,8 +47,9 @@ def _topic(namespace: str, name: str, table: Mapping[str, Any]) -> str:
 
 
 def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
-              checked: str | None, racks: dict[str, str]) -> str:
-    """``json.dumps`` of {"core", "topics", "checked", "racks"}, reusing unchanged parts
+              checked: str | None, racks: dict[str, str],
+              adopted: Mapping[str, int] | None = None) -> str:
+    """``json.dumps`` of {"core", "topics", "checked", "racks", "adopted"}, reusing unchanged parts
     (``namespace``: the store's, so two stores in one process keep apart)."""
     pairs = frozenset(state.connections)
     connections = _part((namespace, "connections"), pairs,
@@ -58,4 +59,5 @@ def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[
     topics_text = ", ".join(f"{json.dumps(name)}: {_topic(namespace, name, table)}"
                             for name, table in topics.items())
     return (f'{{"core": {core_text}, "topics": {{{topics_text}}}, '
-            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}}}')
+            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
+            f'"adopted": {json.dumps(dict(adopted or {}))}}}')
