@@ -51,7 +51,7 @@ def _no_live_updates_unless_redis(settings):
 
 
 @pytest.fixture(autouse=True)
-def _topology_compared_every_tick(settings):
+def topology_compared_every_tick(settings):
     """A test in one database transaction never sees its commands' intents appended (they
     wait for a commit that never comes), so the engine's controllers compare every SPU and
     topic row each tick, as they do periodically; tests of the controllers set an interval
