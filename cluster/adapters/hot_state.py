@@ -39,7 +39,7 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
@@ -120,7 +120,7 @@ class _Meta(NamedTuple):
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
-    adopted: dict[str, int]  # what the engine's controllers adopted (HotState)
+    adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
 
 
 def _meta(scope: tuple[str, ...] = ()) -> _Meta:

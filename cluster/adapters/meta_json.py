@@ -48,7 +48,7 @@ def _topic(namespace: str, name: str, table: Mapping[str, Any]) -> str:
 
 def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
               checked: str | None, racks: dict[str, str],
-              adopted: Mapping[str, int] | None = None) -> str:
+              adopted: Mapping[str, Any] | None = None) -> str:
     """``json.dumps`` of {"core", "topics", "checked", "racks", "adopted"}, reusing unchanged parts
     (``namespace``: the store's, so two stores in one process keep apart)."""
     pairs = frozenset(state.connections)

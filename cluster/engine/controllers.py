@@ -4,7 +4,7 @@ offsets in the metadata log, not to rereading every SPU and topic row each tick.
 Every intent append sets the log's intents head (``metadata_log.intents_head``, in the
 script that appends it). The hot state's meta keeps what the engine adopted
 (``HotState.adopted``: ``offset``, the intents head it folded up to; ``compared``, the
-tick time of its last full comparison), saved in the unit's fenced write, so a refused
+tick time of its last full comparison; ``checked``, the Redis run then), saved in the unit's fenced write, so a refused
 save adopts nothing and the next tick folds the same entries again. A tick then:
 
 * head equal to the adopted offset: reads no SPU or topic row at all;
@@ -14,7 +14,7 @@ save adopts nothing and the next tick folds the same entries again. A tick then:
   same reconcile steps the full comparison uses (engine/topology.py), reading only the
   rows of a topic provisioned since (its partitions' ids), and records the head;
 * the full comparison with every row (``sync_topology``) instead on the first tick after
-  a fresh meta, when the log no longer holds the entries (trimmed, or a Redis that lost
+  a fresh meta or a Redis restart, when the log no longer holds the entries (trimmed, or a Redis that lost
   its log), and every ``REPLICATION_TOPOLOGY_COMPARE_S`` of tick time: rows written
   without an entry (Redis down at the command; a test writing rows straight to the
   store) are adopted then, as the resync heal catches partition rows.
@@ -44,10 +44,10 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
     entries = None if _compare_due(hot, head, at) else _pending(hot, head)
     if entries is None:
         actions = sync_topology(hot)
-        hot.adopted = {"offset": head, "compared": at}
+        _adopt(hot, head, compared=at)
         return actions
     actions = _fold(hot, entries) if entries else []
-    hot.adopted = {**hot.adopted, "offset": head}
+    _adopt(hot, head)
     return actions
 
 
@@ -60,7 +60,7 @@ def topology_quiet(hot: HotState, at: int) -> bool:
         store_projection.catch_up()
         if not topology_unchanged(hot):
             return False
-        hot.adopted = {"offset": head, "compared": at}
+        _adopt(hot, head, compared=at)
         return True
     entries = _pending(hot, head)
     if entries is None:
@@ -74,7 +74,7 @@ def topology_quiet(hot: HotState, at: int) -> bool:
         for name, changed in topics.settings.items():
             if name in hot.state.topics:
                 apply_settings(hot, name, changed)
-    hot.adopted = {**hot.adopted, "offset": head}
+    _adopt(hot, head)
     return True
 
 
@@ -82,8 +82,24 @@ def _compare_due(hot: HotState, head: int, at: int) -> bool:
     offset, compared = hot.adopted.get("offset"), hot.adopted.get("compared")
     if offset is None or compared is None or head < offset:
         return True  # a fresh meta, or a log begun again: nothing to fold from
+    seen = hot.adopted.get("checked")
+    if seen is not None and seen != hot.checked:
+        # Redis restarted since the last comparison (the recovery check noted the new run):
+        # what it lost of the log since its last snapshot, the rows still say.
+        return True
     # Tick time going back (a test's clock, a restored state) compares too.
     return not 0 <= at - compared < settings.REPLICATION_TOPOLOGY_COMPARE_S * 1000
+
+
+def _adopt(hot: HotState, head: int, compared: int | None = None) -> None:
+    """Record the intents head as adopted (saved with the unit's fenced write)."""
+    adopted = {**hot.adopted, "offset": head}
+    if compared is not None:
+        adopted.update(compared=compared, checked=hot.checked)
+    elif adopted.get("checked") is None:
+        # Compared on a fresh meta, before the recovery check noted this Redis run.
+        adopted["checked"] = hot.checked
+    hot.adopted = adopted
 
 
 def _pending(hot: HotState, head: int) -> Entries | None:

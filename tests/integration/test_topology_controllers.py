@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from cluster.adapters import hot_state, lease, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.store_identity import locked_for_this_store
 from cluster.engine.engine import current, using
 from cluster.models import Spu
 from cluster.services import spu_register, spu_update, topic_create
@@ -75,8 +76,9 @@ def sharded(redis_url, settings, monkeypatch):
 
 
 def test_a_tick_with_no_new_intent_reads_no_spu_or_topic_row(cluster):
-    assert adopted() == {"offset": intents_head(), "compared": T0}
+    assert adopted() == {"offset": intents_head(), "compared": T0, "checked": None}
     assert ticked(T0 + 1000) == []
+    assert adopted()["checked"] == hot_state.load().checked is not None
     assert ticked(T0 + 2000) == []
 
 
@@ -159,3 +161,15 @@ def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_wh
     assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
     assert 9 in hot_state.load().state.spus
     assert adopted()["offset"] == intents_head()
+
+
+def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(cluster):
+    with locked_for_this_store(None):
+        hot = hot_state.load()
+        # As the meta an older Redis run saved reads: checked, and compared, under it.
+        hot.checked = "a run before the restart"
+        hot.adopted = {**hot.adopted, "checked": hot.checked}
+        hot_state.save(hot)
+    assert ticked(T0 + 1000) == []  # the recovery check notes the new run ...
+    assert ticked(T0 + 2000)  # ... and the next tick compares every row under it
+    assert ticked(T0 + 3000) == []
