@@ -15,6 +15,7 @@ from cluster.engine.engine import current, using
 from cluster.models import Spu
 from cluster.services import spu_register, spu_update, topic_create
 from cluster.services.outages import spu_offline
+from cluster.services.records import topic_set_producer_rate
 from cluster.services.replication import replication_coordinate, replication_tick
 from cluster.services.settle import LocalQueue
 from tests.helpers import register_spus
@@ -157,6 +158,13 @@ def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_wh
     with CaptureQueriesContext(connection) as queries:
         assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
     assert full_reads(queries.captured_queries) == []
+    # A rate and a rack need no replica set: the quiet tick adopts them itself.
+    topic_set_producer_rate(name="orders", rate=6)
+    spu_update(spu_id=1, rack="r2")
+    assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
+    hot = hot_state.load()
+    assert hot.topics["orders"]["rate"] == 6 and hot.racks["1"] == "r2"
+    assert hot.adopted["offset"] == intents_head()
     spu_register(spu_id=9)
     assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
     assert 9 in hot_state.load().state.spus
