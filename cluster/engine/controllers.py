@@ -43,6 +43,7 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
     head = metadata_log.intents_head()
     entries = None if _compare_due(hot, head, at) else _pending(hot, head)
     if entries is None:
+        store_projection.catch_up()  # an entry logged first has its rows once applied
         actions = sync_topology(hot)
         _adopt(hot, head, compared=at)
         return actions
