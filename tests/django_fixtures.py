@@ -50,6 +50,15 @@ def _no_live_updates_unless_redis(settings):
     settings.LIVE_UPDATES = False
 
 
+@pytest.fixture(autouse=True)
+def topology_compared_every_tick(settings):
+    """A test in one database transaction never sees its commands' intents appended (they
+    wait for a commit that never comes), so the engine's controllers compare every SPU and
+    topic row each tick, as they do periodically; tests of the controllers set an interval
+    (tests/integration/test_topology_controllers.py)."""
+    settings.REPLICATION_TOPOLOGY_COMPARE_S = 0
+
+
 @pytest.fixture
 def operator(db, django_user_model):
     from cluster.roles import make_operator

@@ -175,6 +175,10 @@ RECONCILE_INTERVAL_S = env_float("RECONCILE_INTERVAL_S", 10.0)
 # The reconcile beat heals rows that drifted from the hot state (a full read of both) at
 # most this often; it catches the store up with the metadata log every time.
 REPLICATION_RESYNC_INTERVAL_S = env_float("REPLICATION_RESYNC_INTERVAL_S", 60.0)
+# The engine's SPU and topic controllers fold the operator intents logged since their last
+# tick; this often (tick time) they compare every SPU and topic row instead, adopting rows
+# written without an entry (cluster/engine/controllers.py).
+REPLICATION_TOPOLOGY_COMPARE_S = env_float("REPLICATION_TOPOLOGY_COMPARE_S", 10.0)
 # Replication shell (cluster/services/replication.py): one tick runs every live SPU loop.
 REPLICATION_TICK_S = env_float("REPLICATION_TICK_S", 1.0)
 # The engine has stalled (/readyz fails naming it, pages say so) when no tick committed for

@@ -39,7 +39,7 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
@@ -120,6 +120,7 @@ class _Meta(NamedTuple):
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
+    adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
 
 
 def _meta(scope: tuple[str, ...] = ()) -> _Meta:
@@ -137,10 +138,10 @@ def _meta(scope: tuple[str, ...] = ()) -> _Meta:
         generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None, {}, generation, placed)
+        return _Meta(fresh, {}, None, {}, generation, placed, {})
     meta = json.loads(raw)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}), generation, placed)
+                 meta.get("racks", {}), generation, placed, meta.get("adopted") or {})
 
 
 def replicated_topics() -> set[str]:
@@ -171,13 +172,13 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
         scope = lease.held_names() if committed is not None else ()
-        state, topics, checked, racks, generation, placed = _meta(scope)
+        state, topics, checked, racks, generation, placed, adopted = _meta(scope)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
             hot_placement.check(placed, topics, whole=every <= set(lease.held_names()))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
-                       scope=scope, generation=generation, complete=complete,
+                       adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None)
         if committed is not None and take_trusted(hot, keys, committed):
             return hot

@@ -50,6 +50,12 @@ class HotState:
     # Each SPU's rack as the log last recorded it ({"spu id": rack}): the topology sync notes
     # a change, so history draws SPUs in the racks they had then (issue 21).
     racks: dict[str, str] = field(default_factory=dict)
+    # What the engine's controllers adopted (engine/controllers.py), saved in the meta with
+    # the fenced write (a refused save adopts nothing): ``offset``, the last operator intent
+    # folded in; ``compared``, the tick time of the last full comparison with the rows;
+    # ``checked``, the Redis run it was made under. Empty in a fresh meta: the first tick
+    # compares every row.
+    adopted: dict[str, Any] = field(default_factory=dict)
     # Metadata-log entries this unit of work appends with its save (the projections read
     # them back from the log, in offset order, with everyone else's).
     log: list[dict[str, Any]] = field(default_factory=list)

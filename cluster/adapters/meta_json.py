@@ -56,11 +56,12 @@ def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
 
 
 def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
-              checked: str | None, racks: dict[str, str], *,
+              checked: str | None, racks: dict[str, str],
+              adopted: Mapping[str, Any] | None = None, *,
               parts: MetaParts | None = None) -> str:
-    """``json.dumps`` of {"core", "topics", "checked", "racks"}, reusing the unchanged
-    parts ``parts`` kept (``namespace``: the store's, so two stores in one process keep
-    apart)."""
+    """``json.dumps`` of {"core", "topics", "checked", "racks", "adopted"}, reusing the
+    unchanged parts ``parts`` kept (``namespace``: the store's, so two stores in one
+    process keep apart)."""
     if parts is None:
         parts = MetaParts()
     pairs = frozenset(state.connections)
@@ -71,4 +72,5 @@ def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[
     topics_text = ", ".join(f"{json.dumps(name)}: {_topic(parts, namespace, name, table)}"
                             for name, table in topics.items())
     return (f'{{"core": {core_text}, "topics": {{{topics_text}}}, '
-            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}}}')
+            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
+            f'"adopted": {json.dumps(dict(adopted or {}))}}}')

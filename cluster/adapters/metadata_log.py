@@ -101,6 +101,7 @@ if tonumber(redis.call('get', KEYS[1]) or '0') < floor then
 end
 local offset = redis.call('incr', KEYS[1])
 redis.call('xadd', KEYS[2], offset .. '-1', 'e', ARGV[2])
+redis.call('set', KEYS[3], offset)
 return offset
 """
 
@@ -108,8 +109,21 @@ return offset
 def append_intent(entry: dict[str, Any], *, floor: int) -> int:
     """Append ``entry`` now, at an offset above ``floor``; returns its offset."""
     stamped = entry if "at" in entry else {**entry, "at": int(time.time() * 1000)}
-    return int(client().eval(_INTENT_SCRIPT, 2, head_key(), stream_key(), floor,
+    return int(client().eval(_INTENT_SCRIPT, 3, head_key(), stream_key(), intents_head_key(),
+                             floor,
                              json.dumps(stamped, separators=(",", ":"))))
+
+
+def intents_head_key() -> str:
+    """The offset of the last intent appended: set by the intent script with the append
+    (one script, so the engine's controllers never see the head before its entry)."""
+    return key("mlog:intents")
+
+
+def intents_head() -> int:
+    """The offset of the last operator intent logged (0: none since this log began)."""
+    raw = client().get(intents_head_key())
+    return int(raw) if raw is not None else 0
 
 
 def head() -> int:

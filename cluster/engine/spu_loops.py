@@ -4,6 +4,9 @@ silent SPUs offline. Every change is noted into the unit of work's log entries;
 the store hears of the engine's own decisions only through their projection."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from django.conf import settings
 
 from cluster.adapters import hot_state
@@ -18,23 +21,72 @@ CONNECTION_MANAGER = "connection-manager"
 ONLINE, OFFLINE = SpuResolution.ONLINE.value, SpuResolution.OFFLINE.value
 
 
+TopicRow = tuple[int, int, int, float, bool]  # pk, min_lrs, max_lag, rate, unclean
+
+
 def sync_topology(hot: HotState) -> list[Action]:
-    """SPUs registered/unregistered, their Online/Offline status, topics provisioned/deleted."""
+    """The full comparison with every SPU and topic row: SPUs registered/unregistered,
+    their racks and Online/Offline status, topics provisioned/deleted, topic settings.
+    The engine's controllers (engine/controllers.py) run it as their periodic fallback
+    and otherwise fold the intent entries into the same reconcile steps."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
     racks = {str(spu): rack or "" for spu, _, rack in rows}
-    _sync_registered(hot, store, racks)
-    _sync_racks(hot, racks)
-    actions = _sync_status(hot, store)
+    actions = reconcile_spus(hot, store, racks)
     return actions + _sync_topics(hot, provisioned_topics())
 
 
-def provisioned_topics() -> dict[str, tuple[int, int, int, float, bool]]:
+def reconcile_spus(hot: HotState, store: dict[int, str], racks: dict[str, str]
+                   ) -> list[Action]:
+    """Bring the hot state's SPUs to ``store`` (every registered SPU's status) and
+    ``racks`` (every registered SPU's rack, by its id as text)."""
+    _sync_registered(hot, store, racks)
+    sync_racks(hot, racks)
+    return _sync_status(hot, store)
+
+
+def provisioned_topics(names: Iterable[str] | None = None) -> dict[str, TopicRow]:
+    """The provisioned topics' rows (of those ``names`` only, when given)."""
+    rows = Topic.objects.filter(resolution=TopicResolution.PROVISIONED.value)
+    if names is not None:
+        rows = rows.filter(name__in=list(names))
     return {name: (pk, min_lrs, max_lag, rate, unclean)
             for pk, name, min_lrs, max_lag, rate, unclean in
-            Topic.objects.filter(resolution=TopicResolution.PROVISIONED.value)
-            .values_list("id", "name", "min_lrs", "max_lag", "producer_rate",
-                         "unclean_leader_election")}
+            rows.values_list("id", "name", "min_lrs", "max_lag", "producer_rate",
+                             "unclean_leader_election")}
+
+
+def reconcile_topics(hot: HotState, rows: dict[str, TopicRow], names: Iterable[str]
+                     ) -> list[Action]:
+    """Bring the topics ``names`` to their ``rows`` (a name without a row is not
+    provisioned: the engine drops it), leaving every other topic as it is."""
+    actions: list[Action] = []
+    for name in sorted(names):
+        row = rows.get(name)
+        if name in hot.topics and (row is None or row[0] != hot.topics[name]["pk"]):
+            _drop_topic(hot, name)
+        if row is not None and name not in hot.topics:
+            actions += _add_topic(hot, name, row[0], row[1], row[2])
+        if row is not None and name in hot.state.topics:
+            _apply_settings(hot, name, row)
+    return actions
+
+
+def drop_topic(hot: HotState, name: str, pk: int | None) -> None:
+    """A deleted topic, when the engine replicates it (under that row id, when given)."""
+    table = hot.topics.get(name)
+    if table is not None and pk in (None, table["pk"]):
+        _drop_topic(hot, name)
+
+
+def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None:
+    """Settings of a replicated topic changed (by a topic row's field names)."""
+    cfg, table = hot.state.topics[name], hot.topics[name]
+    _apply_settings(hot, name, (
+        table["pk"], int(changed.get("min_lrs", cfg.min_lrs)),
+        int(changed.get("max_lag", cfg.max_lag)),
+        float(changed.get("producer_rate", table.get("rate", 0.0))),
+        bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
 def topology_unchanged(hot: HotState) -> bool:
@@ -55,7 +107,7 @@ def topology_unchanged(hot: HotState) -> bool:
     return True
 
 
-def _apply_settings(hot: HotState, name: str, row: tuple[int, int, int, float, bool]) -> None:
+def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:
     _, min_lrs, max_lag, rate, unclean = row
     cfg = hot.state.topics[name]
     if (cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election) != (min_lrs, max_lag, unclean):
@@ -81,7 +133,7 @@ def _sync_registered(hot: HotState, store: dict[int, str], racks: dict[str, str]
             hot.log.append({"type": "spu-forgotten", "spu": spu})
 
 
-def _sync_racks(hot: HotState, racks: dict[str, str]) -> None:
+def sync_racks(hot: HotState, racks: dict[str, str]) -> None:
     """A registered SPU's new rack (`spu update --rack`), and racks not yet in the log
     (SPUs registered before racks were logged) as ``spu-rack`` entries."""
     for spu, rack in sorted(racks.items()):
@@ -101,8 +153,7 @@ def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
     return actions
 
 
-def _sync_topics(hot: HotState, rows: dict[str, tuple[int, int, int, float, bool]]
-                 ) -> list[Action]:
+def _sync_topics(hot: HotState, rows: dict[str, TopicRow]) -> list[Action]:
     for name in [n for n, t in hot.topics.items() if rows.get(n, (None,))[0] != t["pk"]]:
         _drop_topic(hot, name)
     actions: list[Action] = []

@@ -34,8 +34,9 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.mirror import slices_of, stored_shape, write_offsets
-from cluster.engine.spu_loops import (run_spu_loops, sync_topology,  # noqa: F401 (re-exported)
-                                      topology_unchanged)
+from cluster.engine.controllers import adopt_topology, topology_quiet
+from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
+                                     sync_topology)
 from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
                                          run_on_shards, run_unit)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
@@ -51,7 +52,8 @@ CONTROLLER = "partition-controller"
 
 def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None,
                      lock_timeout_s: float | None = None) -> dict[str, int]:
-    """Sync topology and SPU status from the store, check the hot state against the log,
+    """Adopt the operator intents logged since the last tick (the SPU and topic
+    controllers: engine/controllers.py), check the hot state against the log,
     run every live SPU loop, let the connection manager drop silent SPUs, run the
     simulated producers and the installed tick steps (a running plan)."""
     at = now if now is not None else now_ms()
@@ -60,7 +62,7 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
 
     def step(hot: HotState) -> list[Action]:
         stopped = hot_state.killed()
-        actions = sync_topology(hot)
+        actions = adopt_topology(hot, at)
         hot_state_check_against_store(hot)
         actions += run_spu_loops(hot, at, stopped)
         if settings.REPLICATION_SIMULATED_PRODUCERS:
@@ -117,7 +119,7 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
 
 def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
     """Cluster-wide work that needs no replica set, or None if this tick needs them all."""
-    if hot.checked != hot_state.redis_run_id() or not topology_unchanged(hot):
+    if hot.checked != hot_state.redis_run_id() or not topology_quiet(hot, at):
         return None
     stopped = hot_state.killed()
     live = [s for s, up in hot.state.spus.items()

@@ -58,8 +58,8 @@ def store_plan(moves: int, new: list[int]) -> int:
 
 
 def tick(now: int) -> float:
-    from cluster.services.waiting import LocalQueue
     from cluster.services.replication import replication_tick
+    from cluster.services.waiting import LocalQueue
 
     queue = LocalQueue()
     ms, _ = timed(lambda: replication_tick(now=now, dispatch=queue))
@@ -137,11 +137,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def bench(args: argparse.Namespace) -> None:
-    from cluster.models import Topic
+    from cluster.services.records import topic_set_producer_rate
     from planner.execution import plan_status
 
     build(args.spus, args.partitions)
-    Topic.objects.filter(name="bench").update(producer_rate=1000)
+    topic_set_producer_rate(name="bench", rate=1000)
     now = int(time.time() * 1000)
     idle = [tick(now := now + 1000) for _ in range(6)][1:]
     new = add_spus(args.spus, NEW_SPUS)

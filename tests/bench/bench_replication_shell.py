@@ -144,8 +144,9 @@ def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0,
     """``spus`` online SPUs (over ``racks`` racks, round robin, if any) and topic "bench"
     (replication 3, min LRS 2) with a simulated producer of ``rate`` records/s; ``idle``
     more partitions in topic "bench-idle", which never gets a producer."""
-    from cluster.models import Spu, Topic
+    from cluster.models import Spu
     from cluster.services import spu_connect, spu_register, topic_create
+    from cluster.services.records import topic_set_producer_rate
 
     for i in range(spus):
         spu_register(spu_id=i, rack=f"rack-{i % racks}" if racks else "")
@@ -154,7 +155,7 @@ def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0,
     if idle:
         topic_create(name=IDLE_TOPIC, partitions=idle, replication=3, min_lrs=2)
     if rate:
-        Topic.objects.filter(name="bench").update(producer_rate=rate)
+        topic_set_producer_rate(name="bench", rate=rate)
     assert Spu.objects.count() == spus
 
 
@@ -178,14 +179,14 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
     """Fill every partition's log with ``records`` records (200 a tick), as hours of
     producing at one record per second would: the steady state, where the retained log
     (REPLICATION_LOG_RETENTION) is long, not the first minutes of a cluster."""
-    from cluster.models import Topic
+    from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
     t, done = time.perf_counter(), 0
     while done < records:
         chunk = min(200, records - done)
-        Topic.objects.filter(name="bench").update(producer_rate=partitions * chunk)
+        topic_set_producer_rate(name="bench", rate=partitions * chunk)
         now += 1000
         replication_tick(now=now, dispatch=LocalQueue())
         done += chunk
@@ -198,7 +199,7 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
                 result: dict[str, object] | None = None) -> int:
     """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
     their figures printed, and put in ``result`` when given."""
-    from cluster.models import Topic
+    from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
@@ -225,7 +226,7 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
             slowlog.stop()
         now = warm_logs(busy, warm, now)
     # One record per busy partition per second, acks=1, from the simulated producer.
-    Topic.objects.filter(name="bench").update(producer_rate=busy)
+    topic_set_producer_rate(name="bench", rate=busy)
     replication_tick(now=now, dispatch=LocalQueue())
     if slowlog is not None:
         slowlog.start()

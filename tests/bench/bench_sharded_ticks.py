@@ -112,12 +112,12 @@ def drop_database(postgres: bool) -> None:
 
 def grow_to(partitions: int, have: int) -> None:
     """Add a topic of the missing partitions; its producer writes one record per partition/s."""
-    from cluster.models import Topic
     from cluster.services import topic_create
+    from cluster.services.records import topic_set_producer_rate
 
     name = f"bench{partitions}"
     topic_create(name=name, partitions=partitions - have, replication=3, min_lrs=2)
-    Topic.objects.filter(name=name).update(producer_rate=partitions - have)
+    topic_set_producer_rate(name=name, rate=partitions - have)
 
 
 def env(shards: int) -> dict[str, str]:

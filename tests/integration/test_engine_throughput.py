@@ -6,12 +6,13 @@ import time
 import pytest
 
 from cluster.adapters import hot_state
-from cluster.models import Partition, Topic
+from cluster.engine.engine import current as engine
+from cluster.models import Partition
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
+from cluster.services.records import topic_set_producer_rate
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
-from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -40,7 +41,7 @@ def busy(redis_url, settings):
     topic_create(name="busy", partitions=6, replication=3, min_lrs=2)
     at = int(time.time() * 1000)
     tick(at)
-    Topic.objects.filter(name="busy").update(producer_rate=6)
+    topic_set_producer_rate(name="busy", rate=6)
     return at
 
 
@@ -49,7 +50,7 @@ def test_past_the_budget_offsets_rows_trail_by_at_most_one_round_of_slices(busy)
     for step in range(1, 4):
         tick(at + 1000 * step)
     assert rows() != hot_rows()  # some rows were not due this tick
-    Topic.objects.filter(name="busy").update(producer_rate=0)
+    topic_set_producer_rate(name="busy", rate=0)
     for step in range(4, 8):  # the producers stop; every slice comes round once more
         tick(at + 1000 * step)
     assert rows() == hot_rows()
@@ -118,7 +119,7 @@ def test_below_the_budget_a_row_whose_offsets_trail_is_healed(busy, settings):
     settings.REPLICATION_MIRROR_ROWS = 2000  # every moved row is written at each tick
     for step in range(1, 4):
         tick(busy + 1000 * step)
-    Topic.objects.filter(name="busy").update(producer_rate=0)
+    topic_set_producer_rate(name="busy", rate=0)
     tick(busy + 4000)
     assert rows() == hot_rows()
     index = max(offsets().items(), key=lambda item: item[1])[0]

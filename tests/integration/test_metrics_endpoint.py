@@ -162,11 +162,11 @@ def test_a_reordered_lrs_is_not_under_replicated_and_a_leaderless_partition_is_o
 def test_a_tick_whose_save_fails_counts_neither_its_time_nor_its_records(
         client, cluster, monkeypatch):
     from cluster.adapters import hot_state
-    from cluster.models import Topic
     from cluster.services import replication
+    from cluster.services.records import topic_set_producer_rate
     from cluster.services.waiting import LocalQueue
 
-    Topic.objects.filter(name="t").update(producer_rate=1000)
+    topic_set_producer_rate(name="t", rate=1000)
     replication.replication_tick(dispatch=LocalQueue())
     before = scrape(client)
 
@@ -177,7 +177,7 @@ def test_a_tick_whose_save_fails_counts_neither_its_time_nor_its_records(
     with pytest.raises(ConnectionError):
         replication.replication_tick(dispatch=LocalQueue(), now=replication.now_ms() + 1000)
     monkeypatch.undo()
-    Topic.objects.filter(name="t").update(producer_rate=0)
+    topic_set_producer_rate(name="t", rate=0)
     replication.replication_tick(dispatch=LocalQueue())
     after = scrape(client)
     assert sample(after, "controlroom_replication_tick_seconds_count") == \

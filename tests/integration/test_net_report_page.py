@@ -59,7 +59,7 @@ def test_before_any_cut_the_page_says_there_is_no_rehearsal(viewer_client, redis
 
 def test_the_report_counts_the_simulated_producers_acks_1_writes_as_metrics_does(
         viewer_client, redis_url):
-    from cluster.models import Topic
+    from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import now_ms, replication_tick
     from cluster.services.waiting import LocalQueue
     from tests.integration.test_metrics_endpoint import sample, scrape
@@ -70,11 +70,11 @@ def test_the_report_counts_the_simulated_producers_acks_1_writes_as_metrics_does
     replication_tick(dispatch=LocalQueue())
     before = sample(scrape(viewer_client), "controlroom_records_produced_total", acks="1")
     run("net", "cut", "--spu", "2", "--from", "spu", "1", "--json")  # a rehearsal begins
-    Topic.objects.filter(name="t").update(producer_rate=1000)
+    topic_set_producer_rate(name="t", rate=1000)
     at = now_ms()
     for step in range(1, 4):
         replication_tick(dispatch=LocalQueue(), now=at + step * 1000)
-    Topic.objects.filter(name="t").update(producer_rate=0)
+    topic_set_producer_rate(name="t", rate=0)
     run("produce", "t", "--count", "2", "--acks", "1", "--json")  # answered ones too
     written = sample(scrape(viewer_client), "controlroom_records_produced_total",
                      acks="1") - before

@@ -13,10 +13,9 @@ from cluster.services.waiting import LocalQueue
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core.replication.compaction import COMPACTED
 from cluster.testing.invariants import InvariantChecker
-from cluster.models import Topic
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline, spu_online
-from cluster.services.records import records_produce
+from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import (replication_coordinate, replication_shard_tick,
                                           replication_tick)
 from tests.helpers import register_spus
@@ -161,7 +160,7 @@ def test_an_spu_outage_and_return_elect_leaders_and_keep_every_record(sharded):
 
 def test_simulated_producers_split_over_shards_add_up_to_the_rate(sharded, settings):
     settings.REPLICATION_SIMULATED_PRODUCERS = True
-    Topic.objects.filter(name="orders").update(producer_rate=40)
+    topic_set_producer_rate(name="orders", rate=40)
     sharded_tick(now=5_000_000)
     sharded_tick(now=5_001_000)
     leos = [rs.leo for rs in hot_state.load().state.replica_sets.values()]
@@ -171,7 +170,7 @@ def test_simulated_producers_split_over_shards_add_up_to_the_rate(sharded, setti
 def test_record_ids_stay_unique_across_shards_and_after_going_back_to_one_shard(sharded,
                                                                                 settings):
     settings.REPLICATION_SIMULATED_PRODUCERS = True
-    Topic.objects.filter(name="orders").update(producer_rate=64)
+    topic_set_producer_rate(name="orders", rate=64)
     for second in range(3):
         sharded_tick(now=6_000_000 + 1000 * second)
     produce(0)

@@ -8,8 +8,9 @@ import pytest
 from django.core.management import call_command
 
 from cluster.adapters import hot_state
-from cluster.models import Partition, Topic
+from cluster.models import Partition
 from cluster.services import spu_connect, spu_register, topic_create, topic_delete
+from cluster.services.records import topic_set_producer_rate
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
@@ -65,7 +66,7 @@ def test_an_spu_registered_later_joins_offline_then_online_when_it_connects(spus
 
 def test_simulated_producers_append_their_rate_spread_over_partitions(spus):
     topic_create(name="sim", partitions=4, replication=1)
-    Topic.objects.filter(name="sim").update(producer_rate=10)
+    topic_set_producer_rate(name="sim", rate=10)
     tick(now=1_000_000)
     tick(now=1_001_000)
     leos = [rs.leo for rs in hot_state.load().state.replica_sets.values()]

@@ -9,12 +9,11 @@ import pytest
 from django.test import override_settings
 
 from cluster.adapters import hot_state, lease, metadata_log, save_pieces
-from cluster.engine.engine import current as engine
 from cluster.core.replication.compaction import reference_replica
-from cluster.models import Topic
+from cluster.engine.engine import current as engine
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
-from cluster.services.records import records_consume, records_produce
+from cluster.services.records import records_consume, records_produce, topic_set_producer_rate
 from cluster.services.repair import store_repair_list
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
@@ -57,7 +56,7 @@ def orders(redis_url, settings):
     topic_create(name="orders", partitions=PARTITIONS, replication=3)
     # Two records per partition per second from the simulated producer: the tick itself
     # appends to every set's records, so its pieces carry records.
-    Topic.objects.filter(name="orders").update(producer_rate=2 * PARTITIONS)
+    topic_set_producer_rate(name="orders", rate=2 * PARTITIONS)
     tick(1_000)
     return "orders"
 

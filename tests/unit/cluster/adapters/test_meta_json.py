@@ -10,7 +10,7 @@ from cluster.core.replication import cluster_meta_to_dict, new_cluster
 
 def plain(state, topics, checked, racks) -> dict:
     return json.loads(json.dumps({"core": cluster_meta_to_dict(state), "topics": topics,
-                                  "checked": checked, "racks": racks}))
+                                  "checked": checked, "racks": racks, "adopted": {}}))
 
 
 def test_the_meta_reads_back_as_plain_json_through_changes_made_in_place():

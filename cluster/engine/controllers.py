@@ -1,0 +1,149 @@
+"""The engine's SPU and topic controllers (issue 32): they react to the operator intents'
+offsets in the metadata log, not to rereading every SPU and topic row each tick.
+
+Every intent append sets the log's intents head (``metadata_log.intents_head``, in the
+script that appends it). The hot state's meta keeps what the engine adopted
+(``HotState.adopted``: ``offset``, the intents head it folded up to; ``compared``, the
+tick time of its last full comparison; ``checked``, the Redis run then), saved in the unit's fenced write, so a refused
+save adopts nothing and the next tick folds the same entries again. A tick then:
+
+* head equal to the adopted offset: reads no SPU or topic row at all;
+* head above it: makes sure the store applied the entries (``catch_up``: a command that
+  died between its append and its catch-up), folds the intent entries between the two
+  (cluster/core/replication/controllers.py: one pure reducer per object kind) into the
+  same reconcile steps the full comparison uses (engine/spu_loops.py), reading only the
+  rows of a topic provisioned since (its partitions' ids), and records the head;
+* the full comparison with every row (``sync_topology``) instead on the first tick after
+  a fresh meta or a Redis restart, when the log no longer holds the entries (trimmed, or a Redis that lost
+  its log), and every ``REPLICATION_TOPOLOGY_COMPARE_S`` of tick time: rows written
+  without an entry (Redis down at the command; a test writing rows straight to the
+  store) are adopted then, as the resync heal catches partition rows.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+from cluster.adapters import metadata_log
+from cluster.adapters.hot_state import HotState
+from cluster.core.replication import Action
+from cluster.core.replication.controllers import (SpuSpec, fold_spus, fold_topics,
+                                                  is_intent, needs_replica_sets)
+from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_settings, drop_topic,
+                                     provisioned_topics, reconcile_spus, reconcile_topics,
+                                     sync_racks, sync_topology, topology_unchanged)
+from cluster.projections import store as store_projection
+
+Entries = list[dict]
+_BATCH = 5000
+
+
+def adopt_topology(hot: HotState, at: int) -> list[Action]:
+    """A whole tick's: what the intents since the adopted offset changed, or the full
+    comparison when it is due."""
+    head = metadata_log.intents_head()
+    entries = None if _compare_due(hot, head, at) else _pending(hot, head)
+    if entries is None:
+        store_projection.catch_up()  # an entry logged first has its rows once applied
+        actions = sync_topology(hot)
+        _adopt(hot, head, compared=at)
+        return actions
+    actions = _fold(hot, entries) if entries else []
+    _adopt(hot, head)
+    return actions
+
+
+def topology_quiet(hot: HotState, at: int) -> bool:
+    """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
+    none (racks, topic settings) and say True, or False when a whole tick must adopt the
+    rest (an SPU registered, forgotten or changing status; a topic added or dropped)."""
+    head = metadata_log.intents_head()
+    if _compare_due(hot, head, at):
+        store_projection.catch_up()
+        if not topology_unchanged(hot):
+            return False
+        _adopt(hot, head, compared=at)
+        return True
+    entries = _pending(hot, head)
+    if entries is None:
+        return False
+    if entries:
+        held = _held(hot)
+        spec, topics = fold_spus(held, entries), fold_topics(entries)
+        if needs_replica_sets(held, spec, topics):
+            return False
+        sync_racks(hot, {str(s): rack for s, rack in spec.racks.items()})
+        for name, changed in topics.settings.items():
+            if name in hot.state.topics:
+                apply_settings(hot, name, changed)
+    _adopt(hot, head)
+    return True
+
+
+def _compare_due(hot: HotState, head: int, at: int) -> bool:
+    offset, compared = hot.adopted.get("offset"), hot.adopted.get("compared")
+    if offset is None or compared is None or head < offset:
+        return True  # a fresh meta, or a log begun again: nothing to fold from
+    seen = hot.adopted.get("checked")
+    if seen is not None and seen != hot.checked:
+        # Redis restarted since the last comparison (the recovery check noted the new run):
+        # what it lost of the log since its last snapshot, the rows still say.
+        return True
+    # Tick time going back (a test's clock, a restored state) compares too.
+    return not 0 <= at - compared < settings.REPLICATION_TOPOLOGY_COMPARE_S * 1000
+
+
+def _adopt(hot: HotState, head: int, compared: int | None = None) -> None:
+    """Record the intents head as adopted (saved with the unit's fenced write)."""
+    adopted = {**hot.adopted, "offset": head}
+    if compared is not None:
+        adopted.update(compared=compared, checked=hot.checked)
+    elif adopted.get("checked") is None:
+        # Compared on a fresh meta, before the recovery check noted this Redis run.
+        adopted["checked"] = hot.checked
+    hot.adopted = adopted
+
+
+def _pending(hot: HotState, head: int) -> Entries | None:
+    """The intent entries after the adopted offset up to ``head``, once the store applied
+    them; None when the log no longer holds them all (a full comparison must do)."""
+    first = hot.adopted["offset"] + 1
+    if head < first:
+        return []
+    if metadata_log.start() > first:
+        return None
+    store_projection.catch_up()
+    out: Entries = []
+    while first <= head:
+        batch = metadata_log.read(first, _BATCH, last=head)
+        out += [e.data for e in batch if is_intent(e.data)]
+        if len(batch) < _BATCH:
+            break
+        first = batch[-1].offset + 1
+    return out
+
+
+def _held(hot: HotState) -> SpuSpec:
+    """The registered SPUs as the engine holds them (``hot.racks`` names every one)."""
+    racks = {int(s): rack for s, rack in hot.racks.items()}
+    return SpuSpec(racks, {s: bool(hot.state.spus.get(s)) for s in racks})
+
+
+def _fold(hot: HotState, entries: Entries) -> list[Action]:
+    """The SPU controller, then the topic controller (as the full comparison orders them:
+    a topic's replicas name registered SPUs)."""
+    actions: list[Action] = []
+    held = _held(hot)
+    spec = fold_spus(held, entries)
+    if spec != held:
+        actions += reconcile_spus(
+            hot, {s: ONLINE if up else OFFLINE for s, up in spec.online.items()},
+            {str(s): rack for s, rack in sorted(spec.racks.items())})
+    topics = fold_topics(entries)
+    for name, pk in topics.dropped.items():
+        drop_topic(hot, name, pk)
+    if topics.added:
+        actions += reconcile_topics(hot, provisioned_topics(topics.added), topics.added)
+    for name, changed in topics.settings.items():
+        if name in hot.state.topics:
+            apply_settings(hot, name, changed)
+    return actions

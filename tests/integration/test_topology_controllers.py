@@ -1,0 +1,183 @@
+"""The engine's SPU and topic controllers adopt operator intents from their log entries
+(the offsets above the one adopted), reading no SPU or topic row on a tick with nothing
+new; a full comparison with the rows is their periodic fallback (issue 32)."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from cluster.adapters import hot_state, lease, metadata_log, shards
+from cluster.adapters.lease import LeaseLost
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.store_identity import locked_for_this_store
+from cluster.engine.engine import current, using
+from cluster.models import Spu
+from cluster.services import spu_register, spu_update, topic_create
+from cluster.services.outages import spu_offline
+from cluster.services.records import topic_set_producer_rate
+from cluster.services.replication import replication_coordinate, replication_tick
+from cluster.services.waiting import LocalQueue
+from tests.helpers import register_spus
+
+# Committed transactions: a command's intent is appended as it is in production.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
+T0 = 10_000_000
+
+
+def tick(now: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=now, dispatch=queue)
+    queue.drain()
+
+
+def full_reads(queries: list[dict]) -> list[str]:
+    """The full comparison's reads: every SPU row, every provisioned topic row."""
+    sql = [q["sql"] for q in queries]
+    return [s for s in sql if 'FROM "cluster_spu"' in s and "WHERE" not in s.split(
+        'FROM "cluster_spu"', 1)[1]] + [
+        s for s in sql if 'FROM "cluster_topic" WHERE' in s and '"resolution" =' in s
+        and '"name" IN' not in s]
+
+
+def ticked(now: int) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        tick(now)
+    return full_reads(queries.captured_queries)
+
+
+def adopted() -> dict:
+    return hot_state.load().adopted
+
+
+def intents_head() -> int:
+    with bound_to_store():
+        return metadata_log.intents_head()
+
+
+def start_cluster() -> int:
+    register_spus(0, 1, 2, rack="r1", online=True)
+    topic_create(name="orders", partitions=3, replication=3)
+    assert ticked(T0)  # a fresh meta: the first tick compares every row
+    return T0
+
+
+@pytest.fixture
+def cluster(redis_url, settings):
+    settings.REPLICATION_TOPOLOGY_COMPARE_S = 60
+    return start_cluster()
+
+
+@pytest.fixture
+def sharded(redis_url, settings, monkeypatch):
+    settings.REPLICATION_TOPOLOGY_COMPARE_S = 60
+    settings.REPLICATION_SHARDS = 2
+    monkeypatch.setattr(shards, "BLOCK", 2)
+    return start_cluster()
+
+
+def test_a_tick_with_no_new_intent_reads_no_spu_or_topic_row(cluster):
+    assert adopted() == {"offset": intents_head(), "compared": T0, "checked": None}
+    assert ticked(T0 + 1000) == []
+    assert adopted()["checked"] == hot_state.load().checked is not None
+    assert ticked(T0 + 2000) == []
+
+
+def test_an_spu_registered_is_adopted_from_its_entry_not_from_the_rows(cluster):
+    spu_register(spu_id=7, rack="r9")
+    # Written straight to the store, without an entry: not looked at until the comparison.
+    Spu.objects.filter(pk=0).update(rack="moved-behind-the-engine")
+    assert ticked(T0 + 1000) == []
+    hot = hot_state.load()
+    assert hot.state.spus[7] is False and hot.racks["7"] == "r9"
+    assert hot.racks["0"] == "r1"
+    assert hot.adopted["offset"] == intents_head()
+
+
+def test_the_periodic_comparison_adopts_a_row_written_without_an_entry(cluster):
+    Spu.objects.filter(pk=0).update(rack="moved-behind-the-engine")
+    assert ticked(T0 + 59_000) == []
+    assert hot_state.load().racks["0"] == "r1"
+    assert ticked(T0 + 60_000)  # the comparison is due
+    hot = hot_state.load()
+    assert hot.racks["0"] == "moved-behind-the-engine"
+    assert hot.adopted["compared"] == T0 + 60_000
+
+
+def test_a_rack_change_is_adopted_from_its_entry(cluster):
+    spu_update(spu_id=1, rack="r2")
+    assert ticked(T0 + 1000) == []
+    assert hot_state.load().racks["1"] == "r2"
+    with bound_to_store():
+        entries = [e.data for e in metadata_log.read_all(0)]
+    assert {"spu": 1, "rack": "r2"}.items() <= [e for e in entries
+                                               if e["type"] == "spu-rack"][-1].items()
+
+
+def test_a_topic_created_is_replicated_from_its_entry_reading_only_its_own_rows(cluster):
+    topic_create(name="late", partitions=2, replication=2)
+    assert ticked(T0 + 1000) == []
+    hot = hot_state.load()
+    assert "late" in hot.topics and len(hot.topics["late"]["partitions"]) == 2
+    assert {k for k in hot.state.replica_sets if k[0] == "late"} == {("late", 0), ("late", 1)}
+
+
+def test_an_spu_taken_offline_is_adopted_from_its_entries(cluster):
+    spu_offline(spu_id=2)
+    assert ticked(T0 + 1000) == []
+    hot = hot_state.load()
+    assert hot.state.spus[2] is False
+    assert all(rs.leader != 2 for rs in hot.state.replica_sets.values())
+
+
+def test_a_refused_save_adopts_nothing_and_the_next_tick_folds_the_entry_again(cluster):
+    before = adopted()
+    spu_register(spu_id=8)
+    stolen: list[str] = []
+
+    def lose_the_lease(hot, at):
+        assert 8 in hot.state.spus  # adopted in the step, then refused
+        stolen.extend(lease.held_names())
+        for lock_key in stolen:
+            hot_state.client().set(lock_key, "another holder's token")
+        return []
+
+    with using(current().replaced(tick_steps=(lose_the_lease,))):
+        with pytest.raises(LeaseLost):
+            tick(T0 + 1000)
+    assert adopted() == before
+    assert 8 not in hot_state.load().state.spus
+    hot_state.client().delete(*stolen)  # the other holder is gone
+    assert ticked(T0 + 2000) == []
+    assert 8 in hot_state.load().state.spus
+    assert adopted()["offset"] == intents_head() > before["offset"]
+
+
+def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_whole_tick(
+        sharded):
+    with CaptureQueriesContext(connection) as queries:
+        assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
+    assert full_reads(queries.captured_queries) == []
+    # A rate and a rack need no replica set: the quiet tick adopts them itself.
+    topic_set_producer_rate(name="orders", rate=6)
+    spu_update(spu_id=1, rack="r2")
+    assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
+    hot = hot_state.load()
+    assert hot.topics["orders"]["rate"] == 6 and hot.racks["1"] == "r2"
+    assert hot.adopted["offset"] == intents_head()
+    spu_register(spu_id=9)
+    assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    assert 9 in hot_state.load().state.spus
+    assert adopted()["offset"] == intents_head()
+
+
+def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(cluster):
+    with locked_for_this_store(None):
+        hot = hot_state.load()
+        # As the meta an older Redis run saved reads: checked, and compared, under it.
+        hot.checked = "a run before the restart"
+        hot.adopted = {**hot.adopted, "checked": hot.checked}
+        hot_state.save(hot)
+    assert ticked(T0 + 1000) == []  # the recovery check notes the new run ...
+    assert ticked(T0 + 2000)  # ... and the next tick compares every row under it
+    assert ticked(T0 + 3000) == []

@@ -1,0 +1,82 @@
+"""The SPU and topic controllers' reducers: operator intents folded, in offset order, into
+what the engine holds, as the store's rows would read once the entries were applied."""
+from __future__ import annotations
+
+from cluster.core.replication import intents
+from cluster.core.replication.controllers import (SpuSpec, fold_spus, fold_topics,
+                                                  needs_replica_sets)
+
+HELD = SpuSpec({0: "r1", 1: "r1"}, {0: True, 1: True})
+
+
+def status(spu: int, to: str) -> dict:
+    return intents.spu_status(spu, "Online" if to != "Online" else "Offline", to)
+
+
+def test_a_registered_spu_starts_offline_and_goes_online_with_its_status_entry():
+    entries = [intents.spu_register(7, "r9", "p", "q")]
+    assert fold_spus(HELD, entries) == SpuSpec({0: "r1", 1: "r1", 7: "r9"},
+                                               {0: True, 1: True, 7: False})
+    online = fold_spus(HELD, [*entries, status(7, "Online")])
+    assert online.online[7] is True
+
+
+def test_registering_an_spu_again_keeps_its_status_and_takes_the_new_rack():
+    spec = fold_spus(HELD, [intents.spu_register(0, "r2", "p", "q")])
+    assert spec.racks[0] == "r2" and spec.online[0] is True
+
+
+def test_an_unregistered_spu_leaves_and_its_later_entries_are_passed_by():
+    spec = fold_spus(HELD, [intents.spu_unregister(1, False), status(1, "Online"),
+                            intents.spu_update(1, {"rack": {"from": "r1", "to": "r5"}})])
+    assert spec == SpuSpec({0: "r1"}, {0: True})
+
+
+def test_a_rack_change_moves_the_rack_and_an_endpoint_change_moves_nothing():
+    spec = fold_spus(HELD, [intents.spu_update(0, {"rack": {"from": "r1", "to": "r2"}}),
+                            intents.spu_update(1, {"public_endpoint": {"from": "a",
+                                                                       "to": "b"}})])
+    assert spec.racks == {0: "r2", 1: "r1"}
+    assert not needs_replica_sets(HELD, spec, fold_topics([]))
+
+
+def test_an_outage_changes_no_status_its_spu_status_entries_do():
+    outage = intents.outage("offline", [0, 1], rack="r1")
+    assert fold_spus(HELD, [outage]) == HELD
+    spec = fold_spus(HELD, [outage, status(0, "Offline"), status(1, "Offline")])
+    assert spec.online == {0: False, 1: False}
+    assert needs_replica_sets(HELD, spec, fold_topics([]))
+
+
+def test_the_held_spec_is_not_changed_by_a_fold():
+    fold_spus(HELD, [intents.spu_unregister(0, True)])
+    assert HELD == SpuSpec({0: "r1", 1: "r1"}, {0: True, 1: True})
+
+
+def provisioned(name: str) -> dict:
+    return {**intents.topic_create(name, None, {}, [[0, 1]], online=[0, 1]),
+            "resolution": "Provisioned"}
+
+
+def test_a_provisioned_topic_is_added_and_a_waiting_one_is_not():
+    waiting = {**intents.topic_create("w", None, {}), "resolution": "InsufficientResources"}
+    changes = fold_topics([provisioned("t"), waiting])
+    assert changes.added == {"t"} and not changes.dropped and not changes.settings
+    later = {**intents.topic_provision("w", 5, [[0, 1]], [0, 1]), "resolution": "Provisioned"}
+    assert fold_topics([waiting, later]).added == {"w"}
+
+
+def test_a_topic_deleted_then_created_again_is_dropped_then_read_afresh():
+    changes = fold_topics([intents.topic_delete("t", 4), provisioned("t")])
+    assert changes.dropped == {"t": 4} and changes.added == {"t"}
+    gone = fold_topics([provisioned("t"), intents.topic_delete("t", 9)])
+    assert gone.dropped == {"t": 9} and gone.added == set()
+
+
+def test_settings_changes_fold_into_the_last_value_of_each_field():
+    rate = [intents.topic_update("t", {"producer_rate": {"from": 0, "to": r}}) for r in (5, 9)]
+    changes = fold_topics([*rate, intents.topic_update("t", {"min_lrs": {"from": 1, "to": 2},
+                                                             "reason": {"from": "", "to": "x"}})])
+    assert changes.settings == {"t": {"producer_rate": 9, "min_lrs": 2}}
+    assert not needs_replica_sets(HELD, HELD, changes)
+    assert needs_replica_sets(HELD, HELD, fold_topics([provisioned("u")]))
