@@ -21,10 +21,11 @@ from django.utils import timezone
 
 from cluster.errors import Conflict, InvalidInput
 from cluster.core.replication import intents
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, log_event, record_intent
 from healing import core
 from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
+from healing.intents import MODE
 from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
@@ -57,33 +58,26 @@ def healing_disable(*, by: Actor = None) -> HealingConfig:
     return _set_mode(Mode.OFF, by)
 
 
-@transaction.atomic
 def _set_mode(mode: Mode, by: Actor) -> HealingConfig:
-    row = config()
-    if row.mode != mode.value:
-        row.mode = mode.value
-        row.save(update_fields=["mode", "updated_at"])
-        log_event(by, "healing", "mode", "set", {"mode": mode.value})
-        log_intent(by, intents.healing_set("mode", mode.value))
-    return row
+    """Log first (issue 32): the ``healing-set`` intent, whose projection (healing/intents.py)
+    writes the row once the store caught up with it; a switch to the mode it is in logs
+    nothing."""
+    if config().mode != mode.value:
+        record_intent(by, intents.healing_set(MODE, mode.value))
+    return config()
 
 
-@transaction.atomic
 def healing_set(*, name: str, value: str, by: Actor = None) -> core.Settings:
-    """``healing set NAME VALUE``: a bad name or value is refused, nothing stored."""
+    """``healing set NAME VALUE``: a bad name or value is refused, nothing logged or stored;
+    a good one is a ``healing-set`` intent, logged first, whose projection stores it."""
     try:
         typed = core.parse_setting(name, value)
-        row = config()
-        values = {**row.values, name: typed}
-        core.check_thresholds(core.settings_from(values))
+        core.check_thresholds(core.settings_from({**config().values, name: typed}))
     except core.SettingError as exc:
         raise InvalidInput(str(exc), field="value" if name in core.SETTING_NAMES else "name") \
             from None
-    row.values = values
-    row.save(update_fields=["values", "updated_at"])
-    log_event(by, "healing", name, "set", {"value": typed})
-    log_intent(by, intents.healing_set(name, typed))
-    return current_settings(row)
+    record_intent(by, intents.healing_set(name, typed))
+    return current_settings()
 
 
 # ---- one detection run (the beat's task) ------------------------------------------------
