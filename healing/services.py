@@ -2,18 +2,18 @@
 
 ``healing_check`` is one run of the anomaly detector: it reads the store
 (healing/snapshot.py), lets the core decide (healing/core), and writes what
-changed. Every automatic action (an anomaly's new state, a plan made, a plan
-applied) is logged with the actor ``self-healing`` inside a unit of work of
-the replication engine, so it is an entry of the metadata log.
+changed. Every automatic action (an anomaly's new state, a plan made) is an event
+with the actor ``self-healing`` and an entry of the metadata log: the run writes its
+rows in its own transaction, then appends those events through one unit of work of the
+engine (healing/journal.py); a plan it applies is the planner's ``plan-control`` intent.
 """
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from functools import partial
 from datetime import datetime, timedelta, timezone as tz
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, Sum
@@ -21,11 +21,12 @@ from django.utils import timezone
 
 from cluster.errors import Conflict, InvalidInput
 from cluster.core.replication import intents
-from cluster.services.events import Actor, log_event, record_intent
+from cluster.services.events import Actor, record_intent
 from healing import core
 from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
 from healing.intents import MODE
+from healing.journal import Journal
 from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
@@ -33,9 +34,6 @@ from healing.preemption import Hold, held_by, hold_of
 from healing.selectors import history_fields
 from healing.snapshot import cluster_snapshot, spus_down_since
 from planner.core import PlanError
-
-T = TypeVar("T")
-
 
 def config() -> HealingConfig:
     # Without the LRS members: hundreds of thousands of pairs, read only when they
@@ -144,12 +142,14 @@ def _check(now: int) -> dict[str, Any]:
     settled = [_settled(a, a.key in present, hold) for a in map(as_core, open_rows)]
     anomalies = core.advance(settled, findings, now, settings)
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
-    write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
-                    mode, settings, (seen, members))
-    known = {r.pk: as_core(r) for r in open_rows}
-    quiet = planned is None and all(known.get(a.id) == a for a in anomalies)
-    # A run that changed nothing logs nothing: it need not wait for the engine's lease.
-    return write() if quiet else _in_metadata_log(write)
+    journal = Journal()
+    write = partial(_write, journal, row, open_rows, anomalies, planned, waiting, shrinks,
+                    snapshot, mode, settings, (seen, members))
+    out = write()
+    # Once the rows committed, and only when they changed (a quiet run logs nothing and
+    # never waits for the engine's lease).
+    journal.log()
+    return out
 
 
 def _settled(anomaly: Found, still_there: bool, hold: Hold) -> Found:
@@ -202,7 +202,7 @@ def moves_last_hour() -> int:
 
 
 @transaction.atomic
-def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
+def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
            planned: tuple[list[Found], core.Fix] | None, waiting: str,
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
            settings: core.Settings, members: tuple[core.InLrs, core.InLrs]
@@ -216,13 +216,13 @@ def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
             planned, waiting = None, _held(hold)
     if planned is not None:
         chosen, fix = planned
-        plan = store_fix(fix, chosen)
+        plan = store_fix(fix, chosen, journal)
         applied, waiting = _apply(plan, settings) if mode is Mode.HEAL else (False, waiting)
         keys, as_mode = {a.key for a in chosen}, Mode.HEAL if applied else Mode.NOTIFY_ONLY
         anomalies = [core.planned(a, plan.pk, as_mode) if a.key in keys else a
                      for a in anomalies]
     for anomaly in anomalies:
-        _save(anomaly, before.get(anomaly.id), snapshot.at_ms)
+        _save(anomaly, before.get(anomaly.id), snapshot.at_ms, journal)
     fields = ["shrinks", "waiting", "checked_at", "updated_at"]
     remember(row, *members, fields)  # hundreds of thousands of pairs: written on change only
     row.shrinks = {str(k): v for k, v in shrinks.items()}
@@ -243,7 +243,7 @@ def _apply(plan: Any, settings: core.Settings) -> tuple[bool, str]:
     return True, ""
 
 
-def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
+def _save(a: Found, old: Anomaly | None, now_ms: int, journal: Journal) -> None:
     state_changed = old is None or old.state != a.state.value
     if old is None:
         old = Anomaly(type=a.type.value, subject=a.subject, detected_at=_at(a.detected_ms))
@@ -264,7 +264,7 @@ def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
                   "preempted_by": a.preempted_by, "detected_at": old.detected_at.isoformat()}
         if a.state not in core.OPEN_STATES:
             params.update(history_fields(old))
-        log_event(ACTOR, "anomaly", old.pk, a.state.value, params, result=a.detail)
+        journal.event(ACTOR, "anomaly", old.pk, a.state.value, params, result=a.detail)
 
 
 def _saved(row: Anomaly) -> bool:
@@ -279,17 +279,3 @@ def _saved(row: Anomaly) -> bool:
     except IntegrityError:
         return False
     return True
-
-
-def _in_metadata_log(work: Callable[[], T]) -> T:
-    """Run ``work`` inside a unit of work of the engine: what it logs are metadata-log entries."""
-    from cluster.services.replication import run_locked
-
-    out: list[T] = []
-
-    def step(_hot: Any) -> list:
-        out.append(work())
-        return []
-
-    run_locked(step, keys=[])
-    return out[0]

@@ -218,3 +218,35 @@ def test_an_spu_group_made_in_a_caller_s_transaction_writes_its_rows_then_logs(r
         assert head() == mark  # its rollback must undo the SPUs: nothing logged yet
     [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] in intents.KINDS]
     assert (entry["type"], entry["spu"], "log_first" in entry) == ("spu-register", 20, False)
+
+
+def test_a_detection_run_writes_its_rows_first_then_logs_its_events_through_one_unit(
+        redis_url, monkeypatch):
+    """Healing logs through a unit (issue 32), not a database transaction wrapped in the
+    engine's lease: the unit runs once the run's rows committed, and a quiet run runs none."""
+    from cluster import ports
+    from cluster.services.outages import spu_offline
+    from healing.models import Anomaly
+    from healing.services import healing_check
+
+    register_spus(0, 1, 2, online=True)
+    run("topic", "create", "t", "--partitions", "3", "--replication", "2")
+    run("healing", "enable", "--notify-only")
+    units, real = [], ports.run_unit
+
+    def watched(step, **kwargs):
+        units.append((transaction.get_connection().in_atomic_block,
+                      list(Anomaly.objects.values_list("state", flat=True))))
+        return real(step, **kwargs)
+
+    monkeypatch.setattr(ports, "run_unit", watched)
+    spu_offline(spu_id=2)
+    mark, t0 = head(), int(time.time() * 1000)
+    healing_check(now_ms=t0)
+    assert units == [(False, ["detected"])]
+    [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] == "event"]
+    assert (entry["actor"], entry["object_type"], entry["operation"]) == (
+        "self-healing", "anomaly", "detected")
+    assert Event.objects.get(log_offset=entry["offset"]).actor == "self-healing"
+    healing_check(now_ms=t0 + 100)  # nothing changed: no unit, nothing logged
+    assert len(units) == 1
