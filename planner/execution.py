@@ -7,8 +7,10 @@ state is the executor's (planner/executor.py), which runs inside each
 replication tick. With a worker that is the beat's tick; without one
 ``plan_wait`` steps the ticks here (services/settle.py). Rules (states,
 drift, outcomes, throttles, pace) are in planner/core/execution/. One plan is
-carried out at a time: the database's constraint decides between two applies
-racing (planner/models.py), not a read before the write.
+carried out at a time: an apply checks it again under the lock every catch-up of the
+store takes, then logs, so of two applies racing only one enters the log; the database's
+constraint (planner/models.py) still decides where no lock is held (an apply inside a
+caller's transaction writes its row first).
 """
 from __future__ import annotations
 
