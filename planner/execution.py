@@ -14,7 +14,6 @@ caller's transaction writes its row first).
 """
 from __future__ import annotations
 
-
 from django.conf import settings
 from django.db import connection, transaction
 
