@@ -4,14 +4,15 @@ The group's row is written in the command's transaction; its managed SPUs are in
 logged first (issue 32): each SPU the group gains or loses is a ``spu-register`` /
 ``spu-unregister`` entry naming the group, whose rows the store's projection writes
 (cluster/projections/intents.py) in the same transaction, so the log lists them as soon
-as the command returned and history shows them with no worker running. The transaction
-holds the lock every catch-up takes from before the first entry is appended: no other
-process applies an entry that names a group row it cannot see yet.
+as the command returned and history shows them with no worker running. Before its first
+entry is appended the transaction takes the lock every catch-up takes (and holds it to its
+commit): no other process applies an entry that names a group row it cannot see yet.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -35,9 +36,15 @@ def _changing_groups() -> Iterator[bool]:
     the SPUs, so their rows come first and the entries after its commit)."""
     log_first = not connection.in_atomic_block
     with transaction.atomic():
-        if log_first:
-            intent_rows.hold()
         yield log_first
+
+
+def _log(by: Actor, entries: list[dict[str, Any]], log_first: bool) -> None:
+    """The SPUs' intents; the catch-up's lock first (validation ran without it)."""
+    if log_first and entries:
+        intent_rows.hold()
+    for entry in entries:
+        record_intent(by, entry, inside=log_first)
 
 
 def spg_create(*, name: str, replicas: int, min_id: int | None = None,
@@ -103,9 +110,8 @@ def spg_delete(*, name: str, by: Actor = None) -> None:
         spu_ids = sorted(_owned(group))
         log_event(by, "spu-group", name, "delete", {"spus": spu_ids})
         # Its SPUs' intents first: the group's deletion would take their rows with it.
-        for spu_id in spu_ids:
-            record_intent(by, intents.spu_unregister(spu_id, forced=True, group=name),
-                          inside=log_first)
+        _log(by, [intents.spu_unregister(spu_id, forced=True, group=name)
+                  for spu_id in spu_ids], log_first)
         group.delete()
 
 
@@ -147,13 +153,12 @@ def _provision(group: SpuGroup, log_first: bool) -> tuple[GroupResolution, bool]
     if previous != group.resolution:
         log_event(CONTROLLER, "spu-group", group.name, "resolution",
                   {"from": previous, "to": group.resolution}, result=plan.reason)
-    for spu_id in sorted(plan.remove):
-        record_intent(CONTROLLER, intents.spu_unregister(spu_id, forced=True, group=group.name),
-                      inside=log_first)
-    for spu_id in plan.add:
-        record_intent(CONTROLLER, intents.spu_register(
-            spu_id, group.rack, f"{group.name}-{spu_id}:9005", f"{group.name}-{spu_id}:9006",
-            group=group.name), inside=log_first)
+    name = group.name
+    _log(CONTROLLER, [intents.spu_unregister(spu_id, forced=True, group=name)
+                      for spu_id in sorted(plan.remove)]
+         + [intents.spu_register(spu_id, group.rack, f"{name}-{spu_id}:9005",
+                                 f"{name}-{spu_id}:9006", group=name) for spu_id in plan.add],
+         log_first)
     return plan.resolution, bool(plan.add)
 
 
