@@ -250,3 +250,18 @@ def test_a_detection_run_writes_its_rows_first_then_logs_its_events_through_one_
     assert Event.objects.get(log_offset=entry["offset"]).actor == "self-healing"
     healing_check(now_ms=t0 + 100)  # nothing changed: no unit, nothing logged
     assert len(units) == 1
+
+
+def test_a_plan_applied_in_a_caller_s_transaction_writes_its_row_then_logs(redis_url):
+    """As self-healing applies its own plan within its run: the row through the same
+    projection at once, the entry after the commit (not ``log_first``: replay passes it by)."""
+    from planner.execution import plan_apply
+
+    plan = a_plan()
+    mark = head()
+    with transaction.atomic():
+        plan_apply(plan_id=plan, by="test")
+        assert PlanExecution.objects.get(plan_id=plan).created_by == "test"
+        assert head() == mark
+    [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] == "plan-control"]
+    assert (entry["action"], entry["by"], "log_first" in entry) == ("apply", "test", False)
