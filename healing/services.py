@@ -201,26 +201,48 @@ def moves_last_hour() -> int:
         .aggregate(n=Sum("moves_total"))["n"] or 0
 
 
-@transaction.atomic
-def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
-           planned: tuple[list[Found], core.Fix] | None, waiting: str,
+def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
+           anomalies: list[Found], planned: tuple[list[Found], core.Fix] | None, waiting: str,
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
            settings: core.Settings, members: tuple[core.InLrs, core.InLrs]
            ) -> dict[str, Any]:
-    before = {r.pk: r for r in open_rows}
-    if planned is not None and mode is Mode.HEAL:
-        # An operator's apply may have pre-empted since the run read the hold: under the row's
-        # lock, it either waits for this write or is seen by it.
-        hold = held_by(row, snapshot.at_ms)
-        if hold.active:
-            planned, waiting = None, _held(hold)
-    if planned is not None:
-        chosen, fix = planned
-        plan = store_fix(fix, chosen, journal)
+    """The plan stored, then applied (its ``plan-control`` intent logged first, outside any
+    transaction), then the anomalies and the run's row as the apply left them."""
+    planned, waiting, plan = _store_plan(journal, row, planned, waiting, snapshot, mode)
+    if planned is not None and plan is not None:
+        chosen = planned[0]
         applied, waiting = _apply(plan, settings) if mode is Mode.HEAL else (False, waiting)
         keys, as_mode = {a.key for a in chosen}, Mode.HEAL if applied else Mode.NOTIFY_ONLY
         anomalies = [core.planned(a, plan.pk, as_mode) if a.key in keys else a
                      for a in anomalies]
+    _save_run(journal, row, open_rows, anomalies, waiting, shrinks, snapshot, members)
+    return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
+            "planned": planned[1].name if planned else None}
+
+
+@transaction.atomic
+def _store_plan(journal: Journal, row: HealingConfig,
+                planned: tuple[list[Found], core.Fix] | None, waiting: str,
+                snapshot: core.Snapshot, mode: Mode
+                ) -> tuple[tuple[list[Found], core.Fix] | None, str, Any]:
+    """The next fix as a stored plan, unless an operator's plan holds self-healing back."""
+    if planned is not None and mode is Mode.HEAL:
+        # An operator's apply may have pre-empted since the run read the hold: under the row's
+        # lock, it either waits for this check or is seen by it (and one that comes after
+        # finds this run's plan applied, or refuses it: one plan at a time).
+        hold = held_by(row, snapshot.at_ms)
+        if hold.active:
+            return None, _held(hold), None
+    if planned is None:
+        return None, waiting, None
+    return planned, waiting, store_fix(planned[1], planned[0], journal)
+
+
+@transaction.atomic
+def _save_run(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
+              anomalies: list[Found], waiting: str, shrinks: dict[int, list[int]],
+              snapshot: core.Snapshot, members: tuple[core.InLrs, core.InLrs]) -> None:
+    before = {r.pk: r for r in open_rows}
     for anomaly in anomalies:
         _save(anomaly, before.get(anomaly.id), snapshot.at_ms, journal)
     fields = ["shrinks", "waiting", "checked_at", "updated_at"]
@@ -228,16 +250,15 @@ def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly], anoma
     row.shrinks = {str(k): v for k, v in shrinks.items()}
     row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
     row.save(update_fields=fields)
-    return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
-            "planned": planned[1].name if planned else None}
 
 
 def _apply(plan: Any, settings: core.Settings) -> tuple[bool, str]:
-    """Apply the plan; an operator's apply that won the race leaves it planned (next run
-    plans afresh)."""
+    """Apply the plan (logged first: no transaction is open here, unless a caller's); an
+    operator's apply that won the race leaves it planned (next run plans afresh). A process
+    that dies before the anomalies are saved leaves the plan running unlinked: the next run
+    waits for it (a self-healing plan is being carried out), then sees what it fixed."""
     try:
-        with transaction.atomic():
-            apply_fix(plan, settings)
+        apply_fix(plan, settings)
     except Conflict as exc:
         return False, str(exc)
     return True, ""

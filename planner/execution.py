@@ -188,8 +188,12 @@ def _apply(plan_id: int, per_spu: int, total: int, rate: int | None,
             if _active() is not None:
                 raise _one_at_a_time()
         record_intent(by, intents.plan_control("apply", plan.pk, params), inside=log_first)
-    execution = _execution(_plan(plan_id))
-    if execution is None:  # the projection found another plan started (no lock held)
+        execution = _execution(_plan(plan_id))
+        if execution is None and not log_first:
+            # The projection found another plan started (no lock held here): the rollback
+            # drops the entry the caller's commit would have logged.
+            raise _one_at_a_time()
+    if execution is None:
         raise _one_at_a_time()
     transaction.on_commit(_nudge)
     transaction.on_commit(lambda: announce(execution))

@@ -265,3 +265,30 @@ def test_a_plan_applied_in_a_caller_s_transaction_writes_its_row_then_logs(redis
         assert head() == mark
     [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] == "plan-control"]
     assert (entry["action"], entry["by"], "log_first" in entry) == ("apply", "test", False)
+
+
+def test_self_healing_s_apply_of_its_own_plan_is_logged_first(redis_url):
+    from cluster.services.outages import spu_offline
+    from healing.models import Anomaly
+    from healing.services import healing_check
+
+    for rack, ids in (("a", (0, 1)), ("b", (2, 3)), ("c", (4, 5))):
+        register_spus(*ids, rack=rack, online=True)
+    run("topic", "create", "t", "--partitions", "6", "--replication", "3", "--min-lrs", "2")
+    run("healing", "enable")
+    run("healing", "set", "spu_down_alert_after_s", "2")
+    run("healing", "set", "spu_down_heal_after_s", "5")
+    spu_offline(spu_id=4)
+    t0 = int(time.time() * 1000)
+    for at in (t0, t0 + 2_000):
+        healing_check(now_ms=at)
+    mark = head()
+    healing_check(now_ms=t0 + 5_000)
+    anomaly = Anomaly.objects.get()
+    assert anomaly.state == "applying" and anomaly.plan_id is not None
+    [entry] = logged_first(mark, "plan-control")
+    assert (entry["action"], entry["plan"], entry["by"]) == (
+        "apply", anomaly.plan_id, "self-healing")
+    assert PlanExecution.objects.get(plan_id=anomaly.plan_id).created_by == "self-healing"
+    automatic = Event.objects.filter(actor="self-healing", log_offset__gt=mark)
+    assert {e.operation for e in automatic} == {"create", "apply", "applying"}
