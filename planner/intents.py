@@ -61,7 +61,8 @@ def _start(entry: dict[str, Any]) -> bool:
         with transaction.atomic():  # the database's one-plan constraint decides a race
             PlanExecution.objects.create(
                 plan_id=plan_id, state=(S.RUNNING if moves else S.DONE).value,
-                max_moves_per_spu=params["max_moves_per_spu"], max_moves=params["max_moves"],
+                # The model's defaults for a count an entry lacks: never a KeyError here.
+                **{k: params[k] for k in ("max_moves_per_spu", "max_moves") if k in params},
                 throttle_bytes_per_s=rate, throttle_tokens=bucket.tokens,
                 throttle_at_ms=bucket.at_ms, pace=pace_started(at_ms).as_dict(),
                 moves_total=moves, started_at=started,
