@@ -34,6 +34,7 @@ from cluster.engine import engine as engine_module
 from cluster.engine import unit_of_work
 from cluster.engine.engine import Engine, ExtraEntries, TickStep
 from cluster.engine.unit_of_work import Step
+from cluster.projections import intents as intent_rows
 from cluster.projections import store as store_projection
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Engine", "ExtraEntries", "HotState", "LogEntry", "Step", "Summary", "TickStep",
-    "applied_offset", "bound_to_store", "catch_up_store", "engine", "log_head",
+    "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
     "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from", "run_unit",
     "store_namespace", "summary",
 ]
@@ -103,6 +104,13 @@ def applied_offset() -> int:
 def catch_up_store() -> list[Event]:
     """Apply to the store's rows what they have not applied yet; the events written."""
     return store_projection.catch_up()
+
+
+def hold_store_log() -> None:
+    """Hold, for the rest of the caller's transaction, the lock every catch-up of the store
+    takes first: an intent the caller appends while holding it (``record_intent``, inside)
+    is applied by the caller's own catch-up, after what it read and wrote before it."""
+    intent_rows.hold()
 
 
 # --- Units of work and the tick -----------------------------------------------------

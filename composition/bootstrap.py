@@ -44,13 +44,16 @@ class CelerySchedulerOnFirstUse:
 
 def build() -> Engine:
     """The engine with this installation's collaborators."""
+    from cluster.core.replication import intents
     from cluster.projections.network import NetworkView
     from healing.metrics import families as healing_families
+    from healing import intents as healing_intents
     from healing.plans import ACTOR as SELF_HEALING
     from healing.preemption import on_preempting
     from history import checkpoints
     from history.services import trim_floor
     from planner.execution import moves_in_flight
+    from planner import intents as plan_intents
     from planner.executor import plan_executor_step
     from planner.management.spu_drain import DrainAction
 
@@ -59,6 +62,8 @@ def build() -> Engine:
         tick_steps=(plan_executor_step,),
         extra_entries={"history-hw": checkpoints.HwCheckpoints()},
         projections={"network-view": NetworkView()},
+        intent_projections={intents.PLAN_CONTROL: plan_intents.apply,
+                            intents.HEALING_SET: healing_intents.apply},
         trim_floor=trim_floor,
         command_actions={"spu": (DrainAction(),)},
         yielding_actors=frozenset({SELF_HEALING}),

@@ -13,8 +13,8 @@ from planner import core as planner
 from planner.execution import plan_apply
 from planner.models import Plan, PlanExecution
 
-from cluster.services.events import log_event
 from healing import core
+from healing.journal import Journal
 
 ACTOR = "self-healing"
 
@@ -43,7 +43,7 @@ def _move_dict(m: planner.Move) -> dict:
             "leader_change": m.leader_change}
 
 
-def store_fix(fix: core.Fix, anomalies: Sequence[core.Anomaly]) -> Plan:
+def store_fix(fix: core.Fix, anomalies: Sequence[core.Anomaly], journal: Journal) -> Plan:
     moves = [_move_dict(m) for m in fix.moves]
     down = sorted({s for a in anomalies for s in a.spus
                    if a.type is core.AnomalyType.SPU_DOWN})
@@ -58,10 +58,10 @@ def store_fix(fix: core.Fix, anomalies: Sequence[core.Anomaly]) -> Plan:
         source=Plan.Source.STORE, scenario=scenario,
         options=planner.options_to_dict(planner.Options()), metrics=metrics, moves=moves,
         target=core.target_of(fix.current, fix.moves), current=fix.current)
-    log_event(ACTOR, "plan", plan.pk, "create",
-              {"anomalies": [a.key for a in anomalies], "moves": len(moves),
-               "left_for_later": fix.cut, "rack_rule_broken": fix.racks_broken},
-              result=f"{metrics['replicas_moved']} replicas moved")
+    journal.event(ACTOR, "plan", plan.pk, "create",
+                  {"anomalies": [a.key for a in anomalies], "moves": len(moves),
+                   "left_for_later": fix.cut, "rack_rule_broken": fix.racks_broken},
+                  result=f"{metrics['replicas_moved']} replicas moved")
     return plan
 
 

@@ -2,18 +2,18 @@
 
 ``healing_check`` is one run of the anomaly detector: it reads the store
 (healing/snapshot.py), lets the core decide (healing/core), and writes what
-changed. Every automatic action (an anomaly's new state, a plan made, a plan
-applied) is logged with the actor ``self-healing`` inside a unit of work of
-the replication engine, so it is an entry of the metadata log.
+changed. Every automatic action (an anomaly's new state, a plan made) is an event
+with the actor ``self-healing`` and an entry of the metadata log: the run writes its
+rows in its own transaction, then appends those events through one unit of work of the
+engine (healing/journal.py); a plan it applies is the planner's ``plan-control`` intent.
 """
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from functools import partial
 from datetime import datetime, timedelta, timezone as tz
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, Sum
@@ -21,10 +21,12 @@ from django.utils import timezone
 
 from cluster.errors import Conflict, InvalidInput
 from cluster.core.replication import intents
-from cluster.services.events import Actor, log_event, log_intent
+from cluster.services.events import Actor, record_intent
 from healing import core
 from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
+from healing.intents import MODE
+from healing.journal import Journal
 from healing.members import last_seen, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
@@ -32,9 +34,6 @@ from healing.preemption import Hold, held_by, hold_of
 from healing.selectors import history_fields
 from healing.snapshot import cluster_snapshot, spus_down_since
 from planner.core import PlanError
-
-T = TypeVar("T")
-
 
 def config() -> HealingConfig:
     # Without the LRS members: hundreds of thousands of pairs, read only when they
@@ -57,33 +56,26 @@ def healing_disable(*, by: Actor = None) -> HealingConfig:
     return _set_mode(Mode.OFF, by)
 
 
-@transaction.atomic
 def _set_mode(mode: Mode, by: Actor) -> HealingConfig:
-    row = config()
-    if row.mode != mode.value:
-        row.mode = mode.value
-        row.save(update_fields=["mode", "updated_at"])
-        log_event(by, "healing", "mode", "set", {"mode": mode.value})
-        log_intent(by, intents.healing_set("mode", mode.value))
-    return row
+    """Log first (issue 32): the ``healing-set`` intent, whose projection (healing/intents.py)
+    writes the row once the store caught up with it; a switch to the mode it is in logs
+    nothing."""
+    if config().mode != mode.value:
+        record_intent(by, intents.healing_set(MODE, mode.value))
+    return config()
 
 
-@transaction.atomic
 def healing_set(*, name: str, value: str, by: Actor = None) -> core.Settings:
-    """``healing set NAME VALUE``: a bad name or value is refused, nothing stored."""
+    """``healing set NAME VALUE``: a bad name or value is refused, nothing logged or stored;
+    a good one is a ``healing-set`` intent, logged first, whose projection stores it."""
     try:
         typed = core.parse_setting(name, value)
-        row = config()
-        values = {**row.values, name: typed}
-        core.check_thresholds(core.settings_from(values))
+        core.check_thresholds(core.settings_from({**config().values, name: typed}))
     except core.SettingError as exc:
         raise InvalidInput(str(exc), field="value" if name in core.SETTING_NAMES else "name") \
             from None
-    row.values = values
-    row.save(update_fields=["values", "updated_at"])
-    log_event(by, "healing", name, "set", {"value": typed})
-    log_intent(by, intents.healing_set(name, typed))
-    return current_settings(row)
+    record_intent(by, intents.healing_set(name, typed))
+    return current_settings()
 
 
 # ---- one detection run (the beat's task) ------------------------------------------------
@@ -150,12 +142,14 @@ def _check(now: int) -> dict[str, Any]:
     current = [_with_plan_outcome(a, a.key in present, hold) for a in map(as_core, open_rows)]
     anomalies = core.advance(current, findings, now, settings)
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
-    write = partial(_write, row, open_rows, anomalies, planned, waiting, shrinks, snapshot,
-                    mode, settings, (seen, members))
-    known = {r.pk: as_core(r) for r in open_rows}
-    quiet = planned is None and all(known.get(a.id) == a for a in anomalies)
-    # A run that changed nothing logs nothing: it need not wait for the engine's lease.
-    return write() if quiet else _in_metadata_log(write)
+    journal = Journal()
+    write = partial(_write, journal, row, open_rows, anomalies, planned, waiting, shrinks,
+                    snapshot, mode, settings, (seen, members))
+    out = write()
+    # Once the rows committed, and only when they changed (a quiet run logs nothing and
+    # never waits for the engine's lease).
+    journal.log()
+    return out
 
 
 def _with_plan_outcome(anomaly: Found, still_there: bool, hold: Hold) -> Found:
@@ -207,49 +201,70 @@ def moves_last_hour() -> int:
         .aggregate(n=Sum("moves_total"))["n"] or 0
 
 
-@transaction.atomic
-def _write(row: HealingConfig, open_rows: list[Anomaly], anomalies: list[Found],
-           planned: tuple[list[Found], core.Fix] | None, waiting: str,
+def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
+           anomalies: list[Found], planned: tuple[list[Found], core.Fix] | None, waiting: str,
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
            settings: core.Settings, members: tuple[core.InLrs, core.InLrs]
            ) -> dict[str, Any]:
-    before = {r.pk: r for r in open_rows}
-    if planned is not None and mode is Mode.HEAL:
-        # An operator's apply may have pre-empted since the run read the hold: under the row's
-        # lock, it either waits for this write or is seen by it.
-        hold = held_by(row, snapshot.at_ms)
-        if hold.active:
-            planned, waiting = None, _held(hold)
-    if planned is not None:
-        chosen, fix = planned
-        plan = store_fix(fix, chosen)
+    """The plan stored, then applied (its ``plan-control`` intent logged first, outside any
+    transaction), then the anomalies and the run's row as the apply left them."""
+    planned, waiting, plan = _store_plan(journal, row, planned, waiting, snapshot, mode)
+    if planned is not None and plan is not None:
+        chosen = planned[0]
         applied, waiting = _apply(plan, settings) if mode is Mode.HEAL else (False, waiting)
         keys, as_mode = {a.key for a in chosen}, Mode.HEAL if applied else Mode.NOTIFY_ONLY
         anomalies = [core.planned(a, plan.pk, as_mode) if a.key in keys else a
                      for a in anomalies]
+    _save_run(journal, row, open_rows, anomalies, waiting, shrinks, snapshot, members)
+    return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
+            "planned": planned[1].name if planned else None}
+
+
+@transaction.atomic
+def _store_plan(journal: Journal, row: HealingConfig,
+                planned: tuple[list[Found], core.Fix] | None, waiting: str,
+                snapshot: core.Snapshot, mode: Mode
+                ) -> tuple[tuple[list[Found], core.Fix] | None, str, Any]:
+    """The next fix as a stored plan, unless an operator's plan holds self-healing back."""
+    if planned is not None and mode is Mode.HEAL:
+        # An operator's apply may have pre-empted since the run read the hold: under the row's
+        # lock, it either waits for this check or is seen by it (and one that comes after
+        # finds this run's plan applied, or refuses it: one plan at a time).
+        hold = held_by(row, snapshot.at_ms)
+        if hold.active:
+            return None, _held(hold), None
+    if planned is None:
+        return None, waiting, None
+    return planned, waiting, store_fix(planned[1], planned[0], journal)
+
+
+@transaction.atomic
+def _save_run(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
+              anomalies: list[Found], waiting: str, shrinks: dict[int, list[int]],
+              snapshot: core.Snapshot, members: tuple[core.InLrs, core.InLrs]) -> None:
+    before = {r.pk: r for r in open_rows}
     for anomaly in anomalies:
-        _save(anomaly, before.get(anomaly.id), snapshot.at_ms)
+        _save(anomaly, before.get(anomaly.id), snapshot.at_ms, journal)
     fields = ["shrinks", "waiting", "checked_at", "updated_at"]
     remember(row, *members, fields)  # hundreds of thousands of pairs: written on change only
     row.shrinks = {str(k): v for k, v in shrinks.items()}
     row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
     row.save(update_fields=fields)
-    return {"mode": mode.value, "anomalies": len(anomalies), "waiting": waiting,
-            "planned": planned[1].name if planned else None}
 
 
 def _apply(plan: Any, settings: core.Settings) -> tuple[bool, str]:
-    """Apply the plan; an operator's apply that won the race leaves it planned (next run
-    plans afresh)."""
+    """Apply the plan (logged first: no transaction is open here, unless a caller's); an
+    operator's apply that won the race leaves it planned (next run plans afresh). A process
+    that dies before the anomalies are saved leaves the plan running unlinked: the next run
+    waits for it (a self-healing plan is being carried out), then sees what it fixed."""
     try:
-        with transaction.atomic():
-            apply_fix(plan, settings)
+        apply_fix(plan, settings)
     except Conflict as exc:
         return False, str(exc)
     return True, ""
 
 
-def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
+def _save(a: Found, old: Anomaly | None, now_ms: int, journal: Journal) -> None:
     state_changed = old is None or old.state != a.state.value
     if old is None:
         old = Anomaly(type=a.type.value, subject=a.subject, detected_at=_at(a.detected_ms))
@@ -270,7 +285,7 @@ def _save(a: Found, old: Anomaly | None, now_ms: int) -> None:
                   "preempted_by": a.preempted_by, "detected_at": old.detected_at.isoformat()}
         if a.state not in core.OPEN_STATES:
             params.update(history_fields(old))
-        log_event(ACTOR, "anomaly", old.pk, a.state.value, params, result=a.detail)
+        journal.event(ACTOR, "anomaly", old.pk, a.state.value, params, result=a.detail)
 
 
 def _saved(row: Anomaly) -> bool:
@@ -285,17 +300,3 @@ def _saved(row: Anomaly) -> bool:
     except IntegrityError:
         return False
     return True
-
-
-def _in_metadata_log(work: Callable[[], T]) -> T:
-    """Run ``work`` inside a unit of work of the engine: what it logs are metadata-log entries."""
-    from cluster.services.replication import run_locked
-
-    out: list[T] = []
-
-    def step(_hot: Any) -> list:
-        out.append(work())
-        return []
-
-    run_locked(step, keys=[])
-    return out[0]

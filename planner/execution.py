@@ -1,33 +1,35 @@
 """Carrying stored plans out: apply, pause, resume, cancel, a change of throttle, status.
 
-The use cases only write the execution row; every change of the replication
+The use cases validate a request and append its ``plan-control`` intent to the
+metadata log first (issue 32); the execution row is that entry's projection
+(planner/intents.py), written before the use case returns. Every change of the replication
 state is the executor's (planner/executor.py), which runs inside each
 replication tick. With a worker that is the beat's tick; without one
 ``plan_wait`` steps the ticks here (services/waiting.py). Rules (states,
 drift, outcomes, throttles, pace) are in planner/core/execution/. One plan is
-carried out at a time: the database's constraint decides between two applies
-racing (planner/models.py), not a read before the write.
+carried out at a time: an apply checks it again under the lock every catch-up of the
+store takes, then logs, so of two applies racing only one enters the log; the database's
+constraint (planner/models.py) still decides where no lock is held (an apply inside a
+caller's transaction writes its row first).
 """
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import connection, transaction
 
+from cluster import ports
 from cluster.services.waiting import kick, wait_until, worker_running
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
 from cluster.models import Spu, Topic
 from cluster.core.replication import intents
-from cluster.services.events import Actor, actor_name, log_event, log_intent
+from cluster.services.events import Actor, actor_name, log_event, record_intent
 from planner.core.execution import (CANCELLABLE, KEEP, PAUSABLE, RESUMABLE,
                                     RETUNABLE, ExecutionState, Keep, PlanMove, Throttles,
-                                    full_bucket, layout_drift, layout_of, pace_started,
-                                    plan_moves, preparation_steps, retuned, targets_not_ready,
-                                    throttle_problem, unavailable_targets)
+                                    layout_drift, layout_of, plan_moves, preparation_steps,
+                                    retuned, targets_not_ready, throttle_problem,
+                                    unavailable_targets)
 from planner.core.jobs import PlanState
 from planner.executor import announce
 from planner.running import executing
@@ -166,20 +168,33 @@ def _not_applied(plan: Plan) -> None:
                        field="plan_id")
 
 
-@transaction.atomic
 def _apply(plan_id: int, per_spu: int, total: int, rate: int | None,
            by: Actor) -> PlanExecution:
     plan = _plan(plan_id)
     _not_applied(plan)
-    if _active() is not None:  # the common refusal, in words; the constraint below decides
+    if _active() is not None:  # the common refusal, in words
         raise _one_at_a_time()
     moves = plan_moves(plan.moves)
     _check_applicable(plan, moves)
-    execution = _claim(plan, moves, per_spu, total, rate, by)
     params = {"moves": len(moves), "max_moves_per_spu": per_spu, "max_moves": total,
               "throttle_bytes_per_s": rate}
-    log_event(by, "plan", plan.pk, "apply", params)
-    log_intent(by, intents.plan_control("apply", plan.pk, params))
+    log_first = not connection.in_atomic_block
+    with transaction.atomic():
+        if log_first:
+            # Under the lock every catch-up takes: of two applies racing, the second sees the
+            # first's execution here and logs nothing (a refused apply never enters the log).
+            ports.hold_store_log()
+            _not_applied(_plan(plan_id))
+            if _active() is not None:
+                raise _one_at_a_time()
+        record_intent(by, intents.plan_control("apply", plan.pk, params), inside=log_first)
+        execution = _execution(_plan(plan_id))
+        if execution is None and not log_first:
+            # The projection found another plan started (no lock held here): the rollback
+            # drops the entry the caller's commit would have logged.
+            raise _one_at_a_time()
+    if execution is None:
+        raise _one_at_a_time()
     transaction.on_commit(_nudge)
     transaction.on_commit(lambda: announce(execution))
     return execution
@@ -193,7 +208,6 @@ def _make_way(running: PlanExecution, plan_id: int, by: Actor) -> None:
         if running.state != S.CANCELLED.value:
             try:
                 _transition(running.plan_id, CANCELLABLE, S.CANCELLED, "cancel", by,
-                            cancel_sent=False,
                             reason=f"pre-empted by plan {plan_id} of {actor_name(by)}")
             except Conflict:
                 pass  # it ended meanwhile: nothing to cancel, nothing to wait for
@@ -204,28 +218,6 @@ def _make_way(running: PlanExecution, plan_id: int, by: Actor) -> None:
                        f"after {wait_s:g} s; apply again in a moment", field="plan_id")
 
 
-def _claim(plan: Plan, moves: list[PlanMove], per_spu: int, total: int,
-           rate: int | None, by: Actor) -> PlanExecution:
-    """The execution row; a second unfinished one (or a second for this plan) is refused
-    by the database, so two applies racing cannot both start."""
-    now = timezone.now()
-    now_ms = int(time.time() * 1000)
-    bucket = full_bucket(rate or 0, now_ms)
-    try:
-        with transaction.atomic():
-            return PlanExecution.objects.create(
-                plan=plan, state=(S.RUNNING if moves else S.DONE).value,
-                max_moves_per_spu=per_spu, max_moves=total, throttle_bytes_per_s=rate,
-                throttle_tokens=bucket.tokens, throttle_at_ms=bucket.at_ms,
-                pace=pace_started(now_ms).as_dict(),
-                moves_total=len(moves), started_at=now, finished_at=None if moves else now,
-                created_by=actor_name(by))
-    except IntegrityError:
-        if PlanExecution.objects.filter(plan=plan).exists():
-            raise Conflict(f"plan {plan.pk} was already applied", field="plan_id") from None
-        raise _one_at_a_time() from None
-
-
 def _nudge() -> None:
     if worker_running():
         kick()
@@ -234,22 +226,25 @@ def _nudge() -> None:
 # ---- pause, resume, cancel: the executor reads the new state at its next step -------
 
 def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: ExecutionState,
-                operation: str, by: Actor, **fields: object) -> PlanExecution:
+                operation: str, by: Actor, reason: str | None = None) -> PlanExecution:
     execution = _execution(_plan(plan_id))
-    state = S(execution.state) if execution else S.PENDING
-    # Conditional on the state still being one that allows the request: the executor may race.
-    changed = execution is not None and PlanExecution.objects.filter(
-        pk=execution.pk, state__in=[s.value for s in allowed]).update(state=new.value, **fields)
-    if not changed:
-        raise Conflict(f"plan {plan_id} is {state.value}: it cannot be {operation}d now",
-                       field="plan_id", details={"state": state.value})
-    log_event(by, "plan", plan_id, operation)
-    log_intent(by, intents.plan_control(operation, plan_id))
-    transaction.on_commit(_nudge)
+    if execution is None or S(execution.state) not in allowed:
+        raise _cannot(plan_id, execution, operation)
+    record_intent(by, intents.plan_control(operation, plan_id, reason=reason))
     execution.refresh_from_db()
+    # The projection changes the state only if it still allows it: the executor may race.
+    if execution.state != new.value:
+        raise _cannot(plan_id, execution, operation)
+    transaction.on_commit(_nudge)
     # Other pages on this plan hear of the pause, resume or cancel before any move ends.
     transaction.on_commit(lambda: announce(execution))
     return execution
+
+
+def _cannot(plan_id: int, execution: PlanExecution | None, operation: str) -> Conflict:
+    state = execution.state if execution else S.PENDING.value
+    return Conflict(f"plan {plan_id} is {state}: it cannot be {operation}d now",
+                    field="plan_id", details={"state": state})
 
 
 def plan_pause(*, plan_id: int, by: Actor = None) -> PlanExecution:
@@ -263,8 +258,7 @@ def plan_resume(*, plan_id: int, by: Actor = None) -> PlanExecution:
 
 def plan_cancel(*, plan_id: int, by: Actor = None) -> PlanExecution:
     """No new moves; those in flight roll back (or finish where rolling back is unsafe)."""
-    return _transition(plan_id, CANCELLABLE, S.CANCELLED, "cancel", by, cancel_sent=False,
-                       reason="cancelled")
+    return _transition(plan_id, CANCELLABLE, S.CANCELLED, "cancel", by)
 
 
 def plan_throttle(*, plan_id: int, max_moves_per_spu: int | Keep = KEEP,

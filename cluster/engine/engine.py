@@ -47,6 +47,12 @@ Preempting = Callable[..., None]
 # (self-healing's anomalies, prometheus_client metric families).
 MovesInFlight = Callable[[], int]
 MetricFamilies = Callable[[], Iterable[Any]]
+# The rows another app keeps of an operator's intent logged first (the planner's execution
+# for a ``plan-control``, healing's settings for a ``healing-set``): given the entry, write
+# them and return its event rows, unsaved. Runs inside the store's catch-up transaction, in
+# offset order, and again on a replay of the log: it must be idempotent and never raise for
+# an entry it cannot apply (it writes nothing then).
+IntentProjection = Callable[[dict[str, Any]], list[Any]]
 
 
 class Projection(Protocol):
@@ -85,6 +91,9 @@ class Engine:
     tick_steps: tuple[TickStep, ...] = ()
     extra_entries: Mapping[str, ExtraEntries] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
+    # By intent type: the other apps' rows of operators' intents (cluster/projections/intents.py
+    # applies the cluster's own and hands these theirs).
+    intent_projections: Mapping[str, IntentProjection] = field(default_factory=dict)
     trim_floor: TrimFloor | None = None
     command_actions: Mapping[str, tuple[CommandAction, ...]] = field(default_factory=dict)
     # Plans made and applied by these actors give way to an operator's apply
@@ -105,6 +114,7 @@ class Engine:
         # Read-only views: a collaborator is changed by building another engine.
         object.__setattr__(self, "extra_entries", _frozen(self.extra_entries))
         object.__setattr__(self, "projections", _frozen(self.projections))
+        object.__setattr__(self, "intent_projections", _frozen(self.intent_projections))
         object.__setattr__(self, "command_actions", _frozen(self.command_actions))
 
     def replaced(self, **changes: Any) -> Engine:

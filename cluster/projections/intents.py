@@ -11,6 +11,10 @@ Every applier is idempotent: applying an entry a second time (a catch-up that di
 before recording its offset, or a replay of the log from an earlier offset) leaves the
 rows as once, and writes no second event row (events keep the entry's offset). A topic
 keeps its row's id when its entry is applied again, since the engine's entries name it.
+
+The intents of the other apps (a plan's apply, pause, resume, cancel; a self-healing
+setting) are applied by the projections those apps hand the engine (``Engine.
+intent_projections``, composition/bootstrap.py): the cluster knows their entries, not their rows.
 """
 from __future__ import annotations
 
@@ -19,12 +23,15 @@ from datetime import datetime, timezone
 from itertools import chain
 from typing import Any
 
+from django.db.models import F
+
 from cluster.projections.bulk_partitions import cheap_toast_compression, insert_partitions
 from cluster.core.partitions import initial_partition_status
 from cluster.core.replication import intents
 from cluster.core.replication.state import Resolution
 from cluster.core.spus import SpuResolution, SpuType
-from cluster.models import ClusterState, Event, Partition, Spu, Topic
+from cluster.engine import engine as engine_module
+from cluster.models import ClusterState, Event, Partition, Spu, SpuGroup, Topic
 from cluster.projections import aggregates
 
 Entry = dict[str, Any]
@@ -39,7 +46,20 @@ def is_log_first(entry: Entry) -> bool:
 def apply(entry: Entry) -> list[Event]:
     """Write the rows ``entry`` describes; return its event rows (not saved yet)."""
     applier = _APPLIERS.get(entry["type"])
-    return [] if applier is None else applier(entry)
+    if applier is not None:
+        return applier(entry)
+    theirs = engine_module.current().intent_projections.get(entry["type"])
+    return [] if theirs is None else list(theirs(entry))
+
+
+def hold() -> None:
+    """Take, for the rest of the caller's transaction, the lock every catch-up takes first:
+    an intent appended while it is held is applied by the caller's own catch-up, which sees
+    the rows the caller wrote before it (an SPU group's row), never by another process's,
+    which could not and would pass the entry by. A write, so SQLite takes its lock too."""
+    ClusterState.objects.get_or_create(pk=ClusterState.SINGLETON)
+    ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
+        applied_offset=F("applied_offset"))
 
 
 def _event(entry: Entry, object_type: str, name: object, operation: str,
@@ -157,12 +177,17 @@ def _topic_update(entry: Entry) -> list[Event]:
 
 def _spu_register(entry: Entry) -> list[Event]:
     spu = entry["spu"]
-    Spu.objects.update_or_create(
-        id=spu, defaults={"rack": entry["rack"], "public_endpoint": entry["public"],
-                          "private_endpoint": entry["private"]},
-        create_defaults={"spu_type": SpuType.CUSTOM.value, "rack": entry["rack"],
-                         "public_endpoint": entry["public"],
-                         "private_endpoint": entry["private"]})
+    fields = {"rack": entry["rack"], "public_endpoint": entry["public"],
+              "private_endpoint": entry["private"]}
+    created: dict[str, Any] = {"spu_type": SpuType.CUSTOM.value, **fields}
+    if "group" in entry:  # a managed SPU: its group's
+        group = SpuGroup.objects.filter(name=entry["group"]).first()
+        if group is None:
+            return []  # the group's creation rolled back, or it was deleted since: no SPU
+        created.update(spu_type=SpuType.MANAGED.value, group=group)
+    Spu.objects.update_or_create(id=spu, defaults=fields, create_defaults=created)
+    if "group" in entry:
+        return [_event(entry, "spu", spu, "provision", {"group": entry["group"]})]
     return [_event(entry, "spu", spu, "register", {"rack": entry["rack"],
                                                   "public": entry["public"],
                                                   "private": entry["private"]})]
@@ -173,6 +198,8 @@ def _spu_unregister(entry: Entry) -> list[Event]:
     deleted, _ = Spu.objects.filter(pk=spu).delete()
     if not deleted:
         return []
+    if "group" in entry:
+        return [_event(entry, "spu", spu, "terminate", {"group": entry["group"]})]
     return [_event(entry, "spu", spu, "unregister",
                    {"forced": True} if entry.get("forced") else None)]
 

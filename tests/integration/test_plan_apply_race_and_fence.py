@@ -49,6 +49,12 @@ def test_the_database_holds_at_most_one_unfinished_execution(two_plans):
     PlanExecution.objects.create(plan=second, state="running")
 
 
+def applies_logged() -> int:
+    out = StringIO()
+    call_command("metadata", "dump", "--json", stdout=out)
+    return sum(e["type"] == "plan-control" for e in json.loads(out.getvalue()))
+
+
 def apply_together(plan_ids: list[int], operator, monkeypatch) -> list:
     """POST /apply/ from two threads at once; each has read "no plan running" before
     either writes (the check is slowed down so the reads overlap)."""
@@ -87,6 +93,7 @@ def test_two_applies_at_once_of_two_plans_one_runs_and_the_other_gets_409(
     refused = next(a for a in answers if a.status_code == 409).json()
     assert "one plan at a time" in refused["error"]
     assert PlanExecution.objects.count() == 1
+    assert applies_logged() == 1, "a refused apply never enters the log (issue 32)"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -96,6 +103,7 @@ def test_two_applies_at_once_of_one_plan_one_runs_and_the_other_gets_409(
     assert sorted(a.status_code for a in answers) == [200, 409]
     assert "error" in next(a for a in answers if a.status_code == 409).json()
     assert PlanExecution.objects.count() == 1
+    assert applies_logged() == 1
 
 
 @pytest.mark.django_db

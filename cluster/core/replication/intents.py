@@ -28,8 +28,9 @@ SPU_UNREGISTER = "spu-unregister"
 SPU_UPDATE = "spu-update"
 SPU_STATUS = "spu-status"  # the store's status of an SPU, as a service wrote it
 OUTAGE = "outage"
-# Logged after their rows (planner's and healing's own rows, which the cluster's store
-# projection does not write): what an operator asked of a plan or of self-healing.
+# What an operator asked of a plan or of self-healing: logged first too, their rows (the
+# planner's and healing's, which the cluster does not know) written by projections those
+# apps hand the engine (composition/bootstrap.py, ``Engine.intent_projections``).
 PLAN_CONTROL = "plan-control"
 HEALING_SET = "healing-set"
 PLAN_ACTIONS = ("apply", "pause", "resume", "cancel")
@@ -76,13 +77,18 @@ def topic_update(topic: str, changed: dict[str, dict[str, Any]]) -> Entry:
     return {"type": TOPIC_UPDATE, "topic": topic, "changed": changed}
 
 
-def spu_register(spu: int, rack: str, public: str, private: str) -> Entry:
-    return {"type": SPU_REGISTER, "spu": spu, "rack": rack, "public": public,
-            "private": private}
+def spu_register(spu: int, rack: str, public: str, private: str,
+                 group: str | None = None) -> Entry:
+    """An SPU registered; ``group``: a managed SPU an SPU group provisioned."""
+    entry: Entry = {"type": SPU_REGISTER, "spu": spu, "rack": rack, "public": public,
+                    "private": private}
+    return entry if group is None else {**entry, "group": group}
 
 
-def spu_unregister(spu: int, forced: bool) -> Entry:
-    return {"type": SPU_UNREGISTER, "spu": spu, "forced": forced}
+def spu_unregister(spu: int, forced: bool, group: str | None = None) -> Entry:
+    """An SPU forgotten; ``group``: a managed SPU its group terminated."""
+    entry: Entry = {"type": SPU_UNREGISTER, "spu": spu, "forced": forced}
+    return entry if group is None else {**entry, "group": group}
 
 
 def spu_update(spu: int, changed: dict[str, dict[str, Any]]) -> Entry:
@@ -104,12 +110,16 @@ def outage(action: str, spus: Sequence[int], rack: str | None = None) -> Entry:
     return entry if rack is None else {**entry, "rack": rack}
 
 
-def plan_control(action: str, plan_id: int, params: Entry | None = None) -> Entry:
-    """A plan applied (with its throttles), paused, resumed or cancelled."""
+def plan_control(action: str, plan_id: int, params: Entry | None = None,
+                 reason: str | None = None) -> Entry:
+    """A plan applied (with its throttles), paused, resumed or cancelled; ``reason``: why a
+    cancel was made when not by the operator's own word (pre-empted by another plan)."""
     if action not in PLAN_ACTIONS:
         raise ValueError(f"unknown plan action {action!r}")
     entry: Entry = {"type": PLAN_CONTROL, "action": action, "plan": plan_id}
-    return entry if not params else {**entry, "params": params}
+    if params:
+        entry["params"] = params
+    return entry if reason is None else {**entry, "reason": reason}
 
 
 def healing_set(name: str, value: Any) -> Entry:

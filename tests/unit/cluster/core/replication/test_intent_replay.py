@@ -87,3 +87,20 @@ def test_an_spu_status_written_by_a_service_moves_the_spu():
     assert m.spus == {1: True}
     m = history.replay(m, [(3, intents.spu_status(1, "Online", "Offline"))])
     assert m.spus == {1: False}
+
+
+def test_an_spu_group_s_managed_spus_replay_as_any_registered_spu_and_name_their_group():
+    made = intents.spu_register(10, "r", "g-10:9005", "g-10:9006", group="g")
+    gone = intents.spu_unregister(11, forced=True, group="g")
+    assert (made["group"], gone["group"]) == ("g", "g")
+    assert "group" not in intents.spu_register(1, "r", "h:1", "h:2")
+    m = _replay(made, intents.spu_register(11, "r", "g-11:9005", "g-11:9006", group="g"), gone)
+    assert m.spus == {10: False} and m.racks == {10: "r"}
+
+
+def test_a_plan_control_carries_a_pre_empting_cancel_s_reason_and_refuses_an_unknown_action():
+    assert intents.plan_control("cancel", 3) == {"type": "plan-control", "action": "cancel",
+                                                 "plan": 3}
+    assert intents.plan_control("cancel", 3, reason="pre-empted")["reason"] == "pre-empted"
+    with pytest.raises(ValueError):
+        intents.plan_control("rewind", 3)
