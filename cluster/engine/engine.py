@@ -16,42 +16,33 @@ fakes and run under ``using(engine)`` (or ``current().replaced(...)``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from cluster.adapters.hot_state import HotState, Summary
+from cluster.adapters.hot_state import HotState
 from cluster.adapters.scheduler import Scheduler
 from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
 from cluster.engine.mirror import OffsetsMirror
+from cluster.engine.unit import ExtraEntries, Projection, Unit
 from cluster.projections.committed import Committed
+
+__all__ = ["CommandAction", "Committed", "Engine", "ExtraEntries", "Preempting", "Projection",
+           "TickStep", "TrimFloor", "current", "start", "using"]
 
 # Work another app adds to every replication tick, on the state its loops advanced (the
 # plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
 # are saved with the tick; writes it defers go to ``hot.after_commit``.
 TickStep = Callable[[HotState, int], list[Action]]
-# Given the unit, its saved sets, its time and whether it writes entries already: more
-# entries for the same commit (history's HW checkpoints).
-ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
 # The lowest log offset a reader still needs (history replays from its oldest snapshot);
 # None: no such reader.
 TrimFloor = Callable[[], "int | None"]
 # Told, inside the transaction that cancels it, that a yielding plan's execution gives way
 # to an operator's plan (keywords ``execution``, ``plan_id``, ``by``).
 Preempting = Callable[..., None]
-
-
-class Projection(Protocol):
-    """A reader's view that follows committed units of work (the network matrix, say):
-    ``begin`` notes what it needs before the step, ``committed`` runs once the commit
-    landed, with the unit (``hot``, the state it left) and what its commit saved."""
-
-    def begin(self, hot: HotState) -> Any: ...
-
-    def committed(self, hot: HotState, mark: Any, record: Committed) -> None: ...
 
 
 class CommandAction(Protocol):
@@ -98,6 +89,16 @@ class Engine:
         object.__setattr__(self, "extra_entries", _frozen(self.extra_entries))
         object.__setattr__(self, "projections", _frozen(self.projections))
         object.__setattr__(self, "command_actions", _frozen(self.command_actions))
+
+    def unit(self, *, keys: Iterable[Key] | None = None, shard: int | None = None,
+             whole: bool = False, **options: Any) -> Unit:
+        """A unit of work of this engine (cluster/engine/unit.py): ``with engine.unit(keys=...)
+        as u:`` loads under the fenced leases, and leaving the block commits.
+
+        One scope: ``keys`` (those sets), ``shard`` (one shard, whole) or ``whole=True``;
+        ``options``: ``record_ids``, ``dispatch``, ``lock_timeout_s``, ``now``, ``elections``
+        (and ``locks`` with ``pick``, the general form ``shard`` is one of)."""
+        return Unit(self, keys=keys, shard=shard, whole=whole, **options)
 
     def replaced(self, **changes: Any) -> Engine:
         """This engine with some collaborators swapped (a test's fake, a timed step)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.adapters import hot_state, metadata_log
+from cluster.adapters import hot_state
 from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action, ReplicationError, ledger, links, netview
 from cluster.core.spus import SpuResolution
@@ -111,8 +111,7 @@ def net_cut(*, request: CutRequest, by: Actor = None) -> dict[str, Any]:
             cut = links.cut_links(hot.state, ev)
         except ReplicationError as exc:
             raise InvalidInput(str(exc), field="spu") from None
-        entry = {**links.cut_entry(cut), "by": actor_name(by)}
-        metadata_log.note(entry)
+        hot.log.append({**links.cut_entry(cut), "by": actor_name(by)})
         made.append(links.cut_fields(cut))
         return []
 
@@ -136,9 +135,8 @@ def net_heal(*, cut_id: int | None = None, heal_all: bool = False,
         except ReplicationError as exc:
             raise NotFound(str(exc), field="id") from None
         entries = links.heal_entries(healed.cuts, healed.rejoined)
-        for entry in entries:
-            metadata_log.note({**entry, "by": actor_name(by)} if entry["type"] == "net-heal"
-                              else entry)
+        hot.log.extend({**entry, "by": actor_name(by)} if entry["type"] == "net-heal" else entry
+                       for entry in entries)
         out.update(healed=[links.cut_fields(c) for c in healed.cuts],
                    rejoined=healed.rejoined, in_force=len(state.cuts))
         return healed.actions
