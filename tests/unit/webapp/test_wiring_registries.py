@@ -34,8 +34,9 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The entries a service logs while a unit of work runs (``note``): only services/events.py's
-    # ``log_event`` (which tells "inside a unit" from "a row write" by it) and
-    # services/network.py still use it; every other step appends to ``hot.log``.
+    # ``log_event`` still uses it (it tells "inside a unit" from "a row write" by it), for a
+    # self-healing run whose writes, a plan's apply included, run inside one unit; every other
+    # unit logs explicitly (``u.log``, ``hot.log``).
     "cluster.adapters.metadata_log._open",
     # The store's namespace bound for a use case: read by every key of every service.
     "cluster.adapters.redis_keys._bound",
