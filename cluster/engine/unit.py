@@ -185,14 +185,14 @@ class Unit:
         if kind is not None:  # the block failed: nothing is committed
             self._stop_collecting()
             return bool(self._stack.__exit__(kind, exc, tb))
+        save = hot_state.save if self._pick is None else hot_state.save_sets
         with self._stack:
-            self._check_record_ids()
-            save = hot_state.save if self._pick is None else hot_state.save_sets
             try:
+                self._check_record_ids()
                 self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
                                         elections=self._elections, marks=self._marks,
                                         before_projections=self._stop_collecting)
-            finally:
+            finally:  # a failed commit too: what is logged after it is no entry of it
                 self._stop_collecting()
         self.actions = list(self.committed.actions)
         self._outside_the_leases()

@@ -96,3 +96,22 @@ def test_a_unit_names_one_scope(orders):
         current().unit(keys=[("orders", 0)], whole=True)
     with pytest.raises(TypeError):
         current().unit()
+
+
+def test_a_block_producing_more_records_than_reserved_commits_nothing_and_logs_after_it_as_rows(
+        orders, settings):
+    """Sharded, a unit's record ids are a block reserved at its load: past it they could
+    collide with another shard's, so nothing is saved; and what is logged afterwards is no
+    entry of the failed unit."""
+    from cluster.core import replication as core
+    from cluster.core.replication import Acks, ProduceRequest
+
+    if settings.REPLICATION_SHARDS == 1:
+        pytest.skip("unsharded, ids need no reservation")
+    head = _head()
+    with pytest.raises(RuntimeError, match="ids reserved"):
+        with current().unit(keys=[("orders", 0)], record_ids=1, dispatch=LocalQueue()) as u:
+            u.actions += core.produce(u.state.state,
+                                      ProduceRequest("orders", 0, Acks.LEADER, 2)).actions
+    assert u.committed is None and _head() == head
+    assert metadata_log.note({"type": "unit-test"}) is False
