@@ -49,7 +49,9 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
 
     Inside a unit of work of the replication engine the event is an entry of its
     metadata-log commit, written to the event page by the store's projection once the
-    commit landed (a refused commit logs nothing); elsewhere it is written at once.
+    commit landed (a refused commit logs nothing); elsewhere it is written at once. Only a
+    self-healing run calls it inside a unit (healing/services.py, whose plan's apply logs
+    through here too); a unit's own code logs with ``u.log`` / ``hot.log``.
     """
     fields = {"actor": actor_name(by), "object_type": object_type,
               "object_name": str(object_name), "operation": operation,
