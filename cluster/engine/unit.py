@@ -91,7 +91,7 @@ class Unit:
 
     Scopes: ``whole`` (every lease, every set), ``keys`` (those sets: under every lease
     unsharded, under their shards' leases sharded), ``shard`` (one shard's lease and all
-    its sets), or ``locks`` with ``pick`` (those leases, the sets ``pick`` names from the
+    its sets; unsharded, shard 0 is the whole state), or ``locks`` with ``pick`` (those leases, the sets ``pick`` names from the
     topic table; ``complete``: they are every set the leases guard).
 
     ``record_ids``: how many records the block may produce, or how to count them from the
@@ -106,6 +106,11 @@ class Unit:
                  now: int | None = None, elections: bool = True) -> None:
         if sum((keys is not None, shard is not None, whole, locks is not None)) != 1:
             raise TypeError("a unit's scope is one of keys=, shard=, whole=True or locks=")
+        if shard is not None and not shards.sharded():
+            if shard != 0:
+                raise ValueError(f"shard {shard}: the state is one shard (REPLICATION_SHARDS)")
+            # The one shard is the whole state, under the lease every other unit takes.
+            shard, whole = None, True
         if shard is not None:
             n = shards.count()
             locks, complete = [shards.lock_name(shard)], True

@@ -115,3 +115,13 @@ def test_a_block_producing_more_records_than_reserved_commits_nothing_and_logs_a
                                       ProduceRequest("orders", 0, Acks.LEADER, 2)).actions
     assert u.committed is None and _head() == head
     assert metadata_log.note({"type": "unit-test"}) is False
+
+
+def test_unsharded_shard_zero_is_the_whole_state_under_the_one_lease(orders, settings):
+    if settings.REPLICATION_SHARDS != 1:
+        pytest.skip("sharded, a shard has its own lease")
+    with current().unit(shard=0, dispatch=LocalQueue()) as u:
+        assert u.state.scope == (hot_state.key("lock"),)
+        assert {k for k in u.state.state.replica_sets} == {("orders", 0), ("orders", 1)}
+    with pytest.raises(ValueError):
+        current().unit(shard=1)
