@@ -41,6 +41,7 @@ class CelerySchedulerOnFirstUse:
 
 def build() -> Engine:
     """The engine with this installation's collaborators."""
+    from cluster.projections import store as store_projection
     from cluster.projections.network import NetworkView
     from healing.plans import ACTOR as SELF_HEALING
     from healing.preemption import on_preempting
@@ -51,6 +52,7 @@ def build() -> Engine:
 
     return Engine(
         scheduler=CelerySchedulerOnFirstUse(),
+        store_rows=store_projection.catch_up,
         tick_steps=(plan_executor_step,),
         extra_entries={"history-hw": checkpoints.HwCheckpoints()},
         projections={"network-view": NetworkView()},

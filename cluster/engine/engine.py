@@ -27,11 +27,11 @@ from cluster.adapters.scheduler import Scheduler
 from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
 from cluster.engine.mirror import OffsetsMirror
-from cluster.engine.unit import ExtraEntries, Projection, Unit
+from cluster.engine.unit import ExtraEntries, Projection, StoreRows, Unit
 from cluster.projections.committed import Committed
 
 __all__ = ["CommandAction", "Committed", "Engine", "ExtraEntries", "Preempting", "Projection",
-           "TickStep", "TrimFloor", "current", "start", "using"]
+           "StoreRows", "TickStep", "TrimFloor", "current", "start", "using"]
 
 # Work another app adds to every replication tick, on the state its loops advanced (the
 # plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
@@ -68,6 +68,10 @@ class Engine:
     after the SPU loops, the entries a commit adds, the projections that follow it, the
     log's trim floor; then what the shells around the engine are given."""
     scheduler: Scheduler
+    # The store's projection, the first a commit runs (its status rows and events): an
+    # argument, not an import, since the store's projection hands other apps' intent rows
+    # to the projections they give the engine (importing it would close a circle).
+    store_rows: StoreRows
     tick_steps: tuple[TickStep, ...] = ()
     extra_entries: Mapping[str, ExtraEntries] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)

@@ -17,8 +17,9 @@ for and the sets are kept for the next unit. An exception inside the block commi
 nothing, and a refused commit (the lease was lost: ``LeaseLost``) leaves the store, the
 log and Redis as they were: nothing the block staged, logged or deferred reaches anyone.
 
-The unit imports nothing of ``engine.py``: it is handed the engine's collaborators (its
-projections, extra entries, offsets mirror, set cache and scheduler) as ``wiring``.
+The unit imports nothing of ``engine.py`` nor of the projections that read the engine: it
+is handed the engine's collaborators (the store's projection, the other projections, extra
+entries, offsets mirror, set cache and scheduler) as ``wiring``.
 """
 from __future__ import annotations
 
@@ -42,7 +43,6 @@ from cluster.engine.mirror import OffsetsMirror
 from cluster.engine.tickets import settle_tickets
 from cluster.metrics.hooks import count_step
 from cluster.perf import gc_paused, thaw_if_due
-from cluster.projections import store as store_projection
 from cluster.projections.announce import announce
 from cluster.projections.committed import Committed
 
@@ -51,6 +51,9 @@ Pick = Callable[[dict[str, Any]], Iterable[Key]]
 # Given the unit, its saved sets, its time and whether it writes entries already: more
 # entries for the same commit (history's HW checkpoints).
 ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
+# The store's projection: brings its rows up to the log (this commit's entries included) and
+# returns the event rows it wrote, to announce (cluster/projections/store.py's catch_up).
+StoreRows = Callable[[], list[Any]]
 
 
 class Projection(Protocol):
@@ -71,6 +74,9 @@ class Wiring(Protocol):
 
     @property
     def extra_entries(self) -> Mapping[str, ExtraEntries]: ...
+
+    @property
+    def store_rows(self) -> StoreRows: ...
 
     @property
     def mirror(self) -> OffsetsMirror: ...
@@ -257,7 +263,7 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    project(hot, actions, after, wiring.mirror)
+    project(hot, actions, after, wiring.mirror, wiring.store_rows)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -267,9 +273,9 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
 
 
 def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
-            mirror: OffsetsMirror) -> None:
+            mirror: OffsetsMirror, store_rows: StoreRows) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's
-    ``mirror``)."""
+    ``mirror``, the status rows and events through its ``store_rows``)."""
     moved = [k for k in hot.moved
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
@@ -278,7 +284,7 @@ def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     # store's rows (under the database's write lock on SQLite) need not delay it.
     settle_tickets(actions)
     written = mirror.offsets(hot, after)
-    events = store_projection.catch_up()
+    events = store_rows()
     count_step(actions, lrs_moved)
     announce(events)
     publish_partitions(written, moved=moved)
