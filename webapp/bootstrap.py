@@ -41,7 +41,6 @@ class CelerySchedulerOnFirstUse:
 
 def build() -> Engine:
     """The engine with this installation's collaborators."""
-    from cluster.projections import store as store_projection
     from cluster.projections.network import NetworkView
     from healing.plans import ACTOR as SELF_HEALING
     from healing.preemption import on_preempting
@@ -49,6 +48,7 @@ def build() -> Engine:
     from history.services import trim_floor
     from planner.executor import plan_executor_step
     from planner.management.spu_drain import DrainAction
+    from cluster.projections import store as store_projection  # the store's rows
 
     return Engine(
         scheduler=CelerySchedulerOnFirstUse(),
