@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Protocol
 
-from cluster.adapters import hot_state, metadata_log, shards
+from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.live_batches import publish_partitions
@@ -139,7 +139,6 @@ class Unit:
         self._first_id: int | None = None  # sharded: the first id of the reserved block
         self._reserved = 0
         self._marks: dict[str, Any] = {}
-        self._collecting: ExitStack | None = None
 
     @property
     def state(self) -> HotState:
@@ -168,10 +167,6 @@ class Unit:
             self._hot = hot = self._load()
             hot.state.clock_ms = self.at
             self._marks = {name: p.begin(hot) for name, p in self._wiring.projections.items()}
-            # What a service logs meanwhile through ``log_event`` (a healing run's plan
-            # apply) is an entry of this commit: see services/events.py.
-            self._collecting = ExitStack()
-            self._collecting.enter_context(metadata_log.collecting(hot.log))
         except BaseException:
             stack.close()
             raise
@@ -194,25 +189,15 @@ class Unit:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
         if kind is not None:  # the block failed: nothing is committed
-            self._stop_collecting()
             return bool(self._stack.__exit__(kind, exc, tb))
         save = hot_state.save if self._pick is None else hot_state.save_sets
         with self._stack:
-            try:
-                self._check_record_ids()
-                self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
-                                        elections=self._elections, marks=self._marks,
-                                        before_projections=self._stop_collecting)
-            finally:  # a failed commit too: what is logged after it is no entry of it
-                self._stop_collecting()
+            self._check_record_ids()
+            self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
+                                    elections=self._elections, marks=self._marks)
         self.actions = list(self.committed.actions)
         self._outside_the_leases()
         return False
-
-    def _stop_collecting(self) -> None:
-        if self._collecting is not None:
-            self._collecting.close()
-            self._collecting = None
 
     def _check_record_ids(self) -> None:
         if self._first_id is None:
@@ -233,8 +218,7 @@ class Unit:
 
 
 def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring, *,
-           elections: bool = True, marks: dict[str, Any] | None = None,
-           before_projections: Callable[[], None] | None = None) -> Committed:
+           elections: bool = True, marks: dict[str, Any] | None = None) -> Committed:
     """Elections, then one fenced save with the log entries; then the projections and what
     the unit deferred. ``marks``: the projections' ``begin`` (taken now when not given)."""
     hot.state.clock_ms = at
@@ -258,8 +242,6 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
         return out
 
     saved = save(hot, log=entries)
-    if before_projections is not None:
-        before_projections()
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)

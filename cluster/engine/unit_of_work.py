@@ -27,10 +27,8 @@ which the dispatcher may ask a tick (a lost request costs one beat, nothing more
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack
 from typing import Any
 
-from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.scheduler import Dispatch
 from cluster.core.replication import Action, Key
@@ -80,10 +78,4 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
     # The engine's collaborators, read once: a unit runs with the engine it started under.
     engine = current()
     marks = {name: p.begin(hot) for name, p in engine.projections.items()}
-    with ExitStack() as collecting:
-        # What a service logs through ``log_event`` meanwhile joins the commit; what the
-        # projections and deferred callbacks log after it is theirs to write.
-        collecting.enter_context(metadata_log.collecting(hot.log))
-        actions = step(hot)
-        return commit(hot, actions, at, save, engine, elections=elections, marks=marks,
-                      before_projections=collecting.close)
+    return commit(hot, step(hot), at, save, engine, elections=elections, marks=marks)

@@ -33,11 +33,6 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     "cluster.metrics.collector.register_families",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
-    # The entries a service logs while a unit of work runs (``note``): only services/events.py's
-    # ``log_event`` still uses it (it tells "inside a unit" from "a row write" by it), for a
-    # self-healing run whose writes, a plan's apply included, run inside one unit; every other
-    # unit logs explicitly (``u.log``, ``hot.log``).
-    "cluster.adapters.metadata_log._open",
     # The store's namespace bound for a use case: read by every key of every service.
     "cluster.adapters.redis_keys._bound",
     # The leases a use case holds, read by every fenced write.
