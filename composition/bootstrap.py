@@ -56,9 +56,11 @@ def build() -> Engine:
     from planner import intents as plan_intents
     from planner.executor import plan_executor_step
     from planner.management.spu_drain import DrainAction
+    from cluster.projections import store as store_projection  # the store's rows
 
     return Engine(
         scheduler=CelerySchedulerOnFirstUse(),
+        store_rows=store_projection.catch_up,
         tick_steps=(plan_executor_step,),
         extra_entries={"history-hw": checkpoints.HwCheckpoints()},
         projections={"network-view": NetworkView()},

@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from django.conf import settings
@@ -39,29 +37,6 @@ for i = 1, n do
 end
 return first
 """
-
-
-# The entries of the unit of work running in this context, if one runs: what a service
-# logs while it holds the lease becomes an entry of that unit's commit (``note``).
-_open: ContextVar[list[dict[str, Any]] | None] = ContextVar("metadata_log_open", default=None)
-
-
-@contextmanager
-def collecting(entries: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    token = _open.set(entries)
-    try:
-        yield entries
-    finally:
-        _open.reset(token)
-
-
-def note(entry: dict[str, Any]) -> bool:
-    """Add ``entry`` to the running unit of work's commit; False when none runs."""
-    entries = _open.get()
-    if entries is None:
-        return False
-    entries.append(entry)
-    return True
 
 
 class Entry(NamedTuple):

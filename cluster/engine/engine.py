@@ -22,20 +22,21 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from cluster.adapters.hot_state import HotState, Summary
+from cluster.adapters.hot_state import HotState
 from cluster.adapters.scheduler import Scheduler
 from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
 from cluster.engine.mirror import OffsetsMirror
+from cluster.engine.unit import ExtraEntries, Projection, StoreRows, Unit
 from cluster.projections.committed import Committed
+
+__all__ = ["CommandAction", "Committed", "Engine", "ExtraEntries", "Preempting", "Projection",
+           "StoreRows", "TickStep", "TrimFloor", "current", "start", "using"]
 
 # Work another app adds to every replication tick, on the state its loops advanced (the
 # plan executor): it runs inside the tick's locked load-modify-save, so the moves it starts
 # are saved with the tick; writes it defers go to ``hot.after_commit``.
 TickStep = Callable[[HotState, int], list[Action]]
-# Given the unit, its saved sets, its time and whether it writes entries already: more
-# entries for the same commit (history's HW checkpoints).
-ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
 # The lowest log offset a reader still needs (history replays from its oldest snapshot);
 # None: no such reader.
 TrimFloor = Callable[[], "int | None"]
@@ -53,16 +54,6 @@ MetricFamilies = Callable[[], Iterable[Any]]
 # offset order, and again on a replay of the log: it must be idempotent and never raise for
 # an entry it cannot apply (it writes nothing then).
 IntentProjection = Callable[[dict[str, Any]], list[Any]]
-
-
-class Projection(Protocol):
-    """A reader's view that follows committed units of work (the network matrix, say):
-    ``begin`` notes what it needs before the step, ``committed`` runs once the commit
-    landed, with the unit (``hot``, the state it left) and what its commit saved."""
-
-    def begin(self, hot: HotState) -> Any: ...
-
-    def committed(self, hot: HotState, mark: Any, record: Committed) -> None: ...
 
 
 class CommandAction(Protocol):
@@ -88,6 +79,10 @@ class Engine:
     after the SPU loops, the entries a commit adds, the projections that follow it, the
     log's trim floor; then what the shells around the engine are given."""
     scheduler: Scheduler
+    # The store's projection, the first a commit runs (its status rows and events): an
+    # argument, not an import, since the store's projection hands other apps' intent rows
+    # to the projections they give the engine (importing it would close a circle).
+    store_rows: StoreRows
     tick_steps: tuple[TickStep, ...] = ()
     extra_entries: Mapping[str, ExtraEntries] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
@@ -116,6 +111,16 @@ class Engine:
         object.__setattr__(self, "projections", _frozen(self.projections))
         object.__setattr__(self, "intent_projections", _frozen(self.intent_projections))
         object.__setattr__(self, "command_actions", _frozen(self.command_actions))
+
+    def unit(self, *, keys: Iterable[Key] | None = None, shard: int | None = None,
+             whole: bool = False, **options: Any) -> Unit:
+        """A unit of work of this engine (cluster/engine/unit.py): ``with engine.unit(keys=...)
+        as u:`` loads under the fenced leases, and leaving the block commits.
+
+        One scope: ``keys`` (those sets), ``shard`` (one shard, whole) or ``whole=True``;
+        ``options``: ``record_ids``, ``dispatch``, ``lock_timeout_s``, ``now``, ``elections``
+        (and ``locks`` with ``pick``, the general form ``shard`` is one of)."""
+        return Unit(self, keys=keys, shard=shard, whole=whole, **options)
 
     def replaced(self, **changes: Any) -> Engine:
         """This engine with some collaborators swapped (a test's fake, a timed step)."""

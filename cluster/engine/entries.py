@@ -1,6 +1,6 @@
 """What a step appends to the metadata log: status changes of the sets it saved,
 topics it started replicating, and the core's actions that a status cannot say.
-(What services log meanwhile is noted into the same commit: services/events.py.)"""
+(What the unit's own code logs, ``u.log``, goes into the same commit.)"""
 from __future__ import annotations
 
 from typing import Any, NamedTuple

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 from django.db import connection, transaction
 
 from cluster.adapters import metadata_log
-from cluster.adapters.metadata_log import note
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.engine.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
@@ -47,15 +46,13 @@ def log_event(by: Actor, object_type: str, object_name: object, operation: str,
               params: dict[str, Any] | None = None, result: str = "") -> Event:
     """Record what changed and who asked.
 
-    Inside a unit of work of the replication engine the event is an entry of its
-    metadata-log commit, written to the event page by the store's projection once the
-    commit landed (a refused commit logs nothing); elsewhere it is written at once.
+    The row is written at once. A unit of work logs its events as entries of its own
+    commit instead (``u.log`` / ``hot.log``, an ``event`` entry: healing/journal.py), which
+    the store's projection writes once the commit landed.
     """
     fields = {"actor": actor_name(by), "object_type": object_type,
               "object_name": str(object_name), "operation": operation,
               "params": params or {}, "result": result}
-    if note({"type": "event", **fields}):
-        return Event(**fields)
     event = Event.objects.create(**fields)
     announce_after_commit(event)
     log_events([event])

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.adapters import hot_state, metadata_log
-from cluster.adapters.hot_state import HotState
-from cluster.core.replication import Action, ReplicationError, ledger, links, netview
+from cluster.adapters import hot_state
+from cluster.core.replication import ReplicationError, ledger, links, netview
 from cluster.core.spus import SpuResolution
-from cluster.engine.unit_of_work import now_ms, run_locked
+from cluster.engine.engine import current as engine
+from cluster.engine.unit import now_ms
 from cluster.errors import InvalidInput, NotFound
 from cluster.models import Spu
 from cluster.services.events import Actor, actor_name
@@ -103,32 +103,23 @@ def cut_request(req: CutRequest) -> links.CutLinks:
 def net_cut(*, request: CutRequest, by: Actor = None) -> dict[str, Any]:
     """Put a cut in force (one unit of work: the cut and its log entry)."""
     wanted = cut_request(request)
-    made: list[dict[str, Any]] = []
-
-    def step(hot: HotState) -> list[Action]:
+    with engine().unit(whole=True) as u:
         ev = links.CutLinks(wanted.kind, wanted.spus, wanted.peers, wanted.one_way,
-                            wanted.racks, hot.state.clock_ms, wanted.inbound)
+                            wanted.racks, u.at, wanted.inbound)
         try:
-            cut = links.cut_links(hot.state, ev)
+            cut = links.cut_links(u.state.state, ev)
         except ReplicationError as exc:
             raise InvalidInput(str(exc), field="spu") from None
-        entry = {**links.cut_entry(cut), "by": actor_name(by)}
-        metadata_log.note(entry)
-        made.append(links.cut_fields(cut))
-        return []
-
-    run_locked(step)
-    return made[0]
+        u.log({**links.cut_entry(cut), "by": actor_name(by)})
+    return links.cut_fields(cut)
 
 
 def net_heal(*, cut_id: int | None = None, heal_all: bool = False,
              by: Actor = None) -> dict[str, Any]:
     """Heal one cut (by id; the latest without one) or every cut; rejoining SPUs are
     fenced by the newer epochs and what they lose is reported (``net_report``)."""
-    out: dict[str, Any] = {}
-
-    def step(hot: HotState) -> list[Action]:
-        state = hot.state
+    with engine().unit(whole=True) as u:
+        state = u.state.state
         if not state.cuts:
             raise InvalidInput("no cut is in force", field="id")
         target = None if heal_all else (cut_id if cut_id is not None else state.cuts[-1].id)
@@ -136,16 +127,11 @@ def net_heal(*, cut_id: int | None = None, heal_all: bool = False,
             healed = links.heal(state, target)
         except ReplicationError as exc:
             raise NotFound(str(exc), field="id") from None
-        entries = links.heal_entries(healed.cuts, healed.rejoined)
-        for entry in entries:
-            metadata_log.note({**entry, "by": actor_name(by)} if entry["type"] == "net-heal"
-                              else entry)
-        out.update(healed=[links.cut_fields(c) for c in healed.cuts],
-                   rejoined=healed.rejoined, in_force=len(state.cuts))
-        return healed.actions
-
-    run_locked(step)
-    return out
+        for entry in links.heal_entries(healed.cuts, healed.rejoined):
+            u.log({**entry, "by": actor_name(by)} if entry["type"] == "net-heal" else entry)
+        u.actions += healed.actions
+    return {"healed": [links.cut_fields(c) for c in healed.cuts],
+            "rejoined": healed.rejoined, "in_force": len(state.cuts)}
 
 
 def _meta_state():

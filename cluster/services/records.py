@@ -15,9 +15,11 @@ from django.conf import settings
 
 from cluster.adapters import hot_state
 from cluster.core import replication as core
-from cluster.core.replication import Acks, Action, Isolation, ProduceRequest, Resolution, intents
+from cluster.core.replication import Acks, Isolation, ProduceRequest, Resolution, intents
 from cluster.core.replication.produce import readable_end
 from cluster.core.replication.compaction import COMPACTED
+from cluster.engine.engine import current as engine
+from cluster.engine.unit import Unit
 from cluster.errors import InvalidInput, NotFound, Unavailable
 from cluster.adapters.hot_state import HotState
 from cluster.metrics.hooks import count_produce
@@ -26,7 +28,7 @@ from cluster.selectors.shapes import PartitionRow, partition_rows, row_from_summ
 from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.waiting import wait_replicated, wait_until
-from cluster.services.replication import followers_fetch, run_locked
+from cluster.services.replication import followers_fetch
 from cluster.engine.store_identity import ensure_hot_state_is_ours
 
 PENDING = core.AckOutcome.PENDING.value
@@ -93,22 +95,20 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
         raise InvalidInput(f"at most {settings.PRODUCE_MAX_RECORDS:,} records a request "
                            f"(PRODUCE_MAX_RECORDS), not {n:,}", field="count")
     outcome = ProduceOutcome(topic, partition, acks_label(level), "refused", n)
-
-    def step(hot: HotState) -> list[Action]:
-        refusal = _refusal(hot, topic, partition)
+    # One unit of work: the append, its values and its ticket land in one fenced commit.
+    with engine().unit(keys=[(topic, partition)], dispatch=dispatch, record_ids=n) as u:
+        refusal = _refusal(u.state, topic, partition)
         if refusal:
             outcome.code, outcome.reason = refusal
-            return []
-        result = core.produce(hot.state, ProduceRequest(topic, partition, level, n))
-        _record(hot, outcome, result, level, values)
-        actions = list(result.actions)
-        if level is Acks.ALL and result.accepted:
-            # Someone waits for the LRS: its followers fetch now, not at their shard's next
-            # tick (seconds away on a large cluster); the ticket is decided with this commit.
-            actions += followers_fetch(hot, [(topic, partition)], hot.state.clock_ms)
-        return actions
-
-    run_locked(step, keys=[(topic, partition)], dispatch=dispatch, record_ids=n)
+        else:
+            result = core.produce(u.state.state, ProduceRequest(topic, partition, level, n))
+            _record(u, outcome, result, level, values)
+            u.actions += result.actions
+            if level is Acks.ALL and result.accepted:
+                # Someone waits for the LRS: its followers fetch now, not at their shard's
+                # next tick (seconds away on a large cluster); the ticket is decided with this
+                # commit.
+                u.actions += followers_fetch(u.state, [(topic, partition)], u.at)
     count_produce(outcome.state, outcome.acks, outcome.code, outcome.count)
     return outcome
 
@@ -123,7 +123,7 @@ def _refusal(hot: HotState, topic: str, partition: int) -> tuple[str, str] | Non
     return None
 
 
-def _record(hot: HotState, outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
+def _record(u: Unit, outcome: ProduceOutcome, result: core.ProduceResult, level: Acks,
             values: list[str] | None) -> None:
     """Note the write on ``outcome``; its values and ticket are staged with the unit's commit,
     so a refused commit leaves neither (nor any row: nothing is projected)."""
@@ -133,10 +133,10 @@ def _record(hot: HotState, outcome: ProduceOutcome, result: core.ProduceResult, 
     base, first = result.base_offset, result.record_ids[0]
     outcome.base_offset, outcome.first_id = base, first
     if values is not None:
-        hot.stage(hot_state.values_ops(outcome.topic, dict(zip(result.record_ids, values))))
+        u.stage(hot_state.values_ops(outcome.topic, dict(zip(result.record_ids, values))))
     outcome.state = core.outcome_on_append(level).value
     if level is Acks.ALL:
-        hot.stage(hot_state.ticket_ops(first, {
+        u.stage(hot_state.ticket_ops(first, {
             "count": outcome.count, "state": outcome.state, "topic": outcome.topic,
             "partition": outcome.partition, "base_offset": base}, still_open=True))
 

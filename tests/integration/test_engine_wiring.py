@@ -22,10 +22,12 @@ def test_the_engine_is_the_one_the_composition_root_built_with_the_apps_collabor
     from history import checkpoints, services
     from planner.execution import moves_in_flight
     from planner.executor import plan_executor_step
+    from cluster.projections import store
     from planner.management.spu_drain import DrainAction
 
     engine = bootstrap.engine()
     assert engine is current()
+    assert engine.store_rows is store.catch_up
     assert engine.tick_steps == (plan_executor_step,)
     assert [(name, type(hook)) for name, hook in engine.extra_entries.items()] == [
         ("history-hw", checkpoints.HwCheckpoints)]

@@ -33,10 +33,6 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     "cluster.adapters.redis_keys.install_store_provider",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
-    # The entries a service logs while a unit of work runs (``note``): only services/events.py's
-    # ``log_event`` (which tells "inside a unit" from "a row write" by it) and
-    # services/network.py still use it; every other step appends to ``hot.log``.
-    "cluster.adapters.metadata_log._open",
     # The store's namespace bound for a use case, read by ``key()``: 46 calls in 18 modules
     # (hot state, metadata log, leases, counters, live sequences, shard owners, services,
     # selectors). Explicit, it is a ``Keys(namespace)`` handle each use case makes and every

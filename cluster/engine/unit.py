@@ -1,0 +1,272 @@
+"""A unit of work of the replication engine, as a value (issue 32).
+
+    with engine.unit(keys=[("orders", 0)]) as u:   # or shard=2, or whole=True
+        result = core.produce(u.state.state, request)  # u.state: the loaded HotState
+        u.actions += result.actions                    # what the core did
+        u.stage(values_ops)      # lands in the commit's own fenced write, never before
+        u.log(entry)             # a metadata-log entry of this commit
+        u.after_commit(fn)       # runs once the commit landed (database rows, say)
+    u.committed                  # the frozen record: saved, moved, entries with offsets
+
+Entering takes the store's fenced leases (every one, a shard's, or those of the shards
+``keys`` fall in) and loads the sets they guard. Leaving the block commits: every election
+the state says is due, then the changed sets, the staged writes and the log entries in one
+fenced write; then the projections receive ``u.committed`` and the ``after_commit``
+callbacks run, still under the leases; then, outside them, the follow-up tick is asked
+for and the sets are kept for the next unit. An exception inside the block commits
+nothing, and a refused commit (the lease was lost: ``LeaseLost``) leaves the store, the
+log and Redis as they were: nothing the block staged, logged or deferred reaches anyone.
+
+The unit imports nothing of ``engine.py`` nor of the projections that read the engine: it
+is handed the engine's collaborators (the store's projection, the other projections, extra
+entries, offsets mirror, set cache and scheduler) as ``wiring``.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import ExitStack
+from types import TracebackType
+from typing import Any, Protocol
+
+from cluster.adapters import hot_state, shards
+from cluster.adapters.hot_state import HotState, Summary
+from cluster.adapters.lease import WriteOp
+from cluster.projections.live import publish_partitions
+from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
+from cluster.adapters.set_cache import SetCache
+from cluster.engine.store_identity import locked_for_this_store
+from cluster.core import replication as core
+from cluster.core.replication import Action, Key
+from cluster.engine.entries import changes, step_entries
+from cluster.engine.mirror import OffsetsMirror
+from cluster.engine.tickets import record_ack_outcomes
+from cluster.metrics.hooks import count_step
+from cluster.perf import gc_paused, thaw_if_due
+from cluster.projections.announce import announce
+from cluster.projections.committed import Committed
+
+Save = Callable[..., list[Key]]
+Pick = Callable[[dict[str, Any]], Iterable[Key]]
+# Given the unit, its saved sets, its time and whether it writes entries already: more
+# entries for the same commit (history's HW checkpoints).
+ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
+# The store's projection: brings its rows up to the log (this commit's entries included) and
+# returns the event rows it wrote, to announce (cluster/projections/store.py's catch_up).
+StoreRows = Callable[[], list[Any]]
+
+
+class Projection(Protocol):
+    """A reader's view that follows committed units of work (the network matrix, say):
+    ``begin`` notes what it needs before the step, ``committed`` runs once the commit
+    landed, with the unit (``hot``, the state it left) and what its commit saved."""
+
+    def begin(self, hot: HotState) -> Any: ...
+
+    def committed(self, hot: HotState, mark: Any, record: Committed) -> None: ...
+
+
+class Wiring(Protocol):
+    """What a unit uses of the engine (cluster/engine/engine.py's ``Engine``)."""
+
+    @property
+    def projections(self) -> Mapping[str, Projection]: ...
+
+    @property
+    def extra_entries(self) -> Mapping[str, ExtraEntries]: ...
+
+    @property
+    def store_rows(self) -> StoreRows: ...
+
+    @property
+    def mirror(self) -> OffsetsMirror: ...
+
+    @property
+    def sets(self) -> SetCache: ...
+
+    @property
+    def scheduler(self) -> Scheduler: ...
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Unit:
+    """One load-modify-commit under the store's fenced leases; see the module's docstring.
+
+    Scopes: ``whole`` (every lease, every set), ``keys`` (those sets: under every lease
+    unsharded, under their shards' leases sharded), ``shard`` (one shard's lease and all
+    its sets; unsharded, shard 0 is the whole state), or ``locks`` with ``pick`` (those leases, the sets ``pick`` names from the
+    topic table; ``complete``: they are every set the leases guard).
+
+    ``record_ids``: how many records the block may produce, or how to count them from the
+    loaded state (sharded, ids come in blocks reserved at the load; a block that produced
+    more commits nothing: its ids could collide with another shard's)."""
+
+    def __init__(self, wiring: Wiring, *, keys: Iterable[Key] | None = None,
+                 shard: int | None = None, whole: bool = False,
+                 locks: list[str] | None = None, pick: Pick | None = None,
+                 complete: bool = False, record_ids: int | Callable[[HotState], int] = 0,
+                 dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
+                 now: int | None = None, elections: bool = True) -> None:
+        if sum((keys is not None, shard is not None, whole, locks is not None)) != 1:
+            raise TypeError("a unit's scope is one of keys=, shard=, whole=True or locks=")
+        if shard is not None and not shards.sharded():
+            if shard != 0:
+                raise ValueError(f"shard {shard}: the state is one shard (REPLICATION_SHARDS)")
+            # The one shard is the whole state, under the lease every other unit takes.
+            shard, whole = None, True
+        if shard is not None:
+            n = shards.count()
+            locks, complete = [shards.lock_name(shard)], True
+            pick = lambda topics: shards.keys_of_shard(topics, shard, n)  # noqa: E731
+        elif keys is not None and shards.sharded():
+            wanted = list(keys)
+            locks, pick = shards.locks_of(wanted), lambda _: wanted
+        elif locks is not None and pick is None:
+            raise TypeError("locks= needs pick= (which sets of the topic table to load)")
+        self._wiring = wiring
+        self._keys = None if keys is None else list(keys)
+        self._locks, self._pick, self._complete = locks, pick, complete
+        self._record_ids, self._dispatch = record_ids, dispatch
+        self._lock_timeout_s, self._elections = lock_timeout_s, elections
+        self.at = now if now is not None else now_ms()
+        self.actions: list[Action] = []
+        self.committed: Committed | None = None
+        self._stack = ExitStack()
+        self._hot: HotState | None = None
+        self._first_id: int | None = None  # sharded: the first id of the reserved block
+        self._reserved = 0
+        self._marks: dict[str, Any] = {}
+
+    @property
+    def state(self) -> HotState:
+        """The loaded hot state (its ``state`` the core's ``ClusterState``)."""
+        if self._hot is None:
+            raise RuntimeError("a unit's state is loaded when its block is entered")
+        return self._hot
+
+    def log(self, entry: dict[str, Any]) -> None:
+        """A metadata-log entry of this unit's commit (offset order with its other entries)."""
+        self.state.log.append(entry)
+
+    def stage(self, ops: Iterable[WriteOp]) -> None:
+        """Writes that land in this unit's fenced commit, never before it."""
+        self.state.stage(ops)
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the commit landed (still under the leases), never before."""
+        self.state.after_commit(callback)
+
+    def __enter__(self) -> Unit:
+        stack = self._stack
+        try:
+            stack.enter_context(locked_for_this_store(self._lock_timeout_s, locks=self._locks))
+            stack.enter_context(gc_paused(freeze=True))
+            self._hot = hot = self._load()
+            hot.state.clock_ms = self.at
+            self._marks = {name: p.begin(hot) for name, p in self._wiring.projections.items()}
+        except BaseException:
+            stack.close()
+            raise
+        return self
+
+    def _load(self) -> HotState:
+        sets = self._wiring.sets
+        if self._pick is None:  # every lease: the whole state, or the sets of ``keys``
+            hot = hot_state.load(self._keys, committed=sets)
+            shards.adopt_record_ids(hot.state)
+            return hot
+        hot = hot_state.load_selected(self._pick, committed=sets, complete=self._complete)
+        count = self._record_ids(hot) if callable(self._record_ids) else self._record_ids
+        self._reserved, self._first_id = count, hot.state.next_record_id
+        if count:
+            self._first_id = hot.state.next_record_id = shards.reserve_record_ids(
+                count, self._first_id)
+        return hot
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if kind is not None:  # the block failed: nothing is committed
+            return bool(self._stack.__exit__(kind, exc, tb))
+        save = hot_state.save if self._pick is None else hot_state.save_sets
+        with self._stack:
+            self._check_record_ids()
+            self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
+                                    elections=self._elections, marks=self._marks)
+        self.actions = list(self.committed.actions)
+        self._outside_the_leases()
+        return False
+
+    def _check_record_ids(self) -> None:
+        if self._first_id is None:
+            return
+        produced = self.state.state.next_record_id - self._first_id
+        if produced > self._reserved:
+            # Nothing is saved: ids past the block could collide with another shard's.
+            raise RuntimeError(f"a step produced {produced} records with {self._reserved} "
+                               f"ids reserved")
+
+    def _outside_the_leases(self) -> None:
+        """The follow-up tick, the sets kept for the next unit, a thaw."""
+        hot = self.state
+        followups = Followups(next_deadline_ms=core.next_deadline(hot.state))
+        (self._dispatch or self._wiring.scheduler.dispatch)(followups)
+        hot_state.keep_committed(hot, self._wiring.sets)
+        thaw_if_due()
+
+
+def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring, *,
+           elections: bool = True, marks: dict[str, Any] | None = None) -> Committed:
+    """Elections, then one fenced save with the log entries; then the projections and what
+    the unit deferred. ``marks``: the projections' ``begin`` (taken now when not given)."""
+    hot.state.clock_ms = at
+    if marks is None:
+        marks = {name: p.begin(hot) for name, p in wiring.projections.items()}
+    actions = list(actions)
+    after = hot.after
+    meta_saved = save is hot_state.save
+    if elections:
+        actions += core.run_elections(hot.state, at, hot_state.killed())
+    # A network rehearsal's accounting; shard units write without the meta, so with
+    # shards this ledger never sees their writes.
+    core.ledger.account(hot.state, actions, at, complete=not shards.sharded())
+
+    def entries(_saved: list[Key]) -> list[dict[str, Any]]:
+        # The save summed up each set it wrote into ``after`` (hot_state).
+        hot.moved, hot.differs = changes(hot.before, after)
+        out = step_entries(hot, actions, after, at)
+        for hook in wiring.extra_entries.values():
+            out += hook(hot, after, at, bool(out or hot.log))
+        return out
+
+    saved = save(hot, log=entries)
+    record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
+                       moved=tuple(hot.moved), log=tuple(hot.log),
+                       first_offset=hot.first_offset, meta_saved=meta_saved)
+    project(hot, actions, after, wiring.mirror, wiring.store_rows)
+    for name, projection in wiring.projections.items():
+        projection.committed(hot, marks.get(name), record)
+    later, hot.later = hot.later, []
+    for callback in later:
+        callback()
+    return record
+
+
+def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+            mirror: OffsetsMirror, store_rows: StoreRows) -> None:
+    """Everything readers see, once the commit landed (the offsets through the engine's
+    ``mirror``, the status rows and events through its ``store_rows``)."""
+    moved = [k for k in hot.moved
+             if k in hot.before and hot.before[k].status() != after[k].status()]
+    lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
+                 if hot.before[k].lrs != after[k].lrs}
+    # First: the commit landed in Redis, which is all an acks=all write waits for; the
+    # store's rows (under the database's write lock on SQLite) need not delay it.
+    record_ack_outcomes(actions)
+    written = mirror.offsets(hot, after)
+    events = store_rows()
+    count_step(actions, lrs_moved)
+    announce(events)
+    publish_partitions(written, moved=moved)

@@ -1,0 +1,124 @@
+"""``with engine.unit(...) as u``: a unit of work as a value (issue 32). Leaving the block
+commits the state, what it staged and what it logged in one fenced write and hands back
+the frozen record; an exception inside it, or a refused commit, leaves nothing."""
+from __future__ import annotations
+
+import pytest
+
+from cluster.adapters import hot_state, lease, metadata_log
+from cluster.adapters.lease import LeaseLost, WriteOp
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current
+from cluster.models import Event
+from cluster.services import replication, topic_create
+from cluster.services.waiting import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+@pytest.fixture(params=[1, 4], ids=["one-shard", "four-shards"])
+def orders(request, redis_url, settings):
+    settings.REPLICATION_SHARDS = request.param
+    settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=3)
+    replication.replication_tick(dispatch=LocalQueue())
+
+
+def _mark(value: str) -> WriteOp:
+    return WriteOp("set", hot_state.key("unit-test-mark"), value)
+
+
+def _read_mark() -> bytes | None:
+    with bound_to_store():
+        return hot_state.client().get(hot_state.key("unit-test-mark"))
+
+
+def _head() -> int:
+    with bound_to_store():
+        return metadata_log.head()
+
+
+@pytest.mark.parametrize("scope", [{"keys": [("orders", 1)]}, {"whole": True}, {"shard": 0}],
+                         ids=["keys", "whole", "shard"])
+def test_leaving_the_block_commits_what_it_staged_and_logged_and_returns_the_record(
+        orders, scope):
+    ran: list[str] = []
+    with current().unit(dispatch=LocalQueue(), **scope) as u:
+        assert ("orders", 1) in u.state.state.replica_sets or "shard" in scope
+        u.log({"type": "unit-test", "n": 1})
+        u.stage([_mark("landed")])
+        u.after_commit(lambda: ran.append(f"after, mark {_read_mark()!r}"))
+        assert _read_mark() is None and u.committed is None  # nothing before the commit
+    assert ran == ["after, mark b'landed'"]
+    record = u.committed
+    assert record is not None
+    (entry,) = [e for e in record.entries if e.data["type"] == "unit-test"]
+    with bound_to_store():
+        assert metadata_log.read(entry.offset, 1)[0].data["n"] == 1
+    with pytest.raises(AttributeError):
+        record.saved = ()  # type: ignore[misc]
+
+
+def test_an_exception_inside_the_block_commits_nothing_and_releases_the_leases(orders):
+    head, events, ran = _head(), Event.objects.count(), []
+    with pytest.raises(ValueError):
+        with current().unit(keys=[("orders", 0)], dispatch=LocalQueue()) as u:
+            u.log({"type": "unit-test"})
+            u.stage([_mark("never")])
+            u.after_commit(lambda: ran.append("after"))
+            raise ValueError("the block failed")
+    assert u.committed is None and ran == []
+    assert (_head(), Event.objects.count(), _read_mark()) == (head, events, None)
+    # The leases went back: the next unit takes them at once.
+    with current().unit(keys=[("orders", 0)], lock_timeout_s=0.5, dispatch=LocalQueue()):
+        pass
+
+
+def test_a_refused_commit_leaves_no_staged_write_no_entry_and_runs_nothing_after(orders):
+    head, events, ran, taken = _head(), Event.objects.count(), [], []
+    with pytest.raises(LeaseLost):
+        with current().unit(keys=[("orders", 0)], dispatch=LocalQueue()) as u:
+            u.log({"type": "unit-test"})
+            u.stage([_mark("refused")])
+            u.after_commit(lambda: ran.append("after"))
+            for lock_key in lease.held_names():  # another holder takes every lease
+                hot_state.client().set(lock_key, "another holder's token")
+                taken.append(lock_key)
+    hot_state.client().delete(*taken)
+    assert u.committed is None and ran == []
+    assert (_head(), Event.objects.count(), _read_mark()) == (head, events, None)
+
+
+def test_a_unit_names_one_scope(orders):
+    with pytest.raises(TypeError):
+        current().unit(keys=[("orders", 0)], whole=True)
+    with pytest.raises(TypeError):
+        current().unit()
+
+
+def test_a_block_producing_more_records_than_reserved_commits_nothing(orders, settings):
+    """Sharded, a unit's record ids are a block reserved at its load: past it they could
+    collide with another shard's, so nothing is saved."""
+    from cluster.core import replication as core
+    from cluster.core.replication import Acks, ProduceRequest
+
+    if settings.REPLICATION_SHARDS == 1:
+        pytest.skip("unsharded, ids need no reservation")
+    head = _head()
+    with pytest.raises(RuntimeError, match="ids reserved"):
+        with current().unit(keys=[("orders", 0)], record_ids=1, dispatch=LocalQueue()) as u:
+            u.actions += core.produce(u.state.state,
+                                      ProduceRequest("orders", 0, Acks.LEADER, 2)).actions
+    assert u.committed is None and _head() == head
+
+
+def test_unsharded_shard_zero_is_the_whole_state_under_the_one_lease(orders, settings):
+    if settings.REPLICATION_SHARDS != 1:
+        pytest.skip("sharded, a shard has its own lease")
+    with current().unit(shard=0, dispatch=LocalQueue()) as u:
+        assert u.state.scope == (hot_state.key("lock"),)
+        assert {k for k in u.state.state.replica_sets} == {("orders", 0), ("orders", 1)}
+    with pytest.raises(ValueError):
+        current().unit(shard=1)
