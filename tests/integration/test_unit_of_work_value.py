@@ -17,13 +17,27 @@ from tests.helpers import register_spus
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
 
-@pytest.fixture(params=[1, 4], ids=["one-shard", "four-shards"])
-def orders(request, redis_url, settings):
-    settings.REPLICATION_SHARDS = request.param
+def _orders(settings, shards: int) -> None:
+    settings.REPLICATION_SHARDS = shards
     settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=2, replication=3)
     replication.replication_tick(dispatch=LocalQueue())
+
+
+@pytest.fixture(params=[1, 4], ids=["one-shard", "four-shards"])
+def orders(request, redis_url, settings):
+    _orders(settings, request.param)
+
+
+@pytest.fixture
+def orders_sharded(redis_url, settings):
+    _orders(settings, 4)
+
+
+@pytest.fixture
+def orders_unsharded(redis_url, settings):
+    _orders(settings, 1)
 
 
 def _mark(value: str) -> WriteOp:
@@ -98,14 +112,12 @@ def test_a_unit_names_one_scope(orders):
         current().unit()
 
 
-def test_a_block_producing_more_records_than_reserved_commits_nothing(orders, settings):
+def test_a_block_producing_more_records_than_reserved_commits_nothing(orders_sharded):
     """Sharded, a unit's record ids are a block reserved at its load: past it they could
     collide with another shard's, so nothing is saved."""
     from cluster.core import replication as core
     from cluster.core.replication import Acks, ProduceRequest
 
-    if settings.REPLICATION_SHARDS == 1:
-        pytest.skip("unsharded, ids need no reservation")
     head = _head()
     with pytest.raises(RuntimeError, match="ids reserved"):
         with current().unit(keys=[("orders", 0)], record_ids=1, dispatch=LocalQueue()) as u:
@@ -114,9 +126,7 @@ def test_a_block_producing_more_records_than_reserved_commits_nothing(orders, se
     assert u.committed is None and _head() == head
 
 
-def test_unsharded_shard_zero_is_the_whole_state_under_the_one_lease(orders, settings):
-    if settings.REPLICATION_SHARDS != 1:
-        pytest.skip("sharded, a shard has its own lease")
+def test_unsharded_shard_zero_is_the_whole_state_under_the_one_lease(orders_unsharded):
     with current().unit(shard=0, dispatch=LocalQueue()) as u:
         assert u.state.scope == (hot_state.key("lock"),)
         assert {k for k in u.state.state.replica_sets} == {("orders", 0), ("orders", 1)}
