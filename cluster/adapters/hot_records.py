@@ -70,10 +70,6 @@ def worker_alive() -> bool:
         return False
 
 
-def store_values(topic: str, values: dict[int, str]) -> None:
-    lease.fenced_write(values_ops(topic, values))
-
-
 def values_ops(topic: str, values: dict[int, str]) -> list[WriteOp]:
     """The writes that store records' values (staged with a produce's commit)."""
     if not values:
@@ -92,9 +88,10 @@ def ticket_key(first_id: int) -> str:
     return key(f"ticket:{first_id}")
 
 
-def write_ticket(first_id: int, ticket: Ticket, *, still_open: bool) -> None:
-    """An acks=all write someone waits for; ack actions fill in its outcome."""
-    lease.fenced_write(ticket_ops(first_id, ticket, still_open=still_open))
+def write_ticket(held: lease.Held, first_id: int, ticket: Ticket, *, still_open: bool) -> None:
+    """An acks=all write someone waits for; ack actions fill in its outcome (fenced by the
+    leases its writer ``held``)."""
+    lease.fenced_write(held, ticket_ops(first_id, ticket, still_open=still_open))
 
 
 def ticket_ops(first_id: int, ticket: Ticket, *, still_open: bool) -> list[WriteOp]:

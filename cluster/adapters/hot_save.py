@@ -19,7 +19,7 @@ from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save
                               set_cache, set_records, shards)
 from cluster.adapters.hot_records import values_key
 from cluster.adapters.hot_types import HotState
-from cluster.adapters.lease import WriteOp
+from cluster.adapters.lease import Held, WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.set_codec import encode_status
@@ -89,26 +89,27 @@ def _meta_op(hot: HotState) -> WriteOp:
     return WriteOp("set", key("meta"), text)
 
 
-def save(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
-         ) -> list[Key]:
+def save(hot: HotState, held: Held, *, retain: int | None = None,
+         log: LogEntries | None = None) -> list[Key]:
     """Write the replica sets whose encoding changed, the meta, and drop the values
-    compaction released, fenced, with the log entries ``log`` gives for the changed sets
+    compaction released, fenced by the leases ``held``, with the log entries ``log`` gives
+    for the changed sets
     (one transaction, or bounded pieces for a large save: save_pieces; spread over several
     servers, one transaction per server: _save_spread); return the keys of the changed sets."""
     if hot_servers.spread():
-        return _save_spread(hot, retain, log, whole=True)
+        return _save_spread(hot, held, retain, log, whole=True)
     records = set_records.Writes()
     for name in hot.dropped:  # read before the write; the lease is held
         for p in client().hkeys(sets_key(name)):
             records.delete((name, int(p)))
     encoded = _compact_and_encode(hot, retain, records)
     head = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
-    _write_sets(hot, encoded, records, log, head=head, meta=_meta_op(hot),
+    _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_op(hot),
                 kept=lambda name: name in hot.topics)
     return encoded.keys
 
 
-def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
+def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_records.Writes,
                 log: LogEntries | None, *, head: list[WriteOp], meta: WriteOp | None,
                 kept: Callable[[str], bool]) -> None:
     """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
@@ -120,7 +121,7 @@ def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
                                                                                  hot.moved)
     parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
     generated: Ops = {}
-    token = _generation_ops(generated)
+    token = _generation_ops(generated, held)
     generations = generated.get(hot_servers.HOME, [])
     tail = [meta] if meta is not None else []
     if len(parts) == 1:
@@ -132,7 +133,7 @@ def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
             gone.setdefault(name, []).extend(ids)
         ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
                 if kept(name)]
-        _write_with_log(hot, {hot_servers.HOME: ops + tail + generations}, entries)
+        _write_with_log(hot, held, {hot_servers.HOME: ops + tail + generations}, entries)
     else:
         # The first piece stores the staged values and keeps record ids unique (save_pieces).
         floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
@@ -141,16 +142,17 @@ def _write_sets(hot: HotState, encoded: _Encoded, records: set_records.Writes,
         pieces[0] = hot.staged + floor + pieces[0]
         hot.staged = []
         for piece in pieces[:-1]:
-            lease.fenced_write(piece + generations)
-        _write_with_log(hot, {hot_servers.HOME: pieces[-1] + tail + generations}, entries)
+            lease.fenced_write(held, piece + generations)
+        _write_with_log(hot, held, {hot_servers.HOME: pieces[-1] + tail + generations},
+                        entries)
     hot.generation = token
 
 
 Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
 
 
-def _save_spread(hot: HotState, retain: int | None, log: LogEntries | None, *,
-                 whole: bool) -> list[Key]:
+def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries | None,
+                 *, whole: bool) -> list[Key]:
     """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
     several servers: each server's part in one transaction (``_write_with_log``)."""
     ops, keys, released = _sets_ops(hot, retain, hot.dropped if whole else ())
@@ -161,8 +163,8 @@ def _save_spread(hot: HotState, retain: int | None, log: LogEntries | None, *,
              if not whole or name in hot.topics]
     if whole:
         home.append(_meta_op(hot))
-    token = _generation_ops(ops)
-    _write_with_log(hot, ops, log(keys) if log else [])
+    token = _generation_ops(ops, held)
+    _write_with_log(hot, held, ops, log(keys) if log else [])
     hot.generation = token
     return keys
 
@@ -199,7 +201,8 @@ def _present(op: WriteOp | None) -> list[WriteOp]:
     return [op] if op is not None else []
 
 
-def _write_with_log(hot: HotState, ops: Ops, entries: list[dict[str, Any]]) -> None:
+def _write_with_log(hot: HotState, held: Held, ops: Ops, entries: list[dict[str, Any]]
+                    ) -> None:
     """One fenced transaction: the state's and the unit's staged writes, and their entries.
 
     Spread over several servers, one per server: each other server's part first, checked
@@ -212,21 +215,21 @@ def _write_with_log(hot: HotState, ops: Ops, entries: list[dict[str, Any]]) -> N
     staged, hot.staged = hot.staged, []  # taken once, whether the commit lands or not
     home = ops.pop(hot_servers.HOME, [])
     for server in sorted(ops):
-        lease.fenced_write(ops[server], server=server)
+        lease.fenced_write(held, ops[server], server=server)
     # Staged first: the save's compaction may release values the same unit stored.
-    replies = lease.fenced_write(staged + home + ([append] if append else []))
+    replies = lease.fenced_write(held, staged + home + ([append] if append else []))
     # The append is the last command: its reply is the offset of the unit's first entry.
     hot.first_offset = int(replies[-1]) if append else None
 
 
-def _generation_ops(ops: Ops) -> str:
-    """A fresh sets generation for every lease held (set_cache.generation_key), added to
+def _generation_ops(ops: Ops, holding: Held) -> str:
+    """A fresh sets generation for every lease ``holding`` (set_cache.generation_key), added to
     ``ops`` on the lease's server: every save of sets writes one, so a process whose last
     save's token is still there knows nobody wrote a set under that lease since. A holder
     of the whole state's lease may write any set: every shard's generation moves too,
     whichever shard leases it holds."""
     token = uuid.uuid4().hex
-    held = lease.held_names()
+    held = holding.names
     if key(lease.CLUSTER_LOCK) in held:
         held = tuple(dict.fromkeys([*held, *(key(name) for name in shards.every_lock())]))
     for k in held:
@@ -235,22 +238,22 @@ def _generation_ops(ops: Ops) -> str:
     return token
 
 
-def save_sets(hot: HotState, *, retain: int | None = None, log: LogEntries | None = None
-              ) -> list[Key]:
+def save_sets(hot: HotState, held: Held, *, retain: int | None = None,
+              log: LogEntries | None = None) -> list[Key]:
     """``save`` for a holder of some shards' leases: the replica sets whose encoding changed
     and the values compaction released, never the meta (the coordinator owns it)."""
     if hot_servers.spread():
-        return _save_spread(hot, retain, log, whole=False)
+        return _save_spread(hot, held, retain, log, whole=False)
     records = set_records.Writes()
     encoded = _compact_and_encode(hot, retain, records)
-    _write_sets(hot, encoded, records, log, head=[], meta=None, kept=lambda _: True)
+    _write_sets(hot, held, encoded, records, log, head=[], meta=None, kept=lambda _: True)
     return encoded.keys
 
 
-def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
+def save_meta(hot: HotState, held: Held, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
-    _write_with_log(hot, {hot_servers.HOME: [_meta_op(hot)]}, log([]) if log else [])
+    _write_with_log(hot, held, {hot_servers.HOME: [_meta_op(hot)]}, log([]) if log else [])
     return []
 
 

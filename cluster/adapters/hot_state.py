@@ -29,8 +29,8 @@ database never see, let alone delete, each other's state:
 * ``values:<topic>`` (hash record id -> value, trimmed with compaction),
   ``ticket:<id>``: produce outcomes; ``store``: the store id, for people reading Redis.
 
-Writes of replica sets, meta and values go through ``lease.fenced_write``:
-they land only while the writer still holds the lease.
+Writes of replica sets, meta and values go through ``lease.fenced_write``, naming
+the leases their writer holds: they land only while it still holds them.
 
 Everything that builds many objects runs with the cyclic GC paused: decoding
 10,000 replica sets otherwise spends most of its time in collections.
@@ -64,7 +64,7 @@ from cluster.adapters.hot_save import (LogEntries, save, save_meta,  # noqa: F40
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
                                           clear_worker, forget_heartbeat, heartbeats, kill,
                                           killed, open_tickets, read_ticket, read_values,
-                                          revive, store_values, ticket_key, ticket_ops,
+                                          revive, ticket_key, ticket_ops,
                                           values_key, values_ops, worker_alive, write_ticket)
 
 PREFIX = redis_keys.PREFIX  # live batching builds its own keys from it
@@ -82,9 +82,10 @@ def __getattr__(name: str) -> str:
 
 
 @contextmanager
-def locked(timeout_s: float | None = None) -> Iterator[lease.Lease]:
+def locked(timeout_s: float | None = None) -> Iterator[lease.Held]:
     """Hold the store's fenced lease (waiting up to ``timeout_s``) with its namespace bound."""
-    with bound_to_store(), lease.held(timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S) as held:
+    with bound_to_store(), lease.held_all(timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S,
+                                          [lease.CLUSTER_LOCK]) as held:
         yield held
 
 
@@ -157,26 +158,27 @@ def redis_run_id() -> str:
     return str(client().info("server")["run_id"])
 
 
-def load(keys: Iterable[Key] | None = None, *, committed: SetCache | None = None
-         ) -> HotState:
+def load(keys: Iterable[Key] | None = None, *, committed: SetCache | None = None,
+         held: lease.Held = lease.Held()) -> HotState:
     """The whole state (``keys`` None) or only the named replica sets.
 
     ``committed``: a unit of work's load, which may take the sets this process committed
-    last from this cache instead of decoding them (cluster/adapters/set_cache.py)."""
-    return _load(lambda _: keys, committed=committed, complete=keys is None)
+    last from this cache instead of decoding them (cluster/adapters/set_cache.py), kept
+    by the leases it ``held``."""
+    return _load(lambda _: keys, committed=committed, complete=keys is None, held=held)
 
 
 def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
-          committed: SetCache | None, complete: bool) -> HotState:
+          committed: SetCache | None, complete: bool, held: lease.Held) -> HotState:
     """The meta, then the sets ``keys_of`` names from its topic table (None: all of them),
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store():
-        scope = lease.held_names() if committed is not None else ()
+        scope = held.names if committed is not None else ()
         state, topics, checked, racks, generation, placed, adopted = _meta(scope)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
-            hot_placement.check(placed, topics, whole=every <= set(lease.held_names()))
+            hot_placement.check(placed, topics, whole=every <= set(held.names))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None)
@@ -196,11 +198,13 @@ def keep_committed(hot: HotState, cache: SetCache) -> None:
 
 
 def load_selected(pick: Callable[[dict[str, TopicTable]], Iterable[Key]], *,
-                  committed: SetCache | None = None, complete: bool = False) -> HotState:
+                  committed: SetCache | None = None, complete: bool = False,
+                  held: lease.Held = lease.Held()) -> HotState:
     """The meta and the replica sets ``pick`` names from the topic table: a shard's part,
     read with one fetch of the meta. ``complete``: ``pick`` names every set the leases
-    held guard (whole shards)."""
-    return _load(lambda topics: list(pick(topics)), committed=committed, complete=complete)
+    ``held`` guard (whole shards)."""
+    return _load(lambda topics: list(pick(topics)), committed=committed, complete=complete,
+                 held=held)
 
 
 def restore_at(rs: ReplicaSet, hw: int) -> int:

@@ -22,6 +22,11 @@ cluster/adapters/shards.py). A holder may hold several at once (``held_all``,
 always taken in one global order so two holders never wait on each other),
 and its writes then WATCH and check every one of them.
 
+What a holder holds is a value (``Held``), which it passes to every fenced write it
+makes (``fenced_write``) and to whatever is tagged with its token (the offsets rows):
+no ambient "current leases", so a write names the leases it is fenced by, and a write
+outside any holder's block has none to name.
+
 With the hot state spread over several Redis servers (cluster/adapters/hot_servers.py)
 a shard's lease lives on its shard's server, beside what it guards; its token still
 comes from the one counter on the first server. A write names its server and checks the
@@ -33,7 +38,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -136,8 +140,22 @@ class Lease:
             pass  # an unreleased lease expires by itself
 
 
-# Every lease the current use case holds (the innermost ``held_all``), in the order taken.
-_current: ContextVar[tuple[Lease, ...]] = ContextVar("hot_state_leases", default=())
+@dataclass(frozen=True)
+class Held:
+    """The leases one use case holds, in the order taken (``held_all``): what its fenced
+    writes check (``fenced_write``). ``Held()`` holds none: a write under it is refused."""
+    leases: tuple[Lease, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The lock keys held, in the order taken."""
+        return tuple(held.lock_key for held in self.leases)
+
+    @property
+    def token(self) -> int:
+        """The newest fencing token held (0 for none). Tokens only grow, so a store
+        write tagged with it loses to any later holder's."""
+        return max((int(held.token) for held in self.leases), default=0)
 
 
 def raise_fence(floor: int, namespace: str | None = None) -> bool:
@@ -194,12 +212,13 @@ def waiting(name: str = CLUSTER_LOCK) -> int:
 
 @contextmanager
 def held(wait_s: float, name: str = CLUSTER_LOCK) -> Iterator[Lease]:
-    with held_all(wait_s, [name]) as leases:
-        yield leases[0]
+    """The one lease ``name`` (its writes name it as ``Held((lease,))``)."""
+    with held_all(wait_s, [name]) as taken:
+        yield taken.leases[0]
 
 
 @contextmanager
-def held_all(wait_s: float, names: Sequence[str]) -> Iterator[list[Lease]]:
+def held_all(wait_s: float, names: Sequence[str]) -> Iterator[Held]:
     """Hold every lease of ``names``, taken in the order given, within ``wait_s`` in all.
 
     Callers pass them in one global order (the cluster lease, then shards by
@@ -210,68 +229,48 @@ def held_all(wait_s: float, names: Sequence[str]) -> Iterator[list[Lease]]:
     try:
         for name in names:
             leases.append(acquire(max(0.0, deadline - time.monotonic()), name))
-        # A nested use case writes under its own leases only, as one holder of its own.
-        token = _current.set(tuple(leases))
-        try:
-            yield leases
-        finally:
-            _current.reset(token)
+        yield Held(tuple(leases))
     finally:
         for taken in reversed(leases):
             taken.release()
 
 
-def holding() -> bool:
-    return bool(_current.get())
-
-
-def held_names() -> tuple[str, ...]:
-    """The lock keys of the leases the current use case holds, in the order taken."""
-    return tuple(held.lock_key for held in _current.get())
-
-
-def current_token() -> int:
-    """The newest fencing token the current use case holds (0 outside one).
-
-    Tokens only grow, so a store write tagged with it loses to any later holder's."""
-    return max((int(held.token) for held in _current.get()), default=0)
-
-
-def fenced_write(ops: Sequence[WriteOp], server: int = hot_servers.HOME) -> list[Any]:
-    """Apply ``ops`` in one transaction on ``server``, only if every lease held there
-    still holds its lock (one server: every lease held); Redis's replies to the commands
-    ``ops`` sent, in order (an empty hash write sends none)."""
-    every = _current.get()
+def fenced_write(held: Held, ops: Sequence[WriteOp], server: int = hot_servers.HOME
+                 ) -> list[Any]:
+    """Apply ``ops`` in one transaction on ``server``, only if every lease of ``held``
+    there still holds its lock (one server: every lease held); Redis's replies to the
+    commands ``ops`` sent, in order (an empty hash write sends none)."""
+    every = held.leases
     if not every:
-        raise RuntimeError("hot-state writes need the lease (run them inside run_locked)")
+        raise RuntimeError("hot-state writes need the lease (a unit of work's, or held_all's)")
     if not ops:
         return []
-    if any(held.lost for held in every):  # a renewal already found another holder's token
+    if any(taken.lost for taken in every):  # a renewal already found another holder's token
         raise LeaseLost("the replication lease was lost; this write was refused")
-    leases = [held for held in every if held.server == server]
+    leases = [taken for taken in every if taken.server == server]
     if len(leases) < len(every):
-        _check_elsewhere([held for held in every if held.server != server])
+        _check_elsewhere([taken for taken in every if taken.server != server])
     with ExitStack() as stack:
-        for held in leases:
-            stack.enter_context(held.writing)
+        for taken in leases:
+            stack.enter_context(taken.writing)
         if _weight(ops) >= LARGE_WRITE:
             _extend_for_write(leases)
         pipe = stack.enter_context(hot_servers.client_of(server).pipeline(transaction=True))
         try:
             if leases:
-                pipe.watch(*[held.lock_key for held in leases])
-            if any(pipe.get(held.lock_key) != held.token.encode() for held in leases):
+                pipe.watch(*[taken.lock_key for taken in leases])
+            if any(pipe.get(taken.lock_key) != taken.token.encode() for taken in leases):
                 raise redis.exceptions.WatchError
             pipe.multi()
             for op in ops:
                 _apply(pipe, op)
-            for held in leases:
-                pipe.pexpire(held.lock_key, held.lease_ms)
+            for taken in leases:
+                pipe.pexpire(taken.lock_key, taken.lease_ms)
             replies = pipe.execute()
             return list(replies[:len(replies) - len(leases)])  # less the PEXPIREs
         except redis.exceptions.WatchError:
-            for held in leases:
-                held.lost = True
+            for taken in leases:
+                taken.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused") from None
 

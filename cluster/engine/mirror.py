@@ -25,8 +25,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from cluster.adapters import lease
 from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
+from cluster.adapters.lease import Held
 from cluster.adapters.redis_keys import store_namespace
 from cluster.core.replication import Key
 from cluster.models import Partition
@@ -53,29 +53,30 @@ class OffsetsMirror:
     # not every loaded set, each unit of work (the table changes only with topics).
     slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = field(default_factory=dict)
 
-    def offsets(self, hot: HotState, after: dict[Key, Summary]
+    def offsets(self, hot: HotState, after: dict[Key, Summary], held: Held
                 ) -> list[tuple[Key, Summary]]:
-        """Write the offsets due (module docstring); return (key, summary) of every set
-        whose summary moved, written or not (live pages show them all)."""
+        """Write the offsets due (module docstring), tagged with the token of the leases
+        the unit ``held``; return (key, summary) of every set whose summary moved, written
+        or not (live pages show them all)."""
         # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
         changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
         store = store_namespace()
-        rows = self._due(hot, changed, store)
-        write_offsets(rows)
+        rows = self._due(hot, changed, store, held.names)
+        write_offsets(rows, held.token)
         if len(self.written) > _MAX_ROWS_KEPT:
             self.written.clear()
         self.written.update(((store, pk), s) for pk, _, s in rows)
         return changed
 
-    def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str
-             ) -> list[Row]:
+    def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str,
+             held: tuple[str, ...]) -> list[Row]:
         """The rows to write: every changed one within the budget; past it, those whose
         status moved and the rows of this unit's slice that differ from what was written."""
         pk_of = hot.partition_pk
         slices = slices_of(hot)
         if slices <= 1:
             return [(pk_of(key), key, new) for key, new in changed]
-        scope = (store, *lease.held_names())
+        scope = (store, *held)
         turn = self.cursor.get(scope, 0) % slices
         self.cursor[scope] = turn + 1
         after, before, written = hot.after, hot.before, self.written
@@ -104,11 +105,11 @@ class OffsetsMirror:
         return cut[turn]
 
 
-def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:
-    """One executemany: bulk_update's CASE chains cost ~20x more at 10,000 rows."""
+def write_offsets(rows: list[tuple[int, Key, Summary]], token: int) -> None:
+    """One executemany, each row only where ``token`` (its writer's fencing token) is at
+    least the row's: bulk_update's CASE chains cost ~20x more at 10,000 rows."""
     if not rows:
         return
-    token = lease.current_token()
     table = Partition._meta.db_table
     sql = (f"UPDATE {table} SET hw = %s, leo = %s, replica_status = %s, written_by = %s "
            f"WHERE id = %s AND written_by <= %s")

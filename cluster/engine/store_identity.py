@@ -38,7 +38,7 @@ from django.db import connection
 from django.db.models import Max
 
 from cluster.adapters import lease, shards
-from cluster.adapters.lease import Lease
+from cluster.adapters.lease import Held
 from cluster.adapters.redis_keys import bound_to_store, client, home_url, key
 from cluster.errors import Unavailable
 from cluster.models import ClusterState, Partition
@@ -226,15 +226,16 @@ def ensure_hot_state_is_ours() -> None:
 
 @contextmanager
 def locked_for_this_store(timeout_s: float | None = None, *,
-                          locks: Sequence[str] | None = None) -> Iterator[Lease]:
+                          locks: Sequence[str] | None = None) -> Iterator[Held]:
     """The store's fenced leases (``locks``, or by default every one: the whole state),
     with its namespace resolved once for the use case, after the identity check
-    (a refused Redis gets no lock key either)."""
+    (a refused Redis gets no lock key either). What is held is the holder's to pass to
+    every write it fences (lease.py's ``Held``)."""
     ours = check_hot_state_identity()
     wait_s = timeout_s or settings.REPLICATION_LOCK_TIMEOUT_S
     names = shards.every_lock() if locks is None else locks
     with bound_to_store(ours), lease.held_all(wait_s, names) as held:
-        yield held[0]
+        yield held
 
 
 def identity_status() -> dict[str, object]:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from cluster.adapters import hot_state
 from cluster.adapters.hot_state import Ticket
+from cluster.adapters.lease import Held
 from cluster.core.replication import (AckFailed, AckOutcome, Acks, Action,
                                       RecordsAcknowledged, ack_outcome)
 
 
-def record_ack_outcomes(actions: list[Action]) -> None:
+def record_ack_outcomes(actions: list[Action], held: Held) -> None:
+    """Fill in the open tickets these actions decide, fenced by the unit's ``held`` leases."""
     acks = [a for a in actions if (isinstance(a, RecordsAcknowledged) and a.acks is Acks.ALL)
             or isinstance(a, AckFailed)]
     if not acks:
@@ -19,7 +21,7 @@ def record_ack_outcomes(actions: list[Action]) -> None:
     for first, ticket in hot_state.open_tickets().items():
         if _apply_acks(first, ticket, acks):
             done = ticket["state"] != AckOutcome.PENDING.value
-            hot_state.write_ticket(first, ticket, still_open=not done)
+            hot_state.write_ticket(held, first, ticket, still_open=not done)
 
 
 def _apply_acks(first: int, ticket: Ticket, acks: list[Action]) -> bool:

@@ -9,7 +9,9 @@
     u.committed                  # the frozen record: saved, moved, entries with offsets
 
 Entering takes the store's fenced leases (every one, a shard's, or those of the shards
-``keys`` fall in) and loads the sets they guard. Leaving the block commits: every election
+``keys`` fall in) and loads the sets they guard. The unit holds them as a value
+(``u.held``, lease.py's ``Held``) and names them to every write it fences: the commit,
+the tickets, the offsets rows (tagged with their token). Leaving the block commits: every election
 the state says is due, then the changed sets, the staged writes and the log entries in one
 fenced write; then the projections receive ``u.committed`` and the ``after_commit``
 callbacks run, still under the leases; then, outside them, the follow-up tick is asked
@@ -31,7 +33,7 @@ from typing import Any, Protocol
 
 from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
-from cluster.adapters.lease import WriteOp
+from cluster.adapters.lease import Held, WriteOp
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
@@ -139,6 +141,14 @@ class Unit:
         self._first_id: int | None = None  # sharded: the first id of the reserved block
         self._reserved = 0
         self._marks: dict[str, Any] = {}
+        self._held: Held | None = None
+
+    @property
+    def held(self) -> Held:
+        """The leases the unit holds (``Held``): what its own fenced writes name."""
+        if self._held is None:
+            raise RuntimeError("a unit holds its leases once its block is entered")
+        return self._held
 
     @property
     def state(self) -> HotState:
@@ -162,7 +172,8 @@ class Unit:
     def __enter__(self) -> Unit:
         stack = self._stack
         try:
-            stack.enter_context(locked_for_this_store(self._lock_timeout_s, locks=self._locks))
+            self._held = stack.enter_context(
+                locked_for_this_store(self._lock_timeout_s, locks=self._locks))
             stack.enter_context(gc_paused(freeze=True))
             self._hot = hot = self._load()
             hot.state.clock_ms = self.at
@@ -173,12 +184,13 @@ class Unit:
         return self
 
     def _load(self) -> HotState:
-        sets = self._wiring.sets
+        sets, held = self._wiring.sets, self.held
         if self._pick is None:  # every lease: the whole state, or the sets of ``keys``
-            hot = hot_state.load(self._keys, committed=sets)
+            hot = hot_state.load(self._keys, committed=sets, held=held)
             shards.adopt_record_ids(hot.state)
             return hot
-        hot = hot_state.load_selected(self._pick, committed=sets, complete=self._complete)
+        hot = hot_state.load_selected(self._pick, committed=sets, complete=self._complete,
+                                      held=held)
         count = self._record_ids(hot) if callable(self._record_ids) else self._record_ids
         self._reserved, self._first_id = count, hot.state.next_record_id
         if count:
@@ -194,7 +206,7 @@ class Unit:
         with self._stack:
             self._check_record_ids()
             self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
-                                    elections=self._elections, marks=self._marks)
+                                    self.held, elections=self._elections, marks=self._marks)
         self.actions = list(self.committed.actions)
         self._outside_the_leases()
         return False
@@ -217,10 +229,12 @@ class Unit:
         thaw_if_due()
 
 
-def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring, *,
-           elections: bool = True, marks: dict[str, Any] | None = None) -> Committed:
-    """Elections, then one fenced save with the log entries; then the projections and what
-    the unit deferred. ``marks``: the projections' ``begin`` (taken now when not given)."""
+def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring,
+           held: Held, *, elections: bool = True, marks: dict[str, Any] | None = None
+           ) -> Committed:
+    """Elections, then one save fenced by the leases ``held``, with the log entries; then
+    the projections and what the unit deferred. ``marks``: the projections' ``begin``
+    (taken now when not given)."""
     hot.state.clock_ms = at
     if marks is None:
         marks = {name: p.begin(hot) for name, p in wiring.projections.items()}
@@ -241,11 +255,11 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
             out += hook(hot, after, at, bool(out or hot.log))
         return out
 
-    saved = save(hot, log=entries)
+    saved = save(hot, held, log=entries)
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    project(hot, actions, after, wiring.mirror, wiring.store_rows)
+    project(hot, actions, after, wiring.mirror, wiring.store_rows, held)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -255,17 +269,18 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
 
 
 def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
-            mirror: OffsetsMirror, store_rows: StoreRows) -> None:
+            mirror: OffsetsMirror, store_rows: StoreRows, held: Held) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's
-    ``mirror``, the status rows and events through its ``store_rows``)."""
+    ``mirror``, the status rows and events through its ``store_rows``), written under the
+    leases the unit ``held``."""
     moved = [k for k in hot.moved
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
                  if hot.before[k].lrs != after[k].lrs}
     # First: the commit landed in Redis, which is all an acks=all write waits for; the
     # store's rows (under the database's write lock on SQLite) need not delay it.
-    record_ack_outcomes(actions)
-    written = mirror.offsets(hot, after)
+    record_ack_outcomes(actions, held)
+    written = mirror.offsets(hot, after, held)
     events = store_rows()
     count_step(actions, lrs_moved)
     announce(events)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from cluster.adapters.hot_state import HotState
+from cluster.adapters.lease import Held
 from cluster.adapters.scheduler import Dispatch
 from cluster.core.replication import Action, Key
 from cluster.engine.engine import Committed, ExtraEntries, Projection, current
@@ -69,13 +70,13 @@ def run_on_shards(step: Step, *, locks: list[str],
     return u.actions
 
 
-def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool = True
-             ) -> Committed:
-    """A unit on a state its caller loaded under the leases it holds (the coordinator's
+def run_unit(hot: HotState, step: Step, at: int, save: Save, held: Held, *,
+             elections: bool = True) -> Committed:
+    """A unit on a state its caller loaded under the leases it ``held`` (the coordinator's
     meta-only tick, a repair): apply, commit with the log entries, then the projections;
     what was committed."""
     hot.state.clock_ms = at
     # The engine's collaborators, read once: a unit runs with the engine it started under.
     engine = current()
     marks = {name: p.begin(hot) for name, p in engine.projections.items()}
-    return commit(hot, step(hot), at, save, engine, elections=elections, marks=marks)
+    return commit(hot, step(hot), at, save, engine, held, elections=elections, marks=marks)

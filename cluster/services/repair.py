@@ -103,8 +103,8 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
     of work can write a checkpoint of a damaged set meanwhile, since none can load it."""
     with bound_to_store(check_hot_state_identity()):
         logged = log_hws({k for k, _, _ in _scan()[0]})
-    with locked_for_this_store(lock_timeout_s):
-        hot = hot_state.load_selected(lambda _: ())
+    with locked_for_this_store(lock_timeout_s) as held:
+        hot = hot_state.load_selected(lambda _: (), held=held)
         found = set_loading.disagreeing(hot.topics)
         damaged = _assess(found, hot.topics, logged)  # found again: the lease is held now
         if not damaged:
@@ -117,7 +117,7 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
             _restore(h, damaged)
             return []
 
-        run_unit(hot, step, now_ms(), hot_state.save, elections=False)
+        run_unit(hot, step, now_ms(), hot_state.save, held, elections=False)
     return Repair(True, damaged)
 
 

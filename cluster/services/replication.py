@@ -20,6 +20,7 @@ locks what. With one shard everything runs as one tick.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -107,10 +108,10 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
         return quiet
 
     try:
-        with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]):
-            hot = hot_state.load_selected(lambda _: ())
+        with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]) as held:
+            hot = hot_state.load_selected(lambda _: (), held=held)
             hot.state.replica_sets = shards.UnloadedSets()
-            run_unit(hot, step, at, hot_state.save_meta, elections=False)
+            run_unit(hot, step, at, hot_state.save_meta, held, elections=False)
     except _WholeTick:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
@@ -215,13 +216,13 @@ def replication_resync_store(*, heal: bool = True) -> int:
               .iterator(chunk_size=5000)}
     drifted: list[int] = []
 
-    def heal_rows(hot: HotState) -> list[Action]:
+    def heal_rows(hot: HotState) -> list[tuple[int, Key, hot_state.Summary]]:
         rows = []
         sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
         for part, rs in hot.state.replica_sets.items():
             pk, new = hot.partition_pk(part), hot_state.summary(rs)
             row = stored.get(pk) if pk is not None else None
-            if row is None:
+            if pk is None or row is None:
                 continue
             shape = _stored_shape(new)
             if row == shape or (sliced and _trails(row, shape)):
@@ -232,17 +233,13 @@ def replication_resync_store(*, heal: bool = True) -> int:
                     part, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
                     "topic_pk": hot.topics[part[0]]["pk"]})
         drifted.append(len(rows))
-        hot.after_commit(lambda: write_offsets(rows))
-        return []
+        return rows
 
-    for shard in range(n):
-        if n > 1:
-            run_on_shards(heal_rows, locks=[shards.lock_name(shard)],
-                          pick=lambda topics, s=shard: shards.keys_of_shard(topics, s, n),
-                          record_ids=0, dispatch=_nowhere, lock_timeout_s=None,
-                          whole_shards=True)
-        else:
-            run_locked(heal_rows, dispatch=_nowhere)
+    for shard in range(n):  # unsharded, shard 0 is the whole state
+        with engine().unit(shard=shard, dispatch=_nowhere) as u:
+            rows = heal_rows(u.state)
+            # The offsets once the entries landed, tagged with the unit's fencing token.
+            u.after_commit(partial(write_offsets, rows, u.held.token))
     return sum(drifted)
 
 

@@ -29,13 +29,14 @@ def build() -> None:
     topic_create(name="shallow", partitions=1, replication=1)
     topic_create(name="deep", partitions=1, replication=1)
     wait_replicated("shallow") and wait_replicated("deep")
-    hot = hot_state.load()
-    for name, prefix in (("shallow", 0), ("deep", DEEP)):
-        rs, first = hot.state.replica_sets[(name, 0)], hot.state.next_record_id
-        rs.replica[0].start, rs.replica[0].log = prefix, list(range(first, first + 10_000))
-        hot.state.next_record_id = first + 10_000
-        rs.hw = rs.replica[0].hw = prefix + 10_000
-    hot_state.save(hot, retain=10_000)
+    with hot_state.locked() as held:  # a save names the leases it is fenced by
+        hot = hot_state.load()
+        for name, prefix in (("shallow", 0), ("deep", DEEP)):
+            rs, first = hot.state.replica_sets[(name, 0)], hot.state.next_record_id
+            rs.replica[0].start, rs.replica[0].log = prefix, list(range(first, first + 10_000))
+            hot.state.next_record_id = first + 10_000
+            rs.hw = rs.replica[0].hw = prefix + 10_000
+        hot_state.save(hot, held, retain=10_000)
 
 
 def measure(label: str, topic: str, offset: int) -> None:

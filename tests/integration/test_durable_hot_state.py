@@ -101,20 +101,20 @@ def test_a_holder_whose_lease_expired_has_its_save_refused(orders, settings):
         tick()  # another holder took the expired lease and saved
         after = hot_state.client().get(hot_state.META)
         with pytest.raises(LeaseLost):
-            hot_state.save(stale)
+            hot_state.save(stale, lease.Held((held,)))
     assert hot_state.client().get(hot_state.META) == after
 
 
 def test_record_values_cannot_be_written_without_the_lease(orders):
     with pytest.raises(RuntimeError):
-        lease.fenced_write([WriteOp("set", hot_state.key("x"), "1")])
+        lease.fenced_write(lease.Held(), [WriteOp("set", hot_state.key("x"), "1")])
 
 
 def test_a_lease_held_by_a_live_holder_is_renewed_past_its_length(orders, settings):
     settings.REPLICATION_LOCK_LEASE_S = 1.0
-    with bound_to_store(), lease.held(1):
+    with bound_to_store(), lease.held(1) as held:
         time.sleep(2.5)
-        hot_state.save(hot_state.load())  # still ours: renewed three times a lease
+        hot_state.save(hot_state.load(), lease.Held((held,)))  # renewed three times a lease
         with pytest.raises(TimeoutError):
             lease.acquire(0.2)
 
@@ -130,7 +130,7 @@ def test_record_ids_continue_after_a_refused_save(orders, settings):
         time.sleep(0.5)
         tick()
         with pytest.raises(LeaseLost):
-            hot_state.save(hot)
+            hot_state.save(hot, lease.Held((held,)))
     assert hot_state.load().state.next_record_id >= before
 
 
@@ -252,8 +252,8 @@ def test_a_write_committed_after_its_ticket_update_was_lost_still_reads_acknowle
     hot_state.revive(follower)
     tick()
     tick()
-    with bound_to_store(), lease.held(1):  # as if the settling process died before this write
-        hot_state.write_ticket(body["id"], ticket, still_open=False)
+    with hot_state.locked() as held:  # as if the settling process died before this write
+        hot_state.write_ticket(held, body["id"], ticket, still_open=False)
     assert api.get(body["poll"]).json()["state"] == "acknowledged"
 
 

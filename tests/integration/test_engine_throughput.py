@@ -73,11 +73,11 @@ def test_a_set_another_writer_changed_is_decoded_not_taken_from_the_last_commit(
     kept = hot_state.load(committed=engine().sets).state.replica_sets[("busy", 0)]
     assert (kept.leader, tuple(kept.lrs), kept.hw, kept.leo) == hot_rows()[0]
     tick(at + 2000)
-    with hot_state.locked():  # another worker's unit of work: its own decoding, its save
+    with hot_state.locked() as held:  # another worker's unit: its own decoding, its save
         hot = hot_state.load()
         other = hot.state.replica_sets[("busy", 1)]
         other.epoch += 7
-        hot_state.save(hot)
+        hot_state.save(hot, held)
     again = hot_state.load(committed=engine().sets).state.replica_sets[("busy", 1)]
     assert again.epoch == other.epoch
 

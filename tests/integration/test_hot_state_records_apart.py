@@ -152,8 +152,8 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
             return getattr(real(), name)
 
     monkeypatch.setattr(set_records, "client", lambda: Client())
-    with hot_state.locked():
-        hot = hot_state.load(committed=engine().sets)
+    with hot_state.locked() as held:
+        hot = hot_state.load(committed=engine().sets, held=held)
     monkeypatch.undo()
     assert reference_replica(hot.state.replica_sets[(orders, 0)]).log == expected
     assert "getrange" in asked and "get" not in asked

@@ -26,10 +26,10 @@ def test_a_write_slower_than_the_lease_lands_when_nobody_else_holds_it(redis_url
         apply(pipe, op)
 
     monkeypatch.setattr(lease, "_apply", building_slowly)
-    with bound_to_store(store), lease.held(5):
+    with bound_to_store(store), lease.held_all(5, [lease.CLUSTER_LOCK]) as held:
         big = {f"f{n}": "v" for n in range(lease.LARGE_WRITE)}
-        lease.fenced_write([lease.WriteOp("hset", key("long-write-hash"), big),
-                            lease.WriteOp("set", key("long-write"), "landed")])
+        lease.fenced_write(held, [lease.WriteOp("hset", key("long-write-hash"), big),
+                                  lease.WriteOp("set", key("long-write"), "landed")])
     with bound_to_store(store):
         assert client().get(key("long-write")) == b"landed"
         assert client().hlen(key("long-write-hash")) == lease.LARGE_WRITE
@@ -43,6 +43,7 @@ def test_a_large_write_after_another_holder_took_the_lease_is_refused(redis_url)
     with bound_to_store(store), lease.held(5) as mine:
         client().set(mine.lock_key, "someone-else")
         with pytest.raises(lease.LeaseLost):
-            lease.fenced_write([lease.WriteOp("hset", key("refused-hash"), big)])
+            lease.fenced_write(lease.Held((mine,)),
+                               [lease.WriteOp("hset", key("refused-hash"), big)])
     with bound_to_store(store):
         assert not client().exists(key("refused-hash"))

@@ -21,14 +21,14 @@ def deep_partition(redis_url):
     register_spus(0, online=True)
     run("topic", "create", "t", "-p", "1", "-r", "1")
     run("produce", "t", "--count", "1")
-    with locked_for_this_store():  # hot-state writes need the store's lease (issue 9)
+    with locked_for_this_store() as held:  # hot-state writes name the store's lease (issue 9)
         hot = hot_state.load([("t", 0)])
         rs = hot.state.replica_sets[("t", 0)]
         first = hot.state.next_record_id
         rs.replica[0].start, rs.replica[0].log = DEEP, list(range(first, first + 20))
         hot.state.next_record_id = first + 20
         rs.hw = rs.replica[0].hw = DEEP + 20
-        hot_state.save(hot, retain=100)
+        hot_state.save(hot, held, retain=100)
     return "t"
 
 

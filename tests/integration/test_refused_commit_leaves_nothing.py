@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import hot_state, lease, metadata_log
+from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.models import Event, Partition
@@ -50,7 +50,7 @@ def fence_lost_mid_unit(monkeypatch):
 
     def record_then_lose_the_fence(*args, **kwargs):
         real(*args, **kwargs)
-        for lock_key in lease.held_names():
+        for lock_key in map(hot_state.key, shards.every_lock()):
             hot_state.client().set(lock_key, "another holder's token")
             taken.append(lock_key)
 

@@ -192,7 +192,7 @@ def test_a_shard_holder_whose_lease_expired_has_its_save_refused(sharded, settin
         for rs in stale.state.replica_sets.values():
             rs.epoch += 100  # a change the stale holder would save
         with pytest.raises(LeaseLost):
-            hot_state.save_sets(stale)
+            hot_state.save_sets(stale, lease.Held((held,)))
     assert hot_state.client().hgetall(hot_state.sets_key("orders")) == after
 
 

@@ -68,11 +68,11 @@ def writes(monkeypatch):
     real = lease.fenced_write
     state = {"fail_at": None}
 
-    def counting(ops, server=0):
+    def counting(held, ops, server=0):
         calls.append(list(ops))
         if state["fail_at"] is not None and len(calls) >= state["fail_at"]:
             raise lease.LeaseLost("the test took the lease between two pieces")
-        return real(ops, server=server)
+        return real(held, ops, server=server)
 
     monkeypatch.setattr(lease, "fenced_write", counting)
     calls_state = type("Writes", (), {"calls": calls, "state": state})

@@ -112,10 +112,10 @@ def test_after_its_own_commit_a_unit_reads_no_set_and_takes_what_redis_holds(ord
 
 
 def test_after_another_workers_save_every_set_is_read_and_the_changed_one_decoded(orders):
-    with hot_state.locked():  # another worker: its own decoding, its own save
+    with hot_state.locked() as held:  # another worker: its own decoding, its own save
         hot = hot_state.load()
         hot.state.replica_sets[(orders, 1)].epoch += 7
-        hot_state.save(hot)
+        hot_state.save(hot, held)
     with SetReads() as reads:
         sets, exact = taken()
     assert reads.calls == ["hgetall"] and exact
@@ -134,10 +134,10 @@ def test_a_redis_that_lost_its_generation_is_read_again(orders):
 
 
 def test_some_sets_read_after_another_save_leave_the_rest_unchecked(orders):
-    with hot_state.locked():
+    with hot_state.locked() as held:
         hot = hot_state.load()
         hot.state.replica_sets[(orders, 3)].epoch += 5
-        hot_state.save(hot)
+        hot_state.save(hot, held)
     with SetReads() as reads:
         taken(keys=[(orders, 0)])  # set 3 was not read: the image can no longer be trusted
         sets, _ = taken()
@@ -219,11 +219,11 @@ def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
 
 def test_a_save_under_the_whole_states_lease_alone_moves_every_shards_generation(sharded):
     shard_unit(3)
-    with hot_state.locked():  # the cluster lease only, yet it may write any set
+    with hot_state.locked() as held:  # the cluster lease only, yet it may write any set
         hot = hot_state.load()
         shard_3 = shard_unit_keys(3)
         hot.state.replica_sets[shard_3[0]].epoch += 9
-        hot_state.save(hot)
+        hot_state.save(hot, held)
     with SetReads() as reads:
         sets, _ = shard_unit(3)
     assert reads.calls == ["hmget"]

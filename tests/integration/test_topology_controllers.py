@@ -137,7 +137,7 @@ def test_a_refused_save_adopts_nothing_and_the_next_tick_folds_the_entry_again(c
 
     def lose_the_lease(hot, at):
         assert 8 in hot.state.spus  # adopted in the step, then refused
-        stolen.extend(lease.held_names())
+        stolen.extend(map(hot_state.key, shards.every_lock()))
         for lock_key in stolen:
             hot_state.client().set(lock_key, "another holder's token")
         return []
@@ -172,12 +172,12 @@ def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_wh
 
 
 def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(cluster):
-    with locked_for_this_store(None):
+    with locked_for_this_store(None) as held:
         hot = hot_state.load()
         # As the meta an older Redis run saved reads: checked, and compared, under it.
         hot.checked = "a run before the restart"
         hot.adopted = {**hot.adopted, "checked": hot.checked}
-        hot_state.save(hot)
+        hot_state.save(hot, held)
     assert ticked(T0 + 1000) == []  # the recovery check notes the new run ...
     assert ticked(T0 + 2000)  # ... and the next tick compares every row under it
     assert ticked(T0 + 3000) == []

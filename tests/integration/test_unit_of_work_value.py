@@ -97,7 +97,7 @@ def test_a_refused_commit_leaves_no_staged_write_no_entry_and_runs_nothing_after
             u.log({"type": "unit-test"})
             u.stage([_mark("refused")])
             u.after_commit(lambda: ran.append("after"))
-            for lock_key in lease.held_names():  # another holder takes every lease
+            for lock_key in u.held.names:  # another holder takes every lease
                 hot_state.client().set(lock_key, "another holder's token")
                 taken.append(lock_key)
     hot_state.client().delete(*taken)

@@ -40,8 +40,6 @@ KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # helpers' rooms) and through readers that bind nothing today (see the provider
     # above): a change of every signature on the hot path, not done in time (issue 32).
     "cluster.adapters.redis_keys._bound",
-    # The leases a use case holds, read by every fenced write.
-    "cluster.adapters.lease._current",
 })
 
 
