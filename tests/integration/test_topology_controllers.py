@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from cluster.adapters import hot_state, lease, metadata_log, shards
+from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.engine.store_identity import locked_for_this_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import hot_state, lease, metadata_log
+from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.lease import LeaseLost, WriteOp
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.engine.engine import current
