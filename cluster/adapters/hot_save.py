@@ -223,9 +223,9 @@ def _write_with_log(hot: HotState, held: Held, ops: Ops, entries: list[dict[str,
 
 
 def _generation_ops(ops: Ops, holding: Held) -> str:
-    """A fresh sets generation for every lease ``holding`` (set_cache.generation_key), added to
-    ``ops`` on the lease's server: every save of sets writes one, so a process whose last
-    save's token is still there knows nobody wrote a set under that lease since. A holder
+    """A fresh sets generation for every lease of ``holding`` (set_cache.generation_key),
+    added to ``ops`` on the lease's server: every save of sets writes one, so a process whose
+    last save's token is still there knows nobody wrote a set under that lease since. A holder
     of the whole state's lease may write any set: every shard's generation moves too,
     whichever shard leases it holds."""
     token = uuid.uuid4().hex

@@ -99,8 +99,9 @@ class Unit:
 
     Scopes: ``whole`` (every lease, every set), ``keys`` (those sets: under every lease
     unsharded, under their shards' leases sharded), ``shard`` (one shard's lease and all
-    its sets; unsharded, shard 0 is the whole state), or ``locks`` with ``pick`` (those leases, the sets ``pick`` names from the
-    topic table; ``complete``: they are every set the leases guard).
+    its sets; unsharded, shard 0 is the whole state), or ``locks`` with ``pick`` (those
+    leases, the sets ``pick`` names from the topic table; ``complete``: they are every set
+    the leases guard).
 
     ``record_ids``: how many records the block may produce, or how to count them from the
     loaded state (sharded, ids come in blocks reserved at the load; a block that produced
