@@ -9,7 +9,7 @@ from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.lease import LeaseLost, WriteOp
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.engine.engine import current
-from cluster.models import Event
+from cluster.models import Event, Partition
 from cluster.services import replication, topic_create
 from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
@@ -132,3 +132,20 @@ def test_unsharded_shard_zero_is_the_whole_state_under_the_one_lease(orders_unsh
         assert {k for k in u.state.state.replica_sets} == {("orders", 0), ("orders", 1)}
     with pytest.raises(ValueError):
         current().unit(shard=1)
+
+
+def test_a_unit_holds_its_leases_as_a_value_and_its_offsets_rows_carry_their_token(orders):
+    """No ambient "current leases": what a unit holds is ``u.held``, and the rows the resync
+    heals (one unit a shard) are tagged with the token of the unit that healed them, above
+    every earlier holder's and below every later one's."""
+    with current().unit(whole=True, dispatch=LocalQueue()) as before:
+        assert before.held.names == before.state.scope and before.held.token > 0
+    Partition.objects.filter(topic__name="orders").update(hw=5)  # ahead of the hot state
+    assert replication.replication_resync_store() == 2
+    with current().unit(whole=True, dispatch=LocalQueue()) as after:
+        pass
+    tokens = list(Partition.objects.filter(topic__name="orders")
+                  .values_list("written_by", flat=True))
+    assert all(before.held.token < t < after.held.token for t in tokens), tokens
+    assert set(Partition.objects.filter(topic__name="orders").values_list("hw", flat=True)) \
+        == {0}
