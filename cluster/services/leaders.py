@@ -1,28 +1,29 @@
 """Leadership use cases: preferred-leader election, the automatic rebalancer, unclean override.
 
-Each is one locked step of the replication state (``run_locked``): the core
-decides (``leadership``, ``election.force_unclean``), the replication shell
-mirrors leaders into the store and logs them. Follow-ups go to the worker when
+Each is one unit of work of the engine (``with engine.unit(...) as u``): the core
+decides (``leadership``, ``election.force_unclean``) on the loaded state, and the
+commit mirrors leaders into the store and logs them. Follow-ups go to the worker when
 one runs, or are answered here (services/waiting.LocalQueue).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
-from cluster.adapters.hot_state import HotState
 from cluster.services.waiting import LocalQueue, wait_replicated, worker_running
 from cluster.core import replication as core
-from cluster.core.replication import (Action, ClusterState, LeaderMove, NotMoved,
+from cluster.core.replication import (ClusterState, Key, LeaderMove, NotMoved,
                                       PreferredElection, ReplicationError,
                                       UncleanLeaderElected, UnknownPartition)
 from cluster.errors import Conflict, NotFound
+from cluster.engine.engine import current as engine
+from cluster.engine.unit import Unit
 from cluster.models import Topic
 from cluster.services.events import Actor, log_event
-from cluster.services.replication import run_locked
 
 REBALANCER = "leader-rebalancer"
 
@@ -67,13 +68,15 @@ class UncleanReport:
                 "warning": self.warning}
 
 
-def run_now(step: Callable[[HotState], list[Action]], **kwargs: Any) -> list[Action]:
-    """One locked step; its follow-ups go to the worker, or are answered here."""
+@contextmanager
+def unit_now(keys: list[Key] | None = None) -> Iterator[Unit]:
+    """One unit of work (the sets of ``keys``, or the whole state); once it committed, its
+    follow-ups go to the worker, or are answered here."""
     queue = None if worker_running() else LocalQueue()
-    actions = run_locked(step, dispatch=queue, **kwargs)
+    with engine().unit(keys=keys, whole=keys is None, dispatch=queue) as u:
+        yield u
     if queue is not None:
         queue.drain()
-    return actions
 
 
 def _known_topic(topic: str) -> None:
@@ -85,15 +88,11 @@ def _known_topic(topic: str) -> None:
 
 def _preferred(elect: Callable[[ClusterState], PreferredElection],
                topic: str | None) -> PreferredReport:
-    """Run one preferred-leader election step under the lock and report it."""
-    found: list[PreferredElection] = []
-
-    def step(hot: HotState) -> list[Action]:
-        found.append(elect(hot.state))
-        return list(found[0].actions)
-
-    run_now(step)
-    return PreferredReport.of(found[0], topic)
+    """Run one preferred-leader election in a unit of work and report it."""
+    with unit_now() as u:
+        election = elect(u.state.state)
+        u.actions += election.actions
+    return PreferredReport.of(election, topic)
 
 
 def leader_elect_preferred(*, topic: str | None = None, by: Actor = None) -> PreferredReport:
@@ -124,20 +123,15 @@ def leader_elect_unclean(*, topic: str, partition: int, spu: int | None = None,
                          by: Actor = None) -> UncleanReport:
     """Operator override: a live replica outside the LRS leads one Offline partition."""
     _known_topic(topic)
-    found: list[UncleanLeaderElected] = []
-
-    def step(hot: HotState) -> list[Action]:
-        actions = core.handle(hot.state, core.ElectUncleanLeader(topic, partition, spu))
-        found.extend(a for a in actions if isinstance(a, UncleanLeaderElected))
-        return actions
-
     try:
-        run_now(step, keys=[(topic, partition)])
+        with unit_now(keys=[(topic, partition)]) as u:
+            actions = core.handle(u.state.state, core.ElectUncleanLeader(topic, partition, spu))
+            u.actions += actions
     except UnknownPartition:
         raise NotFound(f"partition {topic}/{partition} not found", field="partition") from None
     except ReplicationError as exc:
         raise Conflict(str(exc), field="spu" if spu is not None else "partition") from None
-    report = UncleanReport(found[0])
+    report = UncleanReport(next(a for a in actions if isinstance(a, UncleanLeaderElected)))
     log_event(by, "partition", f"{topic}/{partition}", "elect-unclean", report.as_json(),
               result=report.warning)
     return report
