@@ -34,6 +34,7 @@ from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
+from cluster.engine.unit import Unit
 from cluster.engine.mirror import slices_of, stored_shape, write_offsets
 from cluster.engine.controllers import adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
@@ -214,33 +215,36 @@ def replication_resync_store(*, heal: bool = True) -> int:
               Partition.objects.values_list("id", "replicas", "leader", "lrs", "resolution",
                                             "epoch", "initial_leader", "hw", "leo")
               .iterator(chunk_size=5000)}
-    drifted: list[int] = []
-
-    def heal_rows(hot: HotState) -> list[tuple[int, Key, hot_state.Summary]]:
-        rows = []
-        sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
-        for part, rs in hot.state.replica_sets.items():
-            pk, new = hot.partition_pk(part), hot_state.summary(rs)
-            row = stored.get(pk) if pk is not None else None
-            if pk is None or row is None:
-                continue
-            shape = _stored_shape(new)
-            if row == shape or (sliced and _trails(row, shape)):
-                continue
-            rows.append((pk, part, new))
-            if row[:6] != shape[:6]:
-                hot.log.append({**metadata.partition_entry(
-                    part, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
-                    "topic_pk": hot.topics[part[0]]["pk"]})
-        drifted.append(len(rows))
-        return rows
-
+    drifted = 0
     for shard in range(n):  # unsharded, shard 0 is the whole state
         with engine().unit(shard=shard, dispatch=_nowhere) as u:
-            rows = heal_rows(u.state)
+            rows = _heal_rows(u, stored)
             # The offsets once the entries landed, tagged with the unit's fencing token.
             u.after_commit(partial(write_offsets, rows, u.held.token))
-    return sum(drifted)
+        drifted += len(rows)
+    return drifted
+
+
+def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
+               ) -> list[tuple[int, Key, hot_state.Summary]]:
+    """The rows of the unit's sets that drifted from the hot state (their offsets to write);
+    a drifted status is logged as a ``partition`` entry of the unit's commit."""
+    hot, rows = u.state, []
+    sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
+    for part, rs in hot.state.replica_sets.items():
+        pk, new = hot.partition_pk(part), hot_state.summary(rs)
+        row = stored.get(pk) if pk is not None else None
+        if pk is None or row is None:
+            continue
+        shape = _stored_shape(new)
+        if row == shape or (sliced and _trails(row, shape)):
+            continue
+        rows.append((pk, part, new))
+        if row[:6] != shape[:6]:
+            u.log({**metadata.partition_entry(
+                part, None, metadata.Status(*new.log_status()), "resync: the row drifted"),
+                "topic_pk": hot.topics[part[0]]["pk"]})
+    return rows
 
 
 def resync_heal_due() -> bool:
