@@ -127,6 +127,7 @@ def run_unit(hot: HotState, step: Step, at: int, save: Save, *, elections: bool 
         def entries(_saved: list[Key]) -> list[dict[str, Any]]:
             # The save summed up each set it wrote into ``after`` (hot_state).
             hot.moved, hot.differs = changes(hot.before, after)
+            engine.mirror.reserve(hot, after)  # the offsets given out, reserved first
             out = step_entries(hot, actions, after, at)
             for hook in engine.extra_entries.values():
                 out += hook(hot, after, at, bool(out or hot.log))

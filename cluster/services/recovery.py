@@ -5,11 +5,15 @@ Redis that kept its data holds a log whose head is at least that offset (its
 append-only file is written before any projection reads the entry). Once per
 Redis server run the tick compares the two: a head below the store's offset
 means Redis came back older than the store (no append-only file, or an older
-one). Then, and only then, every set whose HW is below its store row's is
-brought up to the store's HW with compacted logs (the records themselves are
-gone), offsets go on from there, and one ``hot-state-lost`` entry counts the
-committed records of each partition that are gone. A lower HW the log itself
-decided (an unclean election) is the store's figure too: nothing is restored.
+one). Then, and only then, every set below its row's floor, max(hw, reserved_to),
+is brought up to it with compacted logs (the records themselves are gone),
+offsets go on from there, and one ``hot-state-lost`` entry counts, per partition,
+the offsets between what Redis kept and that floor: an upper bound of the
+committed records gone. The reservation (engine/mirror.py) is raised before any
+commit whose LEO would pass it, so every offset the lost state gave out, hence
+every acknowledged one, is below it and none is given out twice, though the row's
+HW may trail the hot state by the mirror's interval. A plain restart that lost
+nothing restores nothing (the log says so, not the figures).
 
 Records an earlier loss already reported (below the HW it restored, kept in its
 event) are not counted again, so the reports of successive losses add up to what
@@ -27,7 +31,7 @@ from cluster.core import replication as core
 from cluster.models import Event, Partition
 from cluster.projections import store as store_projection
 
-REASON = ("hot state lost: {missing} committed records of {partitions} partition(s) are gone "
+REASON = ("hot state lost: up to {missing} committed records of {partitions} partition(s) are gone "
           "(Redis came back without them: no append-only file, or an older one; its metadata "
           "log ends at offset {head}, the store had applied {applied}); "
           "offsets, HW and LEO go on from the store's figures")
@@ -51,14 +55,17 @@ def hot_state_check_against_store(hot: HotState) -> int:
 
 
 def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
-    """Bring every set below its store HW up to it; note one entry for the loss."""
+    """Bring every set below its row's floor (max of its HW and reservation) up to it;
+    note one entry for the loss (``missing``: an upper bound, the offsets skipped)."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
     floors = reported_floors(pks)
     lost: dict[str, dict[str, int]] = {}
     restored: dict[str, dict[str, int]] = {}
-    rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw")
-    for topic_pk, index, hw in rows:
+    rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw",
+                                                                 "reserved_to")
+    for topic_pk, index, stored_hw, reserved_to in rows:
         name = pks[topic_pk]
+        hw = max(stored_hw, reserved_to)
         rs = hot.state.replica_sets.get((name, index))
         if rs is None or hw <= rs.hw:
             continue
