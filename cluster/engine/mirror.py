@@ -175,7 +175,7 @@ class OffsetsMirror:
         """The rows to write: those whose status moved, and one slice's rows that differ
         from what was written, when a slice is due (module docstring)."""
         pk_of = hot.partition_pk
-        slices = slices_of(hot)
+        slices = max(1, slices_of(hot))  # a unit that loaded no set still has one
         interval_ms = int(settings.REPLICATION_MIRROR_INTERVAL_S * 1000)
         if slices <= 1 and interval_ms <= 0:
             return [(pk_of(key), key, new) for key, new in changed]

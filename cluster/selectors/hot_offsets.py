@@ -19,6 +19,7 @@ from cluster.adapters.set_codec import status_fields
 from cluster.adapters.set_loading import fetch_some
 from cluster.adapters.store_identity import HotStateMismatch, check_hot_state_identity
 from cluster.core.replication import Key
+from cluster.core.replication.summary import ReplicaStatus
 
 log = logging.getLogger(__name__)
 
@@ -28,19 +29,19 @@ class Offsets(NamedTuple):
     replica's as the store's ``replica_status`` column holds them."""
     hw: int
     leo: int
-    replica_status: list[dict[str, int]]
+    replica_status: list[ReplicaStatus]
 
 
 def offsets_of(data: bytes) -> Offsets:
     """The offsets of one stored status (set_codec's fields, any format)."""
     fields = status_fields(data)
     replicas, leader, hw, states = fields[3], fields[4], fields[7], fields[15]
-    status = []
+    status: list[ReplicaStatus] = []
     for spu, state in zip(replicas, states):
         log_enc, replica_hw = state[0], state[1]
         # A replica's log is stored as its LEO, or as [start, retained ids].
         leo = log_enc if isinstance(log_enc, int) else log_enc[0] + len(log_enc[1])
-        status.append({"spu": spu, "leo": leo, "hw": replica_hw})
+        status.append(ReplicaStatus(spu=spu, leo=leo, hw=replica_hw))
     leos = {r["spu"]: r["leo"] for r in status}
     leo = leos[leader] if leader in leos else max(leos.values(), default=0)
     return Offsets(hw, leo, status)

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from cluster.adapters import hot_servers, hot_state, lease, metadata_log, store_identity
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
+from cluster.core.replication import Key
 from cluster.models import Event, Partition
 from cluster.projections import store as store_projection
 
@@ -47,16 +48,21 @@ def hot_state_check_against_store(hot: HotState) -> int:
     lease.raise_fence(store_identity.store_highest_token())
     head, applied = metadata_log.head(), store_projection.applied_offset()
     lost = hot_state_recover(hot, list(hot.topics), head, applied) if head < applied else 0
-    emptied = remake_missing_sets(hot) if hot_servers.spread() and hot.full else []
-    if emptied:
-        lost += hot_state_recover(hot, emptied, head, applied)
+    remade = remake_missing_sets(hot) if hot_servers.spread() and hot.full else []
+    if remade:
+        # Only the remade sets: the others' server kept them, and their reservation is
+        # above their LEO by design, not by a loss.
+        lost += hot_state_recover(hot, {name for name, _ in remade}, head, applied,
+                                  only=set(remade))
     hot.checked = run
     return lost
 
 
-def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
+def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int, *,
+                      only: set[Key] | None = None) -> int:
     """Bring every set below its row's floor (max of its HW and reservation) up to it;
-    note one entry for the loss (``missing``: an upper bound, the offsets skipped)."""
+    note one entry for the loss (``missing``: an upper bound, the offsets skipped).
+    ``only``: the sets known lost (else every set of ``names``)."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
     floors = reported_floors(pks)
     lost: dict[str, dict[str, int]] = {}
@@ -67,7 +73,7 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
         name = pks[topic_pk]
         hw = max(stored_hw, reserved_to)
         rs = hot.state.replica_sets.get((name, index))
-        if rs is None or hw <= rs.hw:
+        if rs is None or hw <= rs.hw or (only is not None and (name, index) not in only):
             continue
         # Offsets an earlier loss already reported gone are not gone a second time.
         gone = hw - max(rs.hw, floors.get((name, index), 0))
@@ -91,12 +97,12 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
     return missing
 
 
-def remake_missing_sets(hot: HotState) -> list[str]:
+def remake_missing_sets(hot: HotState) -> list[Key]:
     """Spread over several servers, one may come back empty while the first (the meta, the
     log) kept its data: the topic table still names partitions no server holds a set of.
     Each is made again from the store's replica map, led by its first live replica at an
     epoch above the store's, for ``hot_state_recover`` to bring up to the store's HW.
-    Returns the topics concerned."""
+    Returns the sets made again."""
     missing: dict[str, list[int]] = {}
     for name, table in hot.topics.items():
         gone = [i for i in range(len(table["partitions"]))
@@ -121,7 +127,8 @@ def remake_missing_sets(hot: HotState) -> list[str]:
             hot.state.replica_sets[set_key] = rs
             for spu in rs.replicas:
                 hot.state.index_add(set_key, spu)
-    return list(missing)
+    return [(name, index) for name, indexes in missing.items() for index in indexes
+            if (name, index) in hot.state.replica_sets]
 
 
 def reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:
