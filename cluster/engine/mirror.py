@@ -79,11 +79,10 @@ class OffsetsMirror:
     slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = field(default_factory=dict)
     # When the next slice is due, by scope (the units' clock, ms; interval > 0 only).
     due: dict[tuple[str, ...], int] = field(default_factory=dict)
-    # Each row's reservation as this process last read or raised it, by (store, pk): at
-    # most the row's (reservations only grow), so a stale one costs a write, never an
-    # offset. Read a topic at a time (``reserved_topics``: (store, topic pk)).
-    reserved: dict[tuple[str, int], int] = field(default_factory=dict)
-    reserved_topics: set[tuple[str, int]] = field(default_factory=set)
+    # Each row's reservation as this process last read or raised it, by (store, topic
+    # pk) then partition index, read a topic at a time: at most the row's (reservations
+    # only grow), so a stale one costs a write, never an offset.
+    reserved: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
     # Rows written since the process started: offsets (by the mirror), reservations
     # raised before a commit (the benchmarks read them).
     rows_written: int = 0
@@ -95,7 +94,6 @@ class OffsetsMirror:
         could be above the row's, and no offset may rely on that."""
         for kept in (self.written, self.cursor, self.slices, self.due, self.reserved):
             kept.clear()
-        self.reserved_topics.clear()
 
     def reserve(self, hot: HotState, after: dict[Key, Summary]) -> None:
         """Before the commit of ``hot``'s changed sets (``hot.differs``): raise the
@@ -104,22 +102,28 @@ class OffsetsMirror:
         if not hot.differs:
             return
         store = store_namespace()
-        reserved, before, cycle = self.reserved, hot.before, self.cycle(hot)
+        before, cycle = hot.before, self.cycle(hot)
         grow: list[tuple[int, int]] = []
+        raised: list[tuple[dict[int, int], int, int]] = []
+        tables: dict[str, dict[int, int]] = {}
+        # Every changed set, every unit (100,000 at a busy tick): a few lookups each.
         for key in hot.differs:
-            pk = hot.partition_pk(key)
-            if pk is None:
-                continue
-            top = given_out(after[key])
-            have = reserved.get((store, pk))
-            if have is None:
-                self._read_reserved(hot, store, key[0])
-                have = reserved.get((store, pk), 0)
-            if top > have:
+            name, index = key
+            table = tables.get(name)
+            if table is None:
+                table = tables[name] = self._reserved_of(hot, store, name)
+            s = after[key]
+            top = s[4] if s[4] is not None else s.stored_leo()  # given_out, inlined
+            if top > table.get(index, 0) and (pk := hot.partition_pk(key)) is not None:
                 old = before.get(key)
-                grow.append((pk, top + block(top - (given_out(old) if old else 0), cycle, pk)))
+                to = top + block(top - (given_out(old) if old else 0), cycle, pk)
+                grow.append((pk, to))
+                raised.append((table, index, to))
         write_reserved(grow)
-        reserved.update(((store, pk), to) for pk, to in grow)
+        # Only once written: a reservation held here above the row's would let an offset
+        # out unreserved.
+        for table, index, to in raised:
+            table[index] = to
         self.reservations_written += len(grow)
 
     def cycle(self, hot: HotState) -> int:
@@ -140,35 +144,45 @@ class OffsetsMirror:
         return changed
 
     def _write(self, hot: HotState, rows: list[Row], store: str) -> None:
-        """The rows' offsets, raising the reservations that run low on the way."""
-        reserved, cycle = self.reserved, self.cycle(hot)
-        raise_to: list[int] = []
+        """The rows' offsets, and the reservations of those that run low (less than half
+        a block left): raised now, while the rows are written anyway, rather than before
+        some later commit."""
+        cycle = self.cycle(hot)
+        raise_to: list[tuple[int, int]] = []
+        raised: list[tuple[dict[int, int], int, int]] = []
         for pk, key, s in rows:
-            top, have = given_out(s), reserved.get((store, pk), 0)
+            table = self._reserved_of(hot, store, key[0])
+            top, have = given_out(s), table.get(key[1], 0)
             old = hot.before.get(key)
             grow = block(top - (given_out(old) if old else top), cycle, pk)
-            # Less than half a block left: raise it now, in the write made anyway.
-            want = top + grow if have - top < grow // 2 and top > 0 else 0
-            raise_to.append(want)
-            if want > have:
-                reserved[(store, pk)] = want
-        write_offsets(rows, raise_to)
+            if top > 0 and have - top < grow // 2:
+                raise_to.append((pk, top + grow))
+                raised.append((table, key[1], top + grow))
+        write_offsets(rows)
+        # Not fenced like the offsets (a reservation only grows), so never refused.
+        write_reserved(raise_to)
+        for table, index, to in raised:  # once written (``reserve``)
+            table[index] = max(to, table.get(index, 0))
         self.rows_written += len(rows)
+        self.reservations_written += len(raise_to)
         if len(self.written) > _MAX_ROWS_KEPT:
             self.written.clear()
-        if len(reserved) > _MAX_ROWS_KEPT:  # read again, a topic at a time
-            reserved.clear()
-            self.reserved_topics.clear()
+        if sum(map(len, self.reserved.values())) > _MAX_ROWS_KEPT:  # read again
+            self.reserved.clear()
         self.written.update(((store, pk), s) for pk, _, s in rows)
 
-    def _read_reserved(self, hot: HotState, store: str, topic: str) -> None:
+    def _reserved_of(self, hot: HotState, store: str, topic: str) -> dict[int, int]:
+        """The reservations of ``topic``'s rows by index, read once (a topic re-created
+        under its name has another pk, hence its own)."""
         table = hot.topics.get(topic)
-        if table is None or (store, table["pk"]) in self.reserved_topics:
-            return
-        self.reserved_topics.add((store, table["pk"]))
-        for pk, to in Partition.objects.filter(topic_id=table["pk"]).values_list(
-                "id", "reserved_to"):
-            self.reserved[(store, pk)] = max(to, self.reserved.get((store, pk), 0))
+        if table is None:
+            return {}
+        scope = (store, table["pk"])
+        found = self.reserved.get(scope)
+        if found is None:
+            found = self.reserved[scope] = dict(Partition.objects.filter(
+                topic_id=table["pk"]).values_list("index", "reserved_to"))
+        return found
 
     def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str
              ) -> list[Row]:
@@ -233,20 +247,16 @@ def write_reserved(rows: list[tuple[int, int]]) -> None:
         cursor.executemany(sql, [(to, pk, to) for pk, to in rows])
 
 
-def write_offsets(rows: list[tuple[int, Key, Summary]], raise_to: list[int] | None = None
-                  ) -> None:
-    """One executemany: bulk_update's CASE chains cost ~20x more at 10,000 rows.
-    ``raise_to``: per row, a reservation to raise it to (0: none)."""
+def write_offsets(rows: list[tuple[int, Key, Summary]]) -> None:
+    """One executemany: bulk_update's CASE chains cost ~20x more at 10,000 rows."""
     if not rows:
         return
     token = lease.current_token()
     table = Partition._meta.db_table
-    sql = (f"UPDATE {table} SET hw = %s, leo = %s, replica_status = %s, written_by = %s, "
-           f"reserved_to = CASE WHEN reserved_to < %s THEN %s ELSE reserved_to END "
+    sql = (f"UPDATE {table} SET hw = %s, leo = %s, replica_status = %s, written_by = %s "
            f"WHERE id = %s AND written_by <= %s")
-    raised = raise_to or [0] * len(rows)
-    params = [(s.hw, s.stored_leo(), _json_status(s.replicas), token, to, to, pk, token)
-              for (pk, _, s), to in zip(rows, raised)]
+    params = [(s.hw, s.stored_leo(), _json_status(s.replicas), token, pk, token)
+              for pk, _, s in rows]
     # One transaction: in autocommit each row would be a commit (an fsync on SQLite).
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.executemany(sql, params)
