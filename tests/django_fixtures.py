@@ -48,11 +48,13 @@ def no_redis_but_the_suites() -> Iterator[str]:
 def rows_mirrored_every_unit() -> Iterator[None]:
     """The offsets rows follow every unit of work (REPLICATION_MIRROR_INTERVAL_S 0), as the
     suite's tests that read a row's HW after a tick expect; the interval's own tests
-    (test_offsets_mirror_interval.py) set it. Children (commands, `make run`) inherit it."""
+    (test_offsets_mirror_interval.py) set it. Children (commands, `make run`) inherit it.
+    Set in the environment, the interval is kept (the fault campaign at the default)."""
     from django.conf import settings
 
-    os.environ["REPLICATION_MIRROR_INTERVAL_S"] = "0"
-    settings.REPLICATION_MIRROR_INTERVAL_S = 0.0
+    if "REPLICATION_MIRROR_INTERVAL_S" not in os.environ:
+        os.environ["REPLICATION_MIRROR_INTERVAL_S"] = "0"
+        settings.REPLICATION_MIRROR_INTERVAL_S = 0.0
     yield
 
 

@@ -11,9 +11,9 @@ its commit, a unit of work whose LEO would pass a row's reservation raises it to
 a block (``reserve``), so the hot state never gives out an offset the store has not
 reserved, and a Redis loss restores each partition to max(hw, reserved_to)
 (services/recovery.py). The block is sized to the set's growth in this unit times the
-units between two of its row's mirror writes (at least ``RESERVE_MIN``); the mirror's
-write of a row whose reservation runs low raises it too, so a steady producer's row is
-written by the mirror only, not once more before a commit.
+units between two of its row's mirror writes (at least ``RESERVE_MIN``); when the mirror
+writes a row whose reservation runs low it raises it too (``_write``), so a steady
+producer's reservation grows in the mirror's pass, off the path before a commit.
 
 So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
 LRS, resolution, epoch, replicas: those also reach the store through the log's
