@@ -309,7 +309,10 @@ def scale_out(rounds: list[dict], counts: list[int]) -> dict[str, dict[str, obje
         top = max(held, key=lambda r: r["partitions"]) if held else None
         most = max((r["partition_steps_per_s"] for r in mine), default=0)
         first = most if first is None else first
+        tried = max((r["partitions"] for r in mine), default=0)
         out[str(w)] = {"largest_held": top["partitions"] if top else 0,
+                       # Held at the largest size tried: the limit lies above the sizes.
+                       "held_every_size": bool(top) and top["partitions"] == tried,
                        "redis_cpu_cores_at_largest": top["redis_cpu_cores"] if top else None,
                        "most_partition_steps_per_s": most,
                        "vs_first_count": round(most / first, 2) if first else None}
@@ -323,7 +326,8 @@ def print_scale_out(summary: dict[str, dict[str, object]]) -> None:
         redis = s["redis_cpu_cores_at_largest"]
         cores = (", ".join(f"{n} {c:.2f}" for n, c in redis.items())  # type: ignore[union-attr]
                  if redis else "n/a")
-        print(f"  {w:>3} worker(s): {s['largest_held']:>9,} partitions (Redis {cores}); "
+        floor = " or more (held the largest size tried)" if s["held_every_size"] else ""
+        print(f"  {w:>3} worker(s): {s['largest_held']:>9,} partitions{floor} (Redis {cores}); "
               f"{s['most_partition_steps_per_s']:>9,} partition-steps/s (x{s['vs_first_count']})")
 
 

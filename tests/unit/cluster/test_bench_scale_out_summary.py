@@ -28,3 +28,10 @@ def test_a_count_that_held_no_size_still_says_what_it_carried():
     assert summary["1"]["largest_held"] == 0
     assert summary["1"]["redis_cpu_cores_at_largest"] is None
     assert summary["2"]["vs_first_count"] == 1.75
+
+
+def test_holding_the_largest_size_tried_says_the_limit_lies_above():
+    summary = scale_out([round_(1000, 1, 1.0, 0.1), round_(2000, 1, 0.5, 0.2),
+                         round_(1000, 2, 1.0, 0.1), round_(2000, 2, 1.0, 0.2)], [1, 2])
+    assert not summary["1"]["held_every_size"]
+    assert summary["2"]["held_every_size"]
