@@ -121,6 +121,10 @@ class Partition(models.Model):
     # The fence token of the unit of work that last wrote this row's status: a holder
     # paused between its Redis commit and this write can never pull the row back.
     written_by = models.BigIntegerField(default=0)
+    # The offsets the hot state may give out without touching this row: a unit of work
+    # whose LEO would pass it raises it first (engine/mirror.py), and a Redis loss restores
+    # each partition to max(hw, reserved_to), so no offset is given out twice.
+    reserved_to = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["topic__name", "index"]

@@ -44,6 +44,32 @@ def no_redis_but_the_suites() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session", autouse=True)
+def rows_mirrored_every_unit() -> Iterator[None]:
+    """The offsets rows follow every unit of work (REPLICATION_MIRROR_INTERVAL_S 0), as the
+    suite's tests that read a row's HW after a tick expect; the interval's own tests
+    (test_offsets_mirror_interval.py) set it. Children (commands, `make run`) inherit it.
+    Set in the environment, the interval is kept (the fault campaign at the default)."""
+    from django.conf import settings
+
+    if "REPLICATION_MIRROR_INTERVAL_S" not in os.environ:
+        os.environ["REPLICATION_MIRROR_INTERVAL_S"] = "0"
+        settings.REPLICATION_MIRROR_INTERVAL_S = 0.0
+    yield
+
+
+@pytest.fixture(autouse=True)
+def offsets_mirror_starts_over() -> None:
+    """Each test's database is rolled back under the process's engine: its offsets mirror
+    would trust reservations a rolled-back test raised (engine/mirror.py)."""
+    from cluster.engine.engine import current
+
+    try:
+        current().mirror.forget()
+    except RuntimeError:  # no engine built yet
+        pass
+
+
 @pytest.fixture(autouse=True)
 def _no_live_updates_unless_redis(settings):
     """Tests that do not ask for Redis do not publish to whatever Redis runs here."""

@@ -193,6 +193,10 @@ REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum
 # Offsets (HW/LEO) rows a unit of work writes to the store beyond those whose status moved:
 # past it, one slice of the rows per unit of work (cluster/engine/mirror.py).
 REPLICATION_MIRROR_ROWS = env_int("REPLICATION_MIRROR_ROWS", 2000, minimum=1)
+# The offsets (HW/LEO) columns of a row are written at most once this many seconds (rows
+# whose status moved at once); the durable floor is the row's reservation, not its HW
+# (cluster/engine/mirror.py). 0: every unit of work writes its moved rows.
+REPLICATION_MIRROR_INTERVAL_S = env_float("REPLICATION_MIRROR_INTERVAL_S", 5.0)
 # A save of more changed replica sets than this is written as fenced pieces of at most
 # this many sets each, so no transaction holds Redis long (cluster/adapters/save_pieces.py).
 REPLICATION_SAVE_PIECE_SETS = env_int("REPLICATION_SAVE_PIECE_SETS", 500, minimum=1)

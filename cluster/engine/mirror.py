@@ -6,15 +6,26 @@ holder paused between its Redis commit and this write can never pull a row
 back behind a later holder's, and a lower HW that the log decided (an unclean
 election) is written like any other. Nothing here "only advances".
 
-At a bounded rate: a unit of work that loaded more than ``REPLICATION_MIRROR_ROWS``
-sets writes at once only the rows whose status moved (leader, LRS, resolution,
-epoch, replicas: those also reach the store through the log's projection), and
-the offsets of one slice of its sets (``pk % slices``), the next slice at its next
-unit of work; a slice's row is written when it differs from what this process last
-wrote of it. A row's offsets are then at most ``slices`` units of work of a process
-behind the hot state. Readers that need them exact read the hot state (``partition
-list``, consume, live blocks: docs/durability.md). Below the budget every moved row
-is written, as before.
+The durable floor is not the row's HW but its reservation (``reserved_to``): before
+its commit, a unit of work whose LEO would pass a row's reservation raises it to LEO +
+a block (``reserve``), so the hot state never gives out an offset the store has not
+reserved, and a Redis loss restores each partition to max(hw, reserved_to)
+(services/recovery.py). The block is sized to the set's growth in this unit times the
+units between two of its row's mirror writes (at least ``RESERVE_MIN``); when the mirror
+writes a row whose reservation runs low it raises it too (``_write``), so a steady
+producer's reservation grows in the mirror's pass, off the path before a commit.
+
+So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
+LRS, resolution, epoch, replicas: those also reach the store through the log's
+projection) are written at once; the others in slices (``pk % slices``, ``slices`` =
+sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
+its whole scope (the store, or whole shards) and at most one every
+``REPLICATION_MIRROR_INTERVAL_S`` / ``slices`` of the units' clock, so a row is written
+at most once an interval and a unit writes at most one slice. A slice's row is written
+when it differs from what this process last wrote of it. Readers that need the offsets
+exact read the hot state (``partition list``, consume, live blocks, the partitions API,
+the records panel: docs/durability.md). With the interval at 0, every unit writes one
+slice (below the budget: every moved row), as before the interval.
 """
 from __future__ import annotations
 
@@ -33,11 +44,25 @@ from cluster.models import Partition
 
 Row = tuple[int, Key, Summary]
 _MAX_ROWS_KEPT = 400_000
+# The smallest block a reservation grows by: a partition produced to a record at a time
+# writes its row once every this many records.
+RESERVE_MIN = 64
 
 
 def slices_of(hot: HotState) -> int:
     """How many slices the mirror cuts ``hot``'s rows into (1: every moved row, at once)."""
     return math.ceil(len(hot.before) / max(1, settings.REPLICATION_MIRROR_ROWS))
+
+
+def trails_by_design(hot: HotState) -> bool:
+    """Whether the mirror may leave ``hot``'s rows' offsets behind the hot state (the
+    store resync then heals only rows ahead of it or whose status differs)."""
+    return slices_of(hot) > 1 or settings.REPLICATION_MIRROR_INTERVAL_S > 0
+
+
+def given_out(s: Summary) -> int:
+    """The highest offset a set has given out: its leader's LEO (else its longest log's)."""
+    return s.stored_leo()
 
 
 @dataclass
@@ -52,6 +77,60 @@ class OffsetsMirror:
     # The sets of each slice, by the topic table they were cut from: walking one slice,
     # not every loaded set, each unit of work (the table changes only with topics).
     slices: dict[tuple[Any, ...], list[list[tuple[int, Key]]]] = field(default_factory=dict)
+    # When the next slice is due, by scope (the units' clock, ms; interval > 0 only).
+    due: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # Each row's reservation as this process last read or raised it, by (store, topic
+    # pk) then partition index, read a topic at a time: at most the row's (reservations
+    # only grow), so a stale one costs a write, never an offset.
+    reserved: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
+    # Rows written since the process started: offsets (by the mirror), reservations
+    # raised before a commit (the benchmarks read them).
+    rows_written: int = 0
+    reservations_written: int = 0
+
+    def forget(self) -> None:
+        """Start over, as a new process would: after the store's rows were changed behind
+        this process's back (a test's rolled-back transaction), a reservation it holds
+        could be above the row's, and no offset may rely on that."""
+        for kept in (self.written, self.cursor, self.slices, self.due, self.reserved):
+            kept.clear()
+
+    def reserve(self, hot: HotState, after: dict[Key, Summary]) -> None:
+        """Before the commit of ``hot``'s changed sets (``hot.differs``): raise the
+        reservation of every row whose set's LEO passes it, in one write, so the offsets
+        the commit gives out are reserved in the store before any reader is told them."""
+        if not hot.differs:
+            return
+        store = store_namespace()
+        before, cycle = hot.before, self.cycle(hot)
+        grow: list[tuple[int, int]] = []
+        raised: list[tuple[dict[int, int], int, int]] = []
+        tables: dict[str, dict[int, int]] = {}
+        # Every changed set, every unit (100,000 at a busy tick): a few lookups each.
+        for key in hot.differs:
+            name, index = key
+            table = tables.get(name)
+            if table is None:
+                table = tables[name] = self._reserved_of(hot, store, name)
+            s = after[key]
+            top = s[4] if s[4] is not None else s.stored_leo()  # given_out, inlined
+            if top > table.get(index, 0) and (pk := hot.partition_pk(key)) is not None:
+                old = before.get(key)
+                to = top + block(top - (given_out(old) if old else 0), cycle, pk)
+                grow.append((pk, to))
+                raised.append((table, index, to))
+        write_reserved(grow)
+        # Only once written: a reservation held here above the row's would let an offset
+        # out unreserved.
+        for table, index, to in raised:
+            table[index] = to
+        self.reservations_written += len(grow)
+
+    def cycle(self, hot: HotState) -> int:
+        """About how many units of work pass between two mirror writes of a row."""
+        interval = settings.REPLICATION_MIRROR_INTERVAL_S
+        tick = max(0.001, settings.REPLICATION_TICK_S)
+        return max(1, slices_of(hot), math.ceil(interval / tick))
 
     def offsets(self, hot: HotState, after: dict[Key, Summary], held: Held
                 ) -> list[tuple[Key, Summary]]:
@@ -62,26 +141,72 @@ class OffsetsMirror:
         changed = [(key, after[key]) for key in hot.differs if hot.partition_pk(key) is not None]
         store = store_namespace()
         rows = self._due(hot, changed, store, held.names)
-        write_offsets(rows, held.token)
+        self._write(hot, rows, store, held.token)
+        return changed
+
+    def _write(self, hot: HotState, rows: list[Row], store: str, token: int) -> None:
+        """The rows' offsets, and the reservations of those that run low (less than half
+        a block left): raised now, while the rows are written anyway, rather than before
+        some later commit."""
+        cycle = self.cycle(hot)
+        raise_to: list[tuple[int, int]] = []
+        raised: list[tuple[dict[int, int], int, int]] = []
+        for pk, key, s in rows:
+            table = self._reserved_of(hot, store, key[0])
+            top, have = given_out(s), table.get(key[1], 0)
+            old = hot.before.get(key)
+            grow = block(top - (given_out(old) if old else top), cycle, pk)
+            if top > 0 and have - top < grow // 2:
+                raise_to.append((pk, top + grow))
+                raised.append((table, key[1], top + grow))
+        write_offsets(rows, token)
+        # Not fenced like the offsets (a reservation only grows), so never refused.
+        write_reserved(raise_to)
+        for table, index, to in raised:  # once written (``reserve``)
+            table[index] = max(to, table.get(index, 0))
+        self.rows_written += len(rows)
+        self.reservations_written += len(raise_to)
         if len(self.written) > _MAX_ROWS_KEPT:
             self.written.clear()
+        if sum(map(len, self.reserved.values())) > _MAX_ROWS_KEPT:  # read again
+            self.reserved.clear()
         self.written.update(((store, pk), s) for pk, _, s in rows)
-        return changed
+
+    def _reserved_of(self, hot: HotState, store: str, topic: str) -> dict[int, int]:
+        """The reservations of ``topic``'s rows by index, read once (a topic re-created
+        under its name has another pk, hence its own)."""
+        table = hot.topics.get(topic)
+        if table is None:
+            return {}
+        scope = (store, table["pk"])
+        found = self.reserved.get(scope)
+        if found is None:
+            found = self.reserved[scope] = dict(Partition.objects.filter(
+                topic_id=table["pk"]).values_list("index", "reserved_to"))
+        return found
 
     def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str,
              held: tuple[str, ...]) -> list[Row]:
-        """The rows to write: every changed one within the budget; past it, those whose
-        status moved and the rows of this unit's slice that differ from what was written."""
+        """The rows to write: those whose status moved, and one slice's rows that differ
+        from what was written, when a slice is due (module docstring)."""
         pk_of = hot.partition_pk
-        slices = slices_of(hot)
-        if slices <= 1:
+        slices = max(1, slices_of(hot))  # a unit that loaded no set still has one
+        interval_ms = int(settings.REPLICATION_MIRROR_INTERVAL_S * 1000)
+        if slices <= 1 and interval_ms <= 0:
             return [(pk_of(key), key, new) for key, new in changed]
-        scope = (store, *held)
-        turn = self.cursor.get(scope, 0) % slices
-        self.cursor[scope] = turn + 1
         after, before, written = hot.after, hot.before, self.written
         # Walked from the moved sets and the slice, never every changed set: the rest wait.
         rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
+        scope = (store, *held)
+        if interval_ms > 0:
+            now = hot.state.clock_ms
+            # A unit that loaded part of its scope (a produce's sets) leaves the slices to
+            # the next whole one: its sets differ from what was written, so they follow.
+            if not hot.complete or now < self.due.get(scope, 0):
+                return rows
+            self.due[scope] = now + interval_ms // slices
+        turn = self.cursor.get(scope, 0) % slices
+        self.cursor[scope] = turn + 1
         chosen = {pk for pk, _, _ in rows}
         for pk, key in self._slice(hot, slices, turn):
             if pk in chosen or key not in before:
@@ -103,6 +228,24 @@ class OffsetsMirror:
                 for index, pk in enumerate(table["partitions"]):
                     cut[pk % slices].append((pk, (name, index)))
         return cut[turn]
+
+
+def block(growth: int, cycle: int, pk: int) -> int:
+    """How far past its LEO a row's reservation is raised: twice what the set grew in this
+    unit over a mirror cycle, at least RESERVE_MIN; an eighth more or less by partition, so
+    sets produced to in step do not all run out at the same unit."""
+    return max(RESERVE_MIN, 2 * max(0, growth) * cycle) * (8 + pk % 8) // 8
+
+
+def write_reserved(rows: list[tuple[int, int]]) -> None:
+    """Raise each row's reservation to at least the figure (never lower it: another
+    process may have raised it further), one executemany in one transaction."""
+    if not rows:
+        return
+    table = Partition._meta.db_table
+    sql = f"UPDATE {table} SET reserved_to = %s WHERE id = %s AND reserved_to < %s"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, [(to, pk, to) for pk, to in rows])
 
 
 def write_offsets(rows: list[tuple[int, Key, Summary]], token: int) -> None:

@@ -251,6 +251,7 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
     def entries(_saved: list[Key]) -> list[dict[str, Any]]:
         # The save summed up each set it wrote into ``after`` (hot_state).
         hot.moved, hot.differs = changes(hot.before, after)
+        wiring.mirror.reserve(hot, after)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():
             out += hook(hot, after, at, bool(out or hot.log))

@@ -1,11 +1,12 @@
 """The JSON shapes of describe and list outputs (``--json`` of the commands, the API)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cluster.core.replication.state import Resolution as PartitionResolution
 from cluster.core.replication.summary import PartitionSummary
 from cluster.models import Partition, Spu, Topic
+from cluster.selectors.hot_offsets import Offsets, hot_offsets
 
 
 def topic_describe(topic: Topic) -> dict[str, object]:
@@ -44,15 +45,28 @@ def offline_reason(waiting: Sequence[int]) -> str:
             f"to return; `leader elect --unclean` would give up committed records")
 
 
-def partition_row(p: Partition) -> PartitionRow:
-    """From a stored row (with its topic loaded); replicas never reported show 0/0."""
-    status = p.replica_status or [{"spu": s, "leo": 0, "hw": 0} for s in p.replicas]
+def partition_row(p: Partition, offsets: Offsets | None = None) -> PartitionRow:
+    """From a stored row (with its topic loaded); replicas never reported show 0/0.
+    ``offsets``: the set's HW/LEO from the hot state, else the row's (which trail it by
+    the offsets mirror's interval at most: engine/mirror.py)."""
+    if offsets is None:
+        status = p.replica_status or [{"spu": s, "leo": 0, "hw": 0} for s in p.replicas]
+        offsets = Offsets(p.hw, p.leo, status)
     # An Offline set keeps its last LRS members: they are the SPUs it waits for.
     waiting = list(p.lrs) if p.resolution == PartitionResolution.OFFLINE.value else []
     return PartitionRow(topic=p.topic.name, partition=p.index, leader=p.leader,
                         preferred_leader=p.initial_leader, replicas=p.replicas, lrs=p.lrs,
-                        resolution=p.resolution, hw=p.hw, leo=p.leo, replica_status=status,
+                        resolution=p.resolution, hw=offsets.hw, leo=offsets.leo,
+                        replica_status=offsets.replica_status,
                         waiting_for=waiting, reason=offline_reason(waiting))
+
+
+def partition_rows_live(partitions: Iterable[Partition]) -> list[PartitionRow]:
+    """Stored rows (a page of them) with their offsets read from the hot state; the
+    status columns are the store's (the log's projection), as every row's."""
+    rows = list(partitions)
+    live = hot_offsets((p.topic.name, p.index) for p in rows)
+    return [partition_row(p, live.get((p.topic.name, p.index))) for p in rows]
 
 
 def row_from_summary(summary: PartitionSummary, waiting: Sequence[int] = ()) -> PartitionRow:

@@ -5,11 +5,15 @@ Redis that kept its data holds a log whose head is at least that offset (its
 append-only file is written before any projection reads the entry). Once per
 Redis server run the tick compares the two: a head below the store's offset
 means Redis came back older than the store (no append-only file, or an older
-one). Then, and only then, every set whose HW is below its store row's is
-brought up to the store's HW with compacted logs (the records themselves are
-gone), offsets go on from there, and one ``hot-state-lost`` entry counts the
-committed records of each partition that are gone. A lower HW the log itself
-decided (an unclean election) is the store's figure too: nothing is restored.
+one). Then, and only then, every set below its row's floor, max(hw, reserved_to),
+is brought up to it with compacted logs (the records themselves are gone),
+offsets go on from there, and one ``hot-state-lost`` entry counts, per partition,
+the offsets between what Redis kept and that floor: an upper bound of the
+committed records gone. The reservation (engine/mirror.py) is raised before any
+commit whose LEO would pass it, so every offset the lost state gave out, hence
+every acknowledged one, is below it and none is given out twice, though the row's
+HW may trail the hot state by the mirror's interval. A plain restart that lost
+nothing restores nothing (the log says so, not the figures).
 
 Records an earlier loss already reported (below the HW it restored, kept in its
 event) are not counted again, so the reports of successive losses add up to what
@@ -25,10 +29,11 @@ from cluster.adapters import hot_servers, hot_state, lease, metadata_log
 from cluster.engine import store_identity
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
+from cluster.core.replication import Key
 from cluster.models import Event, Partition
 from cluster.projections import store as store_projection
 
-REASON = ("hot state lost: {missing} committed records of {partitions} partition(s) are gone "
+REASON = ("hot state lost: up to {missing} committed records of {partitions} partition(s) are gone "
           "(Redis came back without them: no append-only file, or an older one; its metadata "
           "log ends at offset {head}, the store had applied {applied}); "
           "offsets, HW and LEO go on from the store's figures")
@@ -44,24 +49,32 @@ def hot_state_check_against_store(hot: HotState) -> int:
     lease.raise_fence(store_identity.store_highest_token())
     head, applied = metadata_log.head(), store_projection.applied_offset()
     lost = hot_state_recover(hot, list(hot.topics), head, applied) if head < applied else 0
-    emptied = remake_missing_sets(hot) if hot_servers.spread() and hot.full else []
-    if emptied:
-        lost += hot_state_recover(hot, emptied, head, applied)
+    remade = remake_missing_sets(hot) if hot_servers.spread() and hot.full else []
+    if remade:
+        # Only the remade sets: the others' server kept them, and their reservation is
+        # above their LEO by design, not by a loss.
+        lost += hot_state_recover(hot, {name for name, _ in remade}, head, applied,
+                                  only=set(remade))
     hot.checked = run
     return lost
 
 
-def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int) -> int:
-    """Bring every set below its store HW up to it; note one entry for the loss."""
+def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int, *,
+                      only: set[Key] | None = None) -> int:
+    """Bring every set below its row's floor (max of its HW and reservation) up to it;
+    note one entry for the loss (``missing``: an upper bound, the offsets skipped).
+    ``only``: the sets known lost (else every set of ``names``)."""
     pks = {hot.topics[n]["pk"]: n for n in names if n in hot.topics}
     floors = reported_floors(pks)
     lost: dict[str, dict[str, int]] = {}
     restored: dict[str, dict[str, int]] = {}
-    rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw")
-    for topic_pk, index, hw in rows:
+    rows = Partition.objects.filter(topic_id__in=pks).values_list("topic_id", "index", "hw",
+                                                                 "reserved_to")
+    for topic_pk, index, stored_hw, reserved_to in rows:
         name = pks[topic_pk]
+        hw = max(stored_hw, reserved_to)
         rs = hot.state.replica_sets.get((name, index))
-        if rs is None or hw <= rs.hw:
+        if rs is None or hw <= rs.hw or (only is not None and (name, index) not in only):
             continue
         # Offsets an earlier loss already reported gone are not gone a second time.
         gone = hw - max(rs.hw, floors.get((name, index), 0))
@@ -85,12 +98,12 @@ def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: i
     return missing
 
 
-def remake_missing_sets(hot: HotState) -> list[str]:
+def remake_missing_sets(hot: HotState) -> list[Key]:
     """Spread over several servers, one may come back empty while the first (the meta, the
     log) kept its data: the topic table still names partitions no server holds a set of.
     Each is made again from the store's replica map, led by its first live replica at an
     epoch above the store's, for ``hot_state_recover`` to bring up to the store's HW.
-    Returns the topics concerned."""
+    Returns the sets made again."""
     missing: dict[str, list[int]] = {}
     for name, table in hot.topics.items():
         gone = [i for i in range(len(table["partitions"]))
@@ -115,7 +128,8 @@ def remake_missing_sets(hot: HotState) -> list[str]:
             hot.state.replica_sets[set_key] = rs
             for spu in rs.replicas:
                 hot.state.index_add(set_key, spu)
-    return list(missing)
+    return [(name, index) for name, indexes in missing.items() for index in indexes
+            if (name, index) in hot.state.replica_sets]
 
 
 def reported_floors(pks: dict[int, str]) -> dict[tuple[str, int], int]:

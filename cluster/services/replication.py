@@ -35,7 +35,7 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit
-from cluster.engine.mirror import slices_of, stored_shape, write_offsets
+from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
 from cluster.engine.controllers import adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
@@ -230,7 +230,7 @@ def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
     """The rows of the unit's sets that drifted from the hot state (their offsets to write);
     a drifted status is logged as a ``partition`` entry of the unit's commit."""
     hot, rows = u.state, []
-    sliced = slices_of(hot) > 1  # only then may a row's offsets trail by design
+    sliced = trails_by_design(hot)  # only then may a row's offsets trail
     for part, rs in hot.state.replica_sets.items():
         pk, new = hot.partition_pk(part), hot_state.summary(rs)
         row = stored.get(pk) if pk is not None else None

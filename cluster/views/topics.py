@@ -21,6 +21,7 @@ from cluster.errors import DomainError
 from cluster.forms import AssignmentUploadForm, ProduceForm, TopicCreateForm
 from cluster.live import BLOCK, MAX_BLOCKS, block_groups, topic_group
 from cluster.models import Spu, Topic
+from cluster.selectors.hot_offsets import hot_offsets
 from cluster.selectors.filters import NOT_PROVISIONED, topics_filtered
 from cluster.selectors.stats import down_spu_ids, topic_spu_counts, topic_stats_for
 from cluster.services import TopicOutcome, topic_create, topic_delete
@@ -110,8 +111,11 @@ def _records_panel(request: HttpRequest, topic: Topic) -> dict[str, Any]:
     uncommitted = request.GET.get("uncommitted") == "1"
     panel: dict[str, Any] = {"partition": index, "uncommitted": uncommitted, "rows": [],
                              "error": None, "shown": RECORDS_SHOWN}
-    row = topic.partition_set.filter(index=index).values("hw", "leo").first()
-    # The store mirrors HW/LEO each tick; start a little before them and keep the newest.
+    # The hot state's HW/LEO (the row's trail it by the mirror's interval), else the row's;
+    # start a little before them and keep the newest.
+    live = hot_offsets([(topic.name, index)]).get((topic.name, index))
+    row = live._asdict() if live else topic.partition_set.filter(index=index).values(
+        "hw", "leo").first()
     end = (row["leo"] if uncommitted else row["hw"]) if row else 0
     try:
         rows = records_consume(topic=topic.name, partition=index, uncommitted=uncommitted,

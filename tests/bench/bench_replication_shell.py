@@ -12,7 +12,9 @@ stdout (the figures below; the human-readable lines go to stderr, the failover i
 skipped): ``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms``
 (medians of the ticks with and without producers), ``first_tick_ms`` (wall time), and
 ``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from
-the private Redis's slow log (every command logged around the ticks). Run:
+the private Redis's slow log (every command logged around the ticks), and
+``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
+mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
         [--busy M] [--steps 8] [--profile] [--warm RECORDS] [--json]
 """
@@ -194,6 +196,20 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
     return now
 
 
+class RowWrites:
+    """Rows of the partition table the ticks' statements write (UPDATE, per executemany
+    row): the offsets mirror's and the reservations'. Read from the database connection,
+    so the same figure comes from a tree without the mirror's own counters."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        if sql.lstrip().upper().startswith("UPDATE") and "cluster_partition" in sql:
+            self.rows += len(params) if many else 1
+        return execute(sql, params, many, context)
+
+
 def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = None,
                 warm: int = 0, busy: int | None = None, slowlog: SlowLog | None = None,
                 result: dict[str, object] | None = None) -> int:
@@ -232,13 +248,18 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
         slowlog.start()
     wall_times, cpu = [], []
     entries_before, bytes_before = log_figures()
+    from django.db import connection
+
+    writes, by_tick = RowWrites(), []
     for _ in range(steps):
         now += 1000
         if profile is not None:
             profile.enable()
-        wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
+        with connection.execute_wrapper(writes):
+            wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
         if profile is not None:
             profile.disable()
+        by_tick.append(writes.rows - sum(by_tick))
         wall_times.append(wall)
         cpu.append(used)
         if slowlog is not None:
@@ -256,7 +277,11 @@ def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | None = 
         idle_tick_cpu_ms=round(statistics.median(idle_cpu), 1),
         busy_tick_wall_ms=round(statistics.median(wall_times), 1),
         idle_tick_wall_ms=round(statistics.median(idle), 1),
-        log_entries_per_busy_tick=per_tick)
+        log_entries_per_busy_tick=per_tick,
+        # Partition rows the busy ticks wrote (offsets, reservations), per tick.
+        mirror_rows_per_tick=writes.rows / steps, mirror_rows_by_tick=by_tick)
+    print(f"partition rows written (UPDATE), ticks with producers: {writes.rows / steps:,.0f} "
+          f"per tick ({by_tick})")
     if slowlog is not None:
         slowlog.stop()
         result.update(redis_max_command_ms=slowlog.longest_us / 1000,

@@ -26,11 +26,21 @@ broker share one Redis, as by default.
 
 Each round is bounded (start, warm-up, window, stop): about 35 s, plus the
 first whole tick after each growth of the cluster.
+
+It ends with the scale-out summary issue 33 asks for, per worker count: the largest size
+that held 1 step/s (0.9 at least, steps counted whole) and the Redis servers' CPU there,
+the most partition-steps per second any size reached (what the workers carried, held or
+not: on a machine too small to hold any size it still compares worker counts) and each
+count's ratio to the first. ``--json`` adds one JSON line of every round and that summary.
+Doubling the hot state's servers with the workers is one run per pairing
+(``--workers 2 --hot-redis 1``, then ``--workers 4 --hot-redis 2``): the servers are
+placed when the store is built.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import math
 import os
 import re
@@ -261,11 +271,64 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
     return out
 
 
+def redis_cores(r: Round) -> dict[str, float]:
+    """Each Redis server's CPU over the window, in cores."""
+    return {n: s / r.window_s for n, s in sorted(r.cpu.items()) if n.startswith("redis")}
+
+
 def redis_cpu(r: Round) -> str:
     """Each Redis server's CPU over the window, in cores, and their sum."""
-    servers = {n: s / r.window_s for n, s in sorted(r.cpu.items()) if n.startswith("redis")}
+    servers = redis_cores(r)
     return (", ".join(f"{n} {c:.2f}" for n, c in servers.items()) +
             f"; all {sum(servers.values()):.2f}")
+
+
+def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
+    """One round's figures, as ``--json`` prints them."""
+    coord_ms, shard_ms = r.cpu_per_tick(shards)
+    rate = r.rate(shards)
+    return {"partitions": size, "workers": r.workers, "steps_per_s": round(rate, 3),
+            "holds_1_step_per_s": rate >= 0.9,
+            "partition_steps_per_s": round(rate * size),
+            "redis_cpu_cores": {n: round(c, 3) for n, c in redis_cores(r).items()},
+            "process_cpu_cores": {n: round(c / r.window_s, 3) for n, c in sorted(r.cpu.items())
+                                  if not n.startswith("redis")},
+            "machine_busy_pct": round(r.machine_busy, 1),
+            "cpu_per_partition_step_us": round((coord_ms + shard_ms) * 1000 / size, 1)}
+
+
+def scale_out(rounds: list[dict], counts: list[int]) -> dict[str, dict[str, object]]:
+    """Per worker count: the largest size held at 1 step/s and the Redis servers' CPU
+    there (None: no size held), the most partition-steps/s of any size and its ratio to
+    the first count's (doubling workers should nearly double it)."""
+    out: dict[str, dict[str, object]] = {}
+    first = None
+    for w in counts:
+        mine = [r for r in rounds if r["workers"] == w]
+        held = [r for r in mine if r["holds_1_step_per_s"]]
+        top = max(held, key=lambda r: r["partitions"]) if held else None
+        most = max((r["partition_steps_per_s"] for r in mine), default=0)
+        first = most if first is None else first
+        tried = max((r["partitions"] for r in mine), default=0)
+        out[str(w)] = {"largest_held": top["partitions"] if top else 0,
+                       # Held at the largest size tried: the limit lies above the sizes.
+                       "held_every_size": bool(top) and top["partitions"] == tried,
+                       "redis_cpu_cores_at_largest": top["redis_cpu_cores"] if top else None,
+                       "most_partition_steps_per_s": most,
+                       "vs_first_count": round(most / first, 2) if first else None}
+    return out
+
+
+def print_scale_out(summary: dict[str, dict[str, object]]) -> None:
+    print("scale-out, per worker count: largest size held at 1 step/s (Redis CPU there, "
+          "cores); most partition-steps/s of any size (x the first count)")
+    for w, s in summary.items():
+        redis = s["redis_cpu_cores_at_largest"]
+        cores = (", ".join(f"{n} {c:.2f}" for n, c in redis.items())  # type: ignore[union-attr]
+                 if redis else "n/a")
+        floor = " or more (held the largest size tried)" if s["held_every_size"] else ""
+        print(f"  {w:>3} worker(s): {s['largest_held']:>9,} partitions{floor} (Redis {cores}); "
+              f"{s['most_partition_steps_per_s']:>9,} partition-steps/s (x{s['vs_first_count']})")
 
 
 def report(size: int, shards: int, r: Round) -> None:
@@ -311,6 +374,8 @@ def main() -> None:
                              "(HOT_STATE_REDIS_URLS); 0: on the broker's, as by default")
     parser.add_argument("--postgres", action="store_true",
                         help="a throwaway PostgreSQL database instead of SQLite")
+    parser.add_argument("--json", action="store_true",
+                        help="end with one JSON line: every round and the scale-out summary")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
@@ -330,6 +395,7 @@ def main() -> None:
           f"{f'{args.hot_redis} Redis server(s) of its own' if hot else 'the broker Redis'}")
     best: dict[int, int] = {}
     best_redis: dict[int, str] = {}
+    rounds: list[dict] = []
     have = 0
     try:
         for size in sizes:
@@ -341,6 +407,7 @@ def main() -> None:
                 r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,
                             args.acks_all)
                 report(size, args.shards, r)
+                rounds.append(round_json(size, args.shards, r))
                 if r.rate(args.shards) >= 0.9:
                     best[workers] = size
                     best_redis[workers] = redis_cpu(r)
@@ -354,7 +421,13 @@ def main() -> None:
           ", ".join(f"{w} worker(s): {best.get(w, 0):,} partitions" for w in counts))
     for w in counts:
         print(f"  {w} worker(s), Redis CPU at that size: {best_redis.get(w, 'n/a')}")
+    summary = scale_out(rounds, counts)
+    print_scale_out(summary)
     print(f"load average after: {os.getloadavg()}")
+    if args.json:
+        print(json.dumps({"shards": args.shards, "hot_redis": args.hot_redis,
+                          "cores": psutil.cpu_count(), "rounds": rounds,
+                          "scale_out": summary}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
 """A Redis lost twice, each loss adopted: nothing acknowledged vanishes unreported, no
 offset is given out twice, HW never goes back (issue 36, item 1).
 
+A loss restores each partition to its row's floor, max(hw, reserved_to): every
+acknowledged offset is below it, and the loss reported (the offsets up to it) is an
+upper bound of what was acknowledged and is gone (issue 33).
+
 The fence counter lives in the namespace Redis lost; the store's rows are written
 only by a token at least theirs. An adopted (or new) namespace must carry on from the
 store's highest token, or every row stays frozen at its last figure and the next loss
@@ -52,10 +56,21 @@ def store_hw() -> int:
     return Partition.objects.get(topic__name="keep", index=0).hw
 
 
+def floor() -> int:
+    """What a loss restores the partition to: the row's HW or its reservation."""
+    row = Partition.objects.get(topic__name="keep", index=0)
+    return max(row.hw, row.reserved_to)
+
+
 def losses() -> list[dict]:
     """What each hot-state-lost event counted gone."""
     found = Event.objects.filter(operation="hot-state-lost").order_by("id")
     return [{k: e.params[k] for k in ("missing_records", "partitions")} for e in found]
+
+
+def restored() -> list[int]:
+    return [int(e.params["restored_hw"]["0"]) for e in
+            Event.objects.filter(operation="hot-state-lost").order_by("id")]
 
 
 @pytest.fixture
@@ -65,30 +80,54 @@ def keep(redis_url):
     tick()
 
 
-def test_a_second_loss_after_an_adopt_reports_exactly_what_was_acknowledged_since(keep):
+def test_a_second_loss_after_an_adopt_reports_a_bound_of_what_was_acknowledged_since(keep):
     acked: list[int] = []
     for n in range(12):  # one use case each: the store's rows carry a dozen tokens or more
         acked.append(produce(f"a{n}")["base_offset"])
         tick()
     assert store_hw() == 12
+    reserved = floor()
     lose_redis_and_adopt()
-    assert losses() == [{"missing_records": 12, "partitions": {"0": 12}}]
+    # Every acknowledged offset is below the floor restored; the report bounds the loss.
+    assert restored() == [reserved] and max(acked) < reserved
+    assert losses() == [{"missing_records": reserved, "partitions": {"0": reserved}}]
+    assert losses()[0]["missing_records"] >= len(acked)
 
     hws = [store_hw()]
     for n in range(5):
         acked.append(produce(f"b{n}")["base_offset"])
         tick()
         hws.append(store_hw())
-    assert hws == [12, 13, 14, 15, 16, 17]  # the rows follow the adopted namespace
+    assert hws == [reserved + n for n in range(6)]  # the rows follow the adopted namespace
+    second = floor()
     lose_redis_and_adopt()
 
-    # Exactly the five acknowledged after the first adopt are newly gone, and said so.
-    assert losses()[1:] == [{"missing_records": 5, "partitions": {"0": 5}}]
-    assert store_hw() == 17
+    # Only what came after the first restore is counted again, at least the five acked.
+    assert restored()[1] == second and max(acked) < second
+    assert losses()[1:] == [{"missing_records": second - reserved,
+                             "partitions": {"0": second - reserved}}]
+    assert losses()[1]["missing_records"] >= 5
+    assert store_hw() == second
     after = produce("c")["base_offset"]
-    assert after == 17 and after not in acked  # no offset given out twice
+    assert after == second and after not in acked  # no offset given out twice
     tick()
-    assert store_hw() == 18
+    assert store_hw() == second + 1
+
+
+def test_a_loss_while_the_rows_trail_gives_no_acknowledged_offset_out_again(keep, settings):
+    """The mirror writes a row's HW at most every interval: the floor is the reservation."""
+    settings.REPLICATION_MIRROR_INTERVAL_S = 3600.0
+    tick()  # the first whole unit writes its slice; none is due for an hour after
+    acked = []
+    for n in range(100):  # past RESERVE_MIN: the reservation grows before a commit
+        acked.append(produce(f"a{n}")["base_offset"])
+    tick()
+    assert store_hw() < 100  # the row trails the hot state
+    reserved = floor()
+    lose_redis_and_adopt()
+    assert max(acked) < restored()[0] == reserved
+    assert losses()[0]["missing_records"] >= len(acked)
+    assert produce("after")["base_offset"] == restored()[0]
 
 
 def test_a_reidentified_store_writes_its_rows_at_once(keep):
@@ -96,13 +135,14 @@ def test_a_reidentified_store_writes_its_rows_at_once(keep):
         produce(f"a{n}")
         tick()
     highest = Partition.objects.aggregate(m=Max("written_by"))["m"]
+    reserved = floor()  # the new namespace is empty: the partition goes on from here
     call_command("store", "reidentify", "--force", stdout=StringIO())
     tick()
     produce("after")
     tick()
     row = Partition.objects.get(topic__name="keep", index=0)
     assert row.written_by > highest
-    assert row.hw == 9
+    assert row.hw == reserved + 1
 
 
 def test_a_redis_back_from_an_older_append_only_file_carries_the_fence_on(keep):

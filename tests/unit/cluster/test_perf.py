@@ -96,3 +96,12 @@ def test_acyclic_objects_built_in_a_frozen_pause_are_still_freed_when_dropped():
         ref = weakref.ref(leaf)
     del leaf
     assert ref() is None  # reference counting does not ask the collector
+
+
+def test_a_loaded_server_frees_its_garbage_then_freezes_what_lives():
+    garbage = weakref.ref(Node())  # a cycle nothing holds: collected, not frozen
+    kept = Node()
+    assert perf.freeze_loaded() > 0
+    assert garbage() is None
+    assert not any(o is kept for o in gc.get_objects())  # frozen: no generation walks it
+    assert gc.isenabled()

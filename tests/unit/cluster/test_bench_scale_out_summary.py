@@ -1,0 +1,37 @@
+"""bench_sharded_ticks.py's scale-out summary (issue 33): per worker count, the largest
+size held at 1 step/s with the Redis servers' CPU there, and what the workers carried."""
+from __future__ import annotations
+
+from tests.bench.bench_sharded_ticks import scale_out
+
+
+def round_(partitions: int, workers: int, rate: float, redis: float) -> dict:
+    return {"partitions": partitions, "workers": workers, "steps_per_s": rate,
+            "holds_1_step_per_s": rate >= 0.9, "partition_steps_per_s": round(rate * partitions),
+            "redis_cpu_cores": {"redis": redis}}
+
+
+def test_each_count_names_its_largest_held_size_and_the_redis_cpu_there():
+    rounds = [round_(1000, 1, 1.0, 0.1), round_(2000, 1, 0.5, 0.2),
+              round_(1000, 2, 1.0, 0.1), round_(2000, 2, 0.95, 0.3)]
+    summary = scale_out(rounds, [1, 2])
+    assert summary["1"]["largest_held"] == 1000
+    assert summary["1"]["redis_cpu_cores_at_largest"] == {"redis": 0.1}
+    assert summary["2"]["largest_held"] == 2000
+    assert summary["2"]["redis_cpu_cores_at_largest"] == {"redis": 0.3}
+    assert summary["2"]["most_partition_steps_per_s"] == 1900
+    assert summary["2"]["vs_first_count"] == 1.9
+
+
+def test_a_count_that_held_no_size_still_says_what_it_carried():
+    summary = scale_out([round_(5000, 1, 0.4, 0.5), round_(5000, 2, 0.7, 0.6)], [1, 2])
+    assert summary["1"]["largest_held"] == 0
+    assert summary["1"]["redis_cpu_cores_at_largest"] is None
+    assert summary["2"]["vs_first_count"] == 1.75
+
+
+def test_holding_the_largest_size_tried_says_the_limit_lies_above():
+    summary = scale_out([round_(1000, 1, 1.0, 0.1), round_(2000, 1, 0.5, 0.2),
+                         round_(1000, 2, 1.0, 0.1), round_(2000, 2, 1.0, 0.2)], [1, 2])
+    assert not summary["1"]["held_every_size"]
+    assert summary["2"]["held_every_size"]
