@@ -22,7 +22,7 @@ from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
-from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_codec import encode_status, encode_steady
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import compact, reference_replica
@@ -53,8 +53,11 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
     items: Iterable[tuple[Key, ReplicaSet]]
+    steady = hot.state.steady
+    # The sets in the steady index: their encoding's short form, with the index's clock.
+    level, clock = steady.keys, steady.round_ms
     if sets is None:
-        steady, loaded = hot.state.steady, hot.state.replica_sets
+        loaded = hot.state.replica_sets
         steady.saving_under(retain)
         unsaved = steady.unsaved_keys(loaded)
         items = loaded.items() if unsaved is loaded else [(k, loaded[k]) for k in unsaved]
@@ -68,7 +71,10 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
             gone = _compact(rs, ref, retain)
             if gone:
                 out.released[set_key] = gone
-            data, summed = encode_status(rs, ref)
+            if set_key in level:
+                data, summed = encode_steady(rs, ref, clock)
+            else:
+                data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]

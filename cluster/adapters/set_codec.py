@@ -98,6 +98,33 @@ def encode_status(rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
     return _encode(rs, ref, [], extras)
 
 
+def encode_steady(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summary]:
+    """``encode_status`` of a set in the steady index (core.replication.steady), byte for
+    byte, without its per-replica prefix tests: every replica holds the leader's log from
+    the same start (the followers up to the leader's LEO, or, when the producers appended
+    since the last round, up to where the leader was then). ``clock``: the followers'
+    caught-up clock as the index keeps it (``Steady.clock``), stored for a follower that
+    trails the appends, as the full rules would have left it; the replicas' own may be
+    older (the index does not write them while the set stays in)."""
+    rep, log = rs.replica, ref.log
+    leo = ref.start + len(log)
+    states, figures = [], []
+    for s in rs.replicas:
+        r = rep[s]
+        n = r.start + len(r.log)
+        states.append((n, r.hw, r.claims_leadership, r.seen_attempt,
+                       clock if n < leo else None))
+        figures.append((s, n, r.hw))
+    extras = _extras(rs)
+    extras[RECORDS_APART] = [len(log), log[-1] if log else None]
+    leader = rs.leader
+    data = _packer().pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader, rs.lrs,
+                           rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt,
+                           rs.tried, rs.pending, ref.start, [], states, extras))
+    return data, _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw, leo,
+                                        tuple(figures), rs.epoch))
+
+
 def records_bytes(ids: list[int]) -> bytes:
     """Record ids as stored apart: native int64s, appended as they come."""
     return array("q", ids).tobytes()
