@@ -65,16 +65,19 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     else:
         items = sets.items()
     with gc_paused():
+        step = _step(retain)
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
-            ref = reference_replica(rs)
-            gone = _compact(rs, ref, retain)
-            if gone:
-                out.released[set_key] = gone
-            if set_key in level:
+            if set_key in level:  # the leader is the reference; most ticks compact nothing
+                ref = rs.replica[rs.leader]  # type: ignore[index]
+                gone = _compact(rs, ref, retain) if rs.hw - retain - ref.start >= step else None
                 data, summed = encode_steady(rs, ref, clock)
             else:
+                ref = reference_replica(rs)
+                gone = _compact(rs, ref, retain)
                 data, summed = encode_status(rs, ref)
+            if gone:
+                out.released[set_key] = gone
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
@@ -263,11 +266,15 @@ def save_meta(hot: HotState, *, log: LogEntries | None = None) -> list[Key]:
 def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
     """Compact like the core (``ref``: the set's reference replica); return the record
     ids it released (their values go too)."""
-    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
-    step = max(1, retain // 10)
+    step = _step(retain)
     # The core's own condition, checked here to copy the released ids before they vanish.
     if rs.hw - retain - ref.start < step:
         return []
     released = ref.log[:rs.hw - retain - ref.start]
     compact(rs, retain, step=step)
     return released
+
+
+def _step(retain: int) -> int:
+    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
+    return max(1, retain // 10)
