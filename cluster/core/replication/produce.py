@@ -139,17 +139,17 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
             # _append's effect on a steady set (its refusal checks pass: Online, a leader;
             # its leader_update moves nothing but a sole replica's HW: no follower has
             # fetched), spelled out.
-            rs = sets[key]
+            kept = sets[key]
             first = state.next_record_id
             state.next_record_id = first + count
-            lead = rs.replica[rs.leader]  # type: ignore[index]
+            lead = kept.replica[kept.leader]  # type: ignore[index]
             log = lead.log
             if count == 1:
                 log.append(first)
             else:
                 log.extend(range(first, first + count))
-            if len(rs.replicas) == 1:  # the LRS is the leader alone: committed at once
-                rs.hw = lead.hw = lead.start + len(log)
+            if len(kept.replicas) == 1:  # the LRS is the leader alone: committed at once
+                kept.hw = lead.hw = lead.start + len(log)
             appended[key] = fresh[key] = None
             saved.discard(key)
             accepted += count
