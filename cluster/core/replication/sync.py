@@ -210,8 +210,9 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     so they stay in the LRS until they lag too far or the SC marks them offline.
 
     A round over every set skips the steady ones (``steady``: it would change nothing in
-    them but their followers' clocks, which the index keeps as the round's time) and adds
-    those it leaves steady.
+    them but their followers' clocks, which the index keeps as the round's time), levels
+    those the producers appended to since (``_level_appended``) and adds those it leaves
+    steady.
     """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
