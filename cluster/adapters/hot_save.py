@@ -55,7 +55,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     items: Iterable[tuple[Key, ReplicaSet]]
     steady = hot.state.steady
     # The sets in the steady index: their encoding's short form, with the index's clock.
-    level, clock = steady.keys, steady.round_ms
+    level, clock, memo = steady.keys, steady.round_ms, steady.memo
     if sets is None:
         loaded = hot.state.replica_sets
         steady.saving_under(retain)
@@ -71,7 +71,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
             if set_key in level:  # the leader is the reference; most ticks compact nothing
                 ref = rs.replica[rs.leader]  # type: ignore[index]
                 gone = _compact(rs, ref, retain) if rs.hw - retain - ref.start >= step else None
-                data, summed = encode_steady(rs, ref, clock)
+                data, summed = encode_steady(rs, ref, clock, memo)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain)

@@ -84,9 +84,13 @@ class Steady:
     # What the shell's save held when it marked sets saved (its compaction's retention):
     # a save under another must look at every set again.
     saved_under: object = None
+    # What the shell's save keeps of a steady set while it stays in (its encoding's parts
+    # that no round or append moves, set_codec.encode_steady): dropped when it leaves.
+    memo: dict[Key, object] = field(default_factory=dict)
 
     def enter(self, key: Key) -> None:
         self.keys[key] = None
+        self.memo.pop(key, None)
         self.fresh[key] = None
         if self.active is not None:
             self.active.pop(key, None)
@@ -112,6 +116,7 @@ class Steady:
 
     def drop(self, key: Key, *, gone: bool = False) -> None:
         """The set under ``key`` is replaced by another (or ``gone``): forget it, no clocks."""
+        self.memo.pop(key, None)
         if key in self.keys:
             self._out(key)
         if gone and self.active is not None:
@@ -122,6 +127,7 @@ class Steady:
         self.saved.discard(key)
         self.fresh.pop(key, None)
         self.appended.pop(key, None)
+        self.memo.pop(key, None)
         if self.active is not None:
             self.active[key] = None
 
