@@ -101,6 +101,12 @@ def test_sets_the_producers_write_at_every_tick_stay_steady_and_match_redis(redi
         # the round): HW is one record behind the leader, no more.
         sets = _sets().values()
         assert {(rs.hw, rs.leo) for rs in sets} == {(max(0, i - 1), i)}, f"tick {i}"
+    topic_set_producer_rate(name="orders", rate=0.0)
+    for i in range(2):  # the round levels the last appends, and nothing appends again
+        at += 1_000
+        tick(at)
+        differ, _, behind = kept_against_redis()
+        assert differ == [] and behind == [], f"producer stopped, tick {i}: {differ} {behind}"
     records_produce(topic="orders", partition=0, acks="all", count=2)
     for i in range(2):
         at += 1_000

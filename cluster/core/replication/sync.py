@@ -287,6 +287,9 @@ def _level_appended(state: ClusterState) -> None:
                 r.log += llog[len(r.log):]  # the same start: the steady rule
                 r.hw = leo
         lead.hw = rs.hw = leo
+    # Changed: the shell's save encodes them again (a save since the append marked them).
+    index.saved.difference_update(index.appended)
+    index.fresh.update(index.appended)
     index.appended.clear()
 
 

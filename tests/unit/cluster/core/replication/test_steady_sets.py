@@ -149,6 +149,16 @@ def test_the_producers_append_keeps_a_steady_set_in_and_the_round_levels_it():
     assert [f["caught_up_ms"] for f in followers] == [20, 20]
 
 
+def test_a_set_the_round_levels_is_encoded_by_the_next_save():
+    state = _cluster()
+    replication_step(state, 10)
+    produce_many(state, [(("t", 0), 1)], Acks.LEADER)
+    state.steady.encoded()  # a save after the append: its bytes are the appended set's
+    assert ("t", 0) in state.steady.saved
+    replication_step(state, 20)
+    assert ("t", 0) in state.steady.fresh and ("t", 0) not in state.steady.saved
+
+
 def test_an_acks_all_write_takes_the_set_out():
     state = _cluster()
     replication_step(state, 10)
