@@ -277,7 +277,9 @@ def _level_appended(state: ClusterState) -> None:
     no acks=all write waits; its caught-up clock is the index's (this round's time)."""
     index, sets = state.steady, state.replica_sets
     for key in index.appended:
-        rs = sets[key]
+        rs = sets.get(key)
+        if rs is None:  # dropped without the index told: unsteady_keys forgets it
+            continue
         rep = rs.replica
         lead = rep[rs.leader]  # type: ignore[index]
         llog = lead.log

@@ -159,6 +159,16 @@ def test_a_set_the_round_levels_is_encoded_by_the_next_save():
     assert ("t", 0) in state.steady.fresh and ("t", 0) not in state.steady.saved
 
 
+def test_an_appended_set_dropped_behind_the_index_is_forgotten_by_the_round():
+    state = _cluster()
+    replication_step(state, 10)
+    produce_many(state, [(("t", 0), 1), (("t", 1), 1)], Acks.LEADER)
+    del state.replica_sets[("t", 0)]  # as a shell drops a set without telling the index
+    replication_step(state, 20)
+    assert set(state.steady.keys) == {("t", 1)} and not state.steady.appended
+    assert state.replica_sets[("t", 1)].hw == 1
+
+
 def test_an_acks_all_write_takes_the_set_out():
     state = _cluster()
     replication_step(state, 10)
