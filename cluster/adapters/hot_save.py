@@ -22,7 +22,7 @@ from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
-from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_codec import encode_status, encode_steady
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import compact, reference_replica
@@ -53,8 +53,11 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
     items: Iterable[tuple[Key, ReplicaSet]]
+    steady = hot.state.steady
+    # The sets in the steady index: their encoding's short form, with the index's clock.
+    level, clock, memo = steady.keys, steady.round_ms, steady.memo
     if sets is None:
-        steady, loaded = hot.state.steady, hot.state.replica_sets
+        loaded = hot.state.replica_sets
         steady.saving_under(retain)
         unsaved = steady.unsaved_keys(loaded)
         items = loaded.items() if unsaved is loaded else [(k, loaded[k]) for k in unsaved]
@@ -62,13 +65,19 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     else:
         items = sets.items()
     with gc_paused():
+        step = _step(retain)
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
-            ref = reference_replica(rs)
-            gone = _compact(rs, ref, retain)
+            if set_key in level:  # the leader is the reference; most ticks compact nothing
+                ref = rs.replica[rs.leader]  # type: ignore[index]
+                gone = _compact(rs, ref, retain) if rs.hw - retain - ref.start >= step else None
+                data, summed = encode_steady(rs, ref, clock, memo)
+            else:
+                ref = reference_replica(rs)
+                gone = _compact(rs, ref, retain)
+                data, summed = encode_status(rs, ref)
             if gone:
                 out.released[set_key] = gone
-            data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
@@ -260,11 +269,15 @@ def save_meta(hot: HotState, held: Held, *, log: LogEntries | None = None) -> li
 def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
     """Compact like the core (``ref``: the set's reference replica); return the record
     ids it released (their values go too)."""
-    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
-    step = max(1, retain // 10)
+    step = _step(retain)
     # The core's own condition, checked here to copy the released ids before they vanish.
     if rs.hw - retain - ref.start < step:
         return []
     released = ref.log[:rs.hw - retain - ref.start]
     compact(rs, retain, step=step)
     return released
+
+
+def _step(retain: int) -> int:
+    # Chunks of a tenth of the retention: each pass rewrites the compacted prefix.
+    return max(1, retain // 10)

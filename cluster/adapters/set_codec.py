@@ -98,6 +98,68 @@ def encode_status(rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
     return _encode(rs, ref, [], extras)
 
 
+def encode_steady(rs: ReplicaSet, ref: Replica, clock: int | None,
+                  memo: dict[Any, Any] | None = None) -> tuple[bytes, Summary]:
+    """``encode_status`` of a set in the steady index (core.replication.steady), byte for
+    byte, without its per-replica prefix tests: every replica holds the leader's log from
+    the same start (the followers up to the leader's LEO, or, when the producers appended
+    since the last round, up to where the leader was then). ``clock``: the followers'
+    caught-up clock as the index keeps it (``Steady.clock``), stored for a follower that
+    trails the appends, as the full rules would have left it; the replicas' own may be
+    older (the index does not write them while the set stays in).
+
+    ``memo`` (``Steady.memo``, emptied of a set when it leaves the index) keeps the packed
+    fields no round or append moves while the set stays in (names, replicas, leader, LRS,
+    epoch...): msgpack packs a tuple as its header and its fields one after another, so
+    only HW, log start, the replicas' figures and the records' count are packed again."""
+    rep, log = rs.replica, ref.log
+    leo = ref.start + len(log)
+    states, figures = [], []
+    for s in rs.replicas:
+        r = rep[s]
+        n = r.start + len(r.log)
+        states.append((n, r.hw, r.claims_leadership, r.seen_attempt,
+                       clock if n < leo else None))
+        figures.append((s, n, r.hw))
+    leader = rs.leader
+    summed = _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw, leo,
+                                    tuple(figures), rs.epoch))
+    packer = _packer()
+    recs = [len(log), log[-1] if log else None]
+    parts = None if memo is None else memo.get((rs.topic, rs.partition))
+    if parts is None:
+        extras = _extras(rs)
+        if memo is not None and not extras:
+            parts = memo[(rs.topic, rs.partition)] = _steady_parts(rs, packer)
+        else:
+            extras[RECORDS_APART] = recs
+            return packer.pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader,
+                                rs.lrs, rs.resolution, rs.hw, rs.epoch, rs.candidate,
+                                rs.attempt, rs.tried, rs.pending, ref.start, [], states,
+                                extras)), summed
+    head, middle = parts  # type: ignore[misc]
+    pack = packer.pack
+    return b"".join((head, pack(rs.hw), middle, pack(ref.start), _EMPTY, pack(states),
+                     pack({RECORDS_APART: recs}))), summed
+
+
+# msgpack's header of a 17-field array (the set's fields) and of an empty one.
+_FIELDS_HEADER = b"\xdc\x00\x11"
+_EMPTY = b"\x90"
+
+
+def _steady_parts(rs: ReplicaSet, packer: msgpack.Packer) -> tuple[bytes, bytes]:
+    """The packed fields before HW and between HW and the log start (no extras but the
+    records' count: a set with a move, deadline, deposed or unaware replica is never
+    steady)."""
+    pack = packer.pack
+    head = b"".join([_FIELDS_HEADER, *(pack(v) for v in (
+        SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs, rs.resolution))])
+    middle = b"".join(pack(v) for v in (rs.epoch, rs.candidate, rs.attempt, rs.tried,
+                                        rs.pending))
+    return head, middle
+
+
 def records_bytes(ids: list[int]) -> bytes:
     """Record ids as stored apart: native int64s, appended as they come."""
     return array("q", ids).tobytes()

@@ -8,10 +8,11 @@ import pytest
 from cluster.adapters import hot_state
 from cluster.adapters.set_codec import encode_status
 from cluster.adapters.set_loading import sets_key
+from cluster.core.replication import cluster_from_dict, cluster_to_dict
 from cluster.core.replication.compaction import reference_replica
 from cluster.engine.unit_of_work import run_locked
 from cluster.services import topic_create
-from cluster.services.records import records_produce
+from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from tests.helpers import register_spus
@@ -35,7 +36,10 @@ def kept_against_redis() -> tuple[list, int, list]:
         for topic in {k[0] for k in hot.state.replica_sets}:
             stored.update({(topic, int(p)): data for p, data in
                            hot_state.client().hgetall(sets_key(topic)).items()})
-        seen["differ"] = [k for k, rs in hot.state.replica_sets.items()
+        # Through a copy: a set in the steady index has its followers' clocks there
+        # (Steady.clock), not in its replicas; the copy carries the state's own.
+        state = cluster_from_dict(cluster_to_dict(hot.state))
+        seen["differ"] = [k for k, rs in state.replica_sets.items()
                           if encode_status(rs, reference_replica(rs))[0] != stored.get(k)]
         seen["steady"] = len(hot.state.steady.keys)
         seen["behind"] = [k for k, rs in hot.state.replica_sets.items()
@@ -76,3 +80,48 @@ def test_sets_the_save_passed_over_are_what_redis_holds(redis_url, settings):
     for _ in range(3):
         step("the loop back")
     assert steady_seen >= 4  # the save did pass over steady sets
+
+
+def test_sets_the_producers_write_at_every_tick_stay_steady_and_match_redis(redis_url):
+    """A simulated producer writing every partition at every tick: its appends keep the
+    steady sets in the index (core.replication.steady ``appended``), the round levels
+    them and the save writes their short encoding (set_codec.encode_steady); every set
+    still encodes to what Redis holds and every follower is level after each tick."""
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=6, replication=3)
+    topic_set_producer_rate(name="orders", rate=6.0)
+    at, steady_seen = 1_000, 0
+    for i in range(6):
+        at += 1_000
+        tick(at)
+        differ, steady, _ = kept_against_redis()
+        assert differ == [], f"tick {i}: {differ}"
+        steady_seen = max(steady_seen, steady)
+        # The tick's round levelled what the last tick appended (the producers run after
+        # the round): HW is one record behind the leader, no more.
+        sets = _sets().values()
+        assert {(rs.hw, rs.leo) for rs in sets} == {(max(0, i - 1), i)}, f"tick {i}"
+    topic_set_producer_rate(name="orders", rate=0.0)
+    for i in range(2):  # the round levels the last appends, and nothing appends again
+        at += 1_000
+        tick(at)
+        differ, _, behind = kept_against_redis()
+        assert differ == [] and behind == [], f"producer stopped, tick {i}: {differ} {behind}"
+    records_produce(topic="orders", partition=0, acks="all", count=2)
+    for i in range(2):
+        at += 1_000
+        tick(at)
+        differ, _, _ = kept_against_redis()
+        assert differ == [], f"after acks=all, tick {i}: {differ}"
+    assert steady_seen == 6  # every busy set stayed in the index
+
+
+def _sets() -> dict:
+    seen: dict = {}
+
+    def step(hot):
+        seen.update(hot.state.replica_sets)
+        return []
+
+    run_locked(step, dispatch=lambda followups: None)
+    return seen

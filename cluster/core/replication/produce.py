@@ -127,8 +127,33 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
     actions: list[Action] = []
     outcomes: dict[str | None, int] = {}
     sets = state.replica_sets
+    index = state.steady
+    # A steady set stays steady through an acks=0/1 append (``steady``: ``appended``):
+    # its leader's log grows and nothing else does, the next round levels the followers.
+    steady = index.keys if level is not Acks.ALL else {}
+    appended, fresh, saved = index.appended, index.fresh, index.saved
+    accepted = 0
     # Checked from the set itself: a request object per partition was a tenth of this.
     for key, count in counts:
+        if key in steady and count > 0:
+            # _append's effect on a steady set (its refusal checks pass: Online, a leader;
+            # its leader_update moves nothing but a sole replica's HW: no follower has
+            # fetched), spelled out.
+            kept = sets[key]
+            first = state.next_record_id
+            state.next_record_id = first + count
+            lead = kept.replica[kept.leader]  # type: ignore[index]
+            log = lead.log
+            if count == 1:
+                log.append(first)
+            else:
+                log.extend(range(first, first + count))
+            if len(kept.replicas) == 1:  # the LRS is the leader alone: committed at once
+                kept.hw = lead.hw = lead.start + len(log)
+            appended[key] = fresh[key] = None
+            saved.discard(key)
+            accepted += count
+            continue
         rs = sets.get(key)
         refused = _refused(state, rs, key[0], key[1], count, level)
         if refused is not None:
@@ -136,7 +161,9 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
             outcomes[refused[0]] = outcomes.get(refused[0], 0) + count
             continue
         actions += _append(state, rs, level, count, acknowledge=False)
-        outcomes[None] = outcomes.get(None, 0) + count
+        accepted += count
+    if accepted:
+        outcomes[None] = outcomes.get(None, 0) + accepted
     return actions, outcomes
 
 

@@ -22,6 +22,16 @@ schedules run with and without it and compare every set after every step
 The round's side (what is steady, what a round must look at again) lives in
 ``sync``; this module is the index alone and imports nothing of the core.
 
+**Appended to and still steady** (the first step of the columnar tier,
+docs/engine-throughput.md): acks=0/1 appends by the simulated producers
+(``produce.produce_many``) to a steady set keep it in the index, marked ``appended``:
+they extend the leader's log and nothing else (an append judges no lag and moves no
+HW while the followers have not fetched), and the next round brings the followers
+level, sets every HW to the leader's LEO and leaves the LRS as it is
+(``sync._level_appended``): what the full rules do to such a set, without them. So a
+set written to at every tick stays in the index, and the scans that skip steady sets
+(elections, deadlines, moves) skip it too: it has none of those.
+
 Who calls ``leave``: the state's own accessors (``ClusterState.replica_set``,
 ``sets_of``), every rule that changes a set's offsets or LRS (``sync.leader_update``,
 ``sync.follower_fetch``, the producers' append, a leadership transfer, a notice
@@ -57,6 +67,9 @@ class Steady:
     keys: dict[Key, None] = field(default_factory=dict)
     saved: set[Key] = field(default_factory=set)
     fresh: dict[Key, None] = field(default_factory=dict)
+    # Steady sets the producers appended to since the last round (``produce_many``): the
+    # leader is ahead of the followers by those records; the next round levels them.
+    appended: dict[Key, None] = field(default_factory=dict)
     # The loaded sets that are not steady, in the order they left or arrived (None: not
     # known). Kept so a round, an election scan or a save visits those only; checked by
     # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
@@ -71,9 +84,13 @@ class Steady:
     # What the shell's save held when it marked sets saved (its compaction's retention):
     # a save under another must look at every set again.
     saved_under: object = None
+    # What the shell's save keeps of a steady set while it stays in (its encoding's parts
+    # that no round or append moves, set_codec.encode_steady): dropped when it leaves.
+    memo: dict[Key, object] = field(default_factory=dict)
 
     def enter(self, key: Key) -> None:
         self.keys[key] = None
+        self.memo.pop(key, None)
         self.fresh[key] = None
         if self.active is not None:
             self.active.pop(key, None)
@@ -99,6 +116,7 @@ class Steady:
 
     def drop(self, key: Key, *, gone: bool = False) -> None:
         """The set under ``key`` is replaced by another (or ``gone``): forget it, no clocks."""
+        self.memo.pop(key, None)
         if key in self.keys:
             self._out(key)
         if gone and self.active is not None:
@@ -108,6 +126,8 @@ class Steady:
         del self.keys[key]
         self.saved.discard(key)
         self.fresh.pop(key, None)
+        self.appended.pop(key, None)
+        self.memo.pop(key, None)
         if self.active is not None:
             self.active[key] = None
 

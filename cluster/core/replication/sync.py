@@ -210,8 +210,9 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     so they stay in the LRS until they lag too far or the SC marks them offline.
 
     A round over every set skips the steady ones (``steady``: it would change nothing in
-    them but their followers' clocks, which the index keeps as the round's time) and adds
-    those it leaves steady.
+    them but their followers' clocks, which the index keeps as the round's time), levels
+    those the producers appended to since (``_level_appended``) and adds those it leaves
+    steady.
     """
     actions: list[Action] = []
     spus, conns = state.spus, state.connections
@@ -219,7 +220,9 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
     severed = fetch_cut(state) if state.cuts else ()
     sets = state.replica_sets
     index = state.steady
-    skipping = _prepare_round(state, stopped, now_ms, keys)
+    skipping = _prepare_round(state, stopped, now_ms, keys, max_records)
+    if skipping and index.appended:
+        _level_appended(state)
     steady = index.keys
     if keys is not None:
         todo = [sets[k] for k in keys if k in sets]
@@ -240,36 +243,60 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
             live = [r for r in live if (r.spu, leader) not in severed]
         if rs.unaware:  # followers that missed the new epoch do not know whom to fetch from
             live = [r for r in live if r.spu not in rs.unaware]
-        # Whether the round found anything to do: a set it changed is not judged steady
-        # now (a busy set is written to again right after, and would leave at once).
-        idle = True
         for r in live:
             conns.add((r.spu, leader))
             # r.leo and r.last() spelled out: the common case is a caught-up follower.
             log = r.log
             if r.start + len(log) != leo or (log[-1] if log else r.last()) != last:
-                idle = False
                 cut = _pull(r, lead, leo, max_records)
                 if cut is not None:
                     actions += _cut_report(rs, r, cut)
-        hw = rs.hw
         out = leader_update(state, rs, now_ms, fetched_leo=leo)
         if out:
             actions += out
-        if hw != rs.hw:
-            idle, hw = False, rs.hw
+        hw = rs.hw
         for r in live:
             rleo = r.start + len(r.log)
             r.hw = hw if rleo >= hw else rleo
-        if skipping and idle and _is_steady(state, rs, stopped):
+        # A set this round fetched into joins too: the producers' appends keep it in
+        # (``steady``: ``appended``), so a set written to at every tick stays steady.
+        if skipping and _is_steady(state, rs, stopped):
             index.enter((rs.topic, rs.partition))
     if skipping:
         index.round_ms = now_ms
     return actions
 
 
+def _level_appended(state: ClusterState) -> None:
+    """The round's work on the steady sets the producers appended to (``steady``:
+    ``appended``): every follower fetches what the leader gained, and HW becomes the
+    leader's LEO on every replica. What the full round does to them: each follower is
+    live (the index holds no set of an SPU whose status or loop changed since it was
+    built, and none while a cut is in force), holds the leader's log up to its old end
+    from the same start, so it is in sync with no lag, the LRS (every replica) stays and
+    no acks=all write waits; its caught-up clock is the index's (this round's time)."""
+    index, sets = state.steady, state.replica_sets
+    for key in index.appended:
+        rs = sets.get(key)
+        if rs is None:  # dropped without the index told: unsteady_keys forgets it
+            continue
+        rep = rs.replica
+        lead = rep[rs.leader]  # type: ignore[index]
+        llog = lead.log
+        leo = lead.start + len(llog)
+        for r in rep.values():
+            if r is not lead:
+                r.log += llog[len(r.log):]  # the same start: the steady rule
+                r.hw = leo
+        lead.hw = rs.hw = leo
+    # Changed: the shell's save encodes them again (a save since the append marked them).
+    index.saved.difference_update(index.appended)
+    index.fresh.update(index.appended)
+    index.appended.clear()
+
+
 def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,
-                  keys: Iterable[Key] | None) -> bool:
+                  keys: Iterable[Key] | None, max_records: int | None = None) -> bool:
     """Before a fetch round: drop from the index what the round must look at again;
     return whether the round may skip the sets left in it (and add steady ones)."""
     index, sets = state.steady, state.replica_sets
@@ -285,6 +312,10 @@ def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | 
         # reaches whom changes without a set being touched.
         index.leave_all(sets)
         return False
+    if max_records is not None:
+        # A fetch that may stop short of the leader's LEO: the full rules judge that lag.
+        for key in list(index.appended):
+            index.leave_key(sets, key)
     stopped = frozenset(stopped)
     if index.spus != state.spus or index.stopped != stopped:
         changed = {s for s in set(index.spus) | set(state.spus)
