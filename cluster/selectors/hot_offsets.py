@@ -12,12 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import NamedTuple
 
-import redis
-
-from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.set_codec import status_fields
-from cluster.adapters.set_loading import fetch_some
-from cluster.engine.store_identity import HotStateMismatch, check_hot_state_identity
 from cluster.core.replication import Key
 from cluster.core.replication.summary import ReplicaStatus
 
@@ -53,6 +48,15 @@ def hot_offsets(keys: Iterable[Key]) -> dict[Key, Offsets]:
     wanted = list(keys)
     if not wanted:
         return {}
+    # Here, not at the top: the row-only commands (``spu list``, ``topic describe``) import
+    # this module through selectors/shapes.py and must start without Redis or the engine
+    # (composition/startup.py, tests/integration/test_command_startup.py).
+    import redis
+
+    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.adapters.set_loading import fetch_some
+    from cluster.engine.store_identity import HotStateMismatch, check_hot_state_identity
+
     try:
         with bound_to_store(check_hot_state_identity()):
             # Every topic named: one the hot state lacks comes back empty from the HMGET.
