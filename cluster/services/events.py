@@ -98,16 +98,16 @@ def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> 
         log_intent(by, entry)
         return None
     logged = {**stamped, intent_rows.LOG_FIRST: True, "at": int(time.time() * 1000)}
-    try:
-        with bound_to_store():
+    with bound_to_store():  # the store's id read once, for the append and the catch-up
+        try:
             ensure_hot_state_is_ours()
             offset = metadata_log.append_intent(logged, floor=store_projection.applied_offset())
-    except (redis.exceptions.RedisError, HotStateMismatch) as exc:
-        log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
-        with transaction.atomic():
-            _apply_now(stamped)
-        return None
-    announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
+        except (redis.exceptions.RedisError, HotStateMismatch) as exc:
+            log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
+            with transaction.atomic():
+                _apply_now(stamped)
+            return None
+        announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
     return offset
 
 

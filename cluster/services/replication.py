@@ -200,8 +200,8 @@ def replication_resync_store(*, heal: bool = True) -> int:
     every row and every set, 30 s of a loaded machine at 100,000 partitions). Rows whose
     offsets only trail the hot state are the mirror's to bring level (``_trails``).
     """
-    store_projection.catch_up()
-    with bound_to_store():
+    with bound_to_store():  # the store's id read once, for the catch-up and the trim
+        store_projection.catch_up()
         metadata_log.trim(store_projection.applied_offset(), floor=engine().floor())
     if not heal:
         return 0
