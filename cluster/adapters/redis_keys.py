@@ -48,9 +48,13 @@ def store_namespace() -> str:
 
 
 @contextmanager
-def bound_to_store(store_id: str | None = None) -> Iterator[str]:
-    """Resolve the namespace once for a use case (nested binds keep the outer one)."""
-    ns = _bound.get() or store_id or store_namespace()
+def bound_to_store(store_id: str | Callable[[], str] | None = None) -> Iterator[str]:
+    """Resolve the namespace once for a use case (nested binds keep the outer one):
+    ``store_id`` the id, or where to read it (the engine's ``store_id``), read only when
+    no use case is bound yet."""
+    ns = _bound.get()
+    if ns is None:
+        ns = (store_id() if callable(store_id) else store_id) or store_namespace()
     token = _bound.set(ns)
     try:
         yield ns

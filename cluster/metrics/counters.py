@@ -55,18 +55,20 @@ def buffer(increments: Mapping[str, int]) -> None:
         _pending.update(increments)
 
 
-def flush(extra: Mapping[str, int] | None = None) -> None:
-    """Write buffered increments (and ``extra``) in one pipeline; never fail the caller."""
+def flush(extra: Mapping[str, int] | None = None, *, namespace: str | None = None) -> None:
+    """Write buffered increments (and ``extra``) in one pipeline; never fail the caller.
+    ``namespace``: the store's, when the caller has it (a unit of work's)."""
     with _pending_lock:
         increments = +(_pending + Counter(extra or {}))
         _pending.clear()
     if increments:
-        _write(increments, {})
+        _write(increments, {}, namespace)
 
 
-def _write(increments: Mapping[str, int], floats: Mapping[str, float]) -> None:
+def _write(increments: Mapping[str, int], floats: Mapping[str, float],
+           namespace: str | None = None) -> None:
     try:
-        metrics = _key()
+        metrics = _key(namespace)
         pipe = hot_state.client().pipeline(transaction=False)
         for name, n in increments.items():
             pipe.hincrby(metrics, name, n)

@@ -27,7 +27,7 @@ from django.conf import settings
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.lease import CLUSTER_LOCK
-from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.adapters.redis_keys import client, key
 from cluster.adapters.scheduler import Dispatch
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
@@ -200,7 +200,7 @@ def replication_resync_store(*, heal: bool = True) -> int:
     every row and every set, 30 s of a loaded machine at 100,000 partitions). Rows whose
     offsets only trail the hot state are the mirror's to bring level (``_trails``).
     """
-    with bound_to_store():  # the store's id read once, for the catch-up and the trim
+    with engine().bound():  # the store's id read once, for the catch-up and the trim
         store_projection.catch_up()
         metadata_log.trim(store_projection.applied_offset(), floor=engine().floor())
     if not heal:
@@ -249,7 +249,7 @@ def replication_resync_store(*, heal: bool = True) -> int:
 def resync_heal_due() -> bool:
     """True at most once per ``REPLICATION_RESYNC_INTERVAL_S`` across every process."""
     interval_ms = int(settings.REPLICATION_RESYNC_INTERVAL_S * 1000)
-    with bound_to_store():
+    with engine().bound():
         return bool(client().set(key("resync"), "1", nx=True, px=max(1, interval_ms)))
 
 
