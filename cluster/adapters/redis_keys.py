@@ -3,15 +3,22 @@
 Keys read ``repl:{<store id>}:<name>``: an installation only ever touches its
 own keys, however many stores share a Redis database, and the braces keep one
 store's keys in one Redis Cluster slot (a fenced write is one transaction).
-The store id comes from the database (``cluster/engine/store_identity.py``'s
-``store_id``), installed once by the composition root (composition/bootstrap.py); a use case
-binds it for its duration (``bound_to_store``) so a tick asks once.
+The store id comes from the database; the engine names where (``Engine.store_id``,
+cluster/engine/engine.py). A use case binds it once for its duration (``bound_to_store``):
+a unit of work binds the id its identity check read (store_identity.locked_for_this_store)
+and its ``HotState`` carries it (``namespace``) past the binding; services, selectors,
+views and other apps bind through the engine (``engine.bound()``, ``ports.bound_to_store``).
 
 Why a provider and a ContextVar rather than an argument (issue 32 aims at none): ``key()``
-has 46 callers in 18 modules, and many make keys outside any binding (metrics counters,
-the log's head, selectors, commands: ~40 functions in a sample of the tests). Naming the
-store explicitly is a ``Keys(namespace)`` handle passed from every use case and reader
-down through all of them; until then, these two are the one ambient state left here.
+has 43 callers in 16 modules. A key made outside any binding asks the provider, which
+composition/bootstrap.py points at the current engine's ``store_id`` (this module cannot
+import the engine: it imports this one). In 20 integration test files of the pages, API,
+commands, outages, records and the log, 591 keys were still made unbound, each a read of
+the store row: 16 adapter functions reached from shells and services that bind nothing
+(tick_health.last_commit_ms, metrics counters at a tick's end, hot_state.load/META,
+hot_records' killed/revive/forget_heartbeat/ticket/values/worker, set_records/set_loading
+keys on reads). Naming the store explicitly is a namespace passed from every use case and
+reader down through all of them; until then, these two are the one ambient state left here.
 """
 from __future__ import annotations
 

@@ -55,6 +55,11 @@ def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_
             assert ports.store_namespace() == "store-a"  # a use case's binding comes first
 
 
+def test_a_key_made_outside_any_binding_names_the_current_engines_store():
+    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+        assert redis_keys.key("meta") == "repl:{store-e}:meta"
+
+
 def test_binding_the_store_through_the_port_binds_the_adapters_namespace():
     with ports.bound_to_store("store-a") as namespace:
         assert namespace == "store-a"
