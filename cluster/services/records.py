@@ -180,10 +180,11 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
     ticks advance, with none it steps the replication here. If the time runs
     out first, the outcome stays "pending" with a reason.
     """
-    wait_replicated(topic)
-    outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
-                              values=values)
-    return produce_and_wait(outcome, timeout_s=wait_s)
+    with engine().bound():  # the store's id read once, for the write and every poll after it
+        wait_replicated(topic)
+        outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
+                                  values=values)
+        return produce_and_wait(outcome, timeout_s=wait_s)
 
 
 def produce_and_wait(outcome: ProduceOutcome, *, timeout_s: float | None = None

@@ -72,7 +72,8 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
         report.update(sets=len(hot.state.replica_sets), actions=len(actions))
         return actions
 
-    with timed_tick():
+    # The store's id read once, for the unit and the tick's counters after it.
+    with engine().bound(), timed_tick():
         run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at)
     return report
 
@@ -157,7 +158,7 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
         return actions
 
     started, cpu = time.perf_counter(), time.process_time()
-    with timed_shard_tick():
+    with engine().bound(), timed_shard_tick():
         run_on_shards(step, locks=[shards.lock_name(shard)],
                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
                       record_ids=lambda hot: records_due(due, hot.state.replica_sets),
