@@ -10,15 +10,17 @@ and its ``HotState`` carries it (``namespace``) past the binding; services, sele
 views and other apps bind through the engine (``engine.bound()``, ``ports.bound_to_store``).
 
 Why a provider and a ContextVar rather than an argument (issue 32 aims at none): ``key()``
-has 43 callers in 16 modules. A key made outside any binding asks the provider, which
+has 45 calls in 15 modules. A key made outside any binding asks the provider, which
 composition/bootstrap.py points at the current engine's ``store_id`` (this module cannot
-import the engine: it imports this one). In 20 integration test files of the pages, API,
-commands, outages, records and the log, 591 keys were still made unbound, each a read of
-the store row: 16 adapter functions reached from shells and services that bind nothing
-(tick_health.last_commit_ms, metrics counters at a tick's end, hot_state.load/META,
-hot_records' killed/revive/forget_heartbeat/ticket/values/worker, set_records/set_loading
-keys on reads). Naming the store explicitly is a namespace passed from every use case and
-reader down through all of them; until then, these two are the one ambient state left here.
+import the engine: it imports this one). Each such key is a read of the store row: in 20
+integration test files (pages, API, commands, outages, records, the log) 289 were left,
+from 1,219, made by readers that bind nothing: the pages' stall banner and the scrape
+(tick_health.last_commit_ms, counters.read, hot_state.WORKER), the pages and live batches
+(hot_records.killed, worker_alive; hot_state.load and META), a rack's outage (revive,
+forget_heartbeat) and a store catch-up called on its own (the log's head). Naming the store
+explicitly is a namespace passed from every use case and reader down through all of them
+(and a binding at every shell: request, command, task, thread); until then, these two are
+the one ambient state left here.
 """
 from __future__ import annotations
 

@@ -27,13 +27,13 @@ KNOWN_REGISTRIES: frozenset[str] = frozenset({
     # source is the engine's (``Engine.store_id``): bootstrap() points this at the current
     # engine's field, since redis_keys cannot import the engine (the engine imports it).
     # Every use case that binds now binds through the engine or its unit; what still asks
-    # here: 16 adapter functions reached from shells and services that bind nothing (591
-    # keys in 20 integration test files, was 1,219; cluster/adapters/redis_keys.py lists
-    # them). Gone when each of those names its store (issue 32).
+    # here: readers that bind nothing (the stall banner, the scrape, live pages, a rack's
+    # outage: 289 keys in 20 integration test files, was 1,219; cluster/adapters/
+    # redis_keys.py lists them). Gone when each names its store (issue 32).
     "cluster.adapters.redis_keys.install_store_provider",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
-    # The store's namespace bound for a use case, read by ``key()``: 43 calls in 16 modules
+    # The store's namespace bound for a use case, read by ``key()``: 45 calls in 15 modules
     # (hot state, metadata log, leases, counters, live sequences, shard owners, services).
     # A unit of work resolves it once (its identity check) and its HotState carries it
     # (``namespace``: the set cache's scope, a produce's counts); the other keys of a unit
