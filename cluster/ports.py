@@ -85,14 +85,15 @@ def read_log_from(first: int = 0, batch: int = 5000) -> Iterator[LogEntry]:
 # --- The store ----------------------------------------------------------------------
 
 def store_namespace() -> str:
-    """The id of the store this process serves: the namespace of its Redis keys."""
-    return redis_keys.store_namespace()
+    """The id of the store this process serves: the namespace of its Redis keys (the use
+    case's bound one, else read from the engine's ``store_id``)."""
+    return engine().namespace()
 
 
 @contextmanager
 def bound_to_store(store_id: str | None = None) -> Iterator[str]:
     """Resolve the store's namespace once for a use case (nested binds keep the outer)."""
-    with redis_keys.bound_to_store(store_id) as namespace:
+    with redis_keys.bound_to_store(store_id or engine().store_id) as namespace:
         yield namespace
 
 

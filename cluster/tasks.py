@@ -25,6 +25,7 @@ from django.conf import settings
 
 from cluster.adapters import hot_state, redis_keys, shard_owners, shards
 from cluster.adapters.lease import LeaseLost
+from cluster.engine.engine import current as engine
 from cluster.engine.store_identity import HotStateMismatch
 from cluster.adapters.scheduler import Followups
 from cluster.adapters.set_codec import RecordsMismatch
@@ -74,9 +75,13 @@ def _noted(tick: Callable[[], Any], *,
            commits: Callable[[Any], bool] = lambda _: True) -> Any:
     """Run ``tick``, noting what came of it (services/tick_health.py: /readyz, /metrics and
     the pages' banner read it); ``commits(result)`` says whether it committed a tick. A
-    tick skipped because the last one still works is neither."""
+    tick skipped because the last one still works is neither. The store's id is read once
+    for the tick, its counters and its note (redis_keys.py)."""
     try:
-        result = tick()
+        with engine().bound():
+            result = tick()
+            if commits(result):
+                tick_health.tick_committed()
     except TimeoutError as exc:
         if isinstance(exc, LeaseLost):
             tick_health.tick_failed(exc)
@@ -84,8 +89,6 @@ def _noted(tick: Callable[[], Any], *,
     except Exception as exc:
         tick_health.tick_failed(exc)
         raise
-    if commits(result):
-        tick_health.tick_committed()
     return result
 
 

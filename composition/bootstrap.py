@@ -15,7 +15,6 @@ from __future__ import annotations
 from cluster.adapters import redis_keys
 from cluster.adapters.scheduler import Followups, Scheduler
 from cluster.engine import engine as engine_module
-from cluster.engine import store_identity
 from cluster.engine.engine import Engine
 
 
@@ -81,8 +80,10 @@ def bootstrap() -> Engine:
     One adapter below the engine still takes a source here rather than reading the engine:
     redis_keys, for the store id of a key made outside any use case's binding (the engine
     imports it, so reading the engine would close an import circle; cluster/adapters/
-    redis_keys.py says why the namespace is not yet an argument)."""
-    redis_keys.install_store_provider(store_identity.store_id)
+    redis_keys.py says why the namespace is not yet an argument). What it is given is the
+    current engine's ``store_id``, so the engine's field is the one source of the store id:
+    an engine ``replaced(store_id=...)`` and run ``using(...)`` names every key's store."""
+    redis_keys.install_store_provider(lambda: engine_module.current().store_id())
     return engine_module.start(build())
 
 

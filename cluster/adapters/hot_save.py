@@ -93,7 +93,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
 
 
 def _meta_op(hot: HotState) -> WriteOp:
-    text = meta_json(redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
+    text = meta_json(hot.namespace or redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
                      hot.racks, hot.adopted, parts=hot.meta_parts)
     return WriteOp("set", key("meta"), text)
 

@@ -172,7 +172,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
           committed: SetCache | None, complete: bool, held: lease.Held) -> HotState:
     """The meta, then the sets ``keys_of`` names from its topic table (None: all of them),
     from the set cache when it can be trusted (set_loading), else read from Redis."""
-    with bound_to_store():
+    with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
         state, topics, checked, racks, generation, placed, adopted = _meta(scope)
         keys = keys_of(topics)
@@ -181,7 +181,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
             hot_placement.check(placed, topics, whole=every <= set(held.names))
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
-                       meta_parts=committed.meta if committed is not None else None)
+                       meta_parts=committed.meta if committed is not None else None,
+                       namespace=namespace)
         if committed is not None and take_trusted(hot, keys, committed):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
@@ -193,7 +194,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
 
 def keep_committed(hot: HotState, cache: SetCache) -> None:
     """After a unit of work committed and projected: its sets may be taken by the next."""
-    with bound_to_store(), gc_paused(freeze=True):
+    with gc_paused(freeze=True):  # the scope names the load's namespace: no binding needed
         cache.keep(cache_scope(hot), hot)
 
 

@@ -87,6 +87,10 @@ class HotState:
     # The meta's JSON parts the engine kept from its last saves (a unit of work's load
     # hands the set cache's, meta_json.py); None: the save encodes every part.
     meta_parts: MetaParts | None = None
+    # The store's namespace the load was made in (redis_keys.py), resolved once by the load:
+    # what comes after the unit (its set cache's scope) names it rather than resolving it
+    # again outside the binding. Empty: a state built by hand (tests), resolved when needed.
+    namespace: str = ""
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster.adapters.lease import WriteOp
-from cluster.adapters.redis_keys import client, key
+from cluster.adapters.redis_keys import client, key, store_namespace
 
 APPEND = "mlog"
 # Offsets come from the counter, never from the stream: XADD with an id that is not
@@ -48,12 +48,14 @@ class Entry(NamedTuple):
         return {"offset": self.offset, **self.data}
 
 
-def head_key() -> str:
-    return key("mlog:head")
+# Each key function takes the store's namespace when its caller resolved it (redis_keys.py):
+# a function making several keys resolves it once rather than once per key.
+def head_key(namespace: str | None = None) -> str:
+    return key("mlog:head", namespace)
 
 
-def stream_key() -> str:
-    return key("mlog")
+def stream_key(namespace: str | None = None) -> str:
+    return key("mlog", namespace)
 
 
 def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
@@ -63,7 +65,8 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     now = int(time.time() * 1000)
     payload = [json.dumps(e if "at" in e else {**e, "at": now}, separators=(",", ":"))
                for e in entries]
-    return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(), stream_key()], payload))
+    ns = store_namespace()
+    return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(ns), stream_key(ns)], payload))
 
 
 # An operator's intent, appended when it is made, outside any unit of work: no lease guards
@@ -84,15 +87,16 @@ return offset
 def append_intent(entry: dict[str, Any], *, floor: int) -> int:
     """Append ``entry`` now, at an offset above ``floor``; returns its offset."""
     stamped = entry if "at" in entry else {**entry, "at": int(time.time() * 1000)}
-    return int(client().eval(_INTENT_SCRIPT, 3, head_key(), stream_key(), intents_head_key(),
-                             floor,
+    ns = store_namespace()
+    return int(client().eval(_INTENT_SCRIPT, 3, head_key(ns), stream_key(ns),
+                             intents_head_key(ns), floor,
                              json.dumps(stamped, separators=(",", ":"))))
 
 
-def intents_head_key() -> str:
+def intents_head_key(namespace: str | None = None) -> str:
     """The offset of the last intent appended: set by the intent script with the append
     (one script, so the engine's controllers never see the head before its entry)."""
-    return key("mlog:intents")
+    return key("mlog:intents", namespace)
 
 
 def intents_head() -> int:
@@ -101,16 +105,17 @@ def intents_head() -> int:
     return int(raw) if raw is not None else 0
 
 
-def head() -> int:
+def head(namespace: str | None = None) -> int:
     """The last offset written (0 for an empty log)."""
-    raw = client().get(head_key())
+    raw = client().get(head_key(namespace))
     return int(raw) if raw is not None else 0
 
 
 def start() -> int:
     """The first offset still held (head + 1 when the log holds nothing)."""
-    first = client().xrange(stream_key(), count=1)
-    return _offset(first[0][0]) if first else head() + 1
+    ns = store_namespace()
+    first = client().xrange(stream_key(ns), count=1)
+    return _offset(first[0][0]) if first else head(ns) + 1
 
 
 def _offset(stream_id: bytes | str) -> int:
@@ -118,19 +123,21 @@ def _offset(stream_id: bytes | str) -> int:
     return int(text.split("-", 1)[0])
 
 
-def read(first: int, limit: int = 1000, last: int | None = None) -> list[Entry]:
+def read(first: int, limit: int = 1000, last: int | None = None, *,
+         namespace: str | None = None) -> list[Entry]:
     """Entries from offset ``first`` on (to ``last`` when given), at most ``limit``, in order."""
     if limit <= 0 or (last is not None and last < first):
         return []
-    found = client().xrange(stream_key(), min=f"{max(first, 0)}-0",
+    found = client().xrange(stream_key(namespace), min=f"{max(first, 0)}-0",
                             max="+" if last is None else f"{last}-1", count=limit)
     return [Entry(_offset(sid), json.loads(fields[b"e"])) for sid, fields in found]
 
 
 def read_all(first: int = 0, batch: int = 5000) -> Iterator[Entry]:
     """Every entry from ``first`` on, in batches."""
+    ns = store_namespace()
     while True:
-        entries = read(first, batch)
+        entries = read(first, batch, namespace=ns)
         yield from entries
         if len(entries) < batch:
             return
@@ -149,9 +156,10 @@ def trim(applied: int, retention: int | None = None, *, floor: int | None = None
     from ``floor`` on (the lowest offset another reader still needs: history replays from
     its oldest snapshot; the engine's trim floor); returns how many."""
     keep = settings.METADATA_LOG_RETENTION if retention is None else retention
-    below = min(applied + 1, head() - keep + 1)
+    ns = store_namespace()
+    below = min(applied + 1, head(ns) - keep + 1)
     if floor is not None:
         below = min(below, floor)
     if below <= 1:
         return 0
-    return int(client().xtrim(stream_key(), minid=f"{below}-0", approximate=False))
+    return int(client().xtrim(stream_key(ns), minid=f"{below}-0", approximate=False))

@@ -3,15 +3,24 @@
 Keys read ``repl:{<store id>}:<name>``: an installation only ever touches its
 own keys, however many stores share a Redis database, and the braces keep one
 store's keys in one Redis Cluster slot (a fenced write is one transaction).
-The store id comes from the database (``cluster/engine/store_identity.py``'s
-``store_id``), installed once by the composition root (composition/bootstrap.py); a use case
-binds it for its duration (``bound_to_store``) so a tick asks once.
+The store id comes from the database; the engine names where (``Engine.store_id``,
+cluster/engine/engine.py). A use case binds it once for its duration (``bound_to_store``):
+a unit of work binds the id its identity check read (store_identity.locked_for_this_store)
+and its ``HotState`` carries it (``namespace``) past the binding; services, selectors,
+views and other apps bind through the engine (``engine.bound()``, ``ports.bound_to_store``).
 
 Why a provider and a ContextVar rather than an argument (issue 32 aims at none): ``key()``
-has 46 callers in 18 modules, and many make keys outside any binding (metrics counters,
-the log's head, selectors, commands: ~40 functions in a sample of the tests). Naming the
-store explicitly is a ``Keys(namespace)`` handle passed from every use case and reader
-down through all of them; until then, these two are the one ambient state left here.
+has 45 calls in 15 modules. A key made outside any binding asks the provider, which
+composition/bootstrap.py points at the current engine's ``store_id`` (this module cannot
+import the engine: it imports this one). Each such key is a read of the store row: in 20
+integration test files (pages, API, commands, outages, records, the log) 289 were left,
+from 1,219, made by readers that bind nothing: the pages' stall banner and the scrape
+(tick_health.last_commit_ms, counters.read, hot_state.WORKER), the pages and live batches
+(hot_records.killed, worker_alive; hot_state.load and META), a rack's outage (revive,
+forget_heartbeat) and a store catch-up called on its own (the log's head). Naming the store
+explicitly is a namespace passed from every use case and reader down through all of them
+(and a binding at every shell: request, command, task, thread); until then, these two are
+the one ambient state left here.
 """
 from __future__ import annotations
 
@@ -48,9 +57,13 @@ def store_namespace() -> str:
 
 
 @contextmanager
-def bound_to_store(store_id: str | None = None) -> Iterator[str]:
-    """Resolve the namespace once for a use case (nested binds keep the outer one)."""
-    ns = _bound.get() or store_id or store_namespace()
+def bound_to_store(store_id: str | Callable[[], str] | None = None) -> Iterator[str]:
+    """Resolve the namespace once for a use case (nested binds keep the outer one):
+    ``store_id`` the id, or where to read it (the engine's ``store_id``), read only when
+    no use case is bound yet."""
+    ns = _bound.get()
+    if ns is None:
+        ns = (store_id() if callable(store_id) else store_id) or store_namespace()
     token = _bound.set(ns)
     try:
         yield ns

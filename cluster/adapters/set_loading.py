@@ -25,7 +25,7 @@ def sets_key(topic: str) -> str:
 
 def cache_scope(hot: HotState) -> set_cache.Scope:
     """The set cache's image a unit of work under ``hot``'s leases uses."""
-    return store_namespace(), hot.scope
+    return hot.namespace or store_namespace(), hot.scope
 
 
 def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.SetCache

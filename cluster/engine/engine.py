@@ -17,15 +17,17 @@ fakes and run under ``using(engine)`` (or ``current().replaced(...)``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from cluster.adapters.hot_state import HotState
+from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.scheduler import Scheduler
 from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
+from cluster.engine import store_identity
 from cluster.engine.mirror import OffsetsMirror
 from cluster.engine.unit import ExtraEntries, Projection, StoreRows, Unit
 from cluster.projections.committed import Committed
@@ -104,6 +106,10 @@ class Engine:
     # The replica sets it last committed, decoded (adapters/set_cache.py): its loads take
     # them rather than decode them again.
     sets: SetCache = field(default_factory=SetCache)
+    # Where the store's id, the namespace of its Redis keys (adapters/redis_keys.py), is read:
+    # the database's store row. A unit binds the id it checked against Redis
+    # (store_identity.locked_for_this_store); a reader outside a unit binds it here, once.
+    store_id: Callable[[], str] = store_identity.store_id
 
     def __post_init__(self) -> None:
         # Read-only views: a collaborator is changed by building another engine.
@@ -125,6 +131,16 @@ class Engine:
     def replaced(self, **changes: Any) -> Engine:
         """This engine with some collaborators swapped (a test's fake, a timed step)."""
         return replace(self, **changes)
+
+    def bound(self) -> AbstractContextManager[str]:
+        """The store's namespace bound for a use case, read from ``store_id`` once (a use
+        case already bound keeps its own): ``with engine.bound() as namespace:``."""
+        return bound_to_store(self.store_id)
+
+    def namespace(self) -> str:
+        """The store's namespace: the use case's bound one, else read from ``store_id``."""
+        with self.bound() as namespace:
+            return namespace
 
     def floor(self) -> int | None:
         """The offset below which the log may be trimmed as far as other readers go."""

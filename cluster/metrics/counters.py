@@ -22,9 +22,10 @@ import redis
 from cluster.adapters import hot_state, redis_keys
 
 
-def _key() -> str:
-    """In the store's namespace, beside its replication state (cluster/adapters/redis_keys.py)."""
-    return redis_keys.key("metrics")
+def _key(namespace: str | None = None) -> str:
+    """In the store's namespace, beside its replication state (cluster/adapters/redis_keys.py).
+    Made once per write: outside a use case's binding each resolution reads the store id."""
+    return redis_keys.key("metrics", namespace)
 
 
 TICK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -54,22 +55,25 @@ def buffer(increments: Mapping[str, int]) -> None:
         _pending.update(increments)
 
 
-def flush(extra: Mapping[str, int] | None = None) -> None:
-    """Write buffered increments (and ``extra``) in one pipeline; never fail the caller."""
+def flush(extra: Mapping[str, int] | None = None, *, namespace: str | None = None) -> None:
+    """Write buffered increments (and ``extra``) in one pipeline; never fail the caller.
+    ``namespace``: the store's, when the caller has it (a unit of work's)."""
     with _pending_lock:
         increments = +(_pending + Counter(extra or {}))
         _pending.clear()
     if increments:
-        _write(increments, {})
+        _write(increments, {}, namespace)
 
 
-def _write(increments: Mapping[str, int], floats: Mapping[str, float]) -> None:
+def _write(increments: Mapping[str, int], floats: Mapping[str, float],
+           namespace: str | None = None) -> None:
     try:
+        metrics = _key(namespace)
         pipe = hot_state.client().pipeline(transaction=False)
         for name, n in increments.items():
-            pipe.hincrby(_key(), name, n)
+            pipe.hincrby(metrics, name, n)
         for name, x in floats.items():
-            pipe.hincrbyfloat(_key(), name, x)
+            pipe.hincrbyfloat(metrics, name, x)
         pipe.execute()
     except redis.exceptions.RedisError:
         # A metric lost while Redis is away must not turn a stored change into an error.

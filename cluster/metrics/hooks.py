@@ -27,6 +27,8 @@ def count_simulated(result: ProduceResult, acks: Acks, count: int) -> None:
     counters.buffer(tally.produce_result(result, acks, count))
 
 
-def count_produce(state: str, acks_label: str, code: str | None, count: int) -> None:
-    """After a produce call returned to its caller (page, API, command)."""
-    counters.flush(tally.produce_outcome(state, acks_label, code, count))
+def count_produce(state: str, acks_label: str, code: str | None, count: int, *,
+                  namespace: str | None = None) -> None:
+    """After a produce call returned to its caller (page, API, command); ``namespace``: the
+    store's, as its unit of work loaded it (else read again, redis_keys.py)."""
+    counters.flush(tally.produce_outcome(state, acks_label, code, count), namespace=namespace)

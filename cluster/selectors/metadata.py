@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from cluster.errors import InvalidInput
 from cluster.projections import store as store_projection
 
@@ -44,7 +44,7 @@ def parse_limit(value: object) -> int:
 
 def metadata_page(first: int = 0, limit: int = 1000) -> MetadataPage:
     """Entries from offset ``first`` on (at most ``limit``), with where the log stands."""
-    with bound_to_store():
+    with engine().bound():
         entries = metadata_log.read(first, limit)
         head, start = metadata_log.head(), metadata_log.start()
     following = entries[-1].offset + 1 if entries else max(first, start)

@@ -15,7 +15,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from cluster.errors import Unavailable
 from cluster.models import Event
 
@@ -45,7 +45,7 @@ def event_moments(events: Iterable[Event]) -> dict[int, int]:
     if not direct:
         return out
     try:
-        with bound_to_store():
+        with engine().bound():
             stream, first, last = metadata_log.stream_key(), metadata_log.start(), \
                 metadata_log.head()
             for event in direct:

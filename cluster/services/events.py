@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 from django.db import connection, transaction
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 from cluster.engine.store_identity import HotStateMismatch, ensure_hot_state_is_ours
 from cluster.metrics.logs import log_events
 from cluster.models import Event
@@ -71,7 +71,7 @@ def log_intent(by: Actor, entry: dict[str, Any]) -> None:
 
 def _append_intent(entry: dict[str, Any]) -> None:
     try:
-        with bound_to_store():
+        with engine().bound():
             # As before any write to the hot state: only into this store's own Redis (a
             # fresh store claims it here, before the store could apply the entry).
             ensure_hot_state_is_ours()
@@ -98,16 +98,16 @@ def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> 
         log_intent(by, entry)
         return None
     logged = {**stamped, intent_rows.LOG_FIRST: True, "at": int(time.time() * 1000)}
-    try:
-        with bound_to_store():
+    with engine().bound():  # the store's id read once, for the append and the catch-up
+        try:
             ensure_hot_state_is_ours()
             offset = metadata_log.append_intent(logged, floor=store_projection.applied_offset())
-    except (redis.exceptions.RedisError, HotStateMismatch) as exc:
-        log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
-        with transaction.atomic():
-            _apply_now(stamped)
-        return None
-    announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
+        except (redis.exceptions.RedisError, HotStateMismatch) as exc:
+            log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
+            with transaction.atomic():
+                _apply_now(stamped)
+            return None
+        announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
     return offset
 
 

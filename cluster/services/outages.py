@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from cluster.adapters import hot_state
 from cluster.core.replication import Resolution, intents
 from cluster.core.spus import SpuResolution
+from cluster.engine.engine import current as engine
 from cluster.errors import NotFound
 from cluster.models import Partition, Spu
 from cluster.services.events import Actor, record_intent
@@ -117,15 +118,16 @@ def spu_offline(*, spu_id: int, by: Actor = None) -> OutageResult:
 
 def spu_online(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Restart the SPU's loop (if killed) and let it reconnect (003 connection setup)."""
-    if (_existing(spu_id).resolution == SpuResolution.ONLINE.value
-            and spu_id not in hot_state.killed()):
-        return _as_it_was(spu_id, SpuResolution.ONLINE.value,
-                          f"SPU {spu_id} is already online: nothing changed")
-    result = _up([spu_id], SpuResolution.ONLINE.value)
-    _revive([spu_id])
-    record_intent(by, intents.outage("online", [spu_id]))
-    _reconnect(spu_id)
-    return result
+    with engine().bound():  # the store's id read once for its four hot-state writes
+        if (_existing(spu_id).resolution == SpuResolution.ONLINE.value
+                and spu_id not in hot_state.killed()):
+            return _as_it_was(spu_id, SpuResolution.ONLINE.value,
+                              f"SPU {spu_id} is already online: nothing changed")
+        result = _up([spu_id], SpuResolution.ONLINE.value)
+        _revive([spu_id])
+        record_intent(by, intents.outage("online", [spu_id]))
+        _reconnect(spu_id)
+        return result
 
 
 def _revive(ids: list[int]) -> None:
@@ -145,15 +147,16 @@ def _reconnect(spu_id: int) -> None:
 def spu_kill(*, spu_id: int, by: Actor = None) -> OutageResult:
     """Stop the SPU's loop silently; the store still says Online until the heartbeat lapses."""
     spu = _existing(spu_id)
-    if spu_id in hot_state.killed():
-        return _as_it_was(spu_id, spu.resolution,
-                          f"SPU {spu_id}'s loop is already killed: nothing changed")
-    result = _down([spu_id], spu.resolution)
-    # The loop stops in the hot state first: the intent's projection writes the kill's
-    # event, and the live pages it announces read the killed set (a kill changes no row).
-    hot_state.kill(spu_id)
-    record_intent(by, intents.outage("kill", [spu_id]))
-    return result
+    with engine().bound():
+        if spu_id in hot_state.killed():
+            return _as_it_was(spu_id, spu.resolution,
+                              f"SPU {spu_id}'s loop is already killed: nothing changed")
+        result = _down([spu_id], spu.resolution)
+        # The loop stops in the hot state first: the intent's projection writes the kill's
+        # event, and the live pages it announces read the killed set (a kill changes no row).
+        hot_state.kill(spu_id)
+        record_intent(by, intents.outage("kill", [spu_id]))
+        return result
 
 
 def _as_it_was(spu_id: int, resolution: str, message: str) -> OutageResult:

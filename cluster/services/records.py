@@ -29,7 +29,8 @@ from cluster.services.events import record_intent
 from cluster.adapters.scheduler import Dispatch
 from cluster.services.waiting import wait_replicated, wait_until
 from cluster.services.replication import followers_fetch
-from cluster.engine.store_identity import ensure_hot_state_is_ours
+from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.store_identity import check_hot_state_identity
 
 PENDING = core.AckOutcome.PENDING.value
 
@@ -109,7 +110,8 @@ def records_produce(*, topic: str, partition: int = 0, acks: object = 1,
                 # next tick (seconds away on a large cluster); the ticket is decided with this
                 # commit.
                 u.actions += followers_fetch(u.state, [(topic, partition)], u.at)
-    count_produce(outcome.state, outcome.acks, outcome.code, outcome.count)
+    count_produce(outcome.state, outcome.acks, outcome.code, outcome.count,
+                  namespace=u.state.namespace)
     return outcome
 
 
@@ -178,10 +180,11 @@ def records_produce_and_wait(*, topic: str, partition: int = 0, acks: object = 1
     ticks advance, with none it steps the replication here. If the time runs
     out first, the outcome stays "pending" with a reason.
     """
-    wait_replicated(topic)
-    outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
-                              values=values)
-    return produce_and_wait(outcome, timeout_s=wait_s)
+    with engine().bound():  # the store's id read once, for the write and every poll after it
+        wait_replicated(topic)
+        outcome = records_produce(topic=topic, partition=partition, acks=acks, count=count,
+                                  values=values)
+        return produce_and_wait(outcome, timeout_s=wait_s)
 
 
 def produce_and_wait(outcome: ProduceOutcome, *, timeout_s: float | None = None
@@ -232,12 +235,13 @@ def records_consume(*, topic: str, partition: int = 0, offset: int = 0,
     """
     check_partition(topic, partition)
     max_records = _checked_read(offset, max_records)
-    ensure_hot_state_is_ours()
-    log = _readable_leader_log(topic, partition)
-    isolation = Isolation.UNCOMMITTED if uncommitted else Isolation.COMMITTED
-    end = readable_end(log.hw, log.leo, offset, isolation, max_records)
-    first = max(offset, log.log_start)
-    return _with_values(topic, first, log.records(offset, end))
+    # The store id the identity check read, bound for the reads after it (one store read).
+    with bound_to_store(check_hot_state_identity()):
+        log = _readable_leader_log(topic, partition)
+        isolation = Isolation.UNCOMMITTED if uncommitted else Isolation.COMMITTED
+        end = readable_end(log.hw, log.leo, offset, isolation, max_records)
+        first = max(offset, log.log_start)
+        return _with_values(topic, first, log.records(offset, end))
 
 
 def _readable_leader_log(topic: str, partition: int) -> hot_state.LeaderLog:
@@ -290,8 +294,8 @@ def topic_set_producer_rate(*, name: str, rate: float, by: Any = None) -> Topic:
 
 def replication_partition_list(topic: str | None = None) -> list[PartitionRow]:
     """`fluvio partition list` rows from the hot state; store rows for the rest."""
-    ensure_hot_state_is_ours()
-    hot = hot_state.load() if hot_state.client().exists(hot_state.META) else None
+    with bound_to_store(check_hot_state_identity()):
+        hot = hot_state.load() if hot_state.client().exists(hot_state.META) else None
     state = hot.state if hot else core.new_cluster([])
     rows = [row_from_summary(core.partition_summary(rs), core.waiting_for(rs, state.spus))
             for key, rs in sorted(state.replica_sets.items())

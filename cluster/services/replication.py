@@ -28,7 +28,7 @@ from django.conf import settings
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.lease import CLUSTER_LOCK
-from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.adapters.redis_keys import client, key
 from cluster.adapters.scheduler import Dispatch
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
@@ -74,7 +74,8 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
         report.update(sets=len(hot.state.replica_sets), actions=len(actions))
         return actions
 
-    with timed_tick():
+    # The store's id read once, for the unit and the tick's counters after it.
+    with engine().bound(), timed_tick():
         run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at)
     return report
 
@@ -159,7 +160,7 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
         return actions
 
     started, cpu = time.perf_counter(), time.process_time()
-    with timed_shard_tick():
+    with engine().bound(), timed_shard_tick():
         run_on_shards(step, locks=[shards.lock_name(shard)],
                       pick=lambda topics: shards.keys_of_shard(topics, shard, n),
                       record_ids=lambda hot: records_due(due, hot.state.replica_sets),
@@ -202,8 +203,8 @@ def replication_resync_store(*, heal: bool = True) -> int:
     every row and every set, 30 s of a loaded machine at 100,000 partitions). Rows whose
     offsets only trail the hot state are the mirror's to bring level (``_trails``).
     """
-    store_projection.catch_up()
-    with bound_to_store():
+    with engine().bound():  # the store's id read once, for the catch-up and the trim
+        store_projection.catch_up()
         metadata_log.trim(store_projection.applied_offset(), floor=engine().floor())
     if not heal:
         return 0
@@ -250,7 +251,7 @@ def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
 def resync_heal_due() -> bool:
     """True at most once per ``REPLICATION_RESYNC_INTERVAL_S`` across every process."""
     interval_ms = int(settings.REPLICATION_RESYNC_INTERVAL_S * 1000)
-    with bound_to_store():
+    with engine().bound():
         return bool(client().set(key("resync"), "1", nx=True, px=max(1, interval_ms)))
 
 

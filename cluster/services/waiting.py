@@ -60,9 +60,10 @@ def wait_until(done: Callable[[], bool], *, timeout_s: float | None = None) -> b
     """Until ``done()``: poll a running worker, or step the services here. False on timeout."""
     wait = settings.REPLICATION_SETTLE_TIMEOUT_S if timeout_s is None else timeout_s
     deadline = time.monotonic() + wait
-    if worker_running():
-        return _await_worker(done, deadline)
-    return _step_here(done, deadline)
+    with engine().bound():  # the store's id read once for every poll, not at each key
+        if worker_running():
+            return _await_worker(done, deadline)
+        return _step_here(done, deadline)
 
 
 def _await_worker(done: Callable[[], bool], deadline: float) -> bool:
@@ -122,8 +123,10 @@ def wait_elections_settled(spu_ids: Iterable[int], *, wait_offline: bool = False
 
 def wait_replicated(topic: str) -> bool:
     """A topic created a moment ago reaches the hot state at the next tick."""
-    if topic_replicated(topic):
-        return True
-    if not Topic.objects.filter(name=topic, resolution=TopicResolution.PROVISIONED.value).exists():
-        return False
-    return wait_until(lambda: topic_replicated(topic), timeout_s=10)
+    with engine().bound():
+        if topic_replicated(topic):
+            return True
+        if not Topic.objects.filter(name=topic,
+                                    resolution=TopicResolution.PROVISIONED.value).exists():
+            return False
+        return wait_until(lambda: topic_replicated(topic), timeout_s=10)

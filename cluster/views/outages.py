@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString
 from redis.exceptions import RedisError
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.engine.engine import current as engine
 
 from cluster.errors import DomainError, Unavailable
 from cluster.core.spus import SpuResolution
@@ -66,7 +66,7 @@ def _log_head() -> int | None:
     """The log's head, or None when the hot state cannot be read: the action then says
     why (a refusal, "nothing changed") without a link, instead of failing on the read."""
     try:
-        with bound_to_store():
+        with engine().bound():
             return metadata_log.head()
     except (RedisError, Unavailable):
         return None

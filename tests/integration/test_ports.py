@@ -23,7 +23,6 @@ SENTINEL = object()
     (ports.log_stream_key, metadata_log, "stream_key", ()),
     (ports.read_log, metadata_log, "read", (3, 10)),
     (ports.read_log_from, metadata_log, "read_all", (3, 10)),
-    (ports.store_namespace, redis_keys, "store_namespace", ()),
     (ports.applied_offset, store_projection, "applied_offset", ()),
     (ports.catch_up_store, store_projection, "catch_up", ()),
     (ports.summary, hot_state, "summary", ("a set",)),
@@ -44,6 +43,21 @@ def test_a_port_calls_the_module_that_owns_it_so_its_patches_are_seen(
     returned = port(*args)
     assert calls == [args]
     assert returned in (SENTINEL, None)
+
+
+def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_id():
+    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+        assert ports.store_namespace() == "store-e"
+        with ports.bound_to_store() as namespace:
+            assert namespace == "store-e"
+            assert redis_keys.store_namespace() == "store-e"
+        with ports.bound_to_store("store-a"):
+            assert ports.store_namespace() == "store-a"  # a use case's binding comes first
+
+
+def test_a_key_made_outside_any_binding_names_the_current_engines_store():
+    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+        assert redis_keys.key("meta") == "repl:{store-e}:meta"
 
 
 def test_binding_the_store_through_the_port_binds_the_adapters_namespace():

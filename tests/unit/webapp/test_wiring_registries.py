@@ -23,22 +23,24 @@ NOT_WIRING = frozenset({"cluster.core.replication.election.install_leader",
                         "cluster.core.replication.state.register_spu"})
 
 KNOWN_REGISTRIES: frozenset[str] = frozenset({
-    # The store id of a key made outside any use case's binding (``_bound`` below): the
-    # engine imports redis_keys (through hot_state), so reading the engine's store id from
-    # there would close an import circle; bootstrap() fills it, nothing else does. Handing
-    # it down instead means every unbound caller names its store: 71 integration tests (6
-    # files) made 1,374 keys unbound, from ~40 functions (metrics counters, the metadata
-    # log's head and stream, services' intents and settle, selectors' stats, the store
-    # projection's catch-up, commands, the scrape). Not done in time (issue 32).
+    # The store id of a key made outside any use case's binding (``_bound`` below). The
+    # source is the engine's (``Engine.store_id``): bootstrap() points this at the current
+    # engine's field, since redis_keys cannot import the engine (the engine imports it).
+    # Every use case that binds now binds through the engine or its unit; what still asks
+    # here: readers that bind nothing (the stall banner, the scrape, live pages, a rack's
+    # outage: 289 keys in 20 integration test files, was 1,219; cluster/adapters/
+    # redis_keys.py lists them). Gone when each names its store (issue 32).
     "cluster.adapters.redis_keys.install_store_provider",
 })
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
-    # The store's namespace bound for a use case, read by ``key()``: 46 calls in 18 modules
-    # (hot state, metadata log, leases, counters, live sequences, shard owners, services,
-    # selectors). Explicit, it is a ``Keys(namespace)`` handle each use case makes and every
-    # one of those functions takes, through the unit of work, lease and metadata log (other
-    # helpers' rooms) and through readers that bind nothing today (see the provider
-    # above): a change of every signature on the hot path, not done in time (issue 32).
+    # The store's namespace bound for a use case, read by ``key()``: 45 calls in 15 modules
+    # (hot state, metadata log, leases, counters, live sequences, shard owners, services).
+    # A unit of work resolves it once (its identity check) and its HotState carries it
+    # (``namespace``: the set cache's scope, a produce's counts); the other keys of a unit
+    # (locks, fence, sets, records, values, tickets, the meta and the log's append) still
+    # read the binding. Explicit, it is a namespace argument of every one of those
+    # functions, through the lease, hot_state/hot_save and set_* adapters (other helpers'
+    # rooms) and the readers above: not done in time (issue 32).
     "cluster.adapters.redis_keys._bound",
 })
 
