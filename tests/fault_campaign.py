@@ -118,6 +118,7 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
         stack.api("POST", f"spus/{spu}/offline/")
     time.sleep(1.5)  # the leader alone takes writes (min LRS 1)
     stack.api("POST", f"spus/{row['leader']}/offline/")
+    _until_leaderless(stack, p)  # the next tick applies it: an election before finds it led
     stack.api("POST", f"spus/{followers[0]}/online/")
     status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
                                                         "partition": p})
@@ -152,6 +153,14 @@ def hot_redis_paused(stack: ShardedStack, rng: random.Random) -> str:
         said.append(f"{n} for {pause:.1f} s")
         time.sleep(rng.uniform(0.5, 2))
     return f"hot-state Redis SIGSTOP: {', '.join(said)}"
+
+
+def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(r["partition"] == partition and r["leader"] is None for r in _rows(stack, TOPIC)):
+            return
+        time.sleep(0.2)
 
 
 FAULTS = [spu_outage, election_with_worker_killed, election_with_worker_paused,
