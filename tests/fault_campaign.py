@@ -120,8 +120,13 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
     stack.api("POST", f"spus/{row['leader']}/offline/")
     _until_leaderless(stack, p)  # the next tick applies it: an election before finds it led
     stack.api("POST", f"spus/{followers[0]}/online/")
-    status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
-                                                        "partition": p})
+    deadline = time.monotonic() + 10
+    while True:  # its return too: until the tick applies it, no replica is live
+        status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
+                                                            "partition": p})
+        if "no replica is live" not in str(body) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     for spu in (row["leader"], *followers[1:]):
         stack.api("POST", f"spus/{spu}/online/")
     return f"unclean election of {TOPIC}/{p}: {status} {body.get('error', '')}".strip()
