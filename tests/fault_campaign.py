@@ -117,7 +117,15 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
     for spu in followers:
         stack.api("POST", f"spus/{spu}/offline/")
     time.sleep(1.5)  # the leader alone takes writes (min LRS 1)
-    stack.api("POST", f"spus/{row['leader']}/offline/")
+    # The plan's moves may have changed the set meanwhile (a replica added to the LRS, the
+    # leadership moved): its other replicas now go down too, or it is elected cleanly.
+    now = next(r for r in _rows(stack, TOPIC) if r["partition"] == p)
+    leader = now["leader"] if now["leader"] is not None else row["leader"]
+    followers += [s for s in dict.fromkeys([*row["replicas"], *now["replicas"]])
+                  if s != leader and s not in followers]
+    for spu in followers[len(row["replicas"]) - 1:]:
+        stack.api("POST", f"spus/{spu}/offline/")
+    stack.api("POST", f"spus/{leader}/offline/")
     _until_leaderless(stack, p)  # the next tick applies it: an election before finds it led
     stack.api("POST", f"spus/{followers[0]}/online/")
     deadline = time.monotonic() + 10
@@ -127,7 +135,7 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
         if "no replica is live" not in str(body) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    for spu in (row["leader"], *followers[1:]):
+    for spu in (leader, *followers[1:]):
         stack.api("POST", f"spus/{spu}/online/")
     return f"unclean election of {TOPIC}/{p}: {status} {body.get('error', '')}".strip()
 
