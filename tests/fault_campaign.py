@@ -125,6 +125,8 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
                   if s != leader and s not in followers]
     for spu in followers[len(row["replicas"]) - 1:]:
         stack.api("POST", f"spus/{spu}/offline/")
+    # The one brought back must still be a replica (a move may have taken the first out).
+    followers.sort(key=lambda s: s not in now["replicas"])
     stack.api("POST", f"spus/{leader}/offline/")
     _until_leaderless(stack, p)  # the next tick applies it: an election before finds it led
     stack.api("POST", f"spus/{followers[0]}/online/")
