@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 
-from tests.stack import Stack
+from tests.stack import ShardedStack, Stack
 
 TOPIC = "campaign"
 PARTITIONS = 3
@@ -31,25 +31,27 @@ def _online(stack: Stack) -> set[int]:
 
 
 class LeaderWatch:
-    """Samples the campaign topic: how long each partition stayed leaderless while one of
-    its LRS members was online (so an election could have led it)."""
+    """Samples the campaign's topics: how long each partition stayed leaderless while one
+    of its LRS members was online (so an election could have led it)."""
 
-    def __init__(self, stack: Stack) -> None:
-        self.stack, self.stop = stack, threading.Event()
-        self.longest: dict[int, float] = {}
+    def __init__(self, stack: Stack, topics: tuple[str, ...] = (TOPIC,)) -> None:
+        self.stack, self.topics, self.stop = stack, topics, threading.Event()
+        self.longest: dict[tuple[str, int], float] = {}
+        self.samples = 0  # rounds that read every topic's rows: a watch that saw nothing fails
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self) -> None:
-        since: dict[int, float] = {}
+        since: dict[tuple[str, int], float] = {}
         while not self.stop.wait(0.4):
             try:
-                rows, online = _rows(self.stack, TOPIC), _online(self.stack)
+                rows = [r for t in self.topics for r in _rows(self.stack, t)]
+                online = _online(self.stack)
             except (OSError, ValueError, KeyError):
                 continue
-            now = time.monotonic()
+            now, self.samples = time.monotonic(), self.samples + 1
             for r in rows:
-                p = r["partition"]
+                p = (r["topic"], r["partition"])
                 electable = r["leader"] is None and any(s in online for s in r["lrs"])
                 if electable:
                     since.setdefault(p, now)
@@ -57,7 +59,7 @@ class LeaderWatch:
                 else:
                     since.pop(p, None)
 
-    def finish(self) -> dict[int, float]:
+    def finish(self) -> dict[tuple[str, int], float]:
         self.stop.set()
         self.thread.join(10)
         return self.longest
@@ -115,17 +117,71 @@ def unclean_election(stack: Stack, rng: random.Random) -> str:
     for spu in followers:
         stack.api("POST", f"spus/{spu}/offline/")
     time.sleep(1.5)  # the leader alone takes writes (min LRS 1)
-    stack.api("POST", f"spus/{row['leader']}/offline/")
+    # The plan's moves may have changed the set meanwhile (a replica added to the LRS, the
+    # leadership moved): its other replicas now go down too, or it is elected cleanly.
+    now = next(r for r in _rows(stack, TOPIC) if r["partition"] == p)
+    leader = now["leader"] if now["leader"] is not None else row["leader"]
+    followers += [s for s in dict.fromkeys([*row["replicas"], *now["replicas"]])
+                  if s != leader and s not in followers]
+    for spu in followers[len(row["replicas"]) - 1:]:
+        stack.api("POST", f"spus/{spu}/offline/")
+    # The one brought back must still be a replica (a move may have taken the first out).
+    followers.sort(key=lambda s: s not in now["replicas"])
+    stack.api("POST", f"spus/{leader}/offline/")
+    _until_leaderless(stack, p)  # the next tick applies it: an election before finds it led
     stack.api("POST", f"spus/{followers[0]}/online/")
-    status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
-                                                        "partition": p})
-    for spu in (row["leader"], *followers[1:]):
+    deadline = time.monotonic() + 10
+    while True:  # its return too: until the tick applies it, no replica is live
+        status, body = stack.api("POST", "leaders/elect/", {"type": "unclean", "topic": TOPIC,
+                                                            "partition": p})
+        if "no replica is live" not in str(body) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for spu in (leader, *followers[1:]):
         stack.api("POST", f"spus/{spu}/online/")
     return f"unclean election of {TOPIC}/{p}: {status} {body.get('error', '')}".strip()
 
 
+def hot_redis_killed(stack: ShardedStack, rng: random.Random) -> str:
+    """Every hot-state server SIGKILLed, in a random order a moment apart, and each
+    started again from its append-only file a few seconds later: the outages overlap."""
+    order = rng.sample(range(len(stack.hot)), len(stack.hot))
+    for n in order:
+        stack.hot[n].send(signal.SIGKILL)
+        time.sleep(rng.uniform(0.5, 2))
+    time.sleep(rng.uniform(2, 4))
+    for n in order:
+        stack.hot[n].restart()
+        time.sleep(rng.uniform(0.5, 2))
+    return f"hot-state Redis {order} SIGKILL, each restarted from its append-only file"
+
+
+def hot_redis_paused(stack: ShardedStack, rng: random.Random) -> str:
+    """Every hot-state server SIGSTOPped in turn, some past the clients' socket timeout
+    (5 s): a command that timed out may still run when its server continues."""
+    said = []
+    for n in rng.sample(range(len(stack.hot)), len(stack.hot)):
+        pause = rng.uniform(2, 7)
+        stack.hot[n].send(signal.SIGSTOP)
+        time.sleep(pause)
+        stack.hot[n].send(signal.SIGCONT)
+        said.append(f"{n} for {pause:.1f} s")
+        time.sleep(rng.uniform(0.5, 2))
+    return f"hot-state Redis SIGSTOP: {', '.join(said)}"
+
+
+def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(r["partition"] == partition and r["leader"] is None for r in _rows(stack, TOPIC)):
+            return
+        time.sleep(0.2)
+
+
 FAULTS = [spu_outage, election_with_worker_killed, election_with_worker_paused,
           redis_killed, unclean_election]
+# The hot state spread over servers of its own (ShardedStack.hot): they fail too.
+SPREAD_FAULTS = [*FAULTS, hot_redis_killed, hot_redis_paused]
 
 
 def campaign(stack: Stack, seconds: float, rng: random.Random,
@@ -178,8 +234,3 @@ def worker_paused(stack: Stack, rng: random.Random) -> str:
     pause = pause_worker(stack, LEASE_S + rng.uniform(1, 4))
     return f"worker SIGSTOP for {pause:.1f} s"
 
-
-def redis_killed(stack: Stack, rng: random.Random) -> str:
-    os.kill(stack.child("redis-server").pid, signal.SIGKILL)
-    time.sleep(rng.uniform(3, 5))
-    return "redis-server SIGKILL (supervisor restarts it from its append-only file)"

@@ -98,16 +98,21 @@ class Stack:
         at "the worker" must hit to stop the engine."""
         import redis
 
-        client = redis.Redis.from_url((self.var / "redis.url").read_text().strip())
+        client = redis.Redis.from_url(self.hot_home_url())
         try:
             owners = next(client.scan_iter(match="repl:*:shard-owners"), None)
-            claim = client.hget(owners, "tick") if owners else None
+            # Sharded, no node owns the whole tick: shard 0's owner steps a part of it.
+            claim = (client.hget(owners, "tick") or client.hget(owners, "0")) if owners else None
         finally:
             client.close()
         if claim is None:
             return self.child("celery -A webapp worker")
         node = claim.decode().rpartition(" ")[0].rpartition(".node.")[2].partition("@")[0]
         return self.child(f"-n {node}@")
+
+    def hot_home_url(self) -> str:
+        """The Redis holding the hot state's shared keys (leases, shard owners, the log)."""
+        return (self.var / "redis.url").read_text().strip()
 
     def family(self) -> list[psutil.Process]:
         try:
@@ -181,6 +186,63 @@ class Stack:
         status, rows = self.api("GET", f"partitions/?topic={topic}&limit=1000")
         rows = rows["results"] if isinstance(rows, dict) else rows
         return {r["partition"]: r["hw"] for r in rows}
+
+
+class HotRedis:
+    """A private append-only redis-server holding part of the hot state, outside the
+    stack's supervisor (as an operator's own servers would be): a fault kills it and
+    starts it again on its port and file, or stops and continues it."""
+
+    def __init__(self, data: Path) -> None:
+        from webapp.redis_server import start_private_redis
+
+        self.data = data
+        self.proc, self.url = start_private_redis(data)
+
+    def restart(self) -> None:
+        """Start it again on its port and append-only file (after a kill)."""
+        from webapp.redis_server import start_private_redis
+
+        self.proc.wait(10)  # reaped: a zombie would still look like it holds the directory
+        self.proc, _ = start_private_redis(self.data, int((self.data / "port").read_text()))
+
+    def send(self, sig: int) -> None:
+        os.kill(self.proc.pid, sig)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.send(signal.SIGCONT)  # a stopped server ignores SIGTERM until continued
+            self.proc.terminate()
+        self.proc.wait(10)
+
+
+@dataclass
+class ShardedStack(Stack):
+    """The stack with REPLICATION_SHARDS shards on ``worker_nodes`` supervised worker nodes
+    and, when ``hot`` names servers, the hot state spread over them (HOT_STATE_REDIS_URLS;
+    the broker and the channel layer stay on the stack's Redis)."""
+    shards: int = 4
+    worker_nodes: int = 1
+    hot: list[HotRedis] = field(default_factory=list)
+
+    @property
+    def hot_urls(self) -> tuple[str, ...]:
+        return tuple(h.url for h in self.hot)
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "REPLICATION_SHARDS": str(self.shards),
+                "WORKER_NODES": str(self.worker_nodes), "WORKER_CONCURRENCY": "1",
+                "HOT_STATE_REDIS_URLS": ",".join(self.hot_urls)}
+
+    def hot_home_url(self) -> str:
+        return self.hot_urls[0] if self.hot else super().hot_home_url()
+
+    def kill_all(self) -> None:
+        try:
+            super().kill_all()
+        finally:
+            for server in self.hot:
+                server.stop()
 
 
 def lost_records(stack: Stack, topic: str, acked: list[Acked]) -> list[Acked]:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack import ROOT, HwWatch, ProducerReport, Stack, lost_records, produce_until
+from tests.stack import (ROOT, HotRedis, HwWatch, ProducerReport, ShardedStack, lost_records,
+                         produce_until)
 
 pytestmark = [pytest.mark.redis]
 TOPIC = "spread"
@@ -39,14 +40,6 @@ print(json.dumps({"leaders": {rs.partition: rs.leader for rs in sets},
                                             and rs.replica[s].claims_leadership] for rs in sets},
                   "resolutions": sorted({rs.resolution.value for rs in sets})}))
 """ % TOPIC
-
-
-class ShardedStack(Stack):
-    hot_urls: tuple[str, ...] = ()
-
-    def env(self) -> dict[str, str]:
-        return {**super().env(), "REPLICATION_SHARDS": str(SHARDS), "WORKER_NODES": "1",
-                "WORKER_CONCURRENCY": "1", "HOT_STATE_REDIS_URLS": ",".join(self.hot_urls)}
 
 
 def start_second_worker(stack: ShardedStack) -> subprocess.Popen:
@@ -71,15 +64,13 @@ def wait_until(check, seconds: float, what: str) -> None:
 
 @pytest.fixture(scope="module", params=["one-redis", "two-hot-redis"])
 def stack(request, tmp_path_factory):
-    from webapp.redis_server import start_private_redis
-
-    running = ShardedStack(tmp_path_factory.mktemp("sharded"))
-    second, hot = None, []
+    # One supervised worker node, and a second started here as the README says.
+    running = ShardedStack(tmp_path_factory.mktemp("sharded"), shards=SHARDS, worker_nodes=1)
+    second = None
     try:
         if request.param == "two-hot-redis":
-            hot = [start_private_redis(tmp_path_factory.mktemp(f"hot-redis-{i}"))
-                   for i in range(2)]
-            running.hot_urls = tuple(url for _, url in hot)
+            running.hot = [HotRedis(tmp_path_factory.mktemp(f"hot-redis-{i}"))
+                           for i in range(2)]
         running.start()
         second = start_second_worker(running)
         made = running.manage("topic", "create", TOPIC, "--partitions", str(PARTITIONS),
@@ -90,10 +81,7 @@ def stack(request, tmp_path_factory):
         if second is not None:
             second.kill()
             second.wait(10)
-        running.kill_all()
-        for proc, _ in hot:
-            proc.terminate()
-            proc.wait(10)
+        running.kill_all()  # and the hot-state servers
 
 
 def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
