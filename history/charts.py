@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Mapping
 
 from cluster import charts
-from cluster.core.replication import history_diff as diffs
-from cluster.core.replication.history import Moment
+from history.core import diff as diffs
+from history.core.replay import Moment
 from cluster.core.spus import SpuResolution
 from cluster.selectors.heatmaps import MAX_TOPICS
 from cluster.selectors.stats import NO_RACK, SpuStats

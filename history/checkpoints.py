@@ -16,7 +16,7 @@ from django.conf import settings
 from cluster import ports
 from cluster.ports import HotState, Summary
 from cluster.core.replication import Key
-from cluster.core.replication.history import Offsets, checkpoint_entry
+from history.core.replay import Offsets, checkpoint_entry
 
 
 class _Memory:

@@ -5,7 +5,7 @@ from django.db import models
 
 
 class Snapshot(models.Model):
-    """The fold of the metadata log up to ``offset`` (core.replication.history.encode)."""
+    """The fold of the metadata log up to ``offset`` (history/core/replay.py, ``encode``)."""
     offset = models.BigIntegerField(unique=True)
     at = models.BigIntegerField(db_index=True, help_text="epoch ms of the entry at offset")
     taken = models.DateTimeField(auto_now_add=True)

@@ -8,7 +8,7 @@ from django.conf import settings
 from history.charts import moment_charts
 from history.selectors import (Point, history_bounds, history_rows, moment_at, spu_racks,
                                spu_states, stamp)
-from cluster.core.replication import history as core
+from history.core import replay as core
 
 PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster import ports
-from cluster.core.replication import history as core
-from cluster.core.replication import history_diff as diffs
-from cluster.core.replication.history import Moment
+from history.core import replay as core
+from history.core import diff as diffs
+from history.core.replay import Moment
 from cluster.errors import InvalidInput
 from cluster.models import Spu
 from cluster.selectors.shapes import PartitionRow, row_from_summary

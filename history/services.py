@@ -15,8 +15,8 @@ from django.conf import settings
 from django.db import transaction
 
 from cluster import ports
-from cluster.core.replication import history as core
-from cluster.core.replication.history import Moment
+from history.core import replay as core
+from history.core.replay import Moment
 from cluster.core.replication.metadata import Status
 from cluster.core.replication.state import Resolution
 from cluster.models import Partition, Spu

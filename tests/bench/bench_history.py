@@ -61,7 +61,7 @@ class Synth:
         return out
 
     def checkpoint(self, rate: int) -> dict:
-        from cluster.core.replication.history import checkpoint_entry
+        from history.core.replay import checkpoint_entry
 
         changed = {}
         for key, st in self.status.items():

@@ -2,7 +2,7 @@
 import json
 import random
 
-from cluster.core.replication import history
+from history.core import replay as history
 from cluster.core.replication.hw_codec import pack, unpack
 
 

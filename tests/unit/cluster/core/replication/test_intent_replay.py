@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.core.replication import history, intents
+from cluster.core.replication import intents
+from history.core import replay as history
 from cluster.core.replication.state import Resolution
 
 

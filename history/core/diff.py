@@ -5,8 +5,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .history import Moment
-from .state import Key
+from history.core.replay import Moment
+from cluster.core.replication.state import Key
 
 FIELDS = ("leader", "lrs", "replicas")
 

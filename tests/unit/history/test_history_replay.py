@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from cluster.core.replication import (Acks, ProduceRequest, SpuOffline, add_topic, handle,
                                       new_cluster, produce, replication_step, run_elections)
-from cluster.core.replication import history, history_diff, metadata
+from cluster.core.replication import metadata
+from history.core import diff as history_diff
+from history.core import replay as history
 from cluster.core.replication.metadata import Status, status_of
 from cluster.core.replication.state import Resolution
 

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 
-from . import intents
-from .hw_codec import Row, pack, unpack
-from .metadata import Entry, Status, _status_row, fold
-from .state import Key, Resolution
-from .summary import PartitionSummary, ReplicaStatus
-from .unclean import waiting_for
+from cluster.core.replication import intents
+from cluster.core.replication.hw_codec import Row, pack, unpack
+from cluster.core.replication.metadata import Entry, Status, _status_row, fold
+from cluster.core.replication.state import Key, Resolution
+from cluster.core.replication.summary import PartitionSummary, ReplicaStatus
+from cluster.core.replication.unclean import waiting_for
 
 ONLINE = "Online"
 # One replica's offsets in a checkpoint: (spu, leo, hw).
