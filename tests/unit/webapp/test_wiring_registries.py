@@ -39,8 +39,8 @@ KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # (``namespace``: the set cache's scope, a produce's counts); the other keys of a unit
     # (locks, fence, sets, records, values, tickets, the meta and the log's append) still
     # read the binding. Explicit, it is a namespace argument of every one of those
-    # functions, through the lease, hot_state/hot_save and set_* adapters (other helpers'
-    # rooms) and the readers above: not done in time (issue 32).
+    # functions, through the lease, hot_state/hot_save and set_* adapters and the readers
+    # above: not done in this round (issue 32).
     "cluster.adapters.redis_keys._bound",
 })
 
