@@ -260,7 +260,8 @@ def _worker_key() -> tuple[str, str]:
     """The presence keys of this worker's store, the worker's and its node's (asked once;
     the thread's DB connection closed)."""
     try:
-        return hot_state.WORKER, shard_owners.nodes_key()
+        with engine().bound():
+            return hot_state.WORKER, shard_owners.nodes_key()
     finally:
         db.connection.close()
 
@@ -276,7 +277,8 @@ def _withdraw_worker(**_: Any) -> None:
     _presence_stop.set()
     while _presence:
         _presence.pop().join(2)
-    hot_state.clear_worker()
+    with engine().serving():
+        hot_state.clear_worker()
 
 
 @shared_task(ignore_result=True)

@@ -12,7 +12,6 @@ imports another's engine").
 """
 from __future__ import annotations
 
-from cluster.adapters import redis_keys
 from cluster.adapters.scheduler import Followups, Scheduler
 from cluster.engine import engine as engine_module
 from cluster.engine.engine import Engine
@@ -75,15 +74,7 @@ def build() -> Engine:
 
 
 def bootstrap() -> Engine:
-    """Build the engine and make it this process's (``cluster.engine.engine.current``).
-
-    One adapter below the engine still takes a source here rather than reading the engine:
-    redis_keys, for the store id of a key made outside any use case's binding (the engine
-    imports it, so reading the engine would close an import circle; cluster/adapters/
-    redis_keys.py says why the namespace is not yet an argument). What it is given is the
-    current engine's ``store_id``, so the engine's field is the one source of the store id:
-    an engine ``replaced(store_id=...)`` and run ``using(...)`` names every key's store."""
-    redis_keys.install_store_provider(lambda: engine_module.current().store_id())
+    """Build the engine and make it this process's (``cluster.engine.engine.current``)."""
     return engine_module.start(build())
 
 

@@ -21,6 +21,21 @@ from webapp.static_serving import accepts_gzip
 NUL = "\x00"
 
 
+class BindStore:
+    """Every request binds its store for its run (cluster/adapters/redis_keys.py: a key made
+    outside a binding is an error): pages, the API, the stall banner and the scrape read the
+    engine's store id at their first key, once, and a request that makes none reads none."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from cluster.ports import engine  # the apps are ready only once requests come
+
+        with engine().serving():
+            return self.get_response(request)
+
+
 class RejectNulBytes:
     """One gate for every route: no path converter or view has to remember NUL."""
 

@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # The web process's own request metrics (first and last: they time the whole stack).
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # Every request's Redis keys name its store (cluster/adapters/redis_keys.py).
+    "webapp.middleware.BindStore",
     # Second: it compresses what every middleware below has finished writing (docs/security.md
     # says why compressing pages is safe here).
     "webapp.middleware.CompressResponses",

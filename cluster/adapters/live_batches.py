@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import json
 import logging
 import threading
@@ -187,7 +188,10 @@ def _hold(groups: Mapping[str, Loads | None]) -> None:
         for group in still:
             _held[group] = groups[group] or _held.get(group)
         if _held and _timer is None:
-            _timer = threading.Timer(WINDOW_MS / 1000, _tick)
+            # The timer's thread runs in this context: the store the flush's keys name is
+            # the one this use case bound (redis_keys.py), carried rather than looked up.
+            _timer = threading.Timer(WINDOW_MS / 1000, contextvars.copy_context().run,
+                                     args=(_tick,))
             _timer.start()
 
 

@@ -35,40 +35,64 @@ from django.conf import settings
 from cluster.redis_urls import redacted
 
 PREFIX = "repl:"
-_bound: ContextVar[str | None] = ContextVar("hot_state_store", default=None)
-_provider: list[Callable[[], str]] = []
+_bound: ContextVar[_Store | None] = ContextVar("hot_state_store", default=None)
 _clients: dict[tuple[object, ...], redis.Redis] = {}
 # What a Redis that is down or stopped answering raises: the client's errors, and
 # Celery's when a task cannot be published (kombu wraps the same timeouts).
 REDIS_DOWN = (redis.exceptions.RedisError, kombu.exceptions.OperationalError)
 
 
-def install_store_provider(provider: Callable[[], str]) -> None:
-    _provider[:] = [provider]
+class UnboundStore(RuntimeError):
+    """A key made outside any binding: the shell that ran it (a request, a command, a task,
+    a thread) bound no store. There is no fallback: a shell binds through the engine."""
+
+
+class _Store:
+    """One binding: where the store id is read, and the id once read (a shell binds before
+    it knows whether it will make a key; the id is read at its first key, once)."""
+
+    __slots__ = ("source", "namespace")
+
+    def __init__(self, source: str | Callable[[], str]):
+        self.source = source
+        self.namespace = source if isinstance(source, str) else None
+
+    def resolve(self) -> str:
+        if self.namespace is None:
+            self.namespace = self.source() if callable(self.source) else self.source
+        return self.namespace
 
 
 def store_namespace() -> str:
     bound = _bound.get()
-    if bound is not None:
-        return bound
-    if not _provider:
-        raise RuntimeError("no store identity installed: the cluster app is not ready")
-    return _provider[0]()
+    if bound is None:
+        raise UnboundStore("a hot-state key made outside any store binding: bind the shell "
+                           "that runs this (engine().bound() or engine().serving())")
+    return bound.resolve()
+
+
+@contextmanager
+def serving(source: str | Callable[[], str]) -> Iterator[None]:
+    """Bind the store for a shell (a request, a command, a task, a thread): ``source`` the
+    id or where to read it, read at the first key made inside, if any (an outer binding
+    is kept)."""
+    token = _bound.set(_bound.get() or _Store(source))
+    try:
+        yield
+    finally:
+        _bound.reset(token)
 
 
 @contextmanager
 def bound_to_store(store_id: str | Callable[[], str] | None = None) -> Iterator[str]:
     """Resolve the namespace once for a use case (nested binds keep the outer one):
     ``store_id`` the id, or where to read it (the engine's ``store_id``), read only when
-    no use case is bound yet."""
-    ns = _bound.get()
-    if ns is None:
-        ns = (store_id() if callable(store_id) else store_id) or store_namespace()
-    token = _bound.set(ns)
-    try:
-        yield ns
-    finally:
-        _bound.reset(token)
+    no use case is bound yet; None: the shell's binding, which must be there."""
+    if store_id is None:
+        yield store_namespace()
+        return
+    with serving(store_id):
+        yield store_namespace()
 
 
 def key(name: str, namespace: str | None = None) -> str:

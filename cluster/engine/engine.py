@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from cluster.adapters.hot_state import HotState
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.adapters.redis_keys import bound_to_store, serving
 from cluster.adapters.scheduler import Scheduler
 from cluster.adapters.set_cache import SetCache
 from cluster.core.replication import Action, Key
@@ -136,6 +136,11 @@ class Engine:
         """The store's namespace bound for a use case, read from ``store_id`` once (a use
         case already bound keeps its own): ``with engine.bound() as namespace:``."""
         return bound_to_store(self.store_id)
+
+    def serving(self) -> AbstractContextManager[None]:
+        """Bind the store for a shell (a request, a command, a task, a thread), its id read
+        from ``store_id`` at the first key made inside (none read if none is made)."""
+        return serving(self.store_id)
 
     def namespace(self) -> str:
         """The store's namespace: the use case's bound one, else read from ``store_id``."""

@@ -103,7 +103,8 @@ def append(entries: list[dict]) -> int:
         kind = "hw checkpoints" if e["type"] == "hw" else "status and election entries"
         SIZES[kind] = SIZES.get(kind, 0) + len(json.dumps(e, separators=(",", ":")))
     from cluster.adapters import metadata_log
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
 
     size = 0
     with bound_to_store():

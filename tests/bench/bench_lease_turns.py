@@ -29,7 +29,7 @@ def main() -> None:
     from django.conf import settings
 
     from cluster.adapters import lease
-    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.ports import bound_to_store
     from cluster.engine.store_identity import check_hot_state_identity
     from webapp.redis_server import start_private_redis
 

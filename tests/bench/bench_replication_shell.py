@@ -70,7 +70,7 @@ def log_figures() -> tuple[int, int]:
         from cluster.adapters import metadata_log
     except ImportError:  # run against a version from before the log, for comparison
         return 0, 0
-    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.ports import bound_to_store
 
     import json
 

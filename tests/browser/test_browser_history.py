@@ -14,7 +14,7 @@ pytestmark = pytest.mark.redis
 def rack_outage(transactional_db, redis_url, settings):
     """Offsets just before and just after rack-a went offline."""
     from cluster.adapters import metadata_log
-    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.ports import bound_to_store
     from cluster.models import ClusterState
     from history import checkpoints
 

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.core.replication import intents
 from cluster.models import ClusterState, Event, Spu
 from cluster.projections import store as store_projection

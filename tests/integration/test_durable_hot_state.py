@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from cluster.adapters import hot_state, lease
 from cluster.adapters.lease import LeaseLost, WriteOp
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.services.waiting import LocalQueue
 from cluster.models import ClusterState, Event, Partition, Topic
 from cluster.services import topic_create

@@ -104,7 +104,7 @@ def test_a_redis_that_refuses_writes_stalls_the_engine_visibly_and_lifting_it_cl
 
 def test_no_tick_committed_for_the_stall_time_is_a_stall_even_without_a_failure(
         own_redis, client, operator_client, settings):
-    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.ports import bound_to_store
     from cluster.services import tick_health
 
     keep_a_worker(own_redis)
@@ -134,7 +134,8 @@ def test_with_shards_a_tick_commits_when_its_shard_tasks_do_not_when_it_hands_th
         if report["shards"]:
             break  # a quiet coordinator: it handed the shards out
     assert report["shards"] == 2, report
-    from cluster.adapters.redis_keys import bound_to_store, key
+    from cluster.adapters.redis_keys import key
+    from cluster.ports import bound_to_store
     from cluster.services.tick_health import LAST_COMMIT
 
     with bound_to_store():  # forget any whole tick the first ones ran (topology changed)

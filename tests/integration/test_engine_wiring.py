@@ -6,7 +6,7 @@ import pytest
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.engine import current, using
 from cluster.projections.network import NetworkView
 from cluster.services import replication

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.models import Event
 from history import checkpoints
 from history.markers import markers

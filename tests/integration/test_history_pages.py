@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.models import Event
 from history import checkpoints
 from tests.helpers import register_spus, run

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from history import checkpoints
 from history.models import Snapshot
 from history.selectors import Point, moment_at

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.engine import current as engine
 from history import checkpoints
 from history.models import Snapshot

@@ -243,7 +243,7 @@ def test_a_store_from_before_markers_claims_its_own_namespace_without_asking(red
     engine's meta under this store's id: the Redis is its own, nothing was lost."""
     from cluster.adapters import hot_state
     from cluster.engine import store_identity
-    from cluster.adapters.redis_keys import bound_to_store
+    from cluster.ports import bound_to_store
     from cluster.models import ClusterState, Event
     from cluster.services import topic_create
     from cluster.services.replication import replication_tick

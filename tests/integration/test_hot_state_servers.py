@@ -12,7 +12,8 @@ import redis
 
 from cluster.adapters import hot_placement, hot_servers, hot_state, lease, shards
 from cluster.adapters.lease import LeaseLost
-from cluster.adapters.redis_keys import bound_to_store, store_namespace
+from cluster.adapters.redis_keys import store_namespace
+from cluster.ports import bound_to_store
 from cluster.testing.invariants import InvariantChecker
 from cluster.services import topic_create
 from cluster.services.records import records_produce

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.engine import current as engine
 from history import checkpoints
 from tests.helpers import register_spus, run

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store, client
+from cluster.adapters.redis_keys import client
+from cluster.ports import bound_to_store
 from cluster.models import Event, Topic
 from cluster.projections import store as store_projection
 from cluster.services import replication

@@ -9,7 +9,8 @@ import pytest
 from django.test import override_settings
 
 from cluster.adapters import lease
-from cluster.adapters.redis_keys import bound_to_store, client, key
+from cluster.adapters.redis_keys import client, key
+from cluster.ports import bound_to_store
 from cluster.engine.store_identity import check_hot_state_identity
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

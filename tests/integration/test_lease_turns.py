@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cluster.adapters import lease
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.store_identity import check_hot_state_identity
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]

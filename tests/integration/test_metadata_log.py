@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from cluster.adapters import hot_state
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.core import replication as core
 from cluster.core.replication import Resolution, metadata
 from cluster.models import ClusterState, Event, Partition, Topic

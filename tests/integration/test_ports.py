@@ -55,9 +55,29 @@ def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_
             assert ports.store_namespace() == "store-a"  # a use case's binding comes first
 
 
-def test_a_key_made_outside_any_binding_names_the_current_engines_store():
+def test_a_key_made_outside_any_binding_is_refused_rather_than_guessed():
     with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
-        assert redis_keys.key("meta") == "repl:{store-e}:meta"
+        with pytest.raises(redis_keys.UnboundStore):
+            redis_keys.key("meta")
+        with pytest.raises(redis_keys.UnboundStore):
+            hot_state.META  # noqa: B018  the module attribute is a key too
+
+
+def test_a_shells_binding_reads_the_store_id_at_its_first_key_and_only_once():
+    reads: list[str] = []
+
+    def store_id() -> str:
+        reads.append("read")
+        return "store-s"
+
+    with engine_module.using(ports.engine().replaced(store_id=store_id)):
+        with ports.engine().serving():
+            assert reads == []  # a request that makes no key reads no store row
+            assert redis_keys.key("meta") == "repl:{store-s}:meta"
+            assert redis_keys.key("fence") == "repl:{store-s}:fence"
+            with ports.bound_to_store("store-b") as inner:
+                assert inner == "store-s"  # a use case inside the shell keeps its store
+        assert reads == ["read"]
 
 
 def test_binding_the_store_through_the_port_binds_the_adapters_namespace():

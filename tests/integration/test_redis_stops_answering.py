@@ -15,7 +15,7 @@ from celery import Celery
 from django.core.management import CommandError, call_command
 
 from cluster.adapters import lease
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from tests.helpers import register_spus, run
 from webapp.redis_server import start_private_redis
 

@@ -6,7 +6,7 @@ import pytest
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.models import Event, Partition
 from cluster.services import records, replication, topic_create
 from cluster.services.records import records_produce, records_produce_and_wait

@@ -8,7 +8,7 @@ import pytest
 
 from cluster.adapters import hot_state, lease, shards
 from cluster.adapters.lease import CLUSTER_LOCK, LeaseLost
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.services.waiting import LocalQueue
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core.replication.compaction import COMPACTED

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from cluster.adapters import metadata_log
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.core.replication import intents
 from cluster.models import ClusterState, Event, Partition, Spu, Topic, TopicSpuCount
 from cluster.projections import store as store_projection

@@ -40,7 +40,8 @@ def test_claims_and_presences_older_than_a_few_ticks_are_a_dead_nodes():
 @pytest.mark.redis
 @pytest.mark.django_db
 def test_routes_name_the_fresh_owner_of_a_live_node_only(redis_url):
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
 
     with bound_to_store():
         client().hset(shard_owners.nodes_key(), mapping={"q.node.a": "5000", "q.node.b": "0"})
@@ -55,7 +56,8 @@ def test_routes_name_the_fresh_owner_of_a_live_node_only(redis_url):
 @pytest.mark.redis
 @pytest.mark.django_db
 def test_the_whole_tick_is_routed_to_the_node_that_ran_it_last_while_it_lives(redis_url):
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
 
     with bound_to_store():
         assert shard_owners.tick_route(now_ms=5000, tick_ms=TICK) is None  # nobody yet
@@ -95,7 +97,8 @@ def test_a_tick_landing_on_another_node_is_forwarded_to_the_owner_and_runs_nowhe
         redis_url, node_queue, monkeypatch):
     from cluster import tasks
     from cluster.adapters import hot_state
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
     from cluster.services import spu_register
 
     spu_register(spu_id=1)
@@ -124,7 +127,8 @@ def test_beat_sends_the_tick_to_its_owner_and_the_long_periodic_tasks_elsewhere(
                                                                                 settings):
     import time
 
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
     from cluster.routes import route_task
 
     def route(name: str) -> dict[str, str] | None:
@@ -161,7 +165,8 @@ def test_a_route_that_redis_cannot_give_is_the_shared_queue(settings):
 def test_a_queue_given_to_apply_async_wins_over_the_route(redis_url):
     import time
 
-    from cluster.adapters.redis_keys import bound_to_store, client
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
     from webapp.celery import app
 
     now = int(time.time() * 1000)

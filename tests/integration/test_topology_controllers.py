@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.lease import LeaseLost
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.engine.engine import current, using
 from cluster.models import Spu

@@ -7,7 +7,7 @@ import pytest
 
 from cluster.adapters import hot_state, metadata_log
 from cluster.adapters.lease import LeaseLost, WriteOp
-from cluster.adapters.redis_keys import bound_to_store
+from cluster.ports import bound_to_store
 from cluster.engine.engine import current
 from cluster.models import Event, Partition
 from cluster.services import replication, topic_create

@@ -37,6 +37,19 @@ class SubcommandCommand(BaseCommand):
         """Refuse (``fail``) what no handler could use; runs before Redis is asked."""
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Every action's Redis keys name its store, read at the first one (redis_keys.py);
+        # an action that only reads rows starts without the engine (composition/startup.py).
+        from composition.startup import store_only_command
+
+        if store_only_command():
+            self._handle(**options)
+            return
+        from cluster.ports import engine
+
+        with engine().serving():
+            self._handle(**options)
+
+    def _handle(self, **options: Any) -> None:
         handler = getattr(self, f"handle_{options['action'].replace('-', '_')}")
         self.check_input(**options)  # bad input is exit 2 whether Redis answers or not
         if options["action"] in self.redis_actions:

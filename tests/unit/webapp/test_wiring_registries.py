@@ -22,25 +22,16 @@ REGISTRY = re.compile(r"^(install|register)(_\w+)?$")
 NOT_WIRING = frozenset({"cluster.core.replication.election.install_leader",
                         "cluster.core.replication.state.register_spu"})
 
-KNOWN_REGISTRIES: frozenset[str] = frozenset({
-    # The store id of a key made outside any use case's binding (``_bound`` below). The
-    # source is the engine's (``Engine.store_id``): bootstrap() points this at the current
-    # engine's field, since redis_keys cannot import the engine (the engine imports it).
-    # Every use case that binds now binds through the engine or its unit; what still asks
-    # here: readers that bind nothing (the stall banner, the scrape, live pages, a rack's
-    # outage: 289 keys in 20 integration test files, was 1,219; cluster/adapters/
-    # redis_keys.py lists them). Gone when each names its store (issue 32).
-    "cluster.adapters.redis_keys.install_store_provider",
-})
+KNOWN_REGISTRIES: frozenset[str] = frozenset()
 KNOWN_CONTEXT_VARS: frozenset[str] = frozenset({
     # The store's namespace bound for a use case, read by ``key()``: 45 calls in 15 modules
     # (hot state, metadata log, leases, counters, live sequences, shard owners, services).
-    # A unit of work resolves it once (its identity check) and its HotState carries it
-    # (``namespace``: the set cache's scope, a produce's counts); the other keys of a unit
-    # (locks, fence, sets, records, values, tickets, the meta and the log's append) still
-    # read the binding. Explicit, it is a namespace argument of every one of those
-    # functions, through the lease, hot_state/hot_save and set_* adapters and the readers
-    # above: not done in this round (issue 32).
+    # Every shell binds it through the engine (a request: webapp.middleware.BindStore; a
+    # command: _cli.handle; a task: webapp.celery.StoreTask; the worker's presence thread;
+    # the live flush timer runs in the binding's context) and a key made outside any binding
+    # is an error (redis_keys.UnboundStore), no provider behind it. A unit's HotState carries
+    # it (``namespace``); the other keys of a unit still read the binding. Explicit, it is a
+    # namespace argument of every one of those functions: not done in this round (issue 32).
     "cluster.adapters.redis_keys._bound",
 })
 
@@ -52,8 +43,6 @@ KNOWN_MODULE_STATE: frozenset[str] = frozenset({
     # the source tree, the same for every store and lease, never engine state.
     "cluster.core.lazy._init_files",
     "cluster.core.lazy._sources",
-    # The registry above.
-    "cluster.adapters.redis_keys._provider",
     # Connections and senders per settings (tests switch Redis), not engine state.
     "cluster.adapters.redis_keys._clients", "cluster.adapters.live_batches._senders",
     # The live groups whose window this process holds, each with the loads builder its
