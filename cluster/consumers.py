@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from cluster.adapters.live_seqs import current_seqs, unwatch, watch
@@ -22,6 +24,7 @@ NOT_FOUND = 4404
 FORBIDDEN = 4403
 # Block groups a cluster page may add (the partitions page: one per row at most).
 MAX_EXTRA_BLOCKS = 100
+T = TypeVar("T")
 
 
 def _int(query: dict[str, list[str]], name: str, default: int) -> int:
@@ -59,6 +62,21 @@ READER_CHECK_TTL_S = 5.0
 _readers: dict[tuple, tuple[bool, float]] = {}
 
 
+def _store_namespace() -> str:
+    from cluster.ports import store_namespace
+
+    return store_namespace()
+
+
+def _in_store(store: str, call: Callable[[list[str]], T], groups: list[str]) -> T:
+    """``call(groups)`` with the socket's store bound (a socket is a shell: nothing binds
+    it before it)."""
+    from cluster.ports import bound_to_store
+
+    with bound_to_store(store):
+        return call(groups)
+
+
 async def may_read(user: Any) -> bool:
     """``can_read`` through a short per-process memo: a burst of pages of one user (a
     wall of screens, every tab reconnecting after a restart) asks the database once,
@@ -94,6 +112,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     """ws/cluster/ joins ``cluster``; ws/topics/<name>/?first=&count= joins the topic's groups."""
 
     groups_joined: list[str] = []
+    store = ""  # the store's id, read at connect
 
     async def connect(self) -> None:
         if await refused_reader(self):
@@ -105,17 +124,21 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
+        # The socket's Redis keys name the store (redis_keys.py): its id read once, here.
+        self.store = await database_sync_to_async(_store_namespace)()
         # Counted in before the hello reads the sequences (live_seqs says why).
-        await sync_to_async(watch, thread_sensitive=False)(groups)
+        await sync_to_async(_in_store, thread_sensitive=False)(self.store, watch, groups)
         self.groups_joined = groups
         await self.accept()
         # Redis only: no need to queue behind the ORM on the one thread-sensitive executor.
-        seqs = await sync_to_async(current_seqs, thread_sensitive=False)(groups)
+        seqs = await sync_to_async(_in_store, thread_sensitive=False)(
+            self.store, current_seqs, groups)
         await self.send_json({"type": "live.hello", "v": FORMAT_VERSION, "groups": seqs})
 
     async def disconnect(self, code: int) -> None:
         if self.groups_joined:
-            await sync_to_async(unwatch, thread_sensitive=False)(self.groups_joined)
+            await sync_to_async(_in_store, thread_sensitive=False)(
+                self.store, unwatch, self.groups_joined)
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
 

@@ -71,6 +71,19 @@ def offsets_mirror_starts_over() -> None:
 
 
 @pytest.fixture(autouse=True)
+def store_bound_for_the_test():
+    """A test is the shell of what it calls straight (an adapter, a service, a tick): it binds
+    the store as a request, a command or a task does (redis_keys.py), the current engine's
+    id read at the first key. The shells' own bindings are tested in a fresh context
+    (tests/integration/test_shells_bind_the_store.py)."""
+    from cluster.adapters.redis_keys import serving
+    from cluster.engine.engine import current
+
+    with serving(lambda: current().store_id()):
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _no_live_updates_unless_redis(settings):
     """Tests that do not ask for Redis do not publish to whatever Redis runs here."""
     settings.LIVE_UPDATES = False

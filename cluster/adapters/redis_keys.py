@@ -51,11 +51,12 @@ class _Store:
     """One binding: where the store id is read, and the id once read (a shell binds before
     it knows whether it will make a key; the id is read at its first key, once)."""
 
-    __slots__ = ("source", "namespace")
+    __slots__ = ("source", "namespace", "shell")
 
-    def __init__(self, source: str | Callable[[], str]):
+    def __init__(self, source: str | Callable[[], str], *, shell: bool):
         self.source = source
         self.namespace = source if isinstance(source, str) else None
+        self.shell = shell  # a shell's default, which a use case's own id comes before
 
     def resolve(self) -> str:
         if self.namespace is None:
@@ -76,23 +77,31 @@ def serving(source: str | Callable[[], str]) -> Iterator[None]:
     """Bind the store for a shell (a request, a command, a task, a thread): ``source`` the
     id or where to read it, read at the first key made inside, if any (an outer binding
     is kept)."""
-    token = _bound.set(_bound.get() or _Store(source))
-    try:
+    with _binding(_bound.get() or _Store(source, shell=True)):
         yield
-    finally:
-        _bound.reset(token)
 
 
 @contextmanager
 def bound_to_store(store_id: str | Callable[[], str] | None = None) -> Iterator[str]:
-    """Resolve the namespace once for a use case (nested binds keep the outer one):
-    ``store_id`` the id, or where to read it (the engine's ``store_id``), read only when
-    no use case is bound yet; None: the shell's binding, which must be there."""
-    if store_id is None:
+    """Resolve the namespace once for a use case: ``store_id`` the id, or where to read it
+    (the engine's ``store_id``), read only when no use case is bound yet; None: the
+    shell's binding, which must be there. Nested use cases keep the outer one's; a use
+    case given an id (its identity check's) binds it over a shell's default."""
+    outer = _bound.get()
+    if store_id is None or (outer is not None and (not outer.shell or callable(store_id))):
         yield store_namespace()
         return
-    with serving(store_id):
+    with _binding(_Store(store_id, shell=False)):
         yield store_namespace()
+
+
+@contextmanager
+def _binding(store: _Store) -> Iterator[None]:
+    token = _bound.set(store)
+    try:
+        yield
+    finally:
+        _bound.reset(token)
 
 
 def key(name: str, namespace: str | None = None) -> str:

@@ -2,6 +2,7 @@
 a lost hot state reported (never zeroed), values trimmed with compaction."""
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from io import StringIO
@@ -75,7 +76,11 @@ def test_every_key_of_a_store_carries_its_id(orders):
 
 
 def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(orders):
-    assert produce("orders", "first-1", "first-2")["state"] == "acknowledged"
+    # Each command a process of its own (a fresh context): it reads the store it serves.
+    def alone(call, *args, **kwargs):
+        return contextvars.Context().run(call, *args, **kwargs)
+
+    assert alone(produce, "orders", "first-1", "first-2")["state"] == "acknowledged"
     first = ClusterState.objects.get()
     # A second installation: another database (another store id, no Redis recorded yet),
     # the same Redis database.
@@ -83,13 +88,13 @@ def test_a_second_store_on_the_same_redis_database_leaves_the_first_intact(order
         store_id="00000000-0000-0000-0000-000000000002", redis_marker="", redis_url="",
         applied_offset=0)
     Partition.objects.update(hw=0, leo=0)
-    call_command("partition", "list", stdout=StringIO())
-    assert produce("orders", "second")["state"] == "acknowledged"
-    assert [r["value"] for r in consume("orders")] == ["second"]
+    alone(call_command, "partition", "list", stdout=StringIO())
+    assert alone(produce, "orders", "second")["state"] == "acknowledged"
+    assert [r["value"] for r in alone(consume, "orders")] == ["second"]
     ClusterState.objects.filter(pk=first.pk).update(store_id=first.store_id,
                                                     redis_marker=first.redis_marker,
                                                     applied_offset=first.applied_offset)
-    assert [r["value"] for r in consume("orders")] == ["first-1", "first-2"]
+    assert [r["value"] for r in alone(consume, "orders")] == ["first-1", "first-2"]
 
 
 def test_a_holder_whose_lease_expired_has_its_save_refused(orders, settings):

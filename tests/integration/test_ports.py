@@ -3,6 +3,7 @@ a test that patches ``cluster.adapters.<module>.<name>`` must be seen by an app 
 reaches the engine through the port (issue 32, "one public surface")."""
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +47,7 @@ def test_a_port_calls_the_module_that_owns_it_so_its_patches_are_seen(
 
 
 def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_id():
-    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+    def unbound() -> None:
         assert ports.store_namespace() == "store-e"
         with ports.bound_to_store() as namespace:
             assert namespace == "store-e"
@@ -54,13 +55,19 @@ def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_
         with ports.bound_to_store("store-a"):
             assert ports.store_namespace() == "store-a"  # a use case's binding comes first
 
+    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+        contextvars.Context().run(unbound)
+
 
 def test_a_key_made_outside_any_binding_is_refused_rather_than_guessed():
-    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+    def unbound() -> None:  # a fresh context: no shell's binding, not even the test's
         with pytest.raises(redis_keys.UnboundStore):
             redis_keys.key("meta")
         with pytest.raises(redis_keys.UnboundStore):
             hot_state.META  # noqa: B018  the module attribute is a key too
+
+    with engine_module.using(ports.engine().replaced(store_id=lambda: "store-e")):
+        contextvars.Context().run(unbound)
 
 
 def test_a_shells_binding_reads_the_store_id_at_its_first_key_and_only_once():
@@ -70,14 +77,19 @@ def test_a_shells_binding_reads_the_store_id_at_its_first_key_and_only_once():
         reads.append("read")
         return "store-s"
 
-    with engine_module.using(ports.engine().replaced(store_id=store_id)):
+    def shell() -> None:
         with ports.engine().serving():
             assert reads == []  # a request that makes no key reads no store row
             assert redis_keys.key("meta") == "repl:{store-s}:meta"
             assert redis_keys.key("fence") == "repl:{store-s}:fence"
+            with ports.bound_to_store() as inner:
+                assert inner == "store-s"  # a use case inside the shell reads no row again
             with ports.bound_to_store("store-b") as inner:
-                assert inner == "store-s"  # a use case inside the shell keeps its store
-        assert reads == ["read"]
+                assert inner == "store-b"  # an id a use case was given comes first
+
+    with engine_module.using(ports.engine().replaced(store_id=store_id)):
+        contextvars.Context().run(shell)
+    assert reads == ["read"]
 
 
 def test_binding_the_store_through_the_port_binds_the_adapters_namespace():
