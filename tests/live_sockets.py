@@ -11,6 +11,17 @@ T = TypeVar("T")
 LEFTOVER_S = 5.0
 
 
+def as_a_shell(action: Callable[..., T]) -> Callable[..., T]:
+    """``action`` as a command or a request runs it, its store bound (cluster/adapters/
+    redis_keys.py): a scenario's loop runs in a thread of its own, outside the test's."""
+    def shell(*args: Any, **kwargs: Any) -> T:
+        from cluster.ports import engine
+
+        with engine().serving():
+            return action(*args, **kwargs)
+    return shell
+
+
 def run_in_fresh_loop(scenario: Callable[[], Awaitable[T]], timeout_s: float = 60) -> T:
     """Run ``scenario`` on a new loop in its own thread (Playwright's sync API may hold this
     thread's loop), bounded in time.

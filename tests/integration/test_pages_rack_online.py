@@ -9,7 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from tests.helpers import register_spus
-from tests.live_sockets import drain, open_socket, run_in_fresh_loop, session_cookie
+from tests.live_sockets import (as_a_shell, drain, open_socket, run_in_fresh_loop,
+                                 session_cookie)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -55,22 +56,12 @@ def _racks_down_heard(application, user, change) -> list[list[str]]:
 
     async def scenario():
         socket, _ = await open_socket(application, "/ws/cluster/", cookie)
-        await sync_to_async(_as_a_shell(change), thread_sensitive=False)()
+        await sync_to_async(as_a_shell(change), thread_sensitive=False)()
         got = await drain(socket)
         await socket.disconnect()
         return got
 
     return [m["racks_down"] for m in run_in_fresh_loop(scenario) if "racks_down" in m]
-
-
-def _as_a_shell(change):
-    """The change as a command or a request runs it: its store bound (redis_keys.py)."""
-    def shell():
-        from cluster.ports import engine
-
-        with engine().serving():
-            return change()
-    return shell
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,7 +14,8 @@ from django.core.management import call_command
 from planner.live import Coalescer
 from tests.helpers import register_spus, run
 from tests.integration.test_live_updates import application  # noqa: F401 (a fixture)
-from tests.live_sockets import drain, run_in_fresh_loop, session_cookie, socket_headers
+from tests.live_sockets import (as_a_shell, drain, run_in_fresh_loop, session_cookie,
+                                 socket_headers)
 from tests.waits import EVENT_WAIT_S
 
 pytestmark = pytest.mark.redis
@@ -54,7 +55,7 @@ def progress_heard_while(application, user, plan_id: int, action) -> tuple[list[
                                        headers=socket_headers(cookie))
         assert (await socket.connect())[0]
         started = time.monotonic()
-        await sync_to_async(action, thread_sensitive=False)()
+        await sync_to_async(as_a_shell(action), thread_sensitive=False)()
         heard: list[dict] = []
         while not heard or heard[-1]["state"] not in ENDED:
             heard.append(await socket.receive_json_from(timeout=15))
@@ -112,7 +113,7 @@ def test_a_pause_is_pushed_before_any_move_ends(application, plan, viewer, opera
         socket = WebsocketCommunicator(application, f"/ws/plans/{plan['id']}/",
                                        headers=socket_headers(cookie))
         assert (await socket.connect())[0]
-        await sync_to_async(pause, thread_sensitive=False)()
+        await sync_to_async(as_a_shell(pause), thread_sensitive=False)()
         heard = [await socket.receive_json_from(timeout=15)]
         heard += await drain(socket, quiet_s=0.5)
         await socket.disconnect()
@@ -253,7 +254,8 @@ def test_the_cluster_pages_hear_the_plan_counts_stamped_like_every_live_message(
 
     async def scenario() -> list[dict]:
         socket, hello = await open_socket(application, "/ws/cluster/", cookie)
-        await sync_to_async(apply_and_wait, thread_sensitive=False)(plan["id"], operator)
+        await sync_to_async(as_a_shell(apply_and_wait), thread_sensitive=False)(
+            plan["id"], operator)
         heard = await drain(socket, quiet_s=1.0)
         await socket.disconnect()
         return [m for m in heard if m["type"] == "plan.progress"]
