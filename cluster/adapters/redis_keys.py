@@ -9,18 +9,17 @@ a unit of work binds the id its identity check read (store_identity.locked_for_t
 and its ``HotState`` carries it (``namespace``) past the binding; services, selectors,
 views and other apps bind through the engine (``engine.bound()``, ``ports.bound_to_store``).
 
-Why a provider and a ContextVar rather than an argument (issue 32 aims at none): ``key()``
-has 45 calls in 15 modules. A key made outside any binding asks the provider, which
-composition/bootstrap.py points at the current engine's ``store_id`` (this module cannot
-import the engine: it imports this one). Each such key is a read of the store row: in 20
-integration test files (pages, API, commands, outages, records, the log) 289 were left,
-from 1,219, made by readers that bind nothing: the pages' stall banner and the scrape
-(tick_health.last_commit_ms, counters.read, hot_state.WORKER), the pages and live batches
-(hot_records.killed, worker_alive; hot_state.load and META), a rack's outage (revive,
-forget_heartbeat) and a store catch-up called on its own (the log's head). Naming the store
-explicitly is a namespace passed from every use case and reader down through all of them
-(and a binding at every shell: request, command, task, thread); until then, these two are
-the one ambient state left here.
+Every shell binds the store through the engine (``engine.serving()``, the id read at its
+first key, once): a request (webapp.middleware.BindStore: pages, the API, the stall banner,
+the scrape), a command (_cli.handle, and ``manage.py shell``), a task (webapp.celery.
+StoreTask), a socket (cluster/consumers.py, at connect), the worker's presence thread
+(cluster/tasks.py); the live flush timer runs in the context of the use case that armed it.
+A key made outside any binding raises ``UnboundStore``: there is no provider behind it.
+
+Why a ContextVar still, rather than an argument (issue 32 aims at none): ``key()`` has 45
+calls in 15 modules, and a unit's keys (locks, fence, sets, records, values, tickets, the
+meta, the log's append) read the binding below the HotState that carries it (``namespace``).
+Passing it is a namespace argument of each of those functions: not done in this round.
 """
 from __future__ import annotations
 
