@@ -3,6 +3,7 @@ topics it started replicating, and the core's actions that a status cannot say.
 (What the unit's own code logs, ``u.log``, goes into the same commit.)"""
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from cluster.adapters.hot_state import HotState, Summary
@@ -18,7 +19,9 @@ class Changes(NamedTuple):
 
 
 def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
-    """One pass over the saved sets' summaries (a busy tick saves every set)."""
+    """One pass over the saved sets' summaries (a busy tick saves every set): its tests
+    inlined, ``status_moved``'s in the order it takes them, the replica ids compared by
+    C-level maps (a call and two lists per set were a third of the pass)."""
     moved, differs = [], []
     get = before.get
     for key, new in after.items():
@@ -28,7 +31,9 @@ def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
             differs.append(key)
         elif new != old:
             differs.append(key)
-            if status_moved(old, new):
+            if (old[0] != new[0] or old[1] != new[1] or old[2] != new[2] or old[6] != new[6]
+                    or (old[5] is not new[5]
+                        and list(map(_spu, old[5])) != list(map(_spu, new[5])))):
                 moved.append(key)
     return Changes(moved, differs)
 
@@ -53,6 +58,9 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
             out.append({**metadata.topic_entry(name, sets), "topic_pk": hot.topics[name]["pk"]})
     out += metadata.action_entries(hot.state, actions)
     return [{**e, "at": at} for e in out]
+
+
+_spu = itemgetter(0)  # of a replica's figures (spu, leo, hw)
 
 
 def status_moved(old: Summary, new: Summary) -> bool:
