@@ -11,6 +11,7 @@ appended since (``fetch``).
 """
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Iterable
 from struct import Struct
@@ -56,6 +57,9 @@ return n
 """
 # An entry's head: partition, mode, payload length.
 _HEAD = Struct("<IcI")
+# The entry of one record appended, in one pack: its id as records_bytes stores it, a
+# native int64 (little-endian on every machine this runs on; checked, else two packs).
+_ONE = Struct("<IcIq") if sys.byteorder == "little" else None
 _APPEND, _SET, _DELETE = b"a", b"s", b"d"
 
 
@@ -88,9 +92,11 @@ class Writes:
         size = len(log)
         if start != ref.start or size <= n or (n and log[n - 1] != last):
             return None
-        self.writes[set_key] = (_HEAD.pack(set_key[1], _APPEND, 8 * (size - n))
+        last = log[-1]
+        self.writes[set_key] = (_ONE.pack(set_key[1], _APPEND, 8, last) if size == n + 1 and _ONE else
+                                _HEAD.pack(set_key[1], _APPEND, 8 * (size - n))
                                 + array("q", log[n:]).tobytes())
-        return start, size, log[-1]
+        return start, size, last
 
     def delete(self, set_key: Key) -> None:
         self.writes[set_key] = _HEAD.pack(set_key[1], _DELETE, 0)
