@@ -19,9 +19,10 @@ class Changes(NamedTuple):
 
 
 def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
-    """One pass over the saved sets' summaries (a busy tick saves every set): its tests
-    inlined, ``status_moved``'s in the order it takes them, the replica ids compared by
-    C-level maps (a call and two lists per set were a third of the pass)."""
+    """One pass over the saved sets' summaries (a busy tick saves every set). A logged
+    status moved when the leader, LRS, resolution, epoch or replica ids did: tested inline,
+    in that order, the ids by C-level maps (a call and two lists per set were a third of
+    the pass)."""
     moved, differs = [], []
     get = before.get
     for key, new in after.items():
@@ -61,10 +62,3 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
 
 
 _spu = itemgetter(0)  # of a replica's figures (spu, leo, hw)
-
-
-def status_moved(old: Summary, new: Summary) -> bool:
-    """Runs for every saved set of a busy tick: tuple compares (leader, LRS, resolution,
-    then epoch), replica ids last."""
-    return (old[:3] != new[:3] or old[6] != new[6]
-            or [s for s, _, _ in old[5]] != [s for s, _, _ in new[5]])
