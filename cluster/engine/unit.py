@@ -276,14 +276,11 @@ def _no_set(_: dict[str, Any]) -> Iterable[Key]:
 
 
 def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring,
-           held: Held, *, elections: bool = True, marks: dict[str, Any] | None = None
-           ) -> Committed:
-    """Elections, then one save fenced by the leases ``held``, with the log entries; then
-    the projections and what the unit deferred. ``marks``: the projections' ``begin``
-    (taken now when not given)."""
+           held: Held, *, elections: bool, marks: dict[str, Any]) -> Committed:
+    """A unit's commit: elections, then one save fenced by the leases ``held``, with the
+    log entries; then the projections and what the unit deferred. ``marks``: what the
+    projections' ``begin`` noted when the unit was loaded."""
     hot.state.clock_ms = at
-    if marks is None:
-        marks = {name: p.begin(hot) for name, p in wiring.projections.items()}
     actions = list(actions)
     after = hot.after
     meta_saved = save is hot_state.save
