@@ -13,27 +13,25 @@ What it offers, by subject:
 * the metadata log: its head and start, reading entries, which stream it is;
 * the store: its namespace, binding it for a use case, the offset its rows have applied
   and catching them up to the log;
-* units of work: the loaded state's type (a step defers a write with
-  ``hot.after_commit``), a replica set's summary, running a unit, the types of a tick
-  step and of extra entries;
+* units of work: the loaded state's type (a tick step defers a write with
+  ``hot.after_commit``), a replica set's summary, a unit of work (``with ports.unit(...)
+  as u:``), the types of a tick step and of extra entries;
 * live pages: the next sequence number of a live group.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.metadata_log import Entry as LogEntry
-from cluster.adapters.scheduler import Dispatch
 from cluster.adapters.set_codec import Summary
-from cluster.core.replication import Action, Key, ReplicaSet
+from cluster.core.replication import ReplicaSet
 from cluster.engine import engine as engine_module
-from cluster.engine import unit_of_work
 from cluster.engine.engine import Engine, ExtraEntries, TickStep
-from cluster.engine.unit_of_work import Step
+from cluster.engine.unit import Unit
 from cluster.projections import intents as intent_rows
 from cluster.projections import store as store_projection
 
@@ -41,10 +39,10 @@ if TYPE_CHECKING:
     from cluster.models import Event
 
 __all__ = [
-    "Engine", "ExtraEntries", "HotState", "LogEntry", "Step", "Summary", "TickStep",
+    "Engine", "ExtraEntries", "HotState", "LogEntry", "Summary", "TickStep", "Unit",
     "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
-    "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from", "run_unit",
-    "store_namespace", "summary",
+    "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from",
+    "store_namespace", "summary", "unit",
 ]
 
 
@@ -121,14 +119,10 @@ def summary(replica_set: ReplicaSet) -> Summary:
     return hot_state.summary(replica_set)
 
 
-def run_unit(step: Step, *, keys: Iterable[Key] | None = None,
-             dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
-             record_ids: int = 0, now: int | None = None) -> list[Action]:
-    """Load the state (all, or the sets of ``keys``) under the lease, apply ``step``,
-    commit, project and dispatch (cluster/engine/unit_of_work.py's ``run_locked``)."""
-    return unit_of_work.run_locked(step, keys=keys, dispatch=dispatch,
-                                   lock_timeout_s=lock_timeout_s, record_ids=record_ids,
-                                   now=now)
+def unit(**scope: Any) -> Unit:
+    """A unit of work of the process's engine (cluster/engine/unit.py), with the scopes and
+    options of ``Engine.unit``: ``with ports.unit(keys=[]) as u: u.log(entry)``."""
+    return engine_module.current().unit(**scope)
 
 
 # --- Live pages ---------------------------------------------------------------------

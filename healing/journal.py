@@ -7,7 +7,7 @@ Before, the run's whole database transaction ran inside a unit of work, holding 
 engine's lease (and so every tick) while it wrote, and its ``log_event`` calls became
 entries through the unit's ambient collector. Now the run writes its rows in its own
 transaction, with no lease, keeping its events here; ``log`` then runs one short unit
-whose step only appends them, and the store's projection writes their event rows (with
+whose block only logs them, and the store's projection writes their event rows (with
 their offsets) after the commit, as for every entry. A unit refused (its lease lost) or
 a process that dies after the rows committed loses the events, not the rows: the same as
 before, where the rows committed inside the step, before the unit's save.
@@ -36,11 +36,7 @@ class Journal:
         """Append the events through one unit of work (none when there are none)."""
         if not self.entries:
             return
-        entries = list(self.entries)
-
-        def step(hot: ports.HotState) -> list:
-            hot.log.extend(entries)
-            return []
-
-        ports.run_unit(step, keys=[])
+        with ports.unit(keys=[]) as u:
+            for entry in self.entries:
+                u.log(entry)
         self.entries.clear()

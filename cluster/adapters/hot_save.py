@@ -66,6 +66,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
         items = sets.items()
     with gc_paused():
         step = _step(retain)
+        follow, append = records.follow, records.append
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             if set_key in level:  # the leader is the reference; most ticks compact nothing
@@ -85,7 +86,11 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                 fields[str(set_key[1])] = data
                 keys.append(set_key)
                 raw[set_key] = data
-                stored[set_key] = records.follow(set_key, stored.get(set_key), ref)
+                # Most busy sets only gained records at the end of the same run: their
+                # append, without follow's other cases (Writes.append).
+                before = stored.get(set_key)
+                stored[set_key] = (before is not None and append(set_key, before, ref)
+                                   or follow(set_key, before, ref))
                 # Summed up with its encoding: a pass of its own over 10,000 sets later
                 # cost three times as much, in cache misses.
                 after[set_key] = summed

@@ -65,12 +65,19 @@ def set_ops(group: Group, changed: dict[str, dict[str, bytes]], records: Writes,
     compaction released (of topics ``released_kept`` says still exist)."""
     statuses: dict[str, dict[str, bytes]] = {}
     gone: dict[str, list[int]] = {}
-    for topic, partition in group:
+    topic, fields, source = None, {}, {}
+    for set_key in group:
+        name, partition = set_key
+        if name != topic:  # the keys come topic by topic
+            topic = name
+            fields = statuses.setdefault(name, {})
+            source = changed[name]
         field = str(partition)
-        statuses.setdefault(topic, {})[field] = changed[topic][field]
-        ids = released.get((topic, partition))
-        if ids:
-            gone.setdefault(topic, []).extend(ids)
+        fields[field] = source[field]
+        if released:
+            ids = released.get(set_key)
+            if ids:
+                gone.setdefault(name, []).extend(ids)
     ops = [WriteOp("hset", sets_key(name), fields) for name, fields in statuses.items()]
     op = records.op(group)
     if op is not None:

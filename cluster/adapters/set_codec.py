@@ -108,56 +108,58 @@ def encode_steady(rs: ReplicaSet, ref: Replica, clock: int | None,
     trails the appends, as the full rules would have left it; the replicas' own may be
     older (the index does not write them while the set stays in).
 
-    ``memo`` (``Steady.memo``, emptied of a set when it leaves the index) keeps the packed
-    fields no round or append moves while the set stays in (names, replicas, leader, LRS,
-    epoch...): msgpack packs a tuple as its header and its fields one after another, so
-    only HW, log start, the replicas' figures and the records' count are packed again."""
+    ``memo`` (``Steady.memo``, emptied of a set when it leaves the index) keeps what no
+    round or append moves while the set stays in: the packed fields before HW (names,
+    replicas, leader, resolution), the fields between HW and the log start, and the LRS as
+    the summary's tuple. msgpack packs a tuple as its header and its fields one after
+    another, so the moving fields (HW, those between, the log start, the replicas' figures,
+    the records' count) are one ``pack`` of their own array, less its one-byte header."""
     rep, log = rs.replica, ref.log
-    leo = ref.start + len(log)
+    start = ref.start
+    leo = start + len(log)
     states, figures = [], []
     for s in rs.replicas:
         r = rep[s]
         n = r.start + len(r.log)
-        states.append((n, r.hw, r.claims_leadership, r.seen_attempt,
+        hw = r.hw
+        states.append((n, hw, r.claims_leadership, r.seen_attempt,
                        clock if n < leo else None))
-        figures.append((s, n, r.hw))
-    leader = rs.leader
-    summed = _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, rs.hw, leo,
-                                    tuple(figures), rs.epoch))
-    packer = _packer()
-    recs = [len(log), log[-1] if log else None]
-    parts = None if memo is None else memo.get((rs.topic, rs.partition))
+        figures.append((s, n, hw))
+    key = (rs.topic, rs.partition)
+    parts = None if memo is None else memo.get(key)
     if parts is None:
         extras = _extras(rs)
-        if memo is not None and not extras:
-            parts = memo[(rs.topic, rs.partition)] = _steady_parts(rs, packer)
-        else:
-            extras[RECORDS_APART] = recs
-            return packer.pack((SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader,
-                                rs.lrs, rs.resolution, rs.hw, rs.epoch, rs.candidate,
-                                rs.attempt, rs.tried, rs.pending, ref.start, [], states,
-                                extras)), summed
-    head, middle = parts  # type: ignore[misc]
-    pack = packer.pack
-    return b"".join((head, pack(rs.hw), middle, pack(ref.start), _EMPTY, pack(states),
-                     pack({RECORDS_APART: recs}))), summed
+        if memo is None or extras:
+            extras[RECORDS_APART] = [len(log), log[-1] if log else None]
+            return _packer().pack((
+                SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
+                rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt, rs.tried,
+                rs.pending, start, [], states, extras)), _new_summary(Summary, (
+                    rs.leader, tuple(rs.lrs), rs.resolution, rs.hw, leo, tuple(figures),
+                    rs.epoch))
+        parts = memo[key] = _steady_parts(rs)
+    head, (epoch, candidate, attempt, tried, pending), lrs = parts  # type: ignore[misc]
+    hw = rs.hw
+    # The 10 fields from HW on (< 16: a one-byte array header, dropped).
+    data = head + _packer().pack((hw, epoch, candidate, attempt, tried, pending, start, (),
+                                  states, {RECORDS_APART: (len(log), log[-1] if log else None)}
+                                  ))[1:]
+    return data, _new_summary(Summary, (rs.leader, lrs, rs.resolution, hw, leo,
+                                        tuple(figures), epoch))
 
 
-# msgpack's header of a 17-field array (the set's fields) and of an empty one.
+# msgpack's header of a 17-field array (the set's fields).
 _FIELDS_HEADER = b"\xdc\x00\x11"
-_EMPTY = b"\x90"
 
 
-def _steady_parts(rs: ReplicaSet, packer: msgpack.Packer) -> tuple[bytes, bytes]:
-    """The packed fields before HW and between HW and the log start (no extras but the
-    records' count: a set with a move, deadline, deposed or unaware replica is never
-    steady)."""
-    pack = packer.pack
+def _steady_parts(rs: ReplicaSet) -> tuple[bytes, tuple[Any, ...], tuple[int, ...]]:
+    """The packed fields before HW, the values of those between HW and the log start, and
+    the LRS as a tuple (no extras but the records' count: a set with a move, deadline,
+    deposed or unaware replica is never steady)."""
+    pack = _packer().pack
     head = b"".join([_FIELDS_HEADER, *(pack(v) for v in (
         SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs, rs.resolution))])
-    middle = b"".join(pack(v) for v in (rs.epoch, rs.candidate, rs.attempt, rs.tried,
-                                        rs.pending))
-    return head, middle
+    return head, (rs.epoch, rs.candidate, rs.attempt, rs.tried, rs.pending), tuple(rs.lrs)
 
 
 def records_bytes(ids: list[int]) -> bytes:

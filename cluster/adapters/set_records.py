@@ -11,7 +11,10 @@ appended since (``fetch``).
 """
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Iterable
+from struct import Struct
 from typing import Any
 
 import redis
@@ -28,16 +31,36 @@ from cluster.core.replication.compaction import reference_replica
 # writes the whole run.
 INSIDE: Stored = (-1, 0, None)
 
-# One script for every records key a save writes: 'a' appends, 's' replaces, 'd' deletes.
+# One script for every records key a save writes, its writes packed by topic: ARGV holds,
+# for each topic, the records keys' prefix and one string of entries, each a partition
+# (uint32), a mode ('a' appends, 's' replaces, 'd' deletes), the payload's length (uint32)
+# and the payload (``Writes.op``). Three arguments a set (key, mode, payload) were most of
+# what redis-py packed for a busy save; the keys are built here, on the server that holds
+# them all (hot_servers.py: a set's records live with its status, never across servers).
 _WRITE = """
-for i = 1, #KEYS do
-  local mode = ARGV[2 * i - 1]
-  if mode == 'a' then redis.call('APPEND', KEYS[i], ARGV[2 * i])
-  elseif mode == 's' then redis.call('SET', KEYS[i], ARGV[2 * i])
-  else redis.call('DEL', KEYS[i]) end
+local n = 0
+for i = 1, #ARGV, 2 do
+  local prefix, packed = ARGV[i], ARGV[i + 1]
+  local at, size = 1, #packed
+  while at <= size do
+    local partition, mode, length
+    partition, mode, length, at = struct.unpack('<I4c1I4', packed, at)
+    local name = prefix .. string.format('%d', partition)
+    if mode == 'a' then redis.call('APPEND', name, string.sub(packed, at, at + length - 1))
+    elseif mode == 's' then redis.call('SET', name, string.sub(packed, at, at + length - 1))
+    else redis.call('DEL', name) end
+    at = at + length
+    n = n + 1
+  end
 end
-return #KEYS
+return n
 """
+# An entry's head: partition, mode, payload length.
+_HEAD = Struct("<IcI")
+# The entry of one record appended, in one pack: its id as records_bytes stores it, a
+# native int64 (little-endian on every machine this runs on; checked, else two packs).
+_ONE = Struct("<IcIq") if sys.byteorder == "little" else None
+_APPEND, _SET, _DELETE = b"a", b"s", b"d"
 
 
 def records_key(topic: str, partition: int | str) -> str:
@@ -48,47 +71,79 @@ class Writes:
     """The records keys one save writes, by set, as one script per piece (save_pieces)."""
 
     def __init__(self) -> None:
-        # Set -> (its records key, mode, payload), in the order written.
-        self.writes: dict[Key, tuple[str, str, bytes | str]] = {}
-        # Each topic's key prefix, named once: a busy save writes every partition's key.
-        self._prefixes: dict[str, str] = {}
+        # Set -> its packed entry (``_WRITE``), in the order written.
+        self.writes: dict[Key, bytes] = {}
 
     def follow(self, set_key: Key, before: Stored | None, ref: Replica) -> Stored:
         """Bring the key from ``before`` to ``ref``'s retained log; return what it holds."""
         log = ref.log
         write = _write(before, ref)
         if write is not None:
-            topic = set_key[0]
-            prefix = self._prefixes.get(topic)
-            if prefix is None:
-                prefix = self._prefixes[topic] = records_key(topic, "")
-            self.writes[set_key] = (f"{prefix}{set_key[1]}", *write)
+            mode, payload = write
+            self.writes[set_key] = _HEAD.pack(set_key[1], mode, len(payload)) + payload
         return ref.start, len(log), log[-1] if log else None
 
+    def append(self, set_key: Key, before: Stored, ref: Replica) -> Stored | None:
+        """``follow`` when ``ref``'s log only gained records at the end of the run the key
+        holds (``before``): the case of nearly every set of a busy tick, tested first and
+        alone; None when it is not that case (nothing noted: ``follow`` then decides)."""
+        start, n, last = before
+        log = ref.log
+        size = len(log)
+        if start != ref.start or size <= n or (n and log[n - 1] != last):
+            return None
+        last = log[-1]
+        self.writes[set_key] = (_ONE.pack(set_key[1], _APPEND, 8, last) if size == n + 1 and _ONE else
+                                _HEAD.pack(set_key[1], _APPEND, 8 * (size - n))
+                                + array("q", log[n:]).tobytes())
+        return start, size, last
+
     def delete(self, set_key: Key) -> None:
-        self.writes[set_key] = (records_key(*set_key), "d", "")
+        self.writes[set_key] = _HEAD.pack(set_key[1], _DELETE, 0)
 
     def op(self, only: Iterable[Key] | None = None) -> WriteOp | None:
         """The script writing every set's key (``only``: those sets' keys)."""
         writes = self.writes
-        picked = writes.values() if only is None else [writes[k] for k in only if k in writes]
-        keys: list[str] = []
-        args: list[bytes | str] = []
-        for name, mode, payload in picked:
-            keys.append(name)
-            args += (mode, payload)
-        return WriteOp("eval", keys[0], (_WRITE, keys, args)) if keys else None
+        picked = writes if only is None else [k for k in only if k in writes]
+        args: list[str | bytes] = []
+        entries: list[bytes] = []
+        prefix, topic = "", None
+        for set_key in picked:
+            if set_key[0] != topic:  # sets come topic by topic, or nearly
+                if entries:
+                    args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
+                topic, entries = set_key[0], []
+                # The op's name: its first topic's records prefix (save_pieces' tests read it).
+                prefix = prefix or records_key(topic, "")
+            entries.append(writes[set_key])
+        if entries:
+            args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
+        return WriteOp("eval", prefix, (_WRITE, [], args)) if args else None
 
 
-def _write(before: Stored | None, ref: Replica) -> tuple[str, bytes] | None:
+def unpacked(op: WriteOp) -> list[tuple[str, bytes, bytes]]:
+    """The records keys a ``Writes.op`` script writes, with each one's mode and payload, in
+    its order (what ``_WRITE`` reads: for tests and tools)."""
+    args, out = op.arg[2], []
+    for prefix, packed in zip(args[::2], args[1::2]):
+        at = 0
+        while at < len(packed):
+            partition, mode, length = _HEAD.unpack_from(packed, at)
+            at += _HEAD.size
+            out.append((f"{prefix}{partition}", mode, bytes(packed[at:at + length])))
+            at += length
+    return out
+
+
+def _write(before: Stored | None, ref: Replica) -> tuple[bytes, bytes] | None:
     log = ref.log
     if before is not None:
         start, n, last = before
         # The same start and the same id where the stored run ends: the same run up to
         # there (record ids are unique; the rule encode_status's followers rely on too).
         if start == ref.start and len(log) >= n and (n == 0 or log[n - 1] == last):
-            return ("a", records_bytes(log[n:])) if len(log) > n else None
-    return ("s", records_bytes(log)) if log else ("d", b"")
+            return (_APPEND, records_bytes(log[n:])) if len(log) > n else None
+    return (_SET, records_bytes(log)) if log else (_DELETE, b"")
 
 
 def stored_of(rs: ReplicaSet, apart: tuple[int, int | None] | None) -> Stored:

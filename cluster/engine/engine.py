@@ -123,9 +123,10 @@ class Engine:
         """A unit of work of this engine (cluster/engine/unit.py): ``with engine.unit(keys=...)
         as u:`` loads under the fenced leases, and leaving the block commits.
 
-        One scope: ``keys`` (those sets), ``shard`` (one shard, whole) or ``whole=True``;
-        ``options``: ``record_ids``, ``dispatch``, ``lock_timeout_s``, ``now``, ``elections``
-        (and ``locks`` with ``pick``, the general form ``shard`` is one of)."""
+        One scope: ``keys`` (those sets), ``shard`` (one shard, whole), ``whole=True`` or,
+        as ``options``, ``meta=True`` (the cluster lease, the meta alone); ``options`` also:
+        ``record_ids``, ``dispatch``, ``lock_timeout_s``, ``now``, ``elections`` (and
+        ``locks`` with ``pick``, the general form ``shard`` is one of)."""
         return Unit(self, keys=keys, shard=shard, whole=whole, **options)
 
     def replaced(self, **changes: Any) -> Engine:

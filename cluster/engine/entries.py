@@ -3,6 +3,7 @@ topics it started replicating, and the core's actions that a status cannot say.
 (What the unit's own code logs, ``u.log``, goes into the same commit.)"""
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from cluster.adapters.hot_state import HotState, Summary
@@ -18,7 +19,10 @@ class Changes(NamedTuple):
 
 
 def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
-    """One pass over the saved sets' summaries (a busy tick saves every set)."""
+    """One pass over the saved sets' summaries (a busy tick saves every set). A logged
+    status moved when the leader, LRS, resolution, epoch or replica ids did: tested inline,
+    in that order, the ids by C-level maps (a call and two lists per set were a third of
+    the pass)."""
     moved, differs = [], []
     get = before.get
     for key, new in after.items():
@@ -28,7 +32,9 @@ def changes(before: dict[Key, Summary], after: dict[Key, Summary]) -> Changes:
             differs.append(key)
         elif new != old:
             differs.append(key)
-            if status_moved(old, new):
+            if (old[0] != new[0] or old[1] != new[1] or old[2] != new[2] or old[6] != new[6]
+                    or (old[5] is not new[5]
+                        and list(map(_spu, old[5])) != list(map(_spu, new[5])))):
                 moved.append(key)
     return Changes(moved, differs)
 
@@ -55,8 +61,4 @@ def step_entries(hot: HotState, actions: list[Action], after: dict[Key, Summary]
     return [{**e, "at": at} for e in out]
 
 
-def status_moved(old: Summary, new: Summary) -> bool:
-    """Runs for every saved set of a busy tick: tuple compares (leader, LRS, resolution,
-    then epoch), replica ids last."""
-    return (old[:3] != new[:3] or old[6] != new[6]
-            or [s for s, _, _ in old[5]] != [s for s, _, _ in new[5]])
+_spu = itemgetter(0)  # of a replica's figures (spu, leo, hw)

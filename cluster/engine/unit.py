@@ -1,6 +1,6 @@
 """A unit of work of the replication engine, as a value (issue 32).
 
-    with engine.unit(keys=[("orders", 0)]) as u:   # or shard=2, or whole=True
+    with engine.unit(keys=[("orders", 0)]) as u:   # or shard=2, whole=True, meta=True
         result = core.produce(u.state.state, request)  # u.state: the loaded HotState
         u.actions += result.actions                    # what the core did
         u.stage(values_ops)      # lands in the commit's own fenced write, never before
@@ -19,6 +19,18 @@ for and the sets are kept for the next unit. An exception inside the block commi
 nothing, and a refused commit (the lease was lost: ``LeaseLost``) leaves the store, the
 log and Redis as they were: nothing the block staged, logged or deferred reaches anyone.
 
+It is the one way a unit of work runs: a tick (``whole=True``, or ``shard=`` and the
+coordinator's ``meta=True`` sharded), a produce or a leader's query (``keys=``), a resync's
+heal, a net cut, a repair. ``u.discard()`` leaves a block without committing (the quiet
+tick that finds it needs every set, a repair that finds nothing).
+
+A unit runs with the cyclic GC paused: it builds and drops tens of thousands of small
+objects over a heap of every loaded set, and collections meanwhile were a quarter of a busy
+tick. What it built is then frozen (cluster/perf.py): the sets the set cache keeps live on
+to the next tick, and collections scanning them after every unit were another fifth of it.
+Once what was frozen has grown by a quarter, everything is thawed and collected outside the
+leases, which reclaims whatever cycles were made meanwhile.
+
 The unit imports nothing of ``engine.py`` nor of the projections that read the engine: it
 is handed the engine's collaborators (the store's projection, the other projections, extra
 entries, offsets mirror, set cache and scheduler) as ``wiring``.
@@ -33,7 +45,7 @@ from typing import Any, Protocol
 
 from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
-from cluster.adapters.lease import Held, WriteOp
+from cluster.adapters.lease import CLUSTER_LOCK, Held, WriteOp
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
@@ -99,22 +111,32 @@ class Unit:
 
     Scopes: ``whole`` (every lease, every set), ``keys`` (those sets: under every lease
     unsharded, under their shards' leases sharded), ``shard`` (one shard's lease and all
-    its sets; unsharded, shard 0 is the whole state), or ``locks`` with ``pick`` (those
-    leases, the sets ``pick`` names from the topic table; ``complete``: they are every set
-    the leases guard).
+    its sets; unsharded, shard 0 is the whole state), ``meta`` (the cluster lease and the
+    meta alone: the coordinator's quiet tick), or ``locks`` with ``pick`` (those leases,
+    the sets ``pick`` names from the topic table; ``complete``: they are every set the
+    leases guard). ``whole`` with ``pick``: every lease, only the sets ``pick`` names (a
+    repair loads none and adds those it rebuilds).
+
+    What the commit writes follows from the leases: a holder of every lease saves the
+    changed sets and the meta (``hot_state.save``), of some shards' leases their sets only
+    (``save_sets``: the meta is the coordinator's), of the cluster lease with no set loaded
+    the meta only (``save_meta``; no election runs, no follow-up is asked for, no set is
+    kept: any read of a set raises ``shards.NeedsWholeState``).
 
     ``record_ids``: how many records the block may produce, or how to count them from the
     loaded state (sharded, ids come in blocks reserved at the load; a block that produced
-    more commits nothing: its ids could collide with another shard's)."""
+    more commits nothing: its ids could collide with another shard's). A holder of every
+    lease continues above every id the shards handed out."""
 
     def __init__(self, wiring: Wiring, *, keys: Iterable[Key] | None = None,
-                 shard: int | None = None, whole: bool = False,
+                 shard: int | None = None, whole: bool = False, meta: bool = False,
                  locks: list[str] | None = None, pick: Pick | None = None,
                  complete: bool = False, record_ids: int | Callable[[HotState], int] = 0,
                  dispatch: Dispatch | None = None, lock_timeout_s: float | None = None,
                  now: int | None = None, elections: bool = True) -> None:
-        if sum((keys is not None, shard is not None, whole, locks is not None)) != 1:
-            raise TypeError("a unit's scope is one of keys=, shard=, whole=True or locks=")
+        if sum((keys is not None, shard is not None, whole, meta, locks is not None)) != 1:
+            raise TypeError("a unit's scope is one of keys=, shard=, whole=True, meta=True "
+                            "or locks=")
         if shard is not None and not shards.sharded():
             if shard != 0:
                 raise ValueError(f"shard {shard}: the state is one shard (REPLICATION_SHARDS)")
@@ -127,11 +149,13 @@ class Unit:
         elif keys is not None and shards.sharded():
             wanted = list(keys)
             locks, pick = shards.locks_of(wanted), lambda _: wanted
+        elif meta:
+            locks, pick, elections = [CLUSTER_LOCK], _no_set, False
         elif locks is not None and pick is None:
             raise TypeError("locks= needs pick= (which sets of the topic table to load)")
         self._wiring = wiring
         self._keys = None if keys is None else list(keys)
-        self._locks, self._pick, self._complete = locks, pick, complete
+        self._locks, self._pick, self._complete, self._meta = locks, pick, complete, meta
         self._record_ids, self._dispatch = record_ids, dispatch
         self._lock_timeout_s, self._elections = lock_timeout_s, elections
         self.at = now if now is not None else now_ms()
@@ -139,10 +163,11 @@ class Unit:
         self.committed: Committed | None = None
         self._stack = ExitStack()
         self._hot: HotState | None = None
-        self._first_id: int | None = None  # sharded: the first id of the reserved block
+        self._first_id: int | None = None  # some shards' leases: the reserved block's first
         self._reserved = 0
         self._marks: dict[str, Any] = {}
         self._held: Held | None = None
+        self._discarded = False
 
     @property
     def held(self) -> Held:
@@ -184,14 +209,23 @@ class Unit:
             raise
         return self
 
+    def discard(self) -> None:
+        """Leaving the block commits nothing: the leases are let go, nothing is written."""
+        self._discarded = True
+
     def _load(self) -> HotState:
         sets, held = self._wiring.sets, self.held
-        if self._pick is None:  # every lease: the whole state, or the sets of ``keys``
-            hot = hot_state.load(self._keys, committed=sets, held=held)
+        if self._locks is None:  # every lease: the whole state, the sets of ``keys`` or ``pick``
+            hot = (hot_state.load(self._keys, committed=sets, held=held) if self._pick is None
+                   else hot_state.load_selected(self._pick, committed=sets, held=held))
             shards.adopt_record_ids(hot.state)
             return hot
+        assert self._pick is not None
         hot = hot_state.load_selected(self._pick, committed=sets, complete=self._complete,
                                       held=held)
+        if self._meta:
+            hot.state.replica_sets = shards.UnloadedSets()
+            return hot
         count = self._record_ids(hot) if callable(self._record_ids) else self._record_ids
         self._reserved, self._first_id = count, hot.state.next_record_id
         if count:
@@ -201,16 +235,22 @@ class Unit:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
-        if kind is not None:  # the block failed: nothing is committed
+        if kind is not None or self._discarded:  # the block failed or let go: no commit
             return bool(self._stack.__exit__(kind, exc, tb))
-        save = hot_state.save if self._pick is None else hot_state.save_sets
         with self._stack:
             self._check_record_ids()
-            self.committed = commit(self.state, self.actions, self.at, save, self._wiring,
-                                    self.held, elections=self._elections, marks=self._marks)
+            self.committed = commit(self.state, self.actions, self.at, self._save(),
+                                    self._wiring, self.held, elections=self._elections,
+                                    marks=self._marks)
         self.actions = list(self.committed.actions)
         self._outside_the_leases()
         return False
+
+    def _save(self) -> Save:
+        """The save the leases allow (see the class's docstring)."""
+        if self._meta:
+            return hot_state.save_meta
+        return hot_state.save if self._locks is None else hot_state.save_sets
 
     def _check_record_ids(self) -> None:
         if self._first_id is None:
@@ -224,21 +264,23 @@ class Unit:
     def _outside_the_leases(self) -> None:
         """The follow-up tick, the sets kept for the next unit, a thaw."""
         hot = self.state
-        followups = Followups(next_deadline_ms=core.next_deadline(hot.state))
-        (self._dispatch or self._wiring.scheduler.dispatch)(followups)
-        hot_state.keep_committed(hot, self._wiring.sets)
+        if not self._meta:  # a meta unit loaded no set: no deadline to ask for, none to keep
+            followups = Followups(next_deadline_ms=core.next_deadline(hot.state))
+            (self._dispatch or self._wiring.scheduler.dispatch)(followups)
+            hot_state.keep_committed(hot, self._wiring.sets)
         thaw_if_due()
 
 
+def _no_set(_: dict[str, Any]) -> Iterable[Key]:
+    return ()
+
+
 def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring,
-           held: Held, *, elections: bool = True, marks: dict[str, Any] | None = None
-           ) -> Committed:
-    """Elections, then one save fenced by the leases ``held``, with the log entries; then
-    the projections and what the unit deferred. ``marks``: the projections' ``begin``
-    (taken now when not given)."""
+           held: Held, *, elections: bool, marks: dict[str, Any]) -> Committed:
+    """A unit's commit: elections, then one save fenced by the leases ``held``, with the
+    log entries; then the projections and what the unit deferred. ``marks``: what the
+    projections' ``begin`` noted when the unit was loaded."""
     hot.state.clock_ms = at
-    if marks is None:
-        marks = {name: p.begin(hot) for name, p in wiring.projections.items()}
     actions = list(actions)
     after = hot.after
     meta_saved = save is hot_state.save

@@ -21,14 +21,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from cluster.adapters import hot_state, metadata_log, set_loading, set_records, shards
+from cluster.adapters import hot_state, metadata_log, set_loading, set_records
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.redis_keys import bound_to_store
 from cluster.adapters.set_codec import decode_fields, start_and_apart, summary
-from cluster.engine.store_identity import check_hot_state_identity, locked_for_this_store
-from cluster.core.replication import Action, Key
+from cluster.engine.engine import current as engine
+from cluster.engine.store_identity import check_hot_state_identity
+from cluster.core.replication import Key
 from cluster.core.replication.hw_codec import unpack
-from cluster.engine.unit_of_work import now_ms, run_unit
 from cluster.models import Partition
 from cluster.projections import store as store_projection
 from cluster.services.recovery import reported_floors
@@ -103,21 +103,18 @@ def store_repair(*, lock_timeout_s: float | None = None) -> Repair:
     of work can write a checkpoint of a damaged set meanwhile, since none can load it."""
     with bound_to_store(check_hot_state_identity()):
         logged = log_hws({k for k, _, _ in _scan()[0]})
-    with locked_for_this_store(lock_timeout_s) as held:
-        hot = hot_state.load_selected(lambda _: (), held=held)
+    # Every lease, no set loaded: the damaged sets are decoded here, since a load refuses them.
+    with engine().unit(whole=True, pick=lambda _: (), lock_timeout_s=lock_timeout_s,
+                       elections=False) as u:
+        hot = u.state
         found = set_loading.disagreeing(hot.topics)
         damaged = _assess(found, hot.topics, logged)  # found again: the lease is held now
         if not damaged:
+            u.discard()  # nothing found, nothing written
             return Repair(False)
-        shards.adopt_record_ids(hot.state)
         for set_key, fields, _ in found:
             _decode_without_records(hot, set_key, fields)
-
-        def step(h: HotState) -> list[Action]:
-            _restore(h, damaged)
-            return []
-
-        run_unit(hot, step, now_ms(), hot_state.save, held, elections=False)
+        _restore(hot, damaged)
     return Repair(True, damaged)
 
 

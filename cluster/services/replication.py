@@ -1,6 +1,6 @@
 """Replication use cases: the tick, its sharded parts, and the store's periodic resync.
 
-Each is one unit of work of the engine (cluster/engine/unit_of_work.py): load
+Each is one unit of work of the engine (cluster/engine/unit.py): load
 under the store's fenced leases, apply the core, commit the changed sets with
 the metadata-log entries that describe them, then project (store rows, events,
 live messages, metrics). Elections need no follow-up message: their notices
@@ -27,20 +27,16 @@ from django.conf import settings
 
 from cluster.adapters import hot_state, metadata_log, shards
 from cluster.adapters.hot_state import HotState
-from cluster.adapters.lease import CLUSTER_LOCK
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.scheduler import Dispatch
-from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
-from cluster.engine.unit import Unit
+from cluster.engine.unit import Unit, now_ms
 from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
 from cluster.engine.controllers import adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
-from cluster.engine.unit_of_work import (now_ms, run_locked,  # noqa: F401 (re-exported)
-                                         run_on_shards, run_unit)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
@@ -59,11 +55,11 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
     run every live SPU loop, let the connection manager drop silent SPUs, run the
     simulated producers and the installed tick steps (a running plan)."""
     at = now if now is not None else now_ms()
-    report: dict[str, int] = {}
     tick_steps = engine().tick_steps
-
-    def step(hot: HotState) -> list[Action]:
-        stopped = hot_state.killed()
+    # The store's id read once, for the unit and the tick's counters after it.
+    with engine().bound(), timed_tick(), engine().unit(
+            whole=True, dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at) as u:
+        hot, stopped = u.state, hot_state.killed()
         actions = adopt_topology(hot, at)
         hot_state_check_against_store(hot)
         actions += run_spu_loops(hot, at, stopped)
@@ -71,17 +67,9 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
             actions += simulate_producers(hot, at, stopped)
         for extra in tick_steps:
             actions += extra(hot, at)
-        report.update(sets=len(hot.state.replica_sets), actions=len(actions))
-        return actions
-
-    # The store's id read once, for the unit and the tick's counters after it.
-    with engine().bound(), timed_tick():
-        run_locked(step, dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at)
+        u.actions += actions
+        report = {"sets": len(hot.state.replica_sets), "actions": len(actions)}
     return report
-
-
-class _WholeTick(Exception):
-    """The coordinator found cluster-wide work that changes replica sets."""
 
 
 @timed_tick()
@@ -100,21 +88,15 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     """
     at = now if now is not None else now_ms()
     quotas: dict[str, TopicQuota] = {}
-
-    def step(hot: HotState) -> list[Action]:
-        quiet = _quiet_tick(hot, at)
+    with engine().unit(meta=True, lock_timeout_s=lock_timeout_s, now=at) as u:
+        quiet = _quiet_tick(u.state, at)
         if quiet is None:
-            raise _WholeTick
-        if settings.REPLICATION_SIMULATED_PRODUCERS:
-            quotas.update(producer_quotas(hot, at))
-        return quiet
-
-    try:
-        with locked_for_this_store(lock_timeout_s, locks=[CLUSTER_LOCK]) as held:
-            hot = hot_state.load_selected(lambda _: (), held=held)
-            hot.state.replica_sets = shards.UnloadedSets()
-            run_unit(hot, step, at, hot_state.save_meta, held, elections=False)
-    except _WholeTick:
+            u.discard()  # nothing of the quiet tick is committed: the whole tick runs
+        else:
+            u.actions += quiet
+            if settings.REPLICATION_SIMULATED_PRODUCERS:
+                quotas.update(producer_quotas(u.state, at))
+    if quiet is None:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
     return {shard: quotas for shard in range(shards.count())}
@@ -145,27 +127,22 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
                            now: int | None = None, dispatch: Dispatch | None = None,
                            lock_timeout_s: float | None = None) -> dict[str, int]:
     """One shard's part of a tick: its live SPU loops, its producers' records, elections."""
-    n, due = shards.count(), dict(quotas or {})
+    due = dict(quotas or {})
     at = now if now is not None else now_ms()
     report: dict[str, int] = {"shard": shard}
-
-    def step(hot: HotState) -> list[Action]:
-        state, stopped = hot.state, hot_state.killed()
+    started, cpu = time.perf_counter(), time.process_time()
+    with engine().bound(), timed_shard_tick(), engine().unit(
+            shard=shard, dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at,
+            record_ids=lambda hot: records_due(due, hot.state.replica_sets)) as u:
+        hot, stopped = u.state, hot_state.killed()
+        state = hot.state
         max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
         actions = core.advance_moves(state, at)
         actions += core.replication_step(state, at, max_records,
                                          stopped={s for s in stopped if state.spus.get(s)})
         actions += produce_quotas(hot, due, stopped)
+        u.actions += actions
         report.update(sets=len(state.replica_sets), actions=len(actions))
-        return actions
-
-    started, cpu = time.perf_counter(), time.process_time()
-    with engine().bound(), timed_shard_tick():
-        run_on_shards(step, locks=[shards.lock_name(shard)],
-                      pick=lambda topics: shards.keys_of_shard(topics, shard, n),
-                      record_ids=lambda hot: records_due(due, hot.state.replica_sets),
-                      dispatch=dispatch,
-                      lock_timeout_s=lock_timeout_s, now=at, whole_shards=True)
     # Wall and CPU time apart: on a shared machine the gap is time spent waiting for a core.
     report["ms"] = int((time.perf_counter() - started) * 1000)
     report["cpu_ms"] = int((time.process_time() - cpu) * 1000)

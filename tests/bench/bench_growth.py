@@ -53,7 +53,7 @@ def grow_to(leo: int, values: int) -> None:
 
 def memory() -> tuple[int, int]:
     from cluster.adapters import hot_state
-    from cluster.services.replication import run_locked
+    from cluster.engine.engine import current as engine
 
     found: list[int] = []
 
@@ -63,7 +63,8 @@ def memory() -> tuple[int, int]:
                       client.memory_usage(hot_state.values_key("grow")) or 0])
         return []
 
-    run_locked(measure, keys=[])  # inside a use case: the store's namespace, whatever it is
+    with engine().unit(keys=[]):  # inside a use case: the store's namespace, whatever it is
+        measure(None)
     return found[0], found[1]
 
 

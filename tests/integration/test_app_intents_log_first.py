@@ -232,14 +232,14 @@ def test_a_detection_run_writes_its_rows_first_then_logs_its_events_through_one_
     register_spus(0, 1, 2, online=True)
     run("topic", "create", "t", "--partitions", "3", "--replication", "2")
     run("healing", "enable", "--notify-only")
-    units, real = [], ports.run_unit
+    units, real = [], ports.unit
 
-    def watched(step, **kwargs):
+    def watched(**kwargs):
         units.append((transaction.get_connection().in_atomic_block,
                       list(Anomaly.objects.values_list("state", flat=True))))
-        return real(step, **kwargs)
+        return real(**kwargs)
 
-    monkeypatch.setattr(ports, "run_unit", watched)
+    monkeypatch.setattr(ports, "unit", watched)
     spu_offline(spu_id=2)
     mark, t0 = head(), int(time.time() * 1000)
     healing_check(now_ms=t0)

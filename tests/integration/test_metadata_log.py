@@ -20,7 +20,8 @@ from cluster.core.replication import Resolution, metadata
 from cluster.models import ClusterState, Event, Partition, Topic
 from cluster.projections import store as store_projection
 from cluster.services import topic_create
-from cluster.services.replication import now_ms, replication_tick, run_locked
+from cluster.engine.engine import current as engine
+from cluster.services.replication import now_ms, replication_tick
 from tests.helpers import register_spus
 from webapp.redis_server import start_private_redis
 
@@ -114,7 +115,8 @@ def test_a_lost_timer_message_never_strands_an_election(trio):
     with bound_to_store():
         hot_state.kill(stuck)  # that candidate's loop is stopped: it answers nothing
     at = now_ms()
-    run_locked(lambda hot: core.handle(hot.state, core.SpuOffline(0)), dispatch=lost, now=at)
+    with engine().unit(whole=True, dispatch=lost, now=at) as u:
+        u.actions += core.handle(u.state.state, core.SpuOffline(0))
     waiting = hot_state.load().state.replica_sets
     led_by_0 = [k for k in led_by_0 if candidate[k] == stuck]
     assert all(waiting[k].resolution is Resolution.CANDIDATE_FOUND for k in led_by_0)
@@ -136,8 +138,9 @@ def test_a_moved_partition_has_its_preferred_leader_follow_its_replicas(redis_ur
     replication_tick(dispatch=lost)
     row = Partition.objects.get()
     target = tuple([3] + [s for s in row.replicas if s != row.replicas[0]])
-    run_locked(lambda hot: core.handle(hot.state, core.ReassignPartition(
-        "orders", 0, target, elect_preferred=True, now_ms=now_ms())), dispatch=lost)
+    with engine().unit(whole=True, dispatch=lost) as u:
+        u.actions += core.handle(u.state.state, core.ReassignPartition(
+            "orders", 0, target, elect_preferred=True, now_ms=now_ms()))
     for _ in range(20):
         replication_tick(dispatch=lost)
         if list(Partition.objects.get().replicas) == list(target):

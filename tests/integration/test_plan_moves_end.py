@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cluster.engine.unit_of_work import now_ms
+from cluster.engine.unit import now_ms
 from cluster.models import Partition
 from cluster.services.network import CutRequest, net_cut
 from cluster.services.outages import spu_offline

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cluster.engine.unit_of_work import now_ms
+from cluster.engine.unit import now_ms
 from cluster.errors import Conflict, InvalidInput
 from cluster.models import Partition, Topic
 from cluster.services.replication import replication_tick

@@ -12,7 +12,6 @@ import pytest
 from cluster import ports
 from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys
 from cluster.engine import engine as engine_module
-from cluster.engine import unit_of_work
 from cluster.projections import store as store_projection
 
 SENTINEL = object()
@@ -27,7 +26,6 @@ SENTINEL = object()
     (ports.applied_offset, store_projection, "applied_offset", ()),
     (ports.catch_up_store, store_projection, "catch_up", ()),
     (ports.summary, hot_state, "summary", ("a set",)),
-    (ports.run_unit, unit_of_work, "run_locked", (lambda hot: [],)),
     (ports.engine, engine_module, "current", ()),
     (ports.next_live_seq, live_seqs, "next_seq", ("cluster",)),
 ])
@@ -44,6 +42,19 @@ def test_a_port_calls_the_module_that_owns_it_so_its_patches_are_seen(
     returned = port(*args)
     assert calls == [args]
     assert returned in (SENTINEL, None)
+
+
+def test_a_unit_through_the_port_is_the_current_engines_with_the_scope_given(monkeypatch):
+    scopes: list[dict[str, Any]] = []
+
+    class Engine:
+        def unit(self, **scope: Any) -> object:
+            scopes.append(scope)
+            return SENTINEL
+
+    monkeypatch.setattr(engine_module, "current", Engine)
+    assert ports.unit(keys=[], now=5) is SENTINEL
+    assert scopes == [{"keys": [], "now": 5}]
 
 
 def test_the_store_namespace_outside_any_binding_is_read_from_the_engines_store_id():

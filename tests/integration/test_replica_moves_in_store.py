@@ -6,7 +6,7 @@ import pytest
 from cluster.core import replication as core
 from cluster.models import Event, Partition, Topic
 from cluster.services import topic_create
-from cluster.services.replication import run_locked
+from cluster.engine.engine import current as engine
 from tests.helpers import register_spus
 from tests.integration.test_replication_shell import tick
 
@@ -22,8 +22,9 @@ def topic(redis_url):
 
 
 def reassign(target: list[int]) -> list[core.Action]:
-    return run_locked(lambda hot: core.handle(
-        hot.state, core.ReassignPartition("t", 0, tuple(target))), dispatch=lambda f: None)
+    with engine().unit(whole=True, dispatch=lambda f: None) as u:
+        u.actions += core.handle(u.state.state, core.ReassignPartition("t", 0, tuple(target)))
+    return u.actions
 
 
 def test_a_started_move_writes_the_union_of_old_and_new_replicas_to_the_store(topic):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from cluster.adapters import hot_state, lease, metadata_log, save_pieces
+from cluster.adapters import hot_state, lease, metadata_log, save_pieces, set_records
 from cluster.core.replication.compaction import reference_replica
 from cluster.engine.engine import current as engine
 from cluster.services import topic_create
@@ -90,7 +90,7 @@ def sets_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
 
 def records_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
     return {(topic, int(p)) for op in ops if op.op == "eval" and ":recs:" in op.key
-            for topic, p in (k.rsplit(":", 2)[1:] for k in op.arg[1])}
+            for topic, p in (k.rsplit(":", 2)[1:] for k, _, _ in set_records.unpacked(op))}
 
 
 def test_a_busy_tick_saves_in_pieces_of_at_most_the_limit(orders, writes):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.adapters import hot_servers, hot_state, set_cache
-from cluster.engine.unit_of_work import run_locked
+from cluster.engine.engine import current as engine
 from cluster.services import topic_create
 from cluster.services.records import records_produce
 from cluster.services.replication import replication_tick
@@ -83,7 +83,8 @@ def taken(keys=None) -> tuple[dict, bool]:
         seen["exact"] = hot.exact
         return []
 
-    run_locked(step, keys=keys, dispatch=lambda followups: None)
+    with engine().unit(keys=keys, whole=keys is None, dispatch=lambda followups: None) as u:
+        step(u.state)
     exact = seen.pop("exact")
     return seen, exact
 
@@ -151,7 +152,8 @@ def test_a_unit_that_fails_leaves_nothing_to_take(orders):
         raise RuntimeError("half-way")
 
     with pytest.raises(RuntimeError):
-        run_locked(broken, dispatch=lambda followups: None)
+        with engine().unit(whole=True, dispatch=lambda followups: None) as u:
+            broken(u.state)
     with SetReads() as reads:
         sets, _ = taken()
     assert reads.calls == ["hgetall"] and sets == decoded()
@@ -177,9 +179,6 @@ def sharded(request, redis_url, settings, monkeypatch):
 
 def shard_unit(shard: int) -> tuple[dict, bool]:
     """One shard's unit of work, as its tick runs it (every set of the shard)."""
-    from cluster.adapters import shards
-    from cluster.engine.unit_of_work import run_on_shards
-
     seen = {}
 
     def step(hot):
@@ -187,10 +186,8 @@ def shard_unit(shard: int) -> tuple[dict, bool]:
         seen["exact"] = hot.exact
         return []
 
-    run_on_shards(step, locks=[shards.lock_name(shard)],
-                  pick=lambda topics: shards.keys_of_shard(topics, shard, SHARDS),
-                  record_ids=0, dispatch=lambda followups: None, lock_timeout_s=None,
-                  whole_shards=True)
+    with engine().unit(shard=shard, dispatch=lambda followups: None) as u:
+        step(u.state)
     return seen, seen.pop("exact")
 
 

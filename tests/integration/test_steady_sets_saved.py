@@ -10,7 +10,7 @@ from cluster.adapters.set_codec import encode_status
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import cluster_from_dict, cluster_to_dict
 from cluster.core.replication.compaction import reference_replica
-from cluster.engine.unit_of_work import run_locked
+from cluster.engine.engine import current as engine
 from cluster.services import topic_create
 from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import replication_tick
@@ -46,7 +46,8 @@ def kept_against_redis() -> tuple[list, int, list]:
                           if rs.leader is None or rs.hw != rs.replica[rs.leader].leo]
         return []
 
-    run_locked(step, dispatch=lambda followups: None)
+    with engine().unit(whole=True, dispatch=lambda followups: None) as u:
+        step(u.state)
     return seen["differ"], seen["steady"], seen["behind"]
 
 
@@ -123,5 +124,6 @@ def _sets() -> dict:
         seen.update(hot.state.replica_sets)
         return []
 
-    run_locked(step, dispatch=lambda followups: None)
+    with engine().unit(whole=True, dispatch=lambda followups: None) as u:
+        step(u.state)
     return seen

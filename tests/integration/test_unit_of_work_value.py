@@ -149,3 +149,50 @@ def test_a_unit_holds_its_leases_as_a_value_and_its_offsets_rows_carry_their_tok
     assert all(before.held.token < t < after.held.token for t in tokens), tokens
     assert set(Partition.objects.filter(topic__name="orders").values_list("hw", flat=True)) \
         == {0}
+
+
+def test_a_discarded_block_commits_nothing_asks_for_no_tick_and_lets_the_leases_go(orders):
+    """``u.discard()``: the quiet tick that finds it needs every set, a repair that finds
+    nothing to repair."""
+    head, events, asked = _head(), Event.objects.count(), []
+    with current().unit(whole=True, dispatch=asked.append) as u:
+        u.log({"type": "unit-test"})
+        u.stage([_mark("discarded")])
+        u.after_commit(lambda: asked.append("after"))
+        u.discard()
+    assert u.committed is None and asked == []
+    assert (_head(), Event.objects.count(), _read_mark()) == (head, events, None)
+    with current().unit(whole=True, lock_timeout_s=0.5, dispatch=LocalQueue()):
+        pass
+
+
+def test_a_meta_unit_holds_the_cluster_lease_reads_no_set_and_saves_the_meta_alone(
+        orders_sharded):
+    """The coordinator's quiet tick: the shards' ticks go on meanwhile, since it neither
+    holds their leases nor writes their sets."""
+    import json
+
+    from cluster.adapters import shards
+
+    def stored() -> tuple[dict, dict]:
+        with bound_to_store():
+            client = hot_state.client()
+            return (client.hgetall(hot_state.sets_key("orders")),
+                    json.loads(client.get(hot_state.key("meta"))))
+
+    sets_before, _ = stored()
+    asked: list[object] = []
+    with current().unit(meta=True, dispatch=asked.append) as u:
+        assert u.held.names == (hot_state.key("lock"),)
+        with pytest.raises(shards.NeedsWholeState):
+            u.state.state.replica_sets.get(("orders", 0))
+        with current().unit(shard=0, lock_timeout_s=0.5, dispatch=LocalQueue()):
+            pass  # a shard's lease is free
+        u.state.racks["meta-unit"] = "noted"
+        u.log({"type": "unit-test"})
+    record = u.committed
+    assert record is not None and record.saved == () and not record.meta_saved
+    assert [e.data["type"] for e in record.entries] == ["unit-test"]
+    assert asked == []  # no set loaded: no election deadline to ask a tick for
+    sets_after, meta = stored()
+    assert meta["racks"]["meta-unit"] == "noted" and sets_after == sets_before

@@ -190,7 +190,7 @@ def test_the_other_apps_reach_the_engine_only_through_cluster_ports():
     ("cluster/adapters/planted.py", "from webapp import perf", RULES[1]),
     ("cluster/engine/planted.py", "def f():\n    from cluster.services.events import x", RULES[2]),
     ("cluster/projections/planted.py", "from cluster.views.tables import spu_row", RULES[3]),
-    ("history/planted.py", "from cluster.engine import unit_of_work", RULES[4]),
+    ("history/planted.py", "from cluster.engine import unit", RULES[4]),
     ("planner/planted.py", "from cluster.adapters.hot_state import HotState", RULES[4]),
     ("cluster/services/planted.py", "from cluster.testing.invariants import x", RULES[5]),
     ("cluster/testing/planted.py", "from cluster.models import Topic", RULES[6]),
@@ -204,7 +204,7 @@ def test_a_planted_upward_import_is_caught(tmp_path, planted, importing, rule):
     for module in ("cluster/models.py", "healing/models.py", "webapp/perf.py",
                    "cluster/views/tables.py", "cluster/services/records.py",
                    "cluster/services/events.py", "cluster/selectors/stats.py",
-                   "cluster/engine/unit_of_work.py", "cluster/adapters/hot_state.py"):
+                   "cluster/engine/unit.py", "cluster/adapters/hot_state.py"):
         (tmp_path / module).write_text("")
     (tmp_path / planted).write_text(importing + "\n")
     found = violations(import_graph(tmp_path))
@@ -217,7 +217,7 @@ def test_the_rules_allow_what_the_layers_allow(tmp_path):
                "cluster.adapters.x": {"cluster.core.replication", "cluster.adapters.redis_keys",
                                       "redis"},
                "cluster.engine.x": {"cluster.adapters.hot_state", "cluster.projections.store"},
-               "cluster.services.x": {"cluster.engine.unit_of_work", "cluster.models"},
-               "composition.bootstrap": {"cluster.engine.unit_of_work"},
+               "cluster.services.x": {"cluster.engine.unit", "cluster.models"},
+               "composition.bootstrap": {"cluster.engine.unit"},
                "cluster.testing.x": {"cluster.core.replication", "cluster.testing.invariants"}}
     assert violations({k: frozenset(v) for k, v in allowed.items()}) == set()
