@@ -4,9 +4,20 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# A benchmark script is a shell, as a command is: it binds the store once for its main
+# thread (a key made outside any binding is refused); a thread of its own binds its own.
+_shell = ExitStack()
+
+
+def bind_the_store() -> None:
+    """Bind the store for this thread as a shell does (the id read at the first key)."""
+    from cluster.engine.engine import current
+
+    _shell.enter_context(current().serving())
 
 
 def setup_throwaway_django() -> Path:
@@ -19,6 +30,7 @@ def setup_throwaway_django() -> Path:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    bind_the_store()
     return workdir
 
 
@@ -45,4 +57,5 @@ def setup_bench_store(tmp: Path, postgres: bool, name: str, sqlite: Path | None 
         os.environ["DATABASE_URL"] = (
             f"postgres://postgres@127.0.0.1:5432/{connection.settings_dict['NAME']}")
     call_command("migrate", "--noinput", verbosity=0)
+    bind_the_store()
     return redis_proc
