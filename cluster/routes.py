@@ -8,6 +8,10 @@ go to another live node, so they never hold the owner's one process while a tick
 Anything else, or when Redis cannot say, takes the shared queue as before; a tick that
 lands on the wrong node is still forwarded (cluster/tasks.py). Routing only saves work:
 every tick takes the fenced lease wherever it runs.
+
+The router runs in the sender's process (beat, a command, a request) and is a shell of its
+own: it binds the store to read the owners (a key made outside any binding is refused,
+and the refusal would silently send every task to the shared queue).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from cluster import ports
 from cluster.adapters import shard_owners, shards
 
 log = logging.getLogger(__name__)
@@ -36,8 +41,9 @@ def route_task(name: str, args: Any, kwargs: Any, options: dict[str, Any], task:
     try:
         if shards.sharded():
             return None  # the coordinator loads no set; shards have owners of their own
-        owner, others = shard_owners.tick_placement(
-            int(time.time() * 1000), int(settings.REPLICATION_TICK_S * 1000))
+        with ports.engine().serving():
+            owner, others = shard_owners.tick_placement(
+                int(time.time() * 1000), int(settings.REPLICATION_TICK_S * 1000))
     except Exception:  # noqa: BLE001 (a send must not fail for want of a route)
         log.debug("no route for %s: the shared queue", name, exc_info=True)
         return None

@@ -132,7 +132,10 @@ def test_beat_sends_the_tick_to_its_owner_and_the_long_periodic_tasks_elsewhere(
     from cluster.routes import route_task
 
     def route(name: str) -> dict[str, str] | None:
-        return route_task(name, (), {}, {})
+        # In a fresh context, as beat sends: nothing bound but what the router binds.
+        import contextvars
+
+        return contextvars.Context().run(route_task, name, (), {}, {})
 
     assert route("cluster.tasks.replication_tick") is None  # no owner yet: the shared queue
     now = int(time.time() * 1000)
