@@ -25,13 +25,14 @@ from cluster.errors import Conflict, DomainError, InvalidInput, NotFound
 from cluster.models import Spu, Topic
 from cluster.core.replication import intents
 from cluster.services.events import Actor, actor_name, log_event, record_intent
-from planner.core.execution import (CANCELLABLE, KEEP, PAUSABLE, RESUMABLE,
-                                    RETUNABLE, ExecutionState, Keep, PlanMove, Throttles,
+from planner.core.execution import (KEEP, RETUNABLE, ExecutionState, Keep, PlanMove,
+                                    Throttles,
                                     layout_drift, layout_of, plan_moves, preparation_steps,
                                     retuned, targets_not_ready, throttle_problem,
                                     unavailable_targets)
 from planner.core.jobs import PlanState
 from planner.executor import announce
+from planner.intents import TRANSITIONS
 from planner.running import executing
 from planner.models import Plan, PlanExecution
 from planner.preemption import preempting, yielding
@@ -207,7 +208,7 @@ def _make_way(running: PlanExecution, plan_id: int, by: Actor) -> None:
         preempting(execution=running, plan_id=plan_id, by=by)
         if running.state != S.CANCELLED.value:
             try:
-                _transition(running.plan_id, CANCELLABLE, S.CANCELLED, "cancel", by,
+                _transition(running.plan_id, "cancel", by,
                             reason=f"pre-empted by plan {plan_id} of {actor_name(by)}")
             except Conflict:
                 pass  # it ended meanwhile: nothing to cancel, nothing to wait for
@@ -225,8 +226,10 @@ def _nudge() -> None:
 
 # ---- pause, resume, cancel: the executor reads the new state at its next step -------
 
-def _transition(plan_id: int, allowed: frozenset[ExecutionState], new: ExecutionState,
-                operation: str, by: Actor, reason: str | None = None) -> PlanExecution:
+def _transition(plan_id: int, operation: str, by: Actor,
+                reason: str | None = None) -> PlanExecution:
+    # The states it may change and the one it moves them to: the projection's own table.
+    allowed, new = TRANSITIONS[operation]
     execution = _execution(_plan(plan_id))
     if execution is None or S(execution.state) not in allowed:
         raise _cannot(plan_id, execution, operation)
@@ -249,16 +252,16 @@ def _cannot(plan_id: int, execution: PlanExecution | None, operation: str) -> Co
 
 def plan_pause(*, plan_id: int, by: Actor = None) -> PlanExecution:
     """No new moves start; those in flight finish."""
-    return _transition(plan_id, PAUSABLE, S.PAUSED, "pause", by)
+    return _transition(plan_id, "pause", by)
 
 
 def plan_resume(*, plan_id: int, by: Actor = None) -> PlanExecution:
-    return _transition(plan_id, RESUMABLE, S.RUNNING, "resume", by)
+    return _transition(plan_id, "resume", by)
 
 
 def plan_cancel(*, plan_id: int, by: Actor = None) -> PlanExecution:
     """No new moves; those in flight roll back (or finish where rolling back is unsafe)."""
-    return _transition(plan_id, CANCELLABLE, S.CANCELLED, "cancel", by)
+    return _transition(plan_id, "cancel", by)
 
 
 def plan_throttle(*, plan_id: int, max_moves_per_spu: int | Keep = KEEP,

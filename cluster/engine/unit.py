@@ -239,9 +239,9 @@ class Unit:
             return bool(self._stack.__exit__(kind, exc, tb))
         with self._stack:
             self._check_record_ids()
-            self.committed = commit(self.state, self.actions, self.at, self._save(),
-                                    self._wiring, self.held, elections=self._elections,
-                                    marks=self._marks)
+            self.committed = _commit(self.state, self.actions, self.at, self._save(),
+                                     self._wiring, self.held, elections=self._elections,
+                                     marks=self._marks, meta_saved=self._locks is None)
         self.actions = list(self.committed.actions)
         self._outside_the_leases()
         return False
@@ -275,15 +275,15 @@ def _no_set(_: dict[str, Any]) -> Iterable[Key]:
     return ()
 
 
-def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring,
-           held: Held, *, elections: bool, marks: dict[str, Any]) -> Committed:
+def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wiring,
+            held: Held, *, elections: bool, marks: dict[str, Any],
+            meta_saved: bool) -> Committed:
     """A unit's commit: elections, then one save fenced by the leases ``held``, with the
     log entries; then the projections and what the unit deferred. ``marks``: what the
-    projections' ``begin`` noted when the unit was loaded."""
-    hot.state.clock_ms = at
+    projections' ``begin`` noted when the unit was loaded; ``meta_saved``: the save writes
+    the meta too (a holder of every lease)."""
     actions = list(actions)
     after = hot.after
-    meta_saved = save is hot_state.save
     if elections:
         actions += core.run_elections(hot.state, at, hot_state.killed())
     # A network rehearsal's accounting; shard units write without the meta, so with
@@ -303,7 +303,7 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    project(hot, actions, after, wiring.mirror, wiring.store_rows, held)
+    _project(hot, actions, after, wiring.mirror, wiring.store_rows, held)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -312,7 +312,7 @@ def commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: Wi
     return record
 
 
-def project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
             mirror: OffsetsMirror, store_rows: StoreRows, held: Held) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's
     ``mirror``, the status rows and events through its ``store_rows``), written under the
