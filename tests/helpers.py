@@ -48,3 +48,19 @@ def recount_partitions() -> None:
     from cluster.services.store import store_recount
 
     store_recount(by="test")
+
+
+def log_dumped() -> list[dict]:
+    """The metadata log as ``metadata dump --json`` prints it."""
+    import json
+
+    return json.loads(run("metadata", "dump", "--json"))
+
+
+def log_head() -> int:
+    """The metadata log's last offset."""
+    from cluster.adapters import metadata_log
+    from cluster.ports import bound_to_store
+
+    with bound_to_store():
+        return metadata_log.head()

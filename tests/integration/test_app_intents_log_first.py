@@ -14,8 +14,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from cluster.adapters import metadata_log
-from cluster.ports import bound_to_store
 from cluster.core.replication import intents
 from cluster.models import ClusterState, Event, Spu
 from cluster.projections import store as store_projection
@@ -24,18 +22,10 @@ from healing.models import HealingConfig
 from history.present import moment_view
 from history.selectors import parse_point
 from planner.models import PlanExecution
+from tests.helpers import log_dumped as dumped, log_head as head
 from tests.helpers import register_spus, run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
-
-
-def dumped() -> list[dict]:
-    return json.loads(run("metadata", "dump", "--json"))
-
-
-def head() -> int:
-    with bound_to_store():
-        return metadata_log.head()
 
 
 def logged_first(before: int, kind: str) -> list[dict]:

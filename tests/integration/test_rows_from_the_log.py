@@ -3,7 +3,6 @@ store's rows and event rows are the projection of that entry; a refused command 
 writes nothing; the rows can be rebuilt from the log alone."""
 from __future__ import annotations
 
-import json
 from io import StringIO
 
 import pytest
@@ -14,18 +13,10 @@ from cluster.ports import bound_to_store
 from cluster.core.replication import intents
 from cluster.models import ClusterState, Event, Partition, Spu, Topic, TopicSpuCount
 from cluster.projections import store as store_projection
+from tests.helpers import log_dumped as dumped, log_head as head
 from tests.helpers import run, store_counts
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
-
-
-def dumped() -> list[dict]:
-    return json.loads(run("metadata", "dump", "--json"))
-
-
-def head() -> int:
-    with bound_to_store():
-        return metadata_log.head()
 
 
 def last_intent() -> dict:
