@@ -136,10 +136,8 @@ def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None =
             record_ids=lambda hot: records_due(due, hot.state.replica_sets)) as u:
         hot, stopped = u.state, hot_state.killed()
         state = hot.state
-        max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
         actions = core.advance_moves(state, at)
-        actions += core.replication_step(state, at, max_records,
-                                         stopped={s for s in stopped if state.spus.get(s)})
+        actions += _fetch_round(state, at, stopped)
         actions += produce_quotas(hot, due, stopped)
         u.actions += actions
         report.update(sets=len(state.replica_sets), actions=len(actions))
@@ -160,7 +158,13 @@ def followers_fetch(hot: HotState, keys: list[Key], at: int) -> list[Action]:
     fetch, and the HW moves only as the LRS's LEOs allow, so nothing is acknowledged
     the core has not committed.
     """
-    state, stopped = hot.state, hot_state.killed()
+    return _fetch_round(hot.state, at, hot_state.killed(), keys)
+
+
+def _fetch_round(state: core.ClusterState, at: int, stopped: set[int],
+                 keys: list[Key] | None = None) -> list[Action]:
+    """The core's fetch round (of ``keys`` only, or every set): the stopped loops of
+    registered SPUs neither fetch nor serve."""
     max_records = settings.REPLICATION_MAX_RECORDS_PER_FETCH or None
     return core.replication_step(state, at, max_records,
                                  stopped={s for s in stopped if state.spus.get(s)}, keys=keys)
