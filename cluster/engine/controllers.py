@@ -67,9 +67,9 @@ def topology_quiet(hot: HotState, at: int) -> bool:
     if entries is None:
         return False
     if entries:
-        held = _held(hot)
-        spec, topics = fold_spus(held, entries), fold_topics(entries)
-        if needs_replica_sets(held, spec, topics):
+        registered = _registered(hot)
+        spec, topics = fold_spus(registered, entries), fold_topics(entries)
+        if needs_replica_sets(registered, spec, topics):
             return False
         sync_racks(hot, {str(s): rack for s, rack in spec.racks.items()})
         for name, changed in topics.settings.items():
@@ -122,7 +122,7 @@ def _pending(hot: HotState, head: int) -> Entries | None:
     return out
 
 
-def _held(hot: HotState) -> SpuSpec:
+def _registered(hot: HotState) -> SpuSpec:
     """The registered SPUs as the engine holds them (``hot.racks`` names every one)."""
     racks = {int(s): rack for s, rack in hot.racks.items()}
     return SpuSpec(racks, {s: bool(hot.state.spus.get(s)) for s in racks})
@@ -132,9 +132,9 @@ def _fold(hot: HotState, entries: Entries) -> list[Action]:
     """The SPU controller, then the topic controller (as the full comparison orders them:
     a topic's replicas name registered SPUs)."""
     actions: list[Action] = []
-    held = _held(hot)
-    spec = fold_spus(held, entries)
-    if spec != held:
+    registered = _registered(hot)
+    spec = fold_spus(registered, entries)
+    if spec != registered:
         actions += reconcile_spus(
             hot, {s: ONLINE if up else OFFLINE for s, up in spec.online.items()},
             {str(s): rack for s, rack in sorted(spec.racks.items())})
