@@ -87,7 +87,8 @@ if TYPE_CHECKING:
                              PreferredElection, elect_preferred_leaders,
                              imbalanced_spus, leader_imbalance, plan_preferred,
                              rebalance_leaders, transfer_leadership)
-    from .produce import ConsumeResult, ProduceResult, consume, produce, produce_many
+    from .produce import (ConsumeResult, ProduceResult, consume, produce, produce_many,
+                          produce_spread)
     from .serial import (cluster_from_dict, cluster_meta_to_dict, cluster_to_dict,
                          message_from_dict, message_to_dict, replica_set_from_dict,
                          replica_set_to_dict)
@@ -120,7 +121,8 @@ __all__ = [
     "cluster_meta_to_dict", "cluster_to_dict", "connection_count",
     "connection_counts", "consume", "follower_fetch", "handle", "leader_update",
     "message_from_dict", "message_to_dict", "new_cluster", "partition_list",
-    "partition_summary", "produce", "produce_many", "promotion_failed", "promotion_succeeded",
+    "partition_summary", "produce", "produce_many", "produce_spread", "promotion_failed",
+    "promotion_succeeded",
     "reconcile_elections", "register_spu", "replica_set_from_dict",
     "replica_set_to_dict", "replication_step", "spu_offline", "spu_online",
     "spu_receive_notice", "timer_fired",

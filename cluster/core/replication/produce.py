@@ -8,8 +8,12 @@ default, UNCOMMITTED (up to the leader's LEO) when asked.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import cast
+from itertools import chain, compress, repeat
+from operator import and_, is_, not_
 
 from .events import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                      UNKNOWN_TOPIC_OR_PARTITION, Action, ProduceAccepted,
@@ -123,48 +127,124 @@ def produce_many(state: ClusterState, counts: Iterable[tuple[Key, int]],
     acknowledged by their outcome count alone (``RecordsAcknowledged`` per partition was
     most of a busy tick's actions, and nothing read them).
     """
+    pairs = list(counts)
+    return produce_spread(state, [k for k, _ in pairs], [n for _, n in pairs], acks)
+
+
+def produce_spread(state: ClusterState, keys: Sequence[Key], counts: Sequence[int],
+                   acks: Acks | int | str, *, lost: AbstractSet[int] | None = None
+                   ) -> tuple[list[Action], dict[str | None, int]]:
+    """``produce_many`` of ``counts[i]`` records to ``keys[i]``, the two aligned (a
+    topic's partitions and their shares: no pair built per partition).
+
+    With ``lost`` (the simulated producers: the SPUs whose loop is stopped), a write to a
+    missing set, of no record, or to a leader in ``lost`` is passed over, neither
+    appended nor refused: a dead producer's records are lost, not answered.
+
+    The steady sets among the keys (``steady``) take their append in runs
+    (``_append_steady``); any other key, in its place in the order, takes the full rules:
+    record ids are handed out in the keys' order either way.
+    """
     level = Acks.parse(acks)
     actions: list[Action] = []
     outcomes: dict[str | None, int] = {}
-    sets = state.replica_sets
+    if lost is not None and keys and min(counts) < 1:
+        # Writes of no record are passed over: out of the way of the runs, in C.
+        keys = list(compress(keys, map((0).__lt__, counts)))
+        counts = [n for n in counts if n > 0]
     index = state.steady
-    # A steady set stays steady through an acks=0/1 append (``steady``: ``appended``):
-    # its leader's log grows and nothing else does, the next round levels the followers.
-    steady = index.keys if level is not Acks.ALL else {}
-    appended, fresh, saved = index.appended, index.fresh, index.saved
+    steady = index.keys
     accepted = 0
-    # Checked from the set itself: a request object per partition was a tenth of this.
-    for key, count in counts:
-        if key in steady and count > 0:
-            # _append's effect on a steady set (its refusal checks pass: Online, a leader;
-            # its leader_update moves nothing but a sole replica's HW: no follower has
-            # fetched), spelled out.
-            kept = sets[key]
-            first = state.next_record_id
-            state.next_record_id = first + count
-            lead = kept.replica[kept.leader]  # type: ignore[index]
-            log = lead.log
-            if count == 1:
-                log.append(first)
-            else:
-                log.extend(range(first, first + count))
-            if len(kept.replicas) == 1:  # the LRS is the leader alone: committed at once
-                kept.hw = lead.hw = lead.start + len(log)
-            appended[key] = fresh[key] = None
-            saved.discard(key)
-            accepted += count
-            continue
-        rs = sets.get(key)
-        refused = _refused(state, rs, key[0], key[1], count, level)
-        if refused is not None:
-            actions.append(ProduceRefused(key[0], key[1], *refused))
-            outcomes[refused[0]] = outcomes.get(refused[0], 0) + count
-            continue
-        actions += _append(state, rs, level, count, acknowledge=False)
-        accepted += count
+    slow: Iterable[int]
+    if level is Acks.ALL or not steady or not keys:
+        slow = range(len(keys))
+    elif min(counts) > 0 and (not index.unsteady_keys(state.replica_sets)
+                              or all(map(steady.__contains__, keys))):
+        # Every key (a busy tick's producers): one run. When every loaded set is steady,
+        # a key is steady if its set is loaded, which the run checks (no probe of the
+        # index per key: the sets are far apart in memory, each probe a cache miss).
+        slow = ()
+    else:
+        # An acks=0/1 append of at least one record to a steady set: the runs' case.
+        bulk = map(and_, map(steady.__contains__, keys), map((0).__lt__, counts))
+        slow = list(compress(range(len(keys)), map(not_, bulk)))
+    lo = 0
+    for i in chain(slow, (len(keys),)):
+        if i > lo:
+            done = _append_steady(state, keys[lo:i], counts[lo:i], lost)
+            if done is None:  # the run's sets are not all at hand: key by key
+                done = sum([_produce_one(state, keys[j], counts[j], level, lost, actions,
+                                         outcomes) for j in range(lo, i)])
+            accepted += done
+        if i < len(keys):
+            accepted += _produce_one(state, keys[i], counts[i], level, lost, actions, outcomes)
+        lo = i + 1
     if accepted:
         outcomes[None] = outcomes.get(None, 0) + accepted
     return actions, outcomes
+
+
+def _produce_one(state: ClusterState, key: Key, n: int, level: Acks,
+                 lost: AbstractSet[int] | None, actions: list[Action],
+                 outcomes: dict[str | None, int]) -> int:
+    """One write of ``produce_spread`` under the full rules: the records accepted (the
+    refusal, if any, counted in ``outcomes`` and told in ``actions``)."""
+    rs = state.replica_sets.get(key)
+    if lost is not None and (rs is None or n < 1 or rs.leader in lost):
+        return 0
+    refused = _refused(state, rs, key[0], key[1], n, level)
+    if refused is not None:
+        actions.append(ProduceRefused(key[0], key[1], *refused))
+        outcomes[refused[0]] = outcomes.get(refused[0], 0) + n
+        return 0
+    actions += _append(state, rs, level, n, acknowledge=False)  # type: ignore[arg-type]
+    return n
+
+
+def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[int],
+                   lost: AbstractSet[int] | None) -> int | None:
+    """``_append``'s effect on steady sets (every key in the index, every count >= 1),
+    spelled out: the leader's log grows by the next record ids in the keys' order and
+    nothing else moves (the refusal checks pass: Online, a leader; ``leader_update``
+    moves nothing but a sole replica's HW, as no follower has fetched). The sets stay in
+    the index, marked ``appended``. Returns the records appended; None, and nothing done,
+    when a set is missing and no ``lost`` is given (the full rules then refuse it)."""
+    found = list(map(state.replica_sets.get, keys))
+    if any(map(is_, found, repeat(None))) or (lost and not lost.isdisjoint(
+            map(getattr, found, repeat("leader")))):
+        # A set dropped behind the index, or a stopped leader.
+        if lost is None:
+            return None
+        # Passed over (no record id taken, so the others' order holds): the rest stays a run.
+        keep = [rs is not None and rs.leader not in lost for rs in found]
+        keys, counts = list(compress(keys, keep)), list(compress(counts, keep))
+        found = list(compress(found, keep))
+    sets = cast("list[ReplicaSet]", found)
+    first = nid = state.next_record_id
+    # One pass, each set touched once: the sets are far apart in memory, and passes in C
+    # (a map per field) cost more in cache misses than they saved in bytecode.
+    for rs, n in zip(sets, counts):
+        lead = rs.replica[rs.leader]  # type: ignore[index]
+        if n == 1:
+            lead.log.append(nid)
+        else:
+            lead.log.extend(range(nid, nid + n))
+        nid += n
+        # The LRS is the leader alone: committed at once. (``replica`` is ``replicas`` by
+        # SPU, and at hand: ``replicas`` would be one more object to fetch.)
+        if len(rs.replica) == 1:
+            rs.hw = lead.hw = lead.start + len(lead.log)
+    state.next_record_id = nid
+    index = state.steady
+    marked = dict.fromkeys(keys)
+    if len(marked) == len(index.keys):
+        # Every steady set (the keys are in it): none stays saved, all are fresh.
+        index.saved.clear()
+    else:
+        index.saved.difference_update(marked)
+    index.fresh.update(marked)
+    index.appended.update(marked)
+    return nid - first
 
 
 def _append(state: ClusterState, rs: ReplicaSet, acks: Acks, count: int, *,

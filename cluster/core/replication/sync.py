@@ -275,24 +275,35 @@ def _level_appended(state: ClusterState) -> None:
     built, and none while a cut is in force), holds the leader's log up to its old end
     from the same start, so it is in sync with no lag, the LRS (every replica) stays and
     no acks=all write waits; its caught-up clock is the index's (this round's time)."""
-    index, sets = state.steady, state.replica_sets
-    for key in index.appended:
-        rs = sets.get(key)
-        if rs is None:  # dropped without the index told: unsteady_keys forgets it
-            continue
+    index = state.steady
+    appended = index.appended
+    # None: dropped without the index told (unsteady_keys forgets it).
+    for rs in filter(None, map(state.replica_sets.get, appended)):
         rep = rs.replica
         lead = rep[rs.leader]  # type: ignore[index]
         llog = lead.log
-        leo = lead.start + len(llog)
+        n = len(llog)
+        leo = lead.start + n
         for r in rep.values():
             if r is not lead:
-                r.log += llog[len(r.log):]  # the same start: the steady rule
+                log = r.log
+                # The same start (the steady rule): the follower lacks the appended tail;
+                # one record (a busy tick's) without a slice.
+                if len(log) + 1 == n:
+                    log.append(llog[-1])
+                else:
+                    log += llog[len(log):]
                 r.hw = leo
         lead.hw = rs.hw = leo
     # Changed: the shell's save encodes them again (a save since the append marked them).
-    index.saved.difference_update(index.appended)
-    index.fresh.update(index.appended)
-    index.appended.clear()
+    # Every steady set appended to (an all-busy tick): none stays saved, without a probe each.
+    if len(appended) == len(index.keys):
+        index.saved.clear()
+    else:
+        index.saved.difference_update(appended)
+    if len(index.fresh) != len(index.keys):  # else every steady set is fresh already
+        index.fresh.update(appended)
+    appended.clear()
 
 
 def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,

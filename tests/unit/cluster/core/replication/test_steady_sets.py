@@ -14,6 +14,7 @@ import pytest
 
 from cluster.core.replication import (Acks, ProduceRequest, ReplicationTick, SpuOffline, add_topic,
                                       cluster_to_dict, handle, new_cluster, produce_many,
+                                      produce_spread,
                                       replication_step)
 from cluster.core.replication.events import FollowerFetch
 from cluster.testing import faults
@@ -60,13 +61,25 @@ class _Pair:
     def produce(self, rng: Random) -> None:
         """The simulated producers' write (acks=0/1 on many sets at once), which keeps a
         steady set in the index (``appended``); not always followed by a round, so the
-        schedule's own events meet sets appended to."""
+        schedule's own events meet sets appended to. Half the time as ``produce_many``'s
+        pairs, half as the producers call it (``produce_spread``: keys and shares aligned,
+        shares of none, a key with no set, and now and then a stopped leader's writes lost)."""
         keys = sorted(self.a.state.replica_sets)
-        counts = [(k, rng.choice((1, 1, 1, 2))) for k in keys if rng.random() < 0.7]
         acks = rng.choice((Acks.LEADER, Acks.LEADER, Acks.NONE))
-        self.appended += sum(k in self.a.state.steady.keys for k, _ in counts)
+        if rng.random() < 0.5:
+            counts = [(k, rng.choice((1, 1, 1, 2))) for k in keys if rng.random() < 0.7]
+            call = lambda state: produce_many(state, counts, acks)  # noqa: E731
+        else:
+            shares = [rng.choice((0, 1, 1, 1, 2)) for _ in keys]
+            if rng.random() < 0.2:
+                keys, shares = [*keys, ("gone", 0)], [*shares, 1]
+            stopped = set(rng.sample(self.a.spus, 1)) if rng.random() < 0.3 else set()
+            lost = stopped if rng.random() < 0.9 else None
+            counts = list(zip(keys, shares))
+            call = lambda state: produce_spread(state, keys, shares, acks, lost=lost)  # noqa: E731
+        self.appended += sum(k in self.a.state.steady.keys for k, n in counts if n)
         for run in (self.a, self.b):
-            actions, outcomes = produce_many(run.state, counts, acks)
+            actions, outcomes = call(run.state)
             run.checker.check(run.state, actions)
             run.results.append((actions, outcomes))
         assert self.a.results[-1] == self.b.results[-1], f"seed={self.seed} produce_many"
@@ -227,3 +240,38 @@ def test_a_round_that_levels_appended_sets_wrongly_is_caught(monkeypatch, seed):
     with pytest.raises(AssertionError, match="seed="):
         for s in range(seed, seed + 200):
             _Pair(s).play()
+
+
+def test_the_producers_call_passes_over_a_missing_set_a_stopped_leader_and_no_record():
+    """``produce_spread`` with ``lost`` (the simulated producers): those writes are neither
+    appended nor refused; the other steady sets keep their append; without ``lost`` the
+    missing set is refused, as ``produce_many`` refuses it."""
+    state = _cluster()
+    replication_step(state, 10)
+    del state.replica_sets[("t", 0)]  # dropped without the index told
+    keys = [("t", 0), ("t", 1)]
+    actions, outcomes = produce_spread(state, keys, [1, 1], Acks.LEADER, lost=set())
+    assert actions == [] and outcomes == {None: 1}
+    assert state.replica_sets[("t", 1)].replica[1].log == [0]
+    assert set(state.steady.appended) == {("t", 1)}
+    _, outcomes = produce_spread(state, keys, [0, 2], Acks.LEADER, lost={1})  # 1 leads t/1
+    assert outcomes == {} and state.next_record_id == 1
+    _, outcomes = produce_spread(state, keys, [1, 1], Acks.LEADER)
+    assert outcomes == {"UNKNOWN_TOPIC_OR_PARTITION": 1, None: 1}
+    assert state.replica_sets[("t", 1)].replica[1].log == [0, 1]  # a refusal takes no id
+
+
+def test_an_append_to_every_steady_set_and_its_round_leave_none_saved():
+    """The append and the round mark every steady set at once when they touch them all
+    (no probe per set): none stays saved, every one is encoded by the next save."""
+    state = _cluster()
+    both = {("t", 0), ("t", 1)}
+    replication_step(state, 10)
+    state.steady.encoded()
+    assert state.steady.saved == both
+    produce_spread(state, [("t", 0), ("t", 1)], [1, 1], Acks.LEADER, lost=set())
+    assert not state.steady.saved and set(state.steady.fresh) == both
+    state.steady.encoded()  # a save after the append
+    replication_step(state, 20)
+    assert not state.steady.saved and set(state.steady.fresh) == both
+    assert not state.steady.appended
