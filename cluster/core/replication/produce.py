@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import cast
-from itertools import chain, compress, repeat
-from operator import and_, is_, not_
+from itertools import chain, compress
+from operator import and_, not_
 
 from .events import (INVALID_REQUEST, NOT_ENOUGH_REPLICAS, NOT_LEADER,
                      UNKNOWN_TOPIC_OR_PARTITION, Action, ProduceAccepted,
@@ -171,11 +170,8 @@ def produce_spread(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
     lo = 0
     for i in chain(slow, (len(keys),)):
         if i > lo:
-            done = _append_steady(state, keys[lo:i], counts[lo:i], lost)
-            if done is None:  # the run's sets are not all at hand: key by key
-                done = sum([_produce_one(state, keys[j], counts[j], level, lost, actions,
-                                         outcomes) for j in range(lo, i)])
-            accepted += done
+            accepted += _append_steady(state, keys[lo:i], counts[lo:i], lost, actions,
+                                       outcomes)
         if i < len(keys):
             accepted += _produce_one(state, keys[i], counts[i], level, lost, actions, outcomes)
         lo = i + 1
@@ -202,28 +198,27 @@ def _produce_one(state: ClusterState, key: Key, n: int, level: Acks,
 
 
 def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[int],
-                   lost: AbstractSet[int] | None) -> int | None:
+                   lost: AbstractSet[int] | None, actions: list[Action],
+                   outcomes: dict[str | None, int]) -> int:
     """``_append``'s effect on steady sets (every key in the index, every count >= 1),
     spelled out: the leader's log grows by the next record ids in the keys' order and
     nothing else moves (the refusal checks pass: Online, a leader; ``leader_update``
     moves nothing but a sole replica's HW, as no follower has fetched). The sets stay in
-    the index, marked ``appended``. Returns the records appended; None, and nothing done,
-    when a set is missing and no ``lost`` is given (the full rules then refuse it)."""
-    found = list(map(state.replica_sets.get, keys))
-    if any(map(is_, found, repeat(None))) or (lost and not lost.isdisjoint(
-            map(getattr, found, repeat("leader")))):
-        # A set dropped behind the index, or a stopped leader.
-        if lost is None:
-            return None
-        # Passed over (no record id taken, so the others' order holds): the rest stays a run.
-        keep = [rs is not None and rs.leader not in lost for rs in found]
-        keys, counts = list(compress(keys, keep)), list(compress(counts, keep))
-        found = list(compress(found, keep))
-    sets = cast("list[ReplicaSet]", found)
+    the index, marked ``appended``. Returns the records appended. A key whose set is
+    gone (dropped behind the index) or whose leader is ``lost`` is passed over as
+    ``_produce_one`` passes it over or refuses it."""
     first = nid = state.next_record_id
+    skip = lost or frozenset()
+    missed: list[Key] = []
     # One pass, each set touched once: the sets are far apart in memory, and passes in C
     # (a map per field) cost more in cache misses than they saved in bytecode.
-    for rs, n in zip(sets, counts):
+    for key, rs, n in zip(keys, map(state.replica_sets.get, keys), counts):
+        if rs is None or rs.leader in skip:
+            missed.append(key)
+            if lost is None:  # refused, as the full rules refuse a missing set
+                state.next_record_id = nid
+                _produce_one(state, key, n, Acks.LEADER, lost, actions, outcomes)
+            continue
         lead = rs.replica[rs.leader]  # type: ignore[index]
         if n == 1:
             lead.log.append(nid)
@@ -237,6 +232,8 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
     state.next_record_id = nid
     index = state.steady
     marked = dict.fromkeys(keys)
+    for key in missed:
+        marked.pop(key, None)
     if len(marked) == len(index.keys):
         # Every steady set (the keys are in it): none stays saved, all are fresh.
         index.saved.clear()

@@ -275,3 +275,18 @@ def test_an_append_to_every_steady_set_and_its_round_leave_none_saved():
     replication_step(state, 20)
     assert not state.steady.saved and set(state.steady.fresh) == both
     assert not state.steady.appended
+
+
+def test_a_steady_key_whose_set_is_gone_is_refused_in_its_run():
+    """A key the index still holds but whose set is gone, with the index's count kept
+    (another set loaded behind it): the run refuses that write as the full rules would,
+    in its place, and appends the others."""
+    state = _cluster()
+    replication_step(state, 10)
+    gone = state.replica_sets.pop(("t", 0))
+    state.replica_sets[("u", 0)] = gone
+    actions, outcomes = produce_spread(state, [("t", 0), ("t", 1)], [1, 1], Acks.LEADER)
+    assert outcomes == {"UNKNOWN_TOPIC_OR_PARTITION": 1, None: 1}
+    assert [a.code for a in actions] == ["UNKNOWN_TOPIC_OR_PARTITION"]
+    assert state.replica_sets[("t", 1)].replica[1].log == [0]
+    assert set(state.steady.appended) == {("t", 1)}
