@@ -90,8 +90,7 @@ def _shares_of(quotas: dict[str, TopicQuota], keys: list[Key]) -> list[int]:
     """Each key's share of its topic's quota (every key's topic has one)."""
     shares = {t: q.shares() for t, q in quotas.items()}
     try:
-        # A share per key by two lookups in C (a Python expression per key was a
-        # quarter of the producers' cost).
+        # A share per key by two lookups in C, not a Python expression per key.
         return list(map(getitem, map(shares.__getitem__, map(_TOPIC, keys)),
                         map(_PARTITION, keys)))
     except IndexError:

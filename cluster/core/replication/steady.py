@@ -24,7 +24,7 @@ The round's side (what is steady, what a round must look at again) lives in
 
 **Appended to and still steady** (the first step of the columnar tier,
 docs/engine-throughput.md): acks=0/1 appends by the simulated producers
-(``produce.produce_many``) to a steady set keep it in the index, marked ``appended``:
+(``produce.produce_spread``) to a steady set keep it in the index, marked ``appended``:
 they extend the leader's log and nothing else (an append judges no lag and moves no
 HW while the followers have not fetched), and the next round brings the followers
 level, sets every HW to the leader's LEO and leaves the LRS as it is
@@ -67,7 +67,7 @@ class Steady:
     keys: dict[Key, None] = field(default_factory=dict)
     saved: set[Key] = field(default_factory=set)
     fresh: dict[Key, None] = field(default_factory=dict)
-    # Steady sets the producers appended to since the last round (``produce_many``): the
+    # Steady sets the producers appended to since the last round (``produce_spread``): the
     # leader is ahead of the followers by those records; the next round levels them.
     appended: dict[Key, None] = field(default_factory=dict)
     # The loaded sets that are not steady, in the order they left or arrived (None: not
