@@ -65,6 +65,9 @@ class Steady:
     steady ones the shell's save encoded since they became steady (``saved``: their
     stored bytes are their bytes; ``fresh``: not yet), and what the rounds need."""
     keys: dict[Key, None] = field(default_factory=dict)
+    # ``saved``, ``fresh`` and ``appended`` hold keys of ``keys`` only (``_out`` takes a key
+    # out of all of them): the round and the producers read "as many as ``keys``" as
+    # "every steady set" (sync._level_appended, produce._append_steady).
     saved: set[Key] = field(default_factory=set)
     fresh: dict[Key, None] = field(default_factory=dict)
     # Steady sets the producers appended to since the last round (``produce_spread``): the
