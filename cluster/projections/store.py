@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection, transaction
@@ -33,18 +33,20 @@ log = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def catch_up(known: Entry | None = None) -> list[Event]:
+def catch_up(known: Entry | Sequence[Entry] | None = None) -> list[Event]:
     """Apply what the store has not applied yet; return the events it wrote.
 
-    ``known``: an entry this process has just appended, applied as it is in memory
-    instead of read back (decoding a 100,000-partition topic's map cost 0.17 s)."""
+    ``known``: entries this process has just appended (one, or several at consecutive
+    offsets), applied as they are in memory instead of read back (decoding a
+    100,000-partition topic's map cost 0.17 s)."""
+    kept = [] if known is None else [known] if isinstance(known, Entry) else list(known)
     written: list[Event] = []
     if metadata_log.head() <= applied_offset():
         return written  # nothing new: no write lock taken (most units of work append nothing)
     while True:
         with transaction.atomic():
             applied = _lock_applied_offset()
-            entries = _read(applied + 1, known)
+            entries = _read(applied + 1, kept)
             if entries:
                 written += apply_entries(entries)
                 ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
@@ -54,13 +56,17 @@ def catch_up(known: Entry | None = None) -> list[Event]:
     return written
 
 
-def _read(first: int, known: Entry | None) -> list[Entry]:
-    if known is None or known.offset < first:
+def _read(first: int, known: list[Entry]) -> list[Entry]:
+    """Entries from ``first`` on (at most BATCH), those of ``known`` (consecutive offsets)
+    taken from memory, the others read from the log."""
+    known = [e for e in known if e.offset >= first]
+    if not known:
         return metadata_log.read(first, BATCH)
-    before = metadata_log.read(first, BATCH, last=known.offset - 1)
-    if len(before) == BATCH:
-        return before
-    return [*before, known, *metadata_log.read(known.offset + 1, BATCH - len(before) - 1)]
+    before = metadata_log.read(first, BATCH, last=known[0].offset - 1) if known[0].offset > first else []
+    out = [*before, *known][:BATCH]
+    if len(out) < BATCH:
+        out += metadata_log.read(known[-1].offset + 1, BATCH - len(out))
+    return out
 
 
 def _lock_applied_offset() -> int:

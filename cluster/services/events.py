@@ -92,23 +92,40 @@ def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> 
     ``inside``: the caller opened its transaction for this write (to hold a lock while it
     decides and logs), so the log is still written first.
     """
-    stamped = {**entry, "by": actor_name(by)}
+    offsets = record_intents(by, [entry], inside=inside)
+    return offsets[0] if offsets else None
+
+
+def record_intents(by: Actor, entries: list[dict[str, Any]], *, inside: bool = False
+                   ) -> list[int]:
+    """``record_intent`` of several changes made together (an SPU group's SPUs): one append
+    of them all at consecutive offsets, one catch-up; their offsets ([] when their rows were
+    written at once, in the two cases ``record_intent`` names)."""
+    if not entries:
+        return []
+    stamped = [{**entry, "by": actor_name(by)} for entry in entries]
     if connection.in_atomic_block and not inside:
-        _apply_now(stamped)
-        log_intent(by, entry)
-        return None
-    logged = {**stamped, intent_rows.LOG_FIRST: True, "at": int(time.time() * 1000)}
+        for one, entry in zip(stamped, entries):
+            _apply_now(one)
+            log_intent(by, entry)
+        return []
+    at = int(time.time() * 1000)
+    logged = [{**one, intent_rows.LOG_FIRST: True, "at": at} for one in stamped]
     with engine().bound():  # the store's id read once, for the append and the catch-up
         try:
             ensure_hot_state_is_ours()
-            offset = metadata_log.append_intent(logged, floor=store_projection.applied_offset())
+            offsets = metadata_log.append_intents(
+                logged, floor=store_projection.applied_offset())
         except (redis.exceptions.RedisError, HotStateMismatch) as exc:
-            log.warning("intent %s not logged, its rows written at once: %s", entry["type"], exc)
+            log.warning("intents %s not logged, their rows written at once: %s",
+                        ", ".join(sorted({e["type"] for e in entries})), exc)
             with transaction.atomic():
-                _apply_now(stamped)
-            return None
-        announce(store_projection.catch_up(known=metadata_log.Entry(offset, logged)))
-    return offset
+                for one in stamped:
+                    _apply_now(one)
+            return []
+        announce(store_projection.catch_up(
+            known=[metadata_log.Entry(o, e) for o, e in zip(offsets, logged)]))
+    return offsets
 
 
 def _apply_now(entry: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from cluster.errors import Conflict, InvalidInput, NotFound
 from cluster.models import Spu, SpuGroup
 from cluster.projections import intents as intent_rows
 from cluster.selectors.filters import topics_on_spus
-from cluster.services.events import Actor, log_event, record_intent
+from cluster.services.events import Actor, log_event, record_intents
 from cluster.services.topics import topics_reconcile_waiting
 
 CONTROLLER = "spg-controller"
@@ -43,8 +43,7 @@ def _log(by: Actor, entries: list[dict[str, Any]], log_first: bool) -> None:
     """The SPUs' intents; the catch-up's lock first (validation ran without it)."""
     if log_first and entries:
         intent_rows.hold()
-    for entry in entries:
-        record_intent(by, entry, inside=log_first)
+    record_intents(by, entries, inside=log_first)
 
 
 def spg_create(*, name: str, replicas: int, min_id: int | None = None,
