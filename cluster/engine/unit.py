@@ -291,8 +291,9 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     core.ledger.account(hot.state, actions, at, complete=not shards.sharded())
 
     def entries(_saved: list[Key]) -> list[dict[str, Any]]:
-        # The save summed up each set it wrote into ``after`` (hot_state).
-        hot.moved, hot.differs = changes(hot.before, after)
+        # The save summed up each set it wrote into ``after`` (hot_state); the sets that
+        # stayed steady since the last save are not compared for a moved status.
+        hot.moved, hot.differs = changes(hot.before, after, hot.state.steady)
         wiring.mirror.reserve(hot, after)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():
