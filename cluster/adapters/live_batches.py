@@ -29,7 +29,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping
-from itertools import repeat
+from itertools import groupby, repeat
 from operator import floordiv, itemgetter
 from typing import Any
 
@@ -308,16 +308,22 @@ _key = _topic = itemgetter(0)  # of a change (key, summary); of a key
 _index = itemgetter(1)
 
 
+def blocks_of(changes: list[tuple[Key, Summary]]) -> set[tuple[str, int]]:
+    """The (topic, block) of every change: a topic's run of changes at a time, its blocks
+    by C-level passes (a set comprehension of pairs over a busy tick's 100,000 changes was
+    most of ``_stage_partitions``)."""
+    out: set[tuple[str, int]] = set()
+    for topic, run in groupby(map(_key, changes), _topic):
+        out.update(zip(repeat(topic), set(map(floordiv, map(_index, run), repeat(BLOCK)))))
+    return out
+
+
 def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key],
                       loads: Loads | None = None) -> None:
     # Rows are encoded straight to JSON here: dicts and json.dumps for 10,000 rows were
     # most of the tick's live cost. The text is PartitionRow's, key for key.
     try:
-        # The blocks in C-level passes: a set comprehension over a busy tick's 100,000
-        # changed sets was most of this function.
-        keys = list(map(_key, changes))
-        blocks = set(zip(map(_topic, keys), map(floordiv, map(_index, keys), repeat(BLOCK))))
-        groups = {block: f"topic-{block[0]}.{block[1]}" for block in blocks}
+        groups = {block: f"topic-{block[0]}.{block[1]}" for block in blocks_of(changes)}
         seen = watched(list(groups.values()))
     except Exception:  # a page missing an update must not fail a replication step
         log.exception("live update failed")

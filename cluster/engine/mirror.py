@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import compress, groupby, repeat
-from operator import gt, itemgetter
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from django.conf import settings
@@ -49,7 +49,7 @@ _MAX_ROWS_KEPT = 400_000
 # The smallest block a reservation grows by: a partition produced to a record at a time
 # writes its row once every this many records.
 RESERVE_MIN = 64
-_topic, _index, _leo = itemgetter(0), itemgetter(1), itemgetter(4)  # of a key, a summary
+_topic, _index = itemgetter(0), itemgetter(1)  # of a key
 
 
 def slices_of(hot: HotState) -> int:
@@ -108,24 +108,22 @@ class OffsetsMirror:
         before, cycle = hot.before, self.cycle(hot)
         grow: list[tuple[int, int]] = []
         raised: list[tuple[dict[int, int], int, int]] = []
-        # Every changed set, every unit (100,000 at a busy tick), topic by topic: which
-        # LEOs pass their row's reservation, in C-level passes (a few lookups a set in
-        # Python were 0.7 us each); a few lookups each for those only (most sets have a
-        # block left).
-        for name, run in groupby(hot.differs, _topic):
-            keys = list(run)
-            table = self._reserved_of(hot, store, name)
-            summed = list(map(after.__getitem__, keys))
-            tops = list(map(_leo, summed))
-            if None in tops:  # given_out, for a set without a leader
-                tops = [s[4] if s[4] is not None else s.stored_leo() for s in summed]
-            have = map(table.get, map(_index, keys), repeat(0))
-            for key, top in compress(zip(keys, tops), map(gt, tops, have)):
-                if (pk := hot.partition_pk(key)) is not None:
-                    old = before.get(key)
-                    to = top + block(top - (given_out(old) if old else 0), cycle, pk)
-                    grow.append((pk, to))
-                    raised.append((table, key[1], to))
+        tables: dict[str, dict[int, int]] = {}
+        # Every changed set, every unit (100,000 at a busy tick): a few lookups each, in
+        # one pass (C-level passes over the keys cost more: each pass misses the cache
+        # on every key, 21 against 35 ms at 100,000 busy).
+        for key in hot.differs:
+            name, index = key
+            table = tables.get(name)
+            if table is None:
+                table = tables[name] = self._reserved_of(hot, store, name)
+            s = after[key]
+            top = s[4] if s[4] is not None else s.stored_leo()  # given_out, inlined
+            if top > table.get(index, 0) and (pk := hot.partition_pk(key)) is not None:
+                old = before.get(key)
+                to = top + block(top - (given_out(old) if old else 0), cycle, pk)
+                grow.append((pk, to))
+                raised.append((table, index, to))
         write_reserved(grow)
         # Only once written: a reservation held here above the row's would let an offset
         # out unreserved.
