@@ -1,5 +1,5 @@
-"""The live pages' blocks of a unit's changes (live_batches.blocks_of), found a topic's run
-at a time, are those of every change taken one by one: topics interleaved or not."""
+"""The live pages' blocks of a unit's changes (live_batches.blocks_of), found by C-level
+passes, are those of every change taken one by one: topics interleaved or not."""
 from __future__ import annotations
 
 from random import Random
