@@ -149,10 +149,6 @@ class Steady:
         """The shell's save summed up every set as it stands now (``joined``)."""
         self.joined.clear()
 
-    def stayed(self, key: Key) -> bool:
-        """Whether ``key`` has been in the index since the last ``mark``."""
-        return key in self.keys and key not in self.joined
-
     def clock(self, key: Key) -> int | None:
         """A steady set's followers' caught-up clock (None: the replicas' own)."""
         return self.round_ms if key in self.keys else None
