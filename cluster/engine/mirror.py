@@ -137,15 +137,13 @@ class OffsetsMirror:
         tick = max(0.001, settings.REPLICATION_TICK_S)
         return max(1, slices_of(hot), math.ceil(interval / tick))
 
-    def offsets(self, hot: HotState, after: dict[Key, Summary], held: Held
-                ) -> list[tuple[Key, Summary]]:
+    def offsets(self, hot: HotState, after: dict[Key, Summary], held: Held) -> list[Key]:
         """Write the offsets due (module docstring), tagged with the token of the leases
-        the unit ``held``; return (key, summary) of every set whose summary moved, written
-        or not (live pages show them all)."""
-        # hot.differs: the sets whose summary differs from ``before`` (entries.changes);
-        # the pairs built in C (100,000 at a busy tick).
-        keys = with_rows(hot, hot.differs)
-        changed = list(zip(keys, map(after.__getitem__, keys)))
+        the unit ``held``; return the key of every set whose summary moved and that has a
+        row, written or not (live pages show them all, their summaries read from ``after``:
+        pairing 100,000 keys with them at a busy tick cost more than the pages read)."""
+        # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
+        changed = with_rows(hot, hot.differs)
         store = store_namespace()
         rows = self._due(hot, changed, store, held.names)
         self._write(hot, rows, store, held.token)
@@ -192,16 +190,16 @@ class OffsetsMirror:
                 topic_id=table["pk"]).values_list("index", "reserved_to"))
         return found
 
-    def _due(self, hot: HotState, changed: list[tuple[Key, Summary]], store: str,
+    def _due(self, hot: HotState, changed: list[Key], store: str,
              held: tuple[str, ...]) -> list[Row]:
         """The rows to write: those whose status moved, and one slice's rows that differ
         from what was written, when a slice is due (module docstring)."""
         pk_of = hot.partition_pk
         slices = max(1, slices_of(hot))  # a unit that loaded no set still has one
         interval_ms = int(settings.REPLICATION_MIRROR_INTERVAL_S * 1000)
-        if slices <= 1 and interval_ms <= 0:
-            return [(pk_of(key), key, new) for key, new in changed]
         after, before, written = hot.after, hot.before, self.written
+        if slices <= 1 and interval_ms <= 0:
+            return [(pk_of(key), key, after[key]) for key in changed]
         # Walked from the moved sets and the slice, never every changed set: the rest wait.
         rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
         scope = (store, *held)

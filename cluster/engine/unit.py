@@ -46,6 +46,7 @@ from typing import Any, Protocol
 from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import CLUSTER_LOCK, Held, WriteOp
+from cluster.adapters.live_batches import Changed
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
@@ -329,4 +330,4 @@ def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     events = store_rows()
     count_step(actions, lrs_moved)
     announce(events)
-    publish_partitions(written, moved=moved)
+    publish_partitions(Changed(written, after), moved=moved)

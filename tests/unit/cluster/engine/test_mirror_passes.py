@@ -1,8 +1,8 @@
 """The offsets mirror's per-set passes (engine/mirror.py): the reservations ``reserve``
-raises and the (key, summary) pairs ``offsets`` hands the live pages (built in C, the
-rows checked a topic at a time: ``with_rows``) are, over random units (topics
-interleaved or not, sets without a leader, sets with no row, sets new to the unit),
-exactly what the general per-set loop gives."""
+raises and the changed sets with a row that ``offsets`` hands the live pages (the rows
+checked a topic at a time: ``with_rows``), with their summaries, are, over random units
+(topics interleaved or not, sets without a leader, sets with no row, sets new to the
+unit), exactly what the general per-set loop gives."""
 from __future__ import annotations
 
 from random import Random
