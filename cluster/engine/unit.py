@@ -46,6 +46,7 @@ from typing import Any, Protocol
 from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import CLUSTER_LOCK, Held, WriteOp
+from cluster.adapters.live_batches import Changed
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
@@ -291,8 +292,9 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     core.ledger.account(hot.state, actions, at, complete=not shards.sharded())
 
     def entries(_saved: list[Key]) -> list[dict[str, Any]]:
-        # The save summed up each set it wrote into ``after`` (hot_state).
-        hot.moved, hot.differs = changes(hot.before, after)
+        # The save summed up each set it wrote into ``after`` (hot_state); the sets that
+        # stayed steady since the last save are not compared for a moved status.
+        hot.moved, hot.differs = changes(hot.before, after, hot.state.steady)
         wiring.mirror.reserve(hot, after)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():
@@ -328,4 +330,4 @@ def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     events = store_rows()
     count_step(actions, lrs_moved)
     announce(events)
-    publish_partitions(written, moved=moved)
+    publish_partitions(Changed(written, after), moved=moved)

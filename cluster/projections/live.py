@@ -9,7 +9,6 @@ from typing import Any
 
 from cluster import charts
 from cluster.adapters import live_batches
-from cluster.adapters.set_codec import Summary
 from cluster.cells import racks_down, spu_row
 from cluster.core.replication import Key
 from cluster.live import HealthRow, LiveData, TopicRow
@@ -36,7 +35,7 @@ def cluster_load() -> LiveData:
             "racks_down": sorted(racks_down(stats.spus.values()))}
 
 
-def publish_partitions(changes: list[tuple[Key, Summary]], *, moved: list[Key]) -> None:
+def publish_partitions(changes: live_batches.Changed, *, moved: list[Key]) -> None:
     """After a unit of work's commit: its changed partitions to their block groups, and
     those whose leader, LRS or resolution moved to the cluster group, with the loads."""
     live_batches.publish_partitions(changes, moved=moved, loads=cluster_load)

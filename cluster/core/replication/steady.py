@@ -90,9 +90,14 @@ class Steady:
     # What the shell's save keeps of a steady set while it stays in (its encoding's parts
     # that no round or append moves, set_codec.encode_steady): dropped when it leaves.
     memo: dict[Key, object] = field(default_factory=dict)
+    # The sets that entered since the last ``mark`` (the shell's save marks once it has
+    # summed up the sets): a set in ``keys`` and not here has stayed in since that save, so
+    # its leader, LRS, resolution, epoch and replicas are the ones that save saw.
+    joined: dict[Key, None] = field(default_factory=dict)
 
     def enter(self, key: Key) -> None:
         self.keys[key] = None
+        self.joined[key] = None
         self.memo.pop(key, None)
         self.fresh[key] = None
         if self.active is not None:
@@ -127,6 +132,7 @@ class Steady:
 
     def _out(self, key: Key) -> None:
         del self.keys[key]
+        self.joined.pop(key, None)
         self.saved.discard(key)
         self.fresh.pop(key, None)
         self.appended.pop(key, None)
@@ -141,6 +147,10 @@ class Steady:
             for s, r in rs.replica.items():
                 if s != leader:
                     r.caught_up_ms = at
+
+    def mark(self) -> None:
+        """The shell's save summed up every set as it stands now (``joined``)."""
+        self.joined.clear()
 
     def clock(self, key: Key) -> int | None:
         """A steady set's followers' caught-up clock (None: the replicas' own)."""
