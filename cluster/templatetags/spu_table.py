@@ -1,11 +1,13 @@
-"""The SPUs page's table rows, built in Python rather than by the template engine.
+"""The SPUs page's table rows and the overview's SPUs by rack, built in Python rather than
+by the template engine.
 
 200 rows of 30 cells each went through the engine's variable lookups, number formatting
 and escaping one node at a time: two thirds of the page's CPU, the heaviest page while
 the engine steps 100,000 partitions on a 2-core machine (issue 33, ``bench_pages.py
 --stepping``: p99 over 300 ms). Here a row is one f-string with each value escaped as the
 engine escapes it; the markup is byte for byte what spus.html rendered before
-(tests/integration/test_spu_table_rows.py renders both). The outage buttons and the
+(tests/integration/test_spu_table_rows.py renders both), and the same for the overview's
+200 list items. The outage buttons and the
 Unregister form stay templates, stamped per SPU (stamps.py).
 """
 from __future__ import annotations
@@ -88,3 +90,31 @@ def _row(context: Context, row: Mapping[str, Any], operate: bool, drain: str) ->
         f'</span>)</small></td>\n'
         f'    {actions}\n'
         f'  </tr>')
+
+
+@register.simple_tag(takes_context=True)
+def spu_rack_items(context: Context, rows: Sequence[Mapping[str, Any]]) -> SafeString:
+    """Every ``<li>`` of one rack's SPUs on the overview."""
+    operate = _can_operate(context)
+    return mark_safe("".join(_rack_item(context, row, operate) for row in rows))
+
+
+def _rack_item(context: Context, row: Mapping[str, Any], operate: bool) -> str:
+    spu: SpuStats = row["spu"]
+    sid = str(spu.id)
+    status: Cell = row["status"]
+    resolution = _e(spu.resolution)
+    lower = _e(str(spu.resolution).lower())
+    buttons = spu_fragment(context, OUTAGE_BUTTONS, spu.id) if operate else ""
+    return (
+        f'\n        <li class="spu {lower} {_e(status.css)}" data-spu="{sid}" data-state '
+        f'data-cell-class="status">\n'
+        f'          <a href="/partitions/?spu={sid}"><b>SPU {sid}</b></a>\n'
+        f'          <small>{_e(spu.spu_type)}</small>\n'
+        f'          <span class="badge {lower}">{resolution}</span>\n'
+        f'          <span class="down-note" data-cell="status">{_e(status.text)}</span>\n'
+        f'          <span class="counts" title="leaders / followers" data-field="counts">'
+        f'<span class="{_e(row["leader_skew"].css)}" data-cell-class="leader_skew">'
+        f'L {_e(spu.leaders)}</span> · F {_e(spu.followers)}</span>\n'
+        f'          {buttons}\n'
+        f'        </li>')

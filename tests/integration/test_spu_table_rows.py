@@ -1,5 +1,6 @@
-"""The SPUs table's rows built in Python (cluster/templatetags/spu_table.py) are byte for
-byte what the template loop they replace rendered (issue 33: the SPUs page's CPU)."""
+"""The SPUs table's rows and the overview's SPU items built in Python
+(cluster/templatetags/spu_table.py) are byte for byte what the template loops they replace
+rendered (issue 33: the SPUs page's and the overview's CPU)."""
 from __future__ import annotations
 
 import re
@@ -17,6 +18,9 @@ REFERENCE = (
     "{% load stamps %}"
     + '{% for row in rows %}{% with spu=row.spu %}\n  <tr data-spu="{{ spu.id }}" class="{{ row.status.css }}" data-cell-class="status">\n    <td><a href="/partitions/?spu={{ spu.id }}">SPU {{ spu.id }}</a> <small class="muted">{{ spu.spu_type }}</small></td><td>{{ spu.rack|default:"–" }}</td>\n    <td><span class="badge {{ spu.resolution|lower }}">{{ spu.resolution }}</span> <small class="down-note" data-cell="status">{{ row.status.text }}</small></td><td>{{ spu.group|default:"–" }}</td>\n    <td class="num" data-field="leaders">{{ spu.leaders }}</td><td class="num {{ row.leader_skew.css }}" data-cell="leader_skew">{{ row.leader_skew.text }}</td>\n    <td class="num" data-field="followers">{{ spu.followers }}</td><td class="num" data-field="replicas">{{ spu.replicas }}</td><td class="num {{ row.replica_skew.css }}" data-cell="replica_skew">{{ row.replica_skew.text }}</td>\n    <td class="num {{ row.preferred_share.css }}" data-cell="preferred_share"><span data-cell-text>{{ row.preferred_share.text }}</span> <small>(<span data-field="preferred_leading">{{ spu.preferred_leading }}</span>/<span data-field="preferred">{{ spu.preferred }}</span>)</small></td>\n    {% if perms.cluster.operate_cluster %}<td class="actions"><div class="row-actions">{% spu_fragment "cluster/_spu_outage_buttons.html" spu.id %}{% if spu.replicas %}<a class="button small" href="{% url \'planner:spu-drain\' spu.id %}" title="Preview the moves of its {{ spu.replicas }} replicas (nothing changes until you apply)">Drain…</a>{% endif %}{% if spu.spu_type == "custom" %}<form method="post" action="{% url \'cluster:spu-unregister\' spu.id %}" class="inline" data-confirm="Unregister SPU {{ spu.id }}? It is refused while the SPU still holds replicas: drain it first.">{% csrf_token %}<button type="submit" class="danger small">Unregister</button></form>{% else %}<small class="muted">managed</small>{% endif %}</div></td>{% endif %}\n  </tr>{% endwith %}{% endfor %}'
 )
+
+# overview.html's SPU items of a rack as they were.
+RACK_ITEMS = "{% load stamps %}" + '{% for row in rows %}{% with spu=row.spu %}\n        <li class="spu {{ spu.resolution|lower }} {{ row.status.css }}" data-spu="{{ spu.id }}" data-state data-cell-class="status">\n          <a href="/partitions/?spu={{ spu.id }}"><b>SPU {{ spu.id }}</b></a>\n          <small>{{ spu.spu_type }}</small>\n          <span class="badge {{ spu.resolution|lower }}">{{ spu.resolution }}</span>\n          <span class="down-note" data-cell="status">{{ row.status.text }}</span>\n          <span class="counts" title="leaders / followers" data-field="counts"><span class="{{ row.leader_skew.css }}" data-cell-class="leader_skew">L {{ spu.leaders }}</span> · F {{ spu.followers }}</span>\n          {% if perms.cluster.operate_cluster %}{% spu_fragment "cluster/_spu_outage_buttons.html" spu.id %}{% endif %}\n        </li>{% endwith %}{% endfor %}'
 
 
 def spus() -> list[SpuStats]:
@@ -52,3 +56,16 @@ def test_the_rows_are_the_templates(who, operator, viewer):
     assert masked(got) == masked(expected)
     assert ('Unregister SPU 22?' in got) == (who == "operator")
     assert 'data-spu="1234"' in got and "grp&lt;1&gt;" in got and "r&amp;b" in got
+
+
+@pytest.mark.parametrize("who", ["operator", "viewer"])
+def test_the_rack_items_are_the_templates(who, operator, viewer):
+    request = RequestFactory().get("/?a=<b>")
+    request.user = {"operator": operator, "viewer": viewer}[who]
+    rows = [spu_row(s) for s in spus()]
+    django = engines["django"]
+    expected = django.from_string(RACK_ITEMS).render({"rows": rows}, request)
+    got = django.from_string("{% load spu_table %}{% spu_rack_items rows %}").render(
+        {"rows": rows}, request)
+    assert masked(got) == masked(expected)
+    assert ("Take SPU 1234 offline" in got) == (who == "operator") and "L 12</span>" in got
