@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -24,6 +25,7 @@ from cluster.api import serializers as s
 from cluster.api import topic_list
 from cluster.api.errors import JsonErrors
 from cluster.api.parsers import JSONParser
+from cluster.api.renderers import FastJSONRenderer
 from cluster.forms import read_assignment_upload
 from cluster.models import Event, Spu, SpuGroup, Topic
 from cluster.roles import NO_ROLE, can_read, is_operator
@@ -287,6 +289,8 @@ class TopicListView(ApiView):
 
 class TopicDetailView(ApiView):
     serializer_class = s.TopicSerializer
+    # A topic's map is one object per partition: encoded by ujson (cluster/api/renderers.py).
+    renderer_classes = [FastJSONRenderer, BrowsableAPIRenderer]
 
     @extend_schema(summary="Describe a topic", responses={200: s.TopicSerializer,
                                                           **READ_ERRORS, 404: ERRORS[404]})
