@@ -29,8 +29,10 @@ THAW_CHECK_S = 30.0
 # time each while the engine stepped on 2 cores (issue 33, bench_pages.py, "GC gen 2").
 # A page's objects die with it (reference counting; its rendered context is no cycle any
 # more, webapp/template_backend.py), so at this threshold only what cycles leave behind
-# accumulates to a collection, every few hundred requests.
-SERVER_YOUNG_THRESHOLD = 20_000
+# (50-200 objects a request) accumulates to a young collection, every few dozen requests,
+# which scans about this many: 10 ms at most in a stepping run. At 20,000 the collections
+# were rarer but one took 147 ms; at 700 they promoted pages' live objects, as above.
+SERVER_YOUNG_THRESHOLD = 5_000
 _checked = time.monotonic()
 _fewest: int | None = None  # frozen objects, the fewest counted since the last thaw
 

@@ -30,6 +30,10 @@ SQL is the wall the queries took.
 ``--engine loop`` runs the tick alone instead, back to back in one process (at most once
 a second), so the engine writes all through the window. BENCH_PAGES_WINDOW_S sets the
 window (60 s), BENCH_PAGES_LOGS a directory to keep the engine's logs in.
+Every run ends with a line on this process's collector (collections per generation, the
+longest, the objects not frozen by type); BENCH_PAGES_GC_DETAIL=1 also lists the
+collections over 10 ms with the page each fell on (counting the objects costs: not for
+the figures).
 """
 from __future__ import annotations
 
