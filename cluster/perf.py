@@ -21,6 +21,18 @@ from contextlib import contextmanager
 THAW_GROWTH = 0.25
 THAW_MIN_OBJECTS = 100_000
 THAW_CHECK_S = 30.0
+# A loaded server's young-generation threshold (CPython's is 700): a collection when this
+# many more containers live than when the last one ran. With the loaded code frozen, the
+# long-lived generation is small (20,000 objects), so CPython's rule (a full collection once
+# a quarter of that was promoted) ran one every ten requests or so, whatever the request,
+# as the young collections promoted whatever a page held at that moment: 35-90 ms of wall
+# time each while the engine stepped on 2 cores (issue 33, bench_pages.py, "GC gen 2").
+# A page's objects die with it (reference counting; its rendered context is no cycle any
+# more, webapp/template_backend.py), so at this threshold only what cycles leave behind
+# (50-200 objects a request) accumulates to a young collection, every few dozen requests,
+# which scans about this many: 10 ms at most in a stepping run. At 20,000 the collections
+# were rarer but one took 147 ms; at 700 they promoted pages' live objects, as above.
+SERVER_YOUNG_THRESHOLD = 5_000
 _checked = time.monotonic()
 _fewest: int | None = None  # frozen objects, the fewest counted since the last thaw
 
@@ -77,10 +89,13 @@ def freeze_loaded() -> int:
     about 150,000 objects) lives as long as the process; each full collection walked it
     all: 100-300 ms of whichever request it fell on while the engine kept a 2-core machine
     busy, the p99 of pages that take 20-60 ms (issue 33, ``bench_pages.py --stepping``).
-    Frozen, collections skip it. Returns how many objects are frozen."""
+    Frozen, collections skip it; and young collections wait for SERVER_YOUNG_THRESHOLD
+    containers, so what a request holds is freed before any collection sees it. Returns
+    how many objects are frozen."""
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018  (the views' modules, imported now)
     gc.collect()
     gc.freeze()
+    gc.set_threshold(SERVER_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     return gc.get_freeze_count()

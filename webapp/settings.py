@@ -72,7 +72,9 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "webapp.urls"
 TEMPLATES = [{
-    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    # Django's, less the cycle a render leaves (webapp/template_backend.py).
+    "BACKEND": "webapp.template_backend.DjangoTemplates",
+    "NAME": "django",  # the alias Django's own backend has
     "DIRS": [BASE_DIR / "templates"],
     "APP_DIRS": True,
     "OPTIONS": {"context_processors": [

@@ -30,6 +30,10 @@ SQL is the wall the queries took.
 ``--engine loop`` runs the tick alone instead, back to back in one process (at most once
 a second), so the engine writes all through the window. BENCH_PAGES_WINDOW_S sets the
 window (60 s), BENCH_PAGES_LOGS a directory to keep the engine's logs in.
+Every run ends with a line on this process's collector (collections per generation, the
+longest, the objects not frozen by type); BENCH_PAGES_GC_DETAIL=1 also lists the
+collections over 10 ms with the page each fell on (counting the objects costs: not for
+the figures).
 """
 from __future__ import annotations
 
@@ -392,13 +396,47 @@ def auth_for(url: str) -> dict[str, str]:
 # whole heap is the process's, not the page's (``--profile-slow`` prints them apart).
 GC_MS = [0.0]
 _gc_start = [0.0]
+# Per generation: collections and their longest pause (ms), for the end-of-run report.
+GC_BY_GEN: dict[int, list[float]] = {0: [0, 0.0], 1: [0, 0.0], 2: [0, 0.0]}
+# BENCH_PAGES_GC_DETAIL=1: every collection over 10 ms, with the page it fell on and the
+# objects its generations held when it began (counting them costs, hence only when asked).
+GC_DETAIL = os.environ.get("BENCH_PAGES_GC_DETAIL") == "1"
+GC_SLOW: list[tuple[float, int, str, int, int]] = []
+CURRENT_URL = [""]
+_gc_objects = [0]
 
 
 def _gc_timer(phase: str, info: dict) -> None:
     if phase == "start":
+        if GC_DETAIL:
+            _gc_objects[0] = sum(gc.get_count()) if info["generation"] == 0 else sum(
+                len(gc.get_objects(g)) for g in range(info["generation"] + 1))
         _gc_start[0] = time.perf_counter()
     else:
-        GC_MS[0] += (time.perf_counter() - _gc_start[0]) * 1000
+        ms = (time.perf_counter() - _gc_start[0]) * 1000
+        if GC_DETAIL and ms > 10:
+            GC_SLOW.append((ms, info["generation"], CURRENT_URL[0], _gc_objects[0],
+                            info["collected"]))
+        GC_MS[0] += ms
+        gen = GC_BY_GEN[info["generation"]]
+        gen[0] += 1
+        gen[1] = max(gen[1], ms)
+
+
+def report_gc() -> None:
+    """What this process's collector did over the run and what a full collection walks:
+    the objects not frozen, by type (a cache growing in the pages' process shows here)."""
+    from collections import Counter
+
+    loose = gc.get_objects()
+    kinds = Counter(type(o).__name__ for o in loose).most_common(6)
+    print("GC: " + ", ".join(f"gen {g}: {n:.0f} collections, longest {ms:.1f} ms"
+                             for g, (n, ms) in GC_BY_GEN.items())
+          + f"; {len(loose):,} objects not frozen ({gc.get_freeze_count():,} frozen): "
+          + ", ".join(f"{k} {n:,}" for k, n in kinds), flush=True)
+    for ms, gen, url, objects, collected in sorted(GC_SLOW, reverse=True)[:15]:
+        print(f"  GC gen {gen} {ms:6.1f} ms on {url}: {objects:,} objects, {collected:,} "
+              f"collected", flush=True)
 
 
 def profile_slow(c, url: str, slow_ms: float, slow: dict[str, pstats.Stats]) -> None:
@@ -427,6 +465,7 @@ def timed_get(c, url: str) -> tuple[float, float, float, int, int]:
 
     # The log keeps 9,000 queries: a long stepping window filled it and counted none.
     connection.queries_log.clear()
+    CURRENT_URL[0] = url
     with CaptureQueriesContext(connection) as ctx:
         start, cpu_start = time.perf_counter(), time.process_time()
         response = unlinked(c.get(url, **auth_for(url)))
@@ -545,6 +584,7 @@ def main() -> None:
             for url, stats in slow.items():
                 print(f"--- {url}")
                 stats.sort_stats("cumulative").print_stats(18)
+        report_gc()
         if stepping:
             until, cpu1 = datetime.now(), engine_cpu(engine)
             report_engine(TMP, since, until, {n: cpu1[n] - cpu0[n] for n in engine}, records0)

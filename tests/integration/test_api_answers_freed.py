@@ -7,6 +7,7 @@ a collection, and that collection's pause fell on a later request's p99.
 from __future__ import annotations
 
 import gc
+import json
 import weakref
 
 import pytest
@@ -45,3 +46,15 @@ def test_a_dropped_answer_is_freed_by_reference_counting(operator, orders, view,
     finally:
         if was:
             gc.enable()
+
+
+def test_a_rendered_answer_keeps_its_bytes_not_its_data(operator, orders):
+    # Its containers are freed while the collector is paused, so no collection scans them.
+    request = APIRequestFactory().get("/api/topics/orders/")
+    force_authenticate(request, user=operator)
+    response = views.as_api(views.TopicDetailView)(request, name="orders")
+    assert response.status_code == 200 and response.data is None
+    body = json.loads(response.content)
+    assert [p["id"] for p in body["partitions"]] == list(range(30))
+    assert body["partition_count"] == 30 and all(len(p["replicas"]) == 3
+                                                 for p in body["partitions"])
