@@ -1,0 +1,98 @@
+"""The busy tick's shortcuts, checked through real units of work, the set cache and Redis
+(issue 33): every unit's ``changes`` with the steady index (the sets that stayed in it
+since the last save are not tested for a moved status) must give exactly what the
+general comparison of every saved set gives, through busy ticks, an SPU going offline
+and back, a stopped loop, acks=all and acks=1 produces to single partitions, a preferred
+election and a topic created among busy ones. The core's shortcuts (the producers' runs,
+the round's levelling) are proven by the lockstep schedules
+(tests/unit/cluster/core/replication/test_steady_sets.py); this is the shell's side."""
+from __future__ import annotations
+
+import pytest
+
+from cluster.adapters import hot_state
+from cluster.engine import entries, unit
+from cluster.services import topic_create
+from cluster.services.leaders import leader_elect_preferred
+from cluster.services.outages import spu_offline, spu_online
+from cluster.services.records import records_produce, topic_set_producer_rate
+from cluster.services.replication import replication_tick
+from cluster.services.waiting import LocalQueue
+from tests.helpers import register_spus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+
+class Shadow:
+    """``changes`` as the units call it, each call also compared with the general pass."""
+
+    def __init__(self) -> None:
+        self.calls = self.skipped = 0
+        self.mismatches: list[str] = []
+        self.where = ""
+
+    def __call__(self, before, after, steady=None):
+        general = entries.changes(before, after)  # no index: every set tested
+        stayed = 0 if steady is None else sum(
+            1 for k in after if k in steady.keys and k not in steady.joined and k in before)
+        fast = entries.changes(before, after, steady)
+        self.calls += 1
+        self.skipped += stayed
+        if fast != general:
+            self.mismatches.append(f"{self.where}: fast {fast} general {general}")
+        return fast
+
+
+def tick(at: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=at, dispatch=queue)
+    queue.drain()
+
+
+def test_the_units_changes_with_the_steady_index_are_the_general_ones(redis_url,
+                                                                       monkeypatch):
+    shadow = Shadow()
+    monkeypatch.setattr(unit, "changes", shadow)
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=8, replication=3)
+    topic_create(name="quiet", partitions=4, replication=2)
+    topic_set_producer_rate(name="orders", rate=8.0)
+    at = 1_000
+
+    def step(what: str, ticks: int = 2) -> None:
+        nonlocal at
+        for _ in range(ticks):
+            at += 1_000
+            shadow.where = f"{what} (t={at})"
+            tick(at)
+
+    step("busy ticks", 4)
+    shadow.where = "acks=1 produce"
+    records_produce(topic="orders", partition=3, count=2)
+    step("after an acks=1 produce")
+    shadow.where = "acks=all produce"
+    records_produce(topic="quiet", partition=1, acks="all", count=2)
+    step("after an acks=all produce")
+    shadow.where = "SPU 1 offline"
+    spu_offline(spu_id=1)
+    step("SPU 1 offline", 3)
+    shadow.where = "SPU 1 online"
+    spu_online(spu_id=1)
+    step("SPU 1 back", 4)
+    shadow.where = "preferred election"
+    leader_elect_preferred()
+    step("after a preferred election", 3)
+    hot_state.kill(2)
+    step("SPU 2's loop stopped", 2)
+    hot_state.revive(2)
+    step("the loop back", 3)
+    shadow.where = "a topic created among busy ones"
+    topic_create(name="later", partitions=3, replication=3)
+    topic_set_producer_rate(name="later", rate=3.0)
+    step("three topics busy", 3)
+    topic_set_producer_rate(name="orders", rate=0.0)
+    step("orders stopped", 3)
+
+    assert shadow.mismatches == []
+    assert shadow.calls > 20
+    assert shadow.skipped > 100  # the fast path did pass over steady sets
