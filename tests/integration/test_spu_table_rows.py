@@ -44,15 +44,22 @@ def masked(html: str) -> str:
     return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "csrf", html)
 
 
-@pytest.mark.parametrize("who", ["operator", "viewer", "anonymous"])
-def test_the_rows_are_the_templates(who, operator, viewer):
-    request = RequestFactory().get("/spus/?rack=rack-a&x=<y>")
-    request.user = {"operator": operator, "viewer": viewer, "anonymous": AnonymousUser()}[who]
+def both(reference: str, tag: str, path: str, user) -> tuple[str, str]:
+    """The SPUs' rows rendered by the reference template and by the tag, for ``user``."""
+    request = RequestFactory().get(path)
+    request.user = user
     rows = [spu_row(s) for s in spus()]
     django = engines["django"]
-    expected = django.from_string(REFERENCE).render({"rows": rows}, request)
-    got = django.from_string("{% load spu_table %}{% spu_table_rows rows %}").render(
+    expected = django.from_string(reference).render({"rows": rows}, request)
+    got = django.from_string("{% load spu_table %}{% " + tag + " rows %}").render(
         {"rows": rows}, request)
+    return expected, got
+
+
+@pytest.mark.parametrize("who", ["operator", "viewer", "anonymous"])
+def test_the_rows_are_the_templates(who, operator, viewer):
+    user = {"operator": operator, "viewer": viewer, "anonymous": AnonymousUser()}[who]
+    expected, got = both(REFERENCE, "spu_table_rows", "/spus/?rack=rack-a&x=<y>", user)
     assert masked(got) == masked(expected)
     assert ('Unregister SPU 22?' in got) == (who == "operator")
     assert 'data-spu="1234"' in got and "grp&lt;1&gt;" in got and "r&amp;b" in got
@@ -60,12 +67,7 @@ def test_the_rows_are_the_templates(who, operator, viewer):
 
 @pytest.mark.parametrize("who", ["operator", "viewer"])
 def test_the_rack_items_are_the_templates(who, operator, viewer):
-    request = RequestFactory().get("/?a=<b>")
-    request.user = {"operator": operator, "viewer": viewer}[who]
-    rows = [spu_row(s) for s in spus()]
-    django = engines["django"]
-    expected = django.from_string(RACK_ITEMS).render({"rows": rows}, request)
-    got = django.from_string("{% load spu_table %}{% spu_rack_items rows %}").render(
-        {"rows": rows}, request)
+    user = {"operator": operator, "viewer": viewer}[who]
+    expected, got = both(RACK_ITEMS, "spu_rack_items", "/?a=<b>", user)
     assert masked(got) == masked(expected)
     assert ("Take SPU 1234 offline" in got) == (who == "operator") and "L 12</span>" in got
