@@ -324,15 +324,9 @@ _index = itemgetter(1)
 
 def blocks_of(keys: list[Key]) -> set[tuple[str, int]]:
     """The (topic, block) of every key, by C-level passes: a set comprehension over a busy
-    tick's 100,000 changes was most of ``_stage_partitions`` (21-35 ms there against
+    tick's 100,000 changes was most of ``_stage_changed`` (21-35 ms there against
     15-21; by topic runs, 18-31: each pass misses the cache on every key)."""
     return set(zip(map(_topic, keys), map(floordiv, map(_index, keys), repeat(BLOCK))))
-
-
-def _stage_partitions(changes: list[tuple[Key, Summary]], moved: set[Key],
-                      loads: Loads | None = None) -> None:
-    """``_stage_changed`` of (key, summary) pairs (a key given twice: its last)."""
-    _stage_changed(Changed([key for key, _ in changes], dict(changes)), moved, loads)
 
 
 def _stage_changed(changes: Changed, moved: set[Key], loads: Loads | None = None) -> None:

@@ -60,8 +60,9 @@ def main() -> None:
         took = []
         for hw in range(args.rounds):
             batch = changes(args.topics, hw)
+            staged = live_batches.Changed([k for k, _ in batch], dict(batch))
             started = time.perf_counter()
-            live_batches._stage_partitions(batch, set())
+            live_batches._stage_changed(staged, set())
             took.append((time.perf_counter() - started) * 1000)
             time.sleep(args.gap_s)
         live_batches._sender().drain()

@@ -123,14 +123,15 @@ def test_two_processes_number_one_sequence_and_the_other_process_change_is_not_l
 def test_a_tick_stages_each_changed_partition_as_its_live_row(application, viewer,
                                                               leader, leo):
     from cluster.adapters.hot_state import Summary
-    from cluster.adapters.live_batches import _stage_partitions, live_row
+    from cluster.adapters.live_batches import Changed, _stage_changed, live_row
     from cluster.core.replication.state import Resolution
 
     summary = Summary(leader, (1, 2) if leader else (), Resolution.ONLINE, 5, leo,
                       ((1, 7, 5), (2, 9, 5)))
     changes = [(("orders", i), summary) for i in (0, 199, 200)]
     hello, got = listen(application, session_cookie(viewer),
-                        lambda: _stage_partitions(changes, set()))
+                        lambda: _stage_changed(Changed([k for k, _ in changes],
+                                                       dict(changes)), set()))
     rows = sorted((r for m in got for r in m["partitions"]), key=lambda r: r["partition"])
     assert rows == [live_row(k, summary) for k, _ in changes[:2]]  # 200: the next block
 

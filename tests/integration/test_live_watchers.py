@@ -18,12 +18,14 @@ def application(redis_url):
     return application
 
 
-def changes(*partitions: int) -> list:
+def changes(*partitions: int):
     from cluster.adapters.hot_state import Summary
+    from cluster.adapters.live_batches import Changed
     from cluster.core.replication.state import Resolution
 
     summary = Summary(1, (1, 2), Resolution.ONLINE, 5, 7, ((1, 7, 5), (2, 7, 5)))
-    return [(("orders", p), summary) for p in partitions]
+    keys = [("orders", p) for p in partitions]
+    return Changed(keys, dict.fromkeys(keys, summary))
 
 
 @pytest.fixture
@@ -44,31 +46,31 @@ def staged(monkeypatch) -> dict:
 
 
 def test_a_change_to_an_unwatched_block_stages_no_row_but_steps_its_sequence(redis_url, staged):
-    from cluster.adapters.live_batches import _stage_partitions, current_seq
+    from cluster.adapters.live_batches import _stage_changed, current_seq
 
     before = current_seq("topic-orders.0")
-    _stage_partitions(changes(0, 1), set())
+    _stage_changed(changes(0, 1), set())
     assert "topic-orders.0" not in staged
     assert current_seq("topic-orders.0") == before + 1  # one step per staging, not per row
 
 
 def test_a_watched_block_gets_its_rows_and_its_neighbour_does_not(redis_url, staged):
-    from cluster.adapters.live_batches import _stage_partitions, current_seq
+    from cluster.adapters.live_batches import _stage_changed, current_seq
     from cluster.adapters.live_seqs import watch
 
     watch(["topic-orders.0"])
     unwatched_seq = current_seq("topic-orders.1")
-    _stage_partitions(changes(0, 200), set())
+    _stage_changed(changes(0, 200), set())
     assert list(staged["topic-orders.0"]) == ["p:orders/0"]
     assert "topic-orders.1" not in staged
     assert current_seq("topic-orders.1") == unwatched_seq + 1
 
 
 def test_a_leader_move_reaches_the_cluster_group_even_when_no_block_is_watched(redis_url):
-    from cluster.adapters.live_batches import CLUSTER_GROUP, _stage_partitions, current_seq
+    from cluster.adapters.live_batches import CLUSTER_GROUP, _stage_changed, current_seq
 
     before = current_seq(CLUSTER_GROUP)
-    _stage_partitions(changes(3), {("orders", 3)})
+    _stage_changed(changes(3), {("orders", 3)})
     assert current_seq(CLUSTER_GROUP) > before
 
 
@@ -93,13 +95,13 @@ def test_a_viewer_counts_itself_in_while_connected_and_out_when_it_leaves(applic
 
 
 def test_a_viewer_of_a_block_receives_the_tick_rows_of_that_block(application, viewer):
-    from cluster.adapters.live_batches import _stage_partitions
+    from cluster.adapters.live_batches import _stage_changed
 
     cookie = session_cookie(viewer)
 
     async def scenario():
         socket, _ = await open_socket(application, "/ws/topics/orders/", cookie)
-        await sync_to_async(_stage_partitions, thread_sensitive=False)(changes(0, 5), set())
+        await sync_to_async(_stage_changed, thread_sensitive=False)(changes(0, 5), set())
         got = await drain(socket, quiet_s=0.6)
         await socket.disconnect()
         return got
