@@ -33,13 +33,13 @@ log = logging.getLogger(__name__)
 BATCH = 2000
 
 
-def catch_up(known: Entry | Sequence[Entry] | None = None) -> list[Event]:
+def catch_up(known: Sequence[Entry] = ()) -> list[Event]:
     """Apply what the store has not applied yet; return the events it wrote.
 
-    ``known``: entries this process has just appended (one, or several at consecutive
-    offsets), applied as they are in memory instead of read back (decoding a
-    100,000-partition topic's map cost 0.17 s)."""
-    kept = [] if known is None else [known] if isinstance(known, Entry) else list(known)
+    ``known``: entries this process has just appended, at consecutive offsets, applied as
+    they are in memory instead of read back (decoding a 100,000-partition topic's map cost
+    0.17 s)."""
+    kept = list(known)
     written: list[Event] = []
     if metadata_log.head() <= applied_offset():
         return written  # nothing new: no write lock taken (most units of work append nothing)
