@@ -139,9 +139,7 @@ def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_recor
     generations = generated.get(hot_servers.HOME, [])
     tail = [meta] if meta is not None else []
     if len(parts) == 1:
-        ops = head + [WriteOp("hset", sets_key(name), fields)
-                      for name, fields in encoded.changed.items()]
-        ops += _present(records.op())
+        ops = head + _present(records.op(None, _by_hash(encoded.changed)))
         gone: dict[str, list[int]] = {}
         for (name, _), ids in encoded.released.items():
             gone.setdefault(name, []).extend(ids)
@@ -203,8 +201,7 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
                 records.delete((name, int(p)))
         changed, changed_keys, gone = _compact_and_encode(hot, retain, records, sets)
         part = ops.setdefault(server, [WriteOp("del", sets_key(name)) for name in dropped])
-        part += [WriteOp("hset", sets_key(name), fields) for name, fields in changed.items()]
-        part += _present(records.op())
+        part += _present(records.op(None, _by_hash(changed)))
         keys += changed_keys
         for (name, _), ids in gone.items():
             released.setdefault(name, []).extend(ids)
@@ -213,6 +210,12 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
 
 def _present(op: WriteOp | None) -> list[WriteOp]:
     return [op] if op is not None else []
+
+
+def _by_hash(changed: dict[str, dict[str, bytes]]) -> dict[str, dict[str, bytes]]:
+    """The changed statuses by their hash's key: the records script writes them with the
+    records (set_records.Writes.op), a few arguments a topic for redis-py to pack."""
+    return {sets_key(name): fields for name, fields in changed.items()}
 
 
 def _write_with_log(hot: HotState, held: Held, ops: Ops, entries: list[dict[str, Any]]

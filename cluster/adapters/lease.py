@@ -54,6 +54,10 @@ CLUSTER_LOCK = "lock"
 # while it is packed and sent; a crashed writer then delays the next holder that long.
 LARGE_WRITE = 2_000
 WRITE_GRACE_LEASES = 10
+# A script's argument bytes that count as one field (``_weight``): a replica set's status
+# and records entry pack to about 100 bytes in the save's script (set_records.Writes.op),
+# so a script of some 1,300 sets is a large write, like a hash of LARGE_WRITE fields.
+SCRIPT_FIELD_BYTES = 64
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
@@ -287,8 +291,16 @@ def _check_elsewhere(leases: Sequence[Lease]) -> None:
 
 
 def _weight(ops: Sequence[WriteOp]) -> int:
-    """About how many fields a write sends: a hash's mapping or a list counts its items."""
-    return sum(len(op.arg) if isinstance(op.arg, (dict, list)) else 1 for op in ops)
+    """About how many fields a write sends: a hash's mapping or a list counts its items, a
+    script one a SCRIPT_FIELD_BYTES of its arguments (a save's statuses and records travel
+    packed in one: set_records.Writes.op)."""
+    return sum(len(op.arg) if isinstance(op.arg, (dict, list)) else
+               _script_bytes(op.arg[2]) // SCRIPT_FIELD_BYTES if op.op == "eval" else 1
+               for op in ops)
+
+
+def _script_bytes(args: Sequence[Any]) -> int:
+    return sum(len(a) for a in args if isinstance(a, (str, bytes)))
 
 
 def _extend_for_write(leases: Sequence[Lease]) -> None:

@@ -78,10 +78,9 @@ def set_ops(group: Group, changed: dict[str, dict[str, bytes]], records: Writes,
             ids = released.get(set_key)
             if ids:
                 gone.setdefault(name, []).extend(ids)
-    ops = [WriteOp("hset", sets_key(name), fields) for name, fields in statuses.items()]
-    op = records.op(group)
-    if op is not None:
-        ops.append(op)
+    # Statuses and records in one script (set_records.Writes.op): one command a piece.
+    op = records.op(group, {sets_key(name): fields for name, fields in statuses.items()})
+    ops = [op] if op is not None else []
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
             if released_kept(name)]
     return ops

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable
-from struct import Struct
+from collections.abc import Iterable, Mapping
+from struct import Struct, iter_unpack, pack
 from typing import Any
 
 import redis
@@ -31,15 +31,38 @@ from cluster.core.replication.compaction import reference_replica
 # writes the whole run.
 INSIDE: Stored = (-1, 0, None)
 
-# One script for every records key a save writes, its writes packed by topic: ARGV holds,
-# for each topic, the records keys' prefix and one string of entries, each a partition
-# (uint32), a mode ('a' appends, 's' replaces, 'd' deletes), the payload's length (uint32)
-# and the payload (``Writes.op``). Three arguments a set (key, mode, payload) were most of
-# what redis-py packed for a busy save; the keys are built here, on the server that holds
-# them all (hot_servers.py: a set's records live with its status, never across servers).
+# One script for every records key and every status a save (or one of its pieces)
+# writes, both packed by topic, so redis-py packs a few arguments a topic, never one a set.
+# ARGV[1] counts the status hashes; each is four arguments: the hash's key, its fields'
+# names joined by commas (partition numbers: the bytes ``str`` gives), their values'
+# lengths (little-endian uint32s) and the values end to end, set with HSET a batch of
+# fields at a time (a call a field costs Redis several times more). Two arguments a set
+# (field and value) were 200-280 ms of redis-py's packing a busy tick at 100,000
+# partitions. Then, for each topic, the records keys' prefix and one string of entries,
+# each a partition (uint32), a mode ('a' appends, 's' replaces, 'd' deletes), the
+# payload's length (uint32) and the payload (``Writes.op``); the keys are built here, on
+# the server that holds them all (hot_servers.py: a set's records live with its status,
+# never across servers). Returns how many keys and fields it wrote.
 _WRITE = """
 local n = 0
-for i = 1, #ARGV, 2 do
+local last = 1 + 4 * tonumber(ARGV[1])
+for i = 2, last, 4 do
+  local hash, names, lengths, values = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local batch, k, at, l = {}, 0, 1, 1
+  for name in string.gmatch(names, '[^,]+') do
+    local length = struct.unpack('<I4', lengths, l)
+    batch[k + 1] = name
+    batch[k + 2] = string.sub(values, at, at + length - 1)
+    l, at, k = l + 4, at + length, k + 2
+    if k == _BATCH_ then
+      redis.call('HSET', hash, unpack(batch, 1, k))
+      k = 0
+    end
+  end
+  if k > 0 then redis.call('HSET', hash, unpack(batch, 1, k)) end
+  n = n + (l - 1) / 4
+end
+for i = last + 1, #ARGV, 2 do
   local prefix, packed = ARGV[i], ARGV[i + 1]
   local at, size = 1, #packed
   while at <= size do
@@ -54,7 +77,7 @@ for i = 1, #ARGV, 2 do
   end
 end
 return n
-"""
+""".replace("_BATCH_", str(2 * 256))  # 256 fields a HSET: few calls, a small Lua stack
 # An entry's head: partition, mode, payload length.
 _HEAD = Struct("<IcI")
 # The entry of one record appended, in one pack: its id as records_bytes stores it, a
@@ -101,11 +124,22 @@ class Writes:
     def delete(self, set_key: Key) -> None:
         self.writes[set_key] = _HEAD.pack(set_key[1], _DELETE, 0)
 
-    def op(self, only: Iterable[Key] | None = None) -> WriteOp | None:
-        """The script writing every set's key (``only``: those sets' keys)."""
+    def op(self, only: Iterable[Key] | None = None,
+           statuses: Mapping[str, Mapping[str, bytes]] | None = None) -> WriteOp | None:
+        """The script writing every set's key (``only``: those sets' keys) and the
+        ``statuses`` (fields by hash key: what a HSET of each would write), in one
+        transaction's command."""
         writes = self.writes
         picked = writes if only is None else [k for k in only if k in writes]
-        args: list[str | bytes] = []
+        args: list[str | bytes] = [""]
+        for hash_key, fields in (statuses or {}).items():
+            if fields:
+                values = fields.values()
+                lengths = [len(v) for v in values]
+                args += (hash_key, ",".join(fields), pack(f"<{len(lengths)}I", *lengths),
+                         b"".join(values))
+        hashes = (len(args) - 1) // 4
+        args[0] = str(hashes)
         entries: list[bytes] = []
         prefix, topic = "", None
         for set_key in picked:
@@ -118,19 +152,36 @@ class Writes:
             entries.append(writes[set_key])
         if entries:
             args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
-        return WriteOp("eval", prefix, (_WRITE, [], args)) if args else None
+        if len(args) == 1:
+            return None
+        return WriteOp("eval", prefix or str(args[1]), (_WRITE, [], args))
 
 
 def unpacked(op: WriteOp) -> list[tuple[str, bytes, bytes]]:
     """The records keys a ``Writes.op`` script writes, with each one's mode and payload, in
     its order (what ``_WRITE`` reads: for tests and tools)."""
     args, out = op.arg[2], []
-    for prefix, packed in zip(args[::2], args[1::2]):
+    records = args[1 + 4 * int(args[0]):]
+    for prefix, packed in zip(records[::2], records[1::2]):
         at = 0
         while at < len(packed):
             partition, mode, length = _HEAD.unpack_from(packed, at)
             at += _HEAD.size
             out.append((f"{prefix}{partition}", mode, bytes(packed[at:at + length])))
+            at += length
+    return out
+
+
+def statuses_of(op: WriteOp) -> dict[str, dict[str, bytes]]:
+    """The status fields a ``Writes.op`` script sets, by hash key (what ``_WRITE`` reads:
+    for tests and tools)."""
+    args, out = op.arg[2], {}
+    for n in range(int(args[0])):
+        hash_key, names, lengths, values = args[1 + 4 * n:5 + 4 * n]
+        fields = out.setdefault(hash_key, {})
+        at = 0
+        for name, (length,) in zip(names.split(","), iter_unpack("<I", lengths)):
+            fields[name] = bytes(values[at:at + length])
             at += length
     return out
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.test import override_settings
 
-from cluster.adapters import lease
+from cluster.adapters import lease, set_records
 from cluster.adapters.redis_keys import client, key
 from cluster.ports import bound_to_store
 from cluster.engine.store_identity import check_hot_state_identity
@@ -16,8 +16,23 @@ from cluster.engine.store_identity import check_hot_state_identity
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
 
+def hash_of(n: int) -> lease.WriteOp:
+    return lease.WriteOp("hset", key("long-write-hash"), {f"f{i}": "v" for i in range(n)})
+
+
+def script_of(n: int) -> lease.WriteOp:
+    """A save's script setting ``n`` statuses of a typical size, their records unchanged."""
+    status = bytes(70)
+    op = set_records.Writes().op(None, {key("long-write-hash"): {
+        str(i): status for i in range(n)}})
+    assert op is not None
+    return op
+
+
+@pytest.mark.parametrize("big", [hash_of, script_of])
 @override_settings(REPLICATION_LOCK_LEASE_S=0.3)
-def test_a_write_slower_than_the_lease_lands_when_nobody_else_holds_it(redis_url, monkeypatch):
+def test_a_write_slower_than_the_lease_lands_when_nobody_else_holds_it(redis_url, monkeypatch,
+                                                                      big):
     store = check_hot_state_identity()
     apply = lease._apply
     slow = threading.Event()
@@ -28,8 +43,7 @@ def test_a_write_slower_than_the_lease_lands_when_nobody_else_holds_it(redis_url
 
     monkeypatch.setattr(lease, "_apply", building_slowly)
     with bound_to_store(store), lease.held_all(5, [lease.CLUSTER_LOCK]) as held:
-        big = {f"f{n}": "v" for n in range(lease.LARGE_WRITE)}
-        lease.fenced_write(held, [lease.WriteOp("hset", key("long-write-hash"), big),
+        lease.fenced_write(held, [big(lease.LARGE_WRITE),
                                   lease.WriteOp("set", key("long-write"), "landed")])
     with bound_to_store(store):
         assert client().get(key("long-write")) == b"landed"

@@ -9,6 +9,7 @@ import pytest
 from django.test import override_settings
 
 from cluster.adapters import hot_state, lease, metadata_log, save_pieces, set_records
+from cluster.adapters.set_codec import encode_status
 from cluster.core.replication.compaction import reference_replica
 from cluster.engine.engine import current as engine
 from cluster.services import topic_create
@@ -79,17 +80,22 @@ def writes(monkeypatch):
     return calls_state
 
 
-def set_writes(ops: list[lease.WriteOp]) -> int:
-    return sum(len(op.arg) for op in ops if op.op == "hset" and ":sets:" in op.key)
+def set_scripts(ops: list[lease.WriteOp]) -> list[lease.WriteOp]:
+    """The ops of the save's sets: its records script, which also sets their statuses."""
+    return [op for op in ops if op.op == "eval" and (":recs:" in op.key or ":sets:" in op.key)]
 
 
 def sets_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
-    return {(op.key.rsplit(":", 1)[1], int(p)) for op in ops
-            if op.op == "hset" and ":sets:" in op.key for p in op.arg}
+    return {(hash_key.rsplit(":", 1)[1], int(p)) for op in set_scripts(ops)
+            for hash_key, fields in set_records.statuses_of(op).items() for p in fields}
+
+
+def set_writes(ops: list[lease.WriteOp]) -> int:
+    return len(sets_written(ops))
 
 
 def records_written(ops: list[lease.WriteOp]) -> set[tuple[str, int]]:
-    return {(topic, int(p)) for op in ops if op.op == "eval" and ":recs:" in op.key
+    return {(topic, int(p)) for op in set_scripts(ops)
             for topic, p in (k.rsplit(":", 2)[1:] for k, _, _ in set_records.unpacked(op))}
 
 
@@ -105,6 +111,17 @@ def test_a_busy_tick_saves_in_pieces_of_at_most_the_limit(orders, writes):
     meta = hot_state.META
     assert [any(op.key == meta for op in ops) for ops in pieces] == [False, False, True]
     assert_records_match_the_state()
+    # The pieces' scripts set exactly the statuses they carried, and those are what
+    # encoding the state loaded back gives, byte for byte.
+    carried: dict[str, dict[bytes, bytes]] = {}
+    for op in (op for ops in pieces for op in set_scripts(ops)):
+        for hash_key, fields in set_records.statuses_of(op).items():
+            carried.setdefault(hash_key, {}).update((k.encode(), v) for k, v in fields.items())
+    with hot_state.bound_to_store():
+        assert carried == {hash_key: hot_state.client().hgetall(hash_key) for hash_key in carried}
+    for (topic, partition), rs in fresh_load().state.replica_sets.items():
+        encoded = encode_status(rs, reference_replica(rs))[0]
+        assert carried[hot_state.sets_key(topic)][str(partition).encode()] == encoded
     read = records_consume(topic=orders, partition=5, offset=0)
     assert [r["offset"] for r in read] == [0, 1]
 
@@ -146,8 +163,7 @@ def test_sets_whose_status_moved_land_with_their_log_entries_and_the_meta(orders
     moved = {k for k, rs in fresh_load().state.replica_sets.items() if rs.leader != led[k]}
     assert moved and metadata_log.head() > head
     last = next(ops for ops in reversed(writes.calls) if set_writes(ops))
-    held = {(orders, int(p)) for op in last if op.op == "hset" and ":sets:" in op.key
-            for p in op.arg}
+    held = sets_written(last)
     assert moved <= held
     assert any(op.op == "eval" and op.key == metadata_log.APPEND for op in last)
     assert_records_match_the_state()
