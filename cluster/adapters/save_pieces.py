@@ -5,9 +5,9 @@ One transaction for a whole busy tick held Redis for 0.3-1.2 s at 100,000 partit
 page, produce and renewal waited that long, past ``REDIS_SOCKET_TIMEOUT_S`` on a loaded
 machine. A save of more than ``REPLICATION_SAVE_PIECE_SETS`` changed sets is cut into
 pieces of at most that many sets; each piece is one fenced transaction (lease.fenced_write:
-refused once the lease passed on) holding its sets' statuses, their records and the values
-their compaction released, so status and records never disagree for any set, whatever
-lands. Pieces go in order:
+refused once the lease passed on) holding its sets' statuses and their records (one
+script: set_records.Writes.op) and the values their compaction released, so status and
+records never disagree for any set, whatever lands. Pieces go in order:
 
 * the first also carries the unit's staged writes (a produce's values and ticket, stored
   before anything could release them) and raises the record-id counter to the state's next

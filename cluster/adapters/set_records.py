@@ -4,10 +4,10 @@
 (set_codec.records_bytes); the status (set_codec.encode_status) names their count and
 last id. A save appends what the log gained and rewrites the whole run only when
 compaction moved its start or another replica's log became the reference, in one script
-inside the fenced transaction that writes the set's status (``Writes``; a large save has
-one per piece, save_pieces.py). A load reads the runs of the sets it
-must decode, and of a set this process knew before (hot_types.Known) only the ids
-appended since (``fetch``).
+that also sets the changed statuses (``Writes.op``: a few packed arguments a topic), so a
+set's status and records land in the same fenced transaction (a large save has one script
+per piece, save_pieces.py). A load reads the runs of the sets it must decode, and of a set
+this process knew before (hot_types.Known) only the ids appended since (``fetch``).
 """
 from __future__ import annotations
 
@@ -175,7 +175,8 @@ def unpacked(op: WriteOp) -> list[tuple[str, bytes, bytes]]:
 def statuses_of(op: WriteOp) -> dict[str, dict[str, bytes]]:
     """The status fields a ``Writes.op`` script sets, by hash key (what ``_WRITE`` reads:
     for tests and tools)."""
-    args, out = op.arg[2], {}
+    args = op.arg[2]
+    out: dict[str, dict[str, bytes]] = {}
     for n in range(int(args[0])):
         hash_key, names, lengths, values = args[1 + 4 * n:5 + 4 * n]
         fields = out.setdefault(hash_key, {})
