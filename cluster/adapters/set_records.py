@@ -130,26 +130,26 @@ class Writes:
         ``statuses`` (fields by hash key: what a HSET of each would write), in one
         transaction's command."""
         writes = self.writes
-        picked = writes if only is None else [k for k in only if k in writes]
         args: list[str | bytes] = [""]
         for hash_key, fields in (statuses or {}).items():
             if fields:
                 values = fields.values()
-                lengths = [len(v) for v in values]
-                args += (hash_key, ",".join(fields), pack(f"<{len(lengths)}I", *lengths),
-                         b"".join(values))
-        hashes = (len(args) - 1) // 4
-        args[0] = str(hashes)
+                args += (hash_key, ",".join(fields),
+                         pack(f"<{len(values)}I", *map(len, values)), b"".join(values))
+        args[0] = str((len(args) - 1) // 4)
         entries: list[bytes] = []
         prefix, topic = "", None
-        for set_key in picked:
+        for set_key in writes if only is None else only:
+            entry = writes.get(set_key)
+            if entry is None:
+                continue  # (of ``only``) its records unchanged
             if set_key[0] != topic:  # sets come topic by topic, or nearly
                 if entries:
                     args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
                 topic, entries = set_key[0], []
                 # The op's name: its first topic's records prefix (save_pieces' tests read it).
                 prefix = prefix or records_key(topic, "")
-            entries.append(writes[set_key])
+            entries.append(entry)
         if entries:
             args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
         if len(args) == 1:
