@@ -57,9 +57,14 @@ def _engine_between_append_and_catch_up(monkeypatch, step) -> None:
     monkeypatch.setattr(metadata_log, "append_intents", append_then_step)
 
 
-@pytest.mark.parametrize("step", [tick, lambda: replication_resync_store(heal=False)],
-                         ids=["tick", "resync-beat"])
-def test_a_kill_applied_by_the_engine_first_is_still_announced(announced, monkeypatch, step):
+@pytest.mark.parametrize("step, compare_s", [
+    (tick, 60),  # as deployed: the tick folds the intents since the one it adopted
+    (tick, 0),  # the tick's full comparison with the rows
+    (lambda: replication_resync_store(heal=False), 60),
+], ids=["tick-folding", "tick-comparing", "resync-beat"])
+def test_a_kill_applied_by_the_engine_first_is_still_announced(announced, monkeypatch, settings,
+                                                               step, compare_s):
+    settings.REPLICATION_TOPOLOGY_COMPARE_S = compare_s
     _engine_between_append_and_catch_up(monkeypatch, step)
     announced.clear()
     spu_kill(spu_id=3, by="cli")
