@@ -58,7 +58,6 @@ from cluster.engine.mirror import OffsetsMirror
 from cluster.engine.tickets import record_ack_outcomes
 from cluster.metrics.hooks import count_step
 from cluster.perf import gc_paused, thaw_if_due
-from cluster.projections.announce import announce
 from cluster.projections.committed import Committed
 
 Save = Callable[..., list[Key]]
@@ -67,7 +66,7 @@ Pick = Callable[[dict[str, Any]], Iterable[Key]]
 # entries for the same commit (history's HW checkpoints).
 ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
 # The store's projection: brings its rows up to the log (this commit's entries included) and
-# returns the event rows it wrote, to announce (cluster/projections/store.py's catch_up).
+# announces the event rows it wrote, as every catch-up does (cluster/projections/store.py).
 StoreRows = Callable[[], list[Any]]
 
 
@@ -327,7 +326,6 @@ def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     # store's rows (under the database's write lock on SQLite) need not delay it.
     record_ack_outcomes(actions, held)
     written = mirror.offsets(hot, after, held)
-    events = store_rows()
+    store_rows()
     count_step(actions, lrs_moved)
-    announce(events)
     publish_partitions(Changed(written, after), moved=moved)

@@ -12,6 +12,10 @@ lock (SQLite), so two processes catching up never interleave.
 Whichever process committed entries calls ``catch_up`` right after; one that
 died in between leaves them for the next caller (every unit of work, and the
 reconcile beat), so nothing committed is ever missing from the store for long.
+Whoever applies an entry also announces its events (to open pages and the JSON log):
+the engine's tick often applies a command's entry between the command's append and its
+own catch-up, which then finds nothing left to apply, and events returned to a caller
+that drops them reached no page (a killed loop stayed "up" on every open page).
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from cluster.adapters import metadata_log
 from cluster.adapters.metadata_log import Entry
 from cluster.models import ClusterState, Event, Partition, Spu, Topic
 from cluster.projections import aggregates, intents
+from cluster.projections.announce import announce
 from cluster.projections.events import events_of
 
 log = logging.getLogger(__name__)
@@ -34,7 +39,7 @@ BATCH = 2000
 
 
 def catch_up(known: Sequence[Entry] = ()) -> list[Event]:
-    """Apply what the store has not applied yet; return the events it wrote.
+    """Apply what the store has not applied yet; announce and return the events it wrote.
 
     ``known``: entries this process has just appended, at consecutive offsets, applied as
     they are in memory instead of read back (decoding a 100,000-partition topic's map cost
@@ -44,13 +49,16 @@ def catch_up(known: Sequence[Entry] = ()) -> list[Event]:
     if metadata_log.head() <= applied_offset():
         return written  # nothing new: no write lock taken (most units of work append nothing)
     while True:
+        events: list[Event] = []
         with transaction.atomic():
             applied = _lock_applied_offset()
             entries = _read(applied + 1, kept)
             if entries:
-                written += apply_entries(entries)
+                events = apply_entries(entries)
                 ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(
                     applied_offset=entries[-1].offset)
+        announce(events)  # a batch rolled back raised: it is never announced
+        written += events
         if len(entries) < BATCH:
             break
     return written

@@ -123,8 +123,10 @@ def record_intents(by: Actor, entries: list[dict[str, Any]], *, inside: bool = F
                 for one in stamped:
                     _apply_now(one)
             return []
-        announce(store_projection.catch_up(
-            known=[metadata_log.Entry(o, e) for o, e in zip(offsets, logged)]))
+        # The catch-up announces the events it writes; the engine may have applied (and
+        # announced) these entries first, between the append and here.
+        store_projection.catch_up(
+            known=[metadata_log.Entry(o, e) for o, e in zip(offsets, logged)])
     return offsets
 
 
