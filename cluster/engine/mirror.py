@@ -17,8 +17,8 @@ producer's reservation grows in the mirror's pass, off the path before a commit.
 
 So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
 LRS, resolution, epoch, replicas: those also reach the store through the log's
-projection) are written at once; the others in slices (``pk % slices``, ``slices`` =
-sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
+projection) are written at once; the others in slices (runs of neighbouring pks,
+``slices`` = sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
 its whole scope (the store, or whole shards) and at most one every
 ``REPLICATION_MIRROR_INTERVAL_S`` / ``slices`` of the units' clock, so a row is written
 at most once an interval and a unit writes at most one slice. A slice's row is written
@@ -273,10 +273,12 @@ class OffsetsMirror:
         if cut is None:
             if len(self.slices) > 16:
                 self.slices.clear()
-            cut = self.slices[shape] = [[] for _ in range(slices)]
-            for name, table in hot.topics.items():
-                for index, pk in enumerate(table["partitions"]):
-                    cut[pk % slices].append((pk, (name, index)))
+            # Runs of neighbouring pks: a slice's rows share the store's pages (the rows
+            # of ``pk % slices`` were each on a page of their own, each read and written).
+            rows = sorted((pk, (name, index)) for name, table in hot.topics.items()
+                          for index, pk in enumerate(table["partitions"]))
+            size = -(-len(rows) // slices)
+            cut = self.slices[shape] = [rows[i * size:(i + 1) * size] for i in range(slices)]
         return cut[turn]
 
 

@@ -172,3 +172,23 @@ def test_the_units_comparison_can_fail(monkeypatch):
     with pytest.raises(AssertionError, match="seed="):
         for seed in range(200):
             _units(monkeypatch, seed)
+
+
+def test_the_slices_hold_every_row_once_in_runs_of_pks():
+    """``_slice``: every row with a pk in exactly one slice, the slices even (a row is
+    written once a round of them), each a run of neighbouring pks (their store pages)."""
+    rng = Random(7)
+    for _ in range(100):
+        topics, pk = {}, rng.randint(1, 50)
+        for name in "abcd"[:rng.randint(1, 4)]:
+            size = rng.randint(0, 60)
+            topics[name] = {"pk": pk, "partitions": list(range(pk, pk + size))}
+            pk += size + rng.randint(0, 3)
+        hot = HotState(state=new_cluster([]), topics=topics)  # type: ignore[arg-type]
+        rows = sorted((p, (name, i)) for name, t in topics.items()
+                      for i, p in enumerate(t["partitions"]))
+        slices = rng.randint(1, 9)
+        cut = [OffsetsMirror()._slice(hot, slices, turn) for turn in range(slices)]
+        assert sorted(r for part in cut for r in part) == rows
+        assert max(map(len, cut)) <= -(-len(rows) // slices)
+        assert [r for part in cut for r in part] == rows  # runs, in pk order
