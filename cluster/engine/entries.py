@@ -3,7 +3,7 @@ topics it started replicating, and the core's actions that a status cannot say.
 (What the unit's own code logs, ``u.log``, goes into the same commit.)"""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import compress, filterfalse, repeat
 from operator import gt, is_, itemgetter, ne, not_, or_
 from typing import Any, NamedTuple
@@ -22,7 +22,8 @@ class Changes(NamedTuple):
 
 
 def changes(before: dict[Key, Summary], after: dict[Key, Summary],
-            steady: Steady | None = None) -> Changes:
+            steady: Steady | None = None,
+            sets: Mapping[Key, Any] | None = None) -> Changes:
     """One pass over the saved sets' summaries (a busy tick saves every set). A logged
     status moved when the leader, LRS, resolution, epoch or replica ids did: tested inline,
     in that order, the ids by C-level maps (a call and two lists per set were a third of
@@ -32,15 +33,25 @@ def changes(before: dict[Key, Summary], after: dict[Key, Summary],
     (``Steady.joined``) are not tested: no rule moves a logged status without taking the
     set out first, and ``before`` holds what that save summed up. Only whether their
     summary differs is, in C-level passes; the index is then marked for the next save.
-    The same lists, in the same order, as without it (test_changes_steady.py)."""
+    The same lists, in the same order, as without it (test_changes_steady.py).
+
+    Where ``after`` holds ``before``'s very keys in their order (a busy tick saves every
+    loaded set), the old summaries are read in place, not looked up; and with the loaded
+    ``sets`` (the unit's), where ``after`` holds them all, the sets out of the index are
+    its ``unsteady_keys``: none (every set steady) means none is tested, without a
+    lookup per set in the index."""
     if steady is None or not steady.keys:
         found = _changes(before, after.items())
     else:
-        olds = list(map(before.get, after))
+        in_place = len(before) == len(after) and all(map(is_, before, after))
+        olds: list[Summary | None] = (list(before.values()) if in_place
+                                      else list(map(before.get, after)))
         differs = list(compress(after, map(ne, after.values(), olds)))
         index, joined = steady.keys, steady.joined
         tested: Iterable[tuple[Key, Summary]]
-        if joined or None in olds:
+        if not joined and in_place and _all_steady(steady, sets, after):
+            tested = ()
+        elif joined or None in olds:
             # The others, and any set ``before`` lacks (new: moved), in ``after``'s order.
             stayed = map(gt, map(index.__contains__, after), map(joined.__contains__, after))
             tested = compress(after.items(), map(or_, map(not_, stayed),
@@ -51,6 +62,14 @@ def changes(before: dict[Key, Summary], after: dict[Key, Summary],
     if steady is not None:
         steady.mark()
     return found
+
+
+def _all_steady(steady: Steady, sets: Mapping[Key, Any] | None,
+                after: dict[Key, Summary]) -> bool:
+    """Every key of ``after`` is in the index: ``after`` holds every loaded set and none
+    of them is out of it (the index's own count check, ``unsteady_keys``)."""
+    return (sets is not None and len(sets) == len(after) == len(steady.keys)
+            and not steady.unsteady_keys(sets))
 
 
 def _changes(before: dict[Key, Summary], after: Iterable[tuple[Key, Summary]]) -> Changes:

@@ -17,8 +17,8 @@ producer's reservation grows in the mirror's pass, off the path before a commit.
 
 So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
 LRS, resolution, epoch, replicas: those also reach the store through the log's
-projection) are written at once; the others in slices (``pk % slices``, ``slices`` =
-sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
+projection) are written at once; the others in slices (runs of neighbouring pks,
+``slices`` = sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
 its whole scope (the store, or whole shards) and at most one every
 ``REPLICATION_MIRROR_INTERVAL_S`` / ``slices`` of the units' clock, so a row is written
 at most once an interval and a unit writes at most one slice. A slice's row is written
@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import itemgetter
+from collections.abc import Iterable
+from itertools import compress, groupby
+from operator import gt, itemgetter
 from typing import Any
 
 from django.conf import settings
@@ -50,6 +51,9 @@ _MAX_ROWS_KEPT = 400_000
 # writes its row once every this many records.
 RESERVE_MIN = 64
 _topic, _index = itemgetter(0), itemgetter(1)  # of a key
+_leo = itemgetter(4)  # of a summary: the leader's LEO, None without a leader
+# The fewest changed sets whose reservations are kept in their order (``_candidates``).
+_ALIGN_MIN = 1000
 
 
 def slices_of(hot: HotState) -> int:
@@ -86,6 +90,9 @@ class OffsetsMirror:
     # pk) then partition index, read a topic at a time: at most the row's (reservations
     # only grow), so a stale one costs a write, never an offset.
     reserved: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
+    # A large unit's changed keys and their reservations in that order, by store, count,
+    # first key and topics' pks (``_candidates``): at most the figures in ``reserved``.
+    aligned: dict[tuple[Any, ...], tuple[list[Key], list[int]]] = field(default_factory=dict)
     # Rows written since the process started: offsets (by the mirror), reservations
     # raised before a commit (the benchmarks read them).
     rows_written: int = 0
@@ -95,41 +102,79 @@ class OffsetsMirror:
         """Start over, as a new process would: after the store's rows were changed behind
         this process's back (a test's rolled-back transaction), a reservation it holds
         could be above the row's, and no offset may rely on that."""
-        for kept in (self.written, self.cursor, self.slices, self.due, self.reserved):
+        for kept in (self.written, self.cursor, self.slices, self.due, self.reserved,
+                     self.aligned):
             kept.clear()
 
     def reserve(self, hot: HotState, after: dict[Key, Summary]) -> None:
         """Before the commit of ``hot``'s changed sets (``hot.differs``): raise the
         reservation of every row whose set's LEO passes it, in one write, so the offsets
-        the commit gives out are reserved in the store before any reader is told them."""
-        if not hot.differs:
+        the commit gives out are reserved in the store before any reader is told them.
+
+        The rule is applied set by set to the candidates ``_candidates`` names: every set
+        whose LEO passes a figure at most its row's reservation as this process knows it,
+        so no set that passes its reservation is left out."""
+        differs = hot.differs
+        if not differs:
             return
         store = store_namespace()
         before, cycle = hot.before, self.cycle(hot)
+        positions, seen = self._candidates(hot, after, store)
         grow: list[tuple[int, int]] = []
-        raised: list[tuple[dict[int, int], int, int]] = []
+        raised: list[tuple[dict[int, int], int, int, int]] = []
         tables: dict[str, dict[int, int]] = {}
-        # Every changed set, every unit (100,000 at a busy tick): a few lookups each, in
-        # one pass (C-level passes over the keys cost more: each pass misses the cache
-        # on every key, 21 against 35 ms at 100,000 busy).
-        for key in hot.differs:
+        for i in positions:
+            key = differs[i]
             name, index = key
             table = tables.get(name)
             if table is None:
                 table = tables[name] = self._reserved_of(hot, store, name)
             s = after[key]
             top = s[4] if s[4] is not None else s.stored_leo()  # given_out, inlined
-            if top > table.get(index, 0) and (pk := hot.partition_pk(key)) is not None:
+            seen[i] = have = table.get(index, 0)
+            if top > have and (pk := hot.partition_pk(key)) is not None:
                 old = before.get(key)
                 to = top + block(top - (given_out(old) if old else 0), cycle, pk)
                 grow.append((pk, to))
-                raised.append((table, index, to))
+                raised.append((table, index, to, i))
         write_reserved(grow)
         # Only once written: a reservation held here above the row's would let an offset
         # out unreserved.
-        for table, index, to in raised:
-            table[index] = to
+        for table, index, to, i in raised:
+            table[index] = seen[i] = to
         self.reservations_written += len(grow)
+
+    def _candidates(self, hot: HotState, after: dict[Key, Summary],
+                    store: str) -> tuple[Iterable[int], list[int]]:
+        """The positions in ``hot.differs`` of the sets to check, and the reservations by
+        position that ``reserve`` fills in for the next unit.
+
+        A busy tick's changed sets are the same, in the same order, unit after unit: their
+        reservations as last seen are kept in that order (``aligned``), and the sets whose
+        LEO passes them are found in C-level passes (the LEOs read in one pass over the
+        summaries, in place when every set changed), not a lookup per set. What is kept is
+        at most the row's reservation as this process knows it (``reserved``: copied from
+        it, which only grows, and dropped with it by ``forget``; by the topics' pks, as a
+        topic re-created under its name has other rows). Any other unit checks every set."""
+        differs = hot.differs
+        n = len(differs)
+        if n < _ALIGN_MIN:
+            return range(n), [0] * n
+        scope = (store, n, differs[0], *[(name, t["pk"]) for name, t in hot.topics.items()])
+        kept = self.aligned.get(scope)
+        if kept is None or kept[0] != differs:
+            if len(self.aligned) >= 8:
+                self.aligned.clear()
+            seen = [0] * n
+            self.aligned[scope] = (list(differs), seen)
+            return range(n), seen
+        seen = kept[1]
+        found = after.values() if len(after) == n else map(after.__getitem__, differs)
+        tops = list(map(_leo, found))
+        if None in tops:  # sets without a leader: their longest log's
+            tops = [given_out(after[key]) if top is None else top
+                    for key, top in zip(differs, tops)]
+        return compress(range(n), map(gt, tops, seen)), seen
 
     def cycle(self, hot: HotState) -> int:
         """About how many units of work pass between two mirror writes of a row."""
@@ -228,10 +273,12 @@ class OffsetsMirror:
         if cut is None:
             if len(self.slices) > 16:
                 self.slices.clear()
-            cut = self.slices[shape] = [[] for _ in range(slices)]
-            for name, table in hot.topics.items():
-                for index, pk in enumerate(table["partitions"]):
-                    cut[pk % slices].append((pk, (name, index)))
+            # Runs of neighbouring pks: a slice's rows share the store's pages (the rows
+            # of ``pk % slices`` were each on a page of their own, each read and written).
+            rows = sorted((pk, (name, index)) for name, table in hot.topics.items()
+                          for index, pk in enumerate(table["partitions"]))
+            size = -(-len(rows) // slices)
+            cut = self.slices[shape] = [rows[i * size:(i + 1) * size] for i in range(slices)]
         return cut[turn]
 
 

@@ -293,7 +293,8 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     def entries(_saved: list[Key]) -> list[dict[str, Any]]:
         # The save summed up each set it wrote into ``after`` (hot_state); the sets that
         # stayed steady since the last save are not compared for a moved status.
-        hot.moved, hot.differs = changes(hot.before, after, hot.state.steady)
+        hot.moved, hot.differs = changes(hot.before, after, hot.state.steady,
+                                            hot.state.replica_sets)
         wiring.mirror.reserve(hot, after)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():

@@ -39,11 +39,11 @@ class Shadow:
         self.mismatches: list[str] = []
         self.where = ""
 
-    def __call__(self, before, after, steady=None):
+    def __call__(self, before, after, steady=None, sets=None):
         general = entries.changes(before, after)  # no index: every set tested
         stayed = 0 if steady is None else sum(
             1 for k in after if k in steady.keys and k not in steady.joined and k in before)
-        fast = entries.changes(before, after, steady)
+        fast = entries.changes(before, after, steady, sets)
         self.calls += 1
         self.skipped += stayed
         if fast != general:

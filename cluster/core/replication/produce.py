@@ -239,8 +239,16 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
         index.saved.clear()
     else:
         index.saved.difference_update(marked)
-    index.fresh.update(marked)
-    index.appended.update(marked)
+    # Into empty marks (a busy tick's producers, after the round and the save emptied
+    # them): the keys taken whole, a copy of a dict, not inserted one by one.
+    if index.fresh:
+        index.fresh.update(marked)
+    else:
+        index.fresh = marked.copy()
+    if index.appended:
+        index.appended.update(marked)
+    else:
+        index.appended = marked
     return nid - first
 
 
