@@ -28,6 +28,8 @@ class _Seen:
     def __init__(self) -> None:
         self.checked = self.appended = self.trailing = self.moved = self.rejoined = 0
         self.left: set[Any] = set()
+        # (replicas, the leader's place): the encoding spells out three replicas by place.
+        self.shapes: set[tuple[int, int]] = set()
 
 
 def _invariant(pair: _Pair, where: str) -> None:
@@ -63,6 +65,7 @@ def _check(pair: _Pair, where: str, seen: _Seen) -> None:
         seen.appended += key in index.appended
         seen.trailing += rs.hw < rs.replica[rs.leader].leo
         seen.rejoined += key in seen.left
+        seen.shapes.add((len(rs.replicas), rs.replicas.index(rs.leader)))
     seen.left.update(k for k in sets if k not in index.keys)
 
 
@@ -97,6 +100,7 @@ def test_a_steady_sets_short_encoding_is_its_full_one_without_the_index():
     # Sets appended to, with trailing followers, compacted under a kept memo and back in
     # the index after leaving it were checked too.
     assert min(seen.appended, seen.trailing, seen.moved, seen.rejoined) > 50, vars(seen)
+    assert {(3, 0), (3, 1), (3, 2)} < seen.shapes, seen.shapes
 
 
 def _saves(seed: int, retain: int, memo: dict | None = None) -> int:
