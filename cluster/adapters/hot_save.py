@@ -68,18 +68,22 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     with gc_paused():
         step = _step(retain)
         follow, append = records.follow, records.append
+        released = out.released
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             if set_key in level:  # the leader is the reference; most ticks compact nothing
                 ref = rs.replica[rs.leader]  # type: ignore[index]
-                gone = _compact(rs, ref, retain) if rs.hw - retain - ref.start >= step else None
+                if rs.hw - retain - ref.start >= step:
+                    gone = _compact(rs, ref, retain)
+                    if gone:
+                        released[set_key] = gone
                 data, summed = encode_steady(set_key, rs, ref)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain)
+                if gone:
+                    released[set_key] = gone
                 data, summed = encode_status(rs, ref)
-            if gone:
-                out.released[set_key] = gone
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]

@@ -64,11 +64,12 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
         count = len(log)
         leo = start + count
         h = pack(hw)
-        n, last = pack(count), pack(log[-1]) if count else _NIL
+        last = pack(log[-1]) if count else _NIL
         if leo == hw:  # levelled: no follower trails
             lead, clocks = h, _NIL
         else:
             lead, clocks = pack(leo), trailing
+        n = lead if not start else pack(count)  # nothing compacted yet: the count is LEO
         if pick is None:
             # Three replicas (nearly every set), by the leader's place, spelled out: a
             # picker and a comprehension cost a third of the encoding, mostly in cache
