@@ -70,10 +70,10 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
         else:
             lead, clocks = pack(leo), trailing
         n = lead if not start else pack(count)  # nothing compacted yet: the count is LEO
+        figures: tuple[tuple[int, int, int], ...]
         if pick is None:
-            # Three replicas (nearly every set), by the leader's place, spelled out: a
-            # picker and a comprehension cost a third of the encoding, mostly in cache
-            # misses on their objects at 100,000 sets.
+            # Three replicas (nearly every set), by the leader's place, spelled out: the
+            # picker and a comprehension cost a third of the encoding.
             x, y, z = replicas
             if at == 0:
                 data = fmt % (h, lead, h, h, h, clocks, h, h, clocks, n, last)
