@@ -27,9 +27,9 @@ from cluster.core.replication import Key, Replica, ReplicaSet
 # msgpack's header of a 17-field array (the set's fields), and nil.
 _FIELDS_HEADER = b"\xdc\x00\x11"
 _NIL = b"\xc0"
-# The slots of a template (``_Parts.fmt``): the packed values it takes, by index in the
-# tuple ``encode`` builds: HW, the leader's LEO, a follower's clock, the records' count and
-# their last id.
+# The slots of a template (``_parts``): the packed values it takes, by index in the tuple
+# ``encode`` gives its picker: HW, the leader's LEO, a follower's clock, the records' count
+# and their last id.
 _HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
 
 SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
@@ -134,7 +134,8 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
 
 
 def _full(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summary]:
-    """The steady set's encoding packed whole (no memo): every replica's figures read."""
+    """The set's encoding packed whole, every replica's figures read: a set with extras,
+    which is never steady (kept so that one would still encode as ``encode_status``)."""
     rep, log = rs.replica, ref.log
     start = ref.start
     leo = start + len(log)

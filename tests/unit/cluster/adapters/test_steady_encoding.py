@@ -185,6 +185,18 @@ def test_three_replicas_with_the_leader_at_each_place():
     assert seen == {(place, trails) for place in range(3) for trails in (False, True)}
 
 
+def test_a_topic_name_with_percent_signs():
+    """The template is formatted with ``bytes %``: its fixed fields' ``%`` are escaped."""
+    state = new_cluster(range(3))
+    add_topic(state, "a%b%%s", [[0, 1, 2]])
+    replication_step(state, 0)
+    produce_many(state, [(("a%b%%s", 0), 2)], Acks.LEADER)
+    rs = state.replica_sets[("a%b%%s", 0)]
+    twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[("a%b%%s", 0)]
+    assert steady_codec.encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms) == \
+        encode_status(twin, reference_replica(twin))
+
+
 def test_an_appended_sets_trailing_followers_keep_the_indexs_clock():
     """The check can fail: the replicas' own clocks (not written while the set stays in
     the index) are older than the rounds it skipped, and a trailing follower stores its
