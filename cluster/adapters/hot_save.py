@@ -22,7 +22,8 @@ from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
-from cluster.adapters.set_codec import encode_status, encode_steady
+from cluster.adapters.set_codec import encode_status
+from cluster.adapters.steady_codec import steady_encoder
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import compact, reference_replica
@@ -55,7 +56,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     items: Iterable[tuple[Key, ReplicaSet]]
     steady = hot.state.steady
     # The sets in the steady index: their encoding's short form, with the index's clock.
-    level, clock, memo = steady.keys, steady.round_ms, steady.memo
+    level, encode_steady = steady.keys, steady_encoder(steady.round_ms, steady.memo)
     if sets is None:
         loaded = hot.state.replica_sets
         steady.saving_under(retain)
@@ -67,18 +68,22 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     with gc_paused():
         step = _step(retain)
         follow, append = records.follow, records.append
+        released = out.released
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             if set_key in level:  # the leader is the reference; most ticks compact nothing
                 ref = rs.replica[rs.leader]  # type: ignore[index]
-                gone = _compact(rs, ref, retain) if rs.hw - retain - ref.start >= step else None
-                data, summed = encode_steady(rs, ref, clock, memo)
+                if rs.hw - retain - ref.start >= step:
+                    gone = _compact(rs, ref, retain)
+                    if gone:
+                        released[set_key] = gone
+                data, summed = encode_steady(set_key, rs, ref)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain)
+                if gone:
+                    released[set_key] = gone
                 data, summed = encode_status(rs, ref)
-            if gone:
-                out.released[set_key] = gone
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]

@@ -86,7 +86,7 @@ def test_sets_the_save_passed_over_are_what_redis_holds(redis_url, settings):
 def test_sets_the_producers_write_at_every_tick_stay_steady_and_match_redis(redis_url):
     """A simulated producer writing every partition at every tick: its appends keep the
     steady sets in the index (core.replication.steady ``appended``), the round levels
-    them and the save writes their short encoding (set_codec.encode_steady); every set
+    them and the save writes their short encoding (steady_codec); every set
     still encodes to what Redis holds and every follower is level after each tick."""
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=6, replication=3)

@@ -1,0 +1,155 @@
+"""The save's encoding of a set in the steady index (core.replication.steady): what
+``set_codec.encode_status`` gives for it, byte for byte and summary included, from the few
+figures that move while the set stays in the index (split from set_codec.py).
+
+A steady set is Online with a leader, its LRS every replica, and every replica holds the
+leader's log from the same start; after a round HW = LEO everywhere, and the simulated
+producers (``produce.produce_spread``) only append to the leader until the next round
+levels the followers (``sync._level_appended``). So at save time every replica's HW is the
+set's, every follower's LEO is the set's HW, and the leader's LEO is its start plus its
+log's length; a follower trails (and stores the index's clock, ``Steady.round_ms``) exactly
+when the leader is ahead of HW. What moves is therefore HW, the leader's LEO, the records'
+count and last id, and whether the followers trail; the rest of the encoding is packed once
+while the set stays in (``Steady.memo``, dropped when it leaves, rebuilt when compaction
+moves its start). The fault schedules check this against ``encode_status`` for every
+steady set after every step (tests/unit/cluster/adapters/test_steady_encoding.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from cluster.adapters.set_codec import (RECORDS_APART, SET_FORMAT, Summary, _extras,
+                                        _new_summary, _packer)
+from cluster.core.replication import Key, Replica, ReplicaSet
+
+# msgpack's header of a 17-field array (the set's fields), and nil.
+_FIELDS_HEADER = b"\xdc\x00\x11"
+_NIL = b"\xc0"
+# The slots of a template (``_parts``): the packed values it takes, by index in the tuple
+# ``encode`` gives its picker: HW, the leader's LEO, a follower's clock, the records' count
+# and their last id.
+_HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
+
+SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
+
+
+def encode_steady(rs: ReplicaSet, ref: Replica, clock: int | None,
+                  memo: dict[Any, Any] | None = None) -> tuple[bytes, Summary]:
+    """``encode_status`` of a steady set (``ref``: its leader), with ``clock`` (the index's,
+    ``Steady.clock``) as the clock of a follower that trails; ``memo``: ``Steady.memo``."""
+    return steady_encoder(clock, {} if memo is None else memo)((rs.topic, rs.partition), rs, ref)
+
+
+def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
+    """The encoding of steady sets for one save: ``encode(key, rs, leader)`` gives the
+    set's bytes and summary. ``clock``: the index's (``Steady.round_ms``), stored for a
+    follower that trails (the replicas' own are older: the index does not write them while
+    the set stays in); ``memo``: ``Steady.memo``."""
+    pack = _packer().pack
+    trailing = pack(clock)
+    new = _new_summary
+
+    def encode(key: Key, rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
+        log, start = ref.log, ref.start
+        parts = memo.get(key)
+        if parts is None or parts[0] != start:
+            parts = _parts(rs, ref)
+            if parts is None:  # not the steady shape (an extra field): the full form
+                return _full(rs, ref, clock)
+            memo[key] = parts
+        _, fmt, pick, leader, lrs, resolution, epoch, replicas, at = parts
+        hw = rs.hw
+        count = len(log)
+        leo = start + count
+        h = pack(hw)
+        last = pack(log[-1]) if count else _NIL
+        if leo == hw:  # levelled: no follower trails
+            lead, clocks = h, _NIL
+        else:
+            lead, clocks = pack(leo), trailing
+        n = lead if not start else pack(count)  # nothing compacted yet: the count is LEO
+        figures: tuple[tuple[int, int, int], ...]
+        if pick is None:
+            # Three replicas (nearly every set), by the leader's place, spelled out: the
+            # picker and a comprehension cost a third of the encoding.
+            x, y, z = replicas
+            if at == 0:
+                data = fmt % (h, lead, h, h, h, clocks, h, h, clocks, n, last)
+                figures = ((x, leo, hw), (y, hw, hw), (z, hw, hw))
+            elif at == 1:
+                data = fmt % (h, h, h, clocks, lead, h, h, h, clocks, n, last)
+                figures = ((x, hw, hw), (y, leo, hw), (z, hw, hw))
+            else:
+                data = fmt % (h, h, h, clocks, h, h, clocks, lead, h, n, last)
+                figures = ((x, hw, hw), (y, hw, hw), (z, leo, hw))
+        else:
+            data = fmt % pick((h, lead, clocks, n, last))
+            figures = tuple([(s, leo if s == leader else hw, hw) for s in replicas])
+        return data, new(Summary, (leader, lrs, resolution, hw, leo, figures, epoch))
+
+    return encode
+
+
+def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
+    """What the set's encoding keeps while it stays in the index: the log start it was
+    built at, the template (``bytes %``: every fixed field packed, a ``%b`` for each moving
+    one) and the picker of its values, then the summary's fixed fields. None for a set
+    with extras (a move, deadline, deposed or unaware replica is never steady)."""
+    if _extras(rs):
+        return None
+    pack = _packer().pack
+    leader = rs.leader
+    pieces = [_FIELDS_HEADER, *(pack(v) for v in (
+        SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader, rs.lrs, rs.resolution))]
+    slots: list[int] = []
+
+    def slot(which: int) -> None:
+        pieces.append(None)  # type: ignore[arg-type]
+        slots.append(which)
+
+    slot(_HW)
+    pieces += [pack(v) for v in (rs.epoch, rs.candidate, rs.attempt, rs.tried, rs.pending,
+                                 ref.start, ())]
+    pieces.append(pack([None] * len(rs.replicas))[:-len(rs.replicas)])  # the array header
+    for s in rs.replicas:
+        r = rs.replica[s]
+        pieces.append(b"\x95")
+        slot(_LEO if s == leader else _HW)
+        slot(_HW)
+        pieces += [pack(r.claims_leadership), pack(r.seen_attempt)]
+        if s == leader:
+            pieces.append(_NIL)
+        else:
+            slot(_CLOCK)
+    pieces.append(pack({RECORDS_APART: ()})[:-1] + b"\x92")
+    slot(_COUNT)
+    slot(_LAST)
+    fmt = b"".join(b"%b" if p is None else p.replace(b"%", b"%%") for p in pieces)
+    # Three replicas take their values in the order ``encode`` spells out (no picker).
+    pick = None if len(rs.replicas) == 3 else itemgetter(*slots)
+    return (ref.start, fmt, pick, leader, tuple(rs.lrs), rs.resolution,
+            rs.epoch, tuple(rs.replicas), rs.replicas.index(leader))  # type: ignore[arg-type]
+
+
+def _full(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summary]:
+    """The set's encoding packed whole, every replica's figures read: a set with extras,
+    which is never steady (kept so that one would still encode as ``encode_status``)."""
+    rep, log = rs.replica, ref.log
+    start = ref.start
+    leo = start + len(log)
+    states, figures = [], []
+    for s in rs.replicas:
+        r = rep[s]
+        n = r.start + len(r.log)
+        states.append((n, r.hw, r.claims_leadership, r.seen_attempt,
+                       clock if n < leo else None))
+        figures.append((s, n, r.hw))
+    extras = _extras(rs)
+    extras[RECORDS_APART] = [len(log), log[-1] if log else None]
+    return _packer().pack((
+        SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
+        rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt, rs.tried,
+        rs.pending, start, [], states, extras)), _new_summary(Summary, (
+            rs.leader, tuple(rs.lrs), rs.resolution, rs.hw, leo, tuple(figures), rs.epoch))
