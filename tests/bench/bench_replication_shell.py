@@ -7,7 +7,9 @@ metadata-log lines say how many entries a tick appended, what they weigh, and wh
 hour of log costs at this size. ``--profile`` prints cProfile's top 25 functions (by
 cumulative and by own time) over the ticks with producers; ``--sample`` instead prints
 each function's share of their wall time from a sampling profile (tests/bench/_sampler.py:
-no per-call cost, waits on Redis included). ``--busy M`` puts the
+no per-call cost, waits on Redis included); ``--parts`` the CPU of each part of the busy
+ticks (tests/bench/_parts.py; with ``--json``, ``busy_tick_parts_cpu_ms``: their medians).
+``--busy M`` puts the
 producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
 producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on
 stdout (the figures below; the human-readable lines go to stderr, the failover is
@@ -18,7 +20,7 @@ the private Redis's slow log (every command logged around the ticks), and
 ``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
 mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
-        [--busy M] [--steps 8] [--profile | --sample] [--warm RECORDS] [--json]
+        [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS] [--json]
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _django import setup_throwaway_django  # noqa: E402
+from _parts import Parts  # noqa: E402
 from _sampler import Sampler  # noqa: E402
 
 
@@ -213,7 +216,8 @@ class RowWrites:
         return execute(sql, params, many, context)
 
 
-def bench_ticks(partitions: int, steps: int, profile: cProfile.Profile | Sampler | None = None,
+def bench_ticks(partitions: int, steps: int,
+                profile: cProfile.Profile | Sampler | Parts | None = None,
                 warm: int = 0, busy: int | None = None, slowlog: SlowLog | None = None,
                 result: dict[str, object] | None = None) -> int:
     """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
@@ -335,6 +339,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sample", action="store_true",
                     help="a wall-clock sampling profile of the busy ticks (tests/bench/"
                          "_sampler.py): each function's share of wall time, no cProfile")
+    ap.add_argument("--parts", action="store_true",
+                    help="CPU of each part of the busy ticks (tests/bench/_parts.py: the "
+                         "round, the producers, the save's loop and writes, the projections)")
     ap.add_argument("--warm", type=int, default=0, metavar="RECORDS",
                     help="fill every log with this many records before the busy ticks")
     ap.add_argument("--json", action="store_true",
@@ -366,15 +373,18 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
         print(f"{args.spus} SPUs, {args.partitions} partitions ({busy} with producers), "
               f"replication 3 (store built in {ms:.0f} ms)")
         print(f"load average: {os.getloadavg()}")
-        profile = (Sampler() if args.sample else cProfile.Profile() if args.profile
-                   else None)
+        profile = (Sampler() if args.sample else Parts() if args.parts
+                   else cProfile.Profile() if args.profile else None)
         now = bench_ticks(args.partitions, args.steps, profile, args.warm, busy,
                           SlowLog(), result)
         result["load_average"] = os.getloadavg()[0]
         if not args.json:
             bench_failover(now)
         print(f"load average: {os.getloadavg()}")
-        if isinstance(profile, Sampler):
+        if isinstance(profile, Parts):
+            print(profile.report())
+            result["busy_tick_parts_cpu_ms"] = profile.medians_ms()
+        elif isinstance(profile, Sampler):
             print(profile.report())
         elif profile is not None:
             print_profile(profile)
