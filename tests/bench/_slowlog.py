@@ -1,0 +1,71 @@
+"""The private Redis's slow log around a benchmark's ticks (split from
+bench_replication_shell.py, which re-exports it)."""
+from __future__ import annotations
+
+
+class SlowLog:
+    """The private Redis's slow log around the ticks: every command is logged (threshold
+    0), and each tick's entries are read and dropped so the log never overflows.
+
+    EXEC is not logged; a transaction's commands are, one by one, back to back. So
+    besides the longest command, a *burst* is a run of one client's consecutive entries
+    (MULTI and WATCH left out), ended by another client or a new transaction (MULTI,
+    WATCH): the longest burst bounds the longest transaction (or pipeline) that held
+    Redis from above."""
+
+    def __init__(self) -> None:
+        from cluster.adapters.redis_keys import client
+
+        self.redis = client()
+        self.longest_us = 0
+        self.longest_command = ""
+        self.longest_burst_us = 0
+        self.tick_totals_us: list[int] = []
+        self.tick_cpu_s: list[float] = []
+        # Put back as they were once the ticks are measured.
+        self.saved = {name: self.redis.config_get(name)[name]
+                      for name in ("slowlog-max-len", "slowlog-log-slower-than")}
+
+    def start(self) -> None:
+        self.redis.config_set("slowlog-max-len", 1_000_000)
+        self.redis.config_set("slowlog-log-slower-than", 0)
+        self.redis.slowlog_reset()
+        self.cpu = self._cpu()
+
+    def collect(self) -> None:
+        """The entries since the last call (one tick's): its longest command and burst."""
+        self.tick_cpu_s.append(self._cpu() - self.cpu)
+        entries = self.redis.slowlog_get(self.redis.slowlog_len())
+        self.redis.slowlog_reset()
+        total, burst, burst_client = 0, 0, None
+        for entry in sorted(entries, key=lambda e: e["id"]):
+            command = entry["command"]
+            if isinstance(command, bytes):
+                command = command.decode(errors="replace")
+            name = str(command).split(" ", 1)[0].upper()
+            if name in ("SLOWLOG", "CONFIG"):
+                continue
+            us, who = entry["duration"], entry.get("client_address")
+            if who in (b"?:0", "?:0"):
+                continue  # a script's own call (6.2 logs them): already in its EVAL's time
+            total += us
+            # Another client, or a new transaction of the same one (a save in pieces):
+            # between two transactions Redis serves whoever is waiting.
+            if who != burst_client or name in ("MULTI", "WATCH"):
+                burst, burst_client = 0, who
+            if name not in ("MULTI", "WATCH"):
+                burst += us
+                self.longest_burst_us = max(self.longest_burst_us, burst)
+            if us > self.longest_us:
+                self.longest_us, self.longest_command = us, name
+        self.tick_totals_us.append(total)
+        self.cpu = self._cpu()  # from here: reading the log costs Redis too
+
+    def _cpu(self) -> float:  # Redis's CPU seconds so far: main process, user + system
+        info = self.redis.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+    def stop(self) -> None:
+        for name, value in self.saved.items():
+            self.redis.config_set(name, value)
+        self.redis.slowlog_reset()
