@@ -141,8 +141,9 @@ def _saves(seed: int, retain: int, memo: dict | None = None) -> int:
                             for k in keys]
             assert encoded.runs == [i for i, k in enumerate(keys)
                                     if not i or keys[i - 1][0] != k[0]]
-            assert {k for k, i in encoded.released_at.items() if i < len(keys)
-                    and keys[i] == k} == set(released) & set(keys) == set(encoded.released_at) & set(keys)
+            placed = {k for k, i in encoded.released_at.items()
+                      if i < len(keys) and keys[i] == k}
+            assert placed == set(released) & set(keys) == set(encoded.released_at) & set(keys)
             # The sets come in another order with the index (the steady ones last).
             outs.append((changed, sorted(rows), released, records.writes))
         where = f"seed={seed} retain={retain} step {i}"
