@@ -36,6 +36,13 @@ class _Encoded(NamedTuple):
     changed: dict[str, dict[str, bytes]]  # the statuses that changed, by topic and partition
     keys: list[Key]                       # their keys, in that order
     released: dict[Key, list[int]]        # record ids compaction released, by set
+    # Aligned with ``keys``, for pieces built from slices (save_pieces.slice_ops): each
+    # set's status field name and value, where each topic's run starts, and the place in
+    # ``keys`` each released set would take (its own if it changed, else another's).
+    names: list[str]
+    values: list[bytes]
+    runs: list[int]
+    released_at: dict[Key, int]
 
 
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
@@ -49,8 +56,9 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     set only to find it unchanged was a third of the tick. One server's part of a spread
     save (``sets``) is encoded whole: the index is not split by server."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
-    out = _Encoded({}, [], {})
+    out = _Encoded({}, [], {}, [], [], [], {})
     changed, keys = out.changed, out.keys
+    names, values, runs, released_at = out.names, out.values, out.runs, out.released_at
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
     items: Iterable[tuple[Key, ReplicaSet]]
@@ -77,19 +85,25 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     gone = _compact(rs, ref, retain)
                     if gone:
                         released[set_key] = gone
+                        released_at[set_key] = len(keys)
                 data, summed = encode_steady(set_key, rs, ref)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain)
                 if gone:
                     released[set_key] = gone
+                    released_at[set_key] = len(keys)
                 data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
                     fields = changed.get(topic) or changed.setdefault(topic, {})
-                fields[str(set_key[1])] = data
+                    runs.append(len(keys))
+                field = str(set_key[1])
+                fields[field] = data
                 keys.append(set_key)
+                names.append(field)
+                values.append(data)
                 raw[set_key] = data
                 # Most busy sets only gained records at the end of the same run: their
                 # append, without follow's other cases (Writes.append).
@@ -154,8 +168,7 @@ def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_recor
     else:
         # The first piece stores the staged values and keeps record ids unique (save_pieces).
         floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
-        pieces = [save_pieces.set_ops(group, encoded.changed, records, encoded.released,
-                                      sets_key, values_key, kept) for group in parts]
+        pieces = _pieces(encoded, records, parts, kept)
         pieces[0] = hot.staged + floor + pieces[0]
         hot.staged = []
         for piece in pieces[:-1]:
@@ -163,6 +176,29 @@ def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_recor
         _write_with_log(hot, held, {hot_servers.HOME: pieces[-1] + tail + generations},
                         entries)
     hot.generation = token
+
+
+def _pieces(encoded: _Encoded, records: set_records.Writes, parts: list[save_pieces.Group],
+            kept: Callable[[str], bool]) -> list[list[WriteOp]]:
+    """Each piece's writes of its sets: from slices of the save's aligned lists when the
+    pieces are slices of its keys (save_pieces.slice_ops), else set by set (``set_ops``)."""
+    keys, released = encoded.keys, encoded.released
+    plain = not records.deletes and len(records.aligned) == len(keys)
+    spans = save_pieces.spans(keys, parts) if plain else None
+    if spans is None:
+        return [save_pieces.set_ops(group, encoded.changed, records, released, sets_key,
+                                    values_key, kept) for group in parts]
+    n = len(keys)
+    # The released sets that changed, by their place in ``keys`` (released_at's order).
+    places = [(i, k) for k, i in encoded.released_at.items() if i < n and keys[i] == k]
+    sets = save_pieces.Aligned(keys, encoded.names, encoded.values, records.aligned,
+                               encoded.runs, places)
+    pieces = []
+    for (start, end), group in zip(spans, parts):
+        ops = save_pieces.slice_ops(sets, start, end, released, sets_key, values_key, kept)
+        pieces.append(ops if ops is not None else save_pieces.set_ops(
+            group, encoded.changed, records, released, sets_key, values_key, kept))
+    return pieces
 
 
 Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py)
@@ -204,11 +240,11 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
         for name in dropped:  # read before the write; the lease is held
             for p in hot_servers.client_of(server).hkeys(sets_key(name)):
                 records.delete((name, int(p)))
-        changed, changed_keys, gone = _compact_and_encode(hot, retain, records, sets)
+        encoded = _compact_and_encode(hot, retain, records, sets)
         part = ops.setdefault(server, [WriteOp("del", sets_key(name)) for name in dropped])
-        part += _present(records.op(None, _by_hash(changed)))
-        keys += changed_keys
-        for (name, _), ids in gone.items():
+        part += _present(records.op(None, _by_hash(encoded.changed)))
+        keys += encoded.keys
+        for (name, _), ids in encoded.released.items():
             released.setdefault(name, []).extend(ids)
     return ops, keys, released
 

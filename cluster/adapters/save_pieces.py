@@ -26,13 +26,14 @@ sets, is one transaction as before.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
 from cluster.adapters.lease import WriteOp
-from cluster.adapters.set_records import Writes
+from cluster.adapters.set_records import Run, Writes, packed_op
 from cluster.core.replication import Key
 
 # The keys of the sets one piece writes.
@@ -81,6 +82,60 @@ def set_ops(group: Group, changed: dict[str, dict[str, bytes]], records: Writes,
     # Statuses and records in one script (set_records.Writes.op): one command a piece.
     op = records.op(group, {sets_key(name): fields for name, fields in statuses.items()})
     ops = [op] if op is not None else []
+    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+            if released_kept(name)]
+    return ops
+
+
+def spans(keys: list[Key], parts: list[Group]) -> list[tuple[int, int]] | None:
+    """Each piece of ``parts`` as (start, end) in ``keys`` when every piece is the next
+    slice of them (no held set, or held ones only at the end: a busy tick), else None."""
+    out, at = [], 0
+    for group in parts:
+        end = at + len(group)
+        if group != keys[at:end]:  # the same key objects: compared by identity, in C
+            return None
+        out.append((at, end))
+        at = end
+    return out if at == len(keys) else None
+
+
+class Aligned(NamedTuple):
+    """A save's changed sets as lists aligned with their keys (hot_save's loop builds
+    them), so a piece that is a slice of the keys is built from slices (``slice_ops``)."""
+    keys: list[Key]
+    names: list[str]                  # each set's status field: str(partition)
+    values: list[bytes]               # its status
+    entries: list[bytes | None]       # its records entry (Writes.aligned)
+    runs: list[int]                   # where each topic's run of keys starts
+    released: list[tuple[int, Key]]   # the changed sets compaction released ids of, by place
+
+
+def slice_ops(sets: Aligned, start: int, end: int, released: dict[Key, list[int]],
+              sets_key: Callable[[str], str], values_key: Callable[[str], str],
+              released_kept: Callable[[str], bool]) -> list[WriteOp] | None:
+    """``set_ops`` for the piece ``keys[start:end]``: the same commands, built from slices
+    of ``sets`` with no Python work a set; None when a topic comes back in the piece after
+    another (``set_ops`` merges its statuses: left to it)."""
+    runs, keys = sets.runs, sets.keys
+    at = bisect_right(runs, start) - 1
+    built: list[Run] = []
+    while at < len(runs) and runs[at] < end:
+        lo, hi = max(runs[at], start), min(runs[at + 1] if at + 1 < len(runs) else end, end)
+        name = keys[lo][0]
+        if built and any(run[1] == name for run in built):
+            return None
+        built.append((sets_key(name), name, sets.names[lo:hi], sets.values[lo:hi],
+                      sets.entries[lo:hi]))
+        at += 1
+    op = packed_op(built)
+    ops = [op] if op is not None else []
+    places = sets.released
+    first = bisect_left(places, (start,))
+    last = bisect_left(places, (end,), first)
+    gone: dict[str, list[int]] = {}
+    for _, set_key in places[first:last]:
+        gone.setdefault(set_key[0], []).extend(released[set_key])
     ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
             if released_kept(name)]
     return ops

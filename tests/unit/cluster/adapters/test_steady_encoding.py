@@ -131,9 +131,21 @@ def _saves(seed: int, retain: int, memo: dict | None = None) -> int:
         outs = []
         for hot in hots:
             records = set_records.Writes()
-            changed, keys, released = _compact_and_encode(hot, retain, records)
+            encoded = _compact_and_encode(hot, retain, records)
+            changed, keys, released = encoded.changed, encoded.keys, encoded.released
+            # The lists aligned with the keys (the pieces' slices) say what the by-key
+            # outputs say, runs start where the topic changes, and a released set that
+            # changed has its own place in the keys.
+            rows = list(zip(keys, encoded.names, encoded.values, records.aligned))
+            assert rows == [(k, str(k[1]), changed[k[0]][str(k[1])], records.writes.get(k))
+                            for k in keys]
+            assert encoded.runs == [i for i, k in enumerate(keys)
+                                    if not i or keys[i - 1][0] != k[0]]
+            placed = {k for k, i in encoded.released_at.items()
+                      if i < len(keys) and keys[i] == k}
+            assert placed == set(released) & set(keys) == set(encoded.released_at) & set(keys)
             # The sets come in another order with the index (the steady ones last).
-            outs.append((changed, sorted(keys), released, records.writes))
+            outs.append((changed, sorted(rows), released, records.writes))
         where = f"seed={seed} retain={retain} step {i}"
         assert outs[0] == outs[1], where
         a, b = hots
