@@ -15,7 +15,7 @@ from typing import Any
 
 
 def _parts() -> list[tuple[object, str, str]]:
-    from cluster.adapters import hot_save, lease, save_pieces, set_records
+    from cluster.adapters import hot_save, lease, save_pieces
     from cluster.engine import mirror, unit
     from cluster.services import replication
     return [
@@ -24,8 +24,8 @@ def _parts() -> list[tuple[object, str, str]]:
         (replication, "simulate_producers", "simulated producers"),
         (unit, "_commit", "commit (elections, save, projections)"),
         (hot_save, "_compact_and_encode", "  save: compaction and encoding loop"),
-        (save_pieces, "set_ops", "  save: pieces' statuses and records"),
-        (set_records.Writes, "op", "    of which the records script's args"),
+        (hot_save, "_pieces", "  save: pieces' statuses and records"),
+        (save_pieces, "packed_op", "    of which the scripts' args (slices)"),
         (lease, "fenced_write", "  save: fenced writes (redis-py)"),
         (unit, "changes", "  log: changed statuses"),
         (mirror.OffsetsMirror, "reserve", "  mirror: reservations"),
