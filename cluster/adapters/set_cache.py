@@ -127,6 +127,16 @@ class SetCache:
             return None, Known(start, reference_replica(kept[1]).log) if count else None
         return (kept[1], kept[2], kept[3]), None
 
+    def take_index(self, scope: Scope) -> Steady:
+        """The steady index of the image under ``scope`` (an empty one if none), moved out
+        of it: a complete load that takes the image's sets by their bytes keeps the steady
+        ones steady (set_loading.adopt), with their encodings' templates."""
+        image = self.images.get(scope)
+        if image is None:
+            return Steady()
+        index, image.steady = image.steady, Steady()
+        return index
+
     def take_trusted(self, scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
         """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
         image = self.images.get(scope)
