@@ -209,6 +209,23 @@ def test_a_topic_name_with_percent_signs():
         encode_status(twin, reference_replica(twin))
 
 
+def test_a_fixed_field_that_packs_as_the_templates_marker_takes_the_full_form():
+    """The template marks its moving fields with one packed marker; a fixed field equal
+    to it (no real epoch is) would take a moving field's place: the count catches it and
+    the set is encoded whole, still ``encode_status``'s bytes."""
+    state = new_cluster(range(3))
+    add_topic(state, "t", [[0, 1, 2]])
+    replication_step(state, 0)
+    produce_many(state, [(("t", 0), 2)], Acks.LEADER)
+    rs = state.replica_sets[("t", 0)]
+    rs.epoch = steady_codec._MARK
+    memo: dict = {}
+    twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[("t", 0)]
+    assert steady_codec.encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
+                                      memo) == encode_status(twin, reference_replica(twin))
+    assert memo == {}  # no template kept for it
+
+
 def test_an_appended_sets_trailing_followers_keep_the_indexs_clock():
     """The check can fail: the replicas' own clocks (not written while the set stays in
     the index) are older than the rounds it skipped, and a trailing follower stores its
