@@ -64,3 +64,13 @@ def log_head() -> int:
 
     with bound_to_store():
         return metadata_log.head()
+
+
+def another_process():
+    """This process's engine as another process holds it: no set cache, no offsets mirror
+    of its own past (a produce from the web while the worker ticks). ``with using(...)``."""
+    from cluster.adapters.set_cache import SetCache
+    from cluster.engine.engine import current
+    from cluster.engine.mirror import OffsetsMirror
+
+    return current().replaced(sets=SetCache(), mirror=OffsetsMirror())

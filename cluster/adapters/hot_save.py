@@ -158,6 +158,7 @@ def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_recor
     generations = generated.get(hot_servers.HOME, [])
     tail = [meta] if meta is not None else []
     if len(parts) == 1:
+        generations += _noted(hot, token, encoded.keys)
         ops = head + _present(records.op(None, _by_hash(encoded.changed)))
         gone: dict[str, list[int]] = {}
         for (name, _), ids in encoded.released.items():
@@ -294,6 +295,17 @@ def _generation_ops(ops: Ops, holding: Held) -> str:
         ops.setdefault(hot_servers.server_of_lock(k), []).append(
             WriteOp("set", set_cache.generation_key(k), token))
     return token
+
+
+def _noted(hot: HotState, token: str, keys: list[Key]) -> list[WriteOp]:
+    """The save's note of the sets it wrote (set_cache ``written_since``), one per lease it
+    loaded under, when it writes few and knows the generation it follows; else none."""
+    if (hot.generation is None or hot.dropped or len(keys) > set_cache.NOTED_SETS
+            or hot_servers.spread()):
+        return []
+    entry = set_cache.note(hot.generation, token, keys)
+    return [WriteOp("lpush", set_cache.noted_key(k), (entry, set_cache.NOTED_SAVES))
+            for k in hot.scope]
 
 
 def save_sets(hot: HotState, held: Held, *, retain: int | None = None,

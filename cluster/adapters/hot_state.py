@@ -56,7 +56,7 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
                                         encode_set, encode_status, records_from,
                                         start_and_apart, status_fields, summary)
 from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
-                                          sets_key, take_trusted)
+                                          sets_key, take_after_others, take_trusted)
 from cluster.adapters.set_records import records_key  # noqa: F401 (re-exported)
 from cluster.adapters.hot_types import HotState, Stored, TopicTable  # noqa: F401 (re-exported)
 from cluster.adapters.hot_save import (LogEntries, save, save_meta,  # noqa: F401 (re-exported)
@@ -183,7 +183,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace)
-        if committed is not None and take_trusted(hot, keys, committed):
+        if committed is not None and (take_trusted(hot, keys, committed) or (
+                keys is None and take_after_others(hot, committed))):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete

@@ -22,6 +22,14 @@ holds:
   from here only when the fetched bytes are the very bytes this process committed (so
   a set another worker or shard wrote since is decoded as before).
 
+* **The saves' notes.** A save of a few sets (at most ``NOTED_SETS``) also notes, in its
+  fenced transaction and for each lease it loaded under, which sets it wrote between which
+  two generations (``noted_key``: the last ``NOTED_SAVES`` saves). A complete load whose
+  image's token is not the store's follows those notes from its token to the store's;
+  when every lease's notes lead there, it takes the image whole but for the sets they
+  name, and reads only those (set_loading.take_after_others). So one produce from the web
+  costs the next tick one set, not a read and a comparison of every set's bytes.
+
 Entries are *taken* (removed) by the load that uses them and put back only once a
 unit of work has committed and projected: a step that fails half-way, or a save
 refused because the lease was lost, leaves nothing here that the step may have changed.
@@ -30,7 +38,8 @@ Readers (pages, consume) never use this: they decode their own copy.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cluster.adapters.hot_types import HotState, Known, Stored
@@ -46,9 +55,51 @@ MAX_SETS = 400_000
 Scope = tuple[str, tuple[str, ...]]
 
 
+# A save notes the sets it wrote when they are this few (a produce, a command, a quiet
+# tick); a larger one notes nothing, and a load behind it reads every set.
+NOTED_SETS = 500
+# How many saves' notes each lease keeps (newest first).
+NOTED_SAVES = 32
+
+
 def generation_key(lock_key: str) -> str:
     """The key each save of sets under the lease ``lock_key`` writes a fresh token to."""
     return f"{lock_key}:sets-gen"
+
+
+def noted_key(lock_key: str) -> str:
+    """The list of the last saves' notes under the lease ``lock_key`` (``note``)."""
+    return f"{lock_key}:sets-gen:notes"
+
+
+def note(before: str, after: str, keys: Sequence[Key]) -> str:
+    """A save's note: it moved the generation from ``before`` to ``after``, writing ``keys``."""
+    return json.dumps([before, after, keys])
+
+
+def written_since(notes: Sequence[Sequence[bytes | str]], since: str, now: str
+                  ) -> set[Key] | None:
+    """The sets written from generation ``since`` to ``now``, by the notes of each lease of
+    a scope (each list newest first); None unless every lease's notes lead from one to the
+    other, each step a note (a save that noted nothing breaks the way)."""
+    written: set[Key] = set()
+    for kept in notes:
+        steps = {}
+        for raw in kept:
+            before, after, keys = json.loads(raw)
+            steps[before] = (after, keys)
+        at = since
+        for _ in range(len(steps)):  # a way longer than the notes would be a loop
+            if at == now:
+                break
+            step = steps.get(at)
+            if step is None:
+                return None
+            at, keys = step
+            written.update((topic, partition) for topic, partition in keys)
+        if at != now:
+            return None
+    return written
 
 
 @dataclass
@@ -136,6 +187,14 @@ class SetCache:
             return Steady()
         index, image.steady = image.steady, Steady()
         return index
+
+    def take_behind(self, scope: Scope, topics: Iterable[str]) -> Image | None:
+        """The whole image, whatever its token, if it names no topic outside ``topics``
+        (set_loading.take_after_others checks the saves since); removed from here."""
+        image = self.images.get(scope)
+        if image is None or image.token is None or not image.topics <= set(topics):
+            return None
+        return self.images.pop(scope)
 
     def take_trusted(self, scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
         """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""

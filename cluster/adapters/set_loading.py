@@ -64,6 +64,40 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
     return True
 
 
+def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
+    """A complete load of every set, when this process's image is not the store's only by
+    the saves the leases' notes name since (set_cache ``written_since``): the image whole
+    but for the sets those saves wrote, read and decoded anew; its steady index kept for
+    the rest. False (nothing taken) when the notes do not lead from the image to the store
+    (a large save noted nothing, the hot state is spread, no image)."""
+    scope = cache_scope(hot)
+    image = cache.images.get(scope)
+    if (not hot.complete or hot_servers.spread() or not hot.scope or hot.generation is None
+            or image is None or image.token is None):
+        return False
+    pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=False)
+    for lock_key in hot.scope:
+        pipe.lrange(set_cache.noted_key(lock_key), 0, -1)
+    written = set_cache.written_since(pipe.execute(), image.token, hot.generation)
+    if written is None:
+        return False
+    taken = cache.take_behind(scope, hot.topics)
+    if taken is None:
+        return False
+    with gc_paused():
+        sets, raw, before, stored, index = (taken.sets, taken.raw, taken.summaries,
+                                            taken.stored, taken.steady)
+        for set_key in written:  # another object now: out of the index, no clocks
+            index.drop(set_key)
+            for kept in (sets, raw, before, stored):
+                kept.pop(set_key, None)
+        hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
+        hot.state.steady = index
+    adopt(hot, fetch_some(written, hot.topics), None)
+    hot.exact = True
+    return True
+
+
 def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
           committed: set_cache.SetCache | None) -> None:
     """Put the fetched sets in ``hot``: taken from the set cache ``committed`` (a unit of

@@ -7,11 +7,12 @@ import pytest
 
 from cluster.adapters import hot_servers, hot_state, set_cache
 from cluster.engine.engine import current as engine
+from cluster.engine.engine import using
 from cluster.services import topic_create
 from cluster.services.records import records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
-from tests.helpers import register_spus
+from tests.helpers import another_process, register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -124,6 +125,33 @@ def test_after_another_workers_save_every_set_is_read_and_the_changed_one_decode
     with SetReads() as reads:
         taken()  # the unit's own commit made the image exact again
     assert reads.calls == []
+
+
+def test_after_another_process_wrote_a_few_sets_only_those_are_read(orders):
+    """Their saves noted what they wrote (set_cache ``written_since``): the next complete
+    load takes the image whole but for those sets, read and decoded anew."""
+    with using(another_process()):
+        records_produce(topic=orders, partition=1, count=2)
+        records_produce(topic=orders, partition=3, count=1)
+    with SetReads() as reads:
+        sets, exact = taken()
+    assert reads.calls == ["hmget"] and exact
+    assert sets == decoded()
+    with SetReads() as reads:
+        tick(3_000)  # the unit's own commit made the image exact again
+    assert reads.calls == []
+    assert taken()[0] == decoded()
+
+
+def test_a_save_that_noted_nothing_sends_the_next_load_to_every_set(orders, monkeypatch):
+    with using(another_process()):
+        monkeypatch.setattr(set_cache, "NOTED_SETS", 0)  # a large save: no note
+        records_produce(topic=orders, partition=1, count=2)
+        monkeypatch.setattr(set_cache, "NOTED_SETS", 500)
+        records_produce(topic=orders, partition=3, count=1)  # noted, but the way is broken
+    with SetReads() as reads:
+        sets, _ = taken()
+    assert reads.calls == ["hgetall"] and sets == decoded()
 
 
 def test_a_redis_that_lost_its_generation_is_read_again(orders):
