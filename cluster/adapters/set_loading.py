@@ -84,28 +84,34 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
     taken = cache.take_behind(scope, hot.topics)
     if taken is None:
         return False
+    # The written sets' entries apart: their load reads only the records appended since.
+    apart = set_cache.SetCache()
+    image = apart.images[scope] = set_cache.Image(token=taken.token)
     with gc_paused():
         sets, raw, before, stored, index = (taken.sets, taken.raw, taken.summaries,
                                             taken.stored, taken.steady)
         for set_key in written:  # another object now: out of the index, no clocks
             index.drop(set_key)
-            for kept in (sets, raw, before, stored):
-                kept.pop(set_key, None)
+            if set_key in sets:
+                image.sets[set_key], image.raw[set_key] = sets.pop(set_key), raw.pop(set_key)
+                image.summaries[set_key] = before.pop(set_key)
+                image.stored[set_key] = stored.pop(set_key)
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
         hot.state.steady = index
-    adopt(hot, fetch_some(written, hot.topics), None)
+    adopt(hot, fetch_some(written, hot.topics), apart, keep_index=False)
     hot.exact = True
     return True
 
 
 def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
-          committed: set_cache.SetCache | None) -> None:
+          committed: set_cache.SetCache | None, *, keep_index: bool = True) -> None:
     """Put the fetched sets in ``hot``: taken from the set cache ``committed`` (a unit of
     work's; None: a reader's) when their bytes are the ones this process committed, else
     decoded with their records.
 
     A complete load (every set the leases guard) keeps the image's steady index for the
-    sets it takes by their bytes: they are the very sets this process committed, so they
+    sets it takes by their bytes (``keep_index``: unless the load keeps it already): they
+    are the very sets this process committed, so they
     are as steady as they were, and their encodings' templates still hold. Without that,
     one write by another process (a produce from the web) left every set to join the
     index again and its template to be built again, at the next tick: 0.2 s of a busy
@@ -113,7 +119,8 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
     sets of an SPU whose status or loop changed, and all of them under a cut.)"""
     state, stored = hot.state, hot.stored
     scope = cache_scope(hot)
-    index = committed.take_index(scope) if committed is not None and hot.complete else None
+    index = (committed.take_index(scope) if committed is not None and hot.complete
+             and keep_index else None)
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
