@@ -9,6 +9,8 @@ cumulative and by own time) over the ticks with producers; ``--sample`` instead 
 each function's share of their wall time from a sampling profile (tests/bench/_sampler.py:
 no per-call cost, waits on Redis included); ``--parts`` the CPU of each part of the busy
 ticks (tests/bench/_parts.py; with ``--json``, ``busy_tick_parts_cpu_ms``: their medians).
+``--outside-writes``: before every tick another process (an engine without this one's set
+cache) writes one record to a partition, as the web does while the worker ticks.
 ``--busy M`` puts the
 producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
 producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on
@@ -20,7 +22,8 @@ the private Redis's slow log (every command logged around the ticks), and
 ``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
 mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
-        [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS] [--json]
+        [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
+        [--outside-writes] [--json]
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ import json
 import logging
 import os
 import pstats
+import random
 import statistics
 import sys
 import time
@@ -159,18 +163,41 @@ class RowWrites:
         return execute(sql, params, many, context)
 
 
+def write_outside(rng: random.Random, partitions: int) -> bool:
+    """One acks=1 record on a partition of "bench" from another process's engine (no set
+    cache, no offsets mirror of this one's): a produce from the web while the worker ticks.
+    Not timed: the tick after it is. True when the leader took it."""
+    from cluster.adapters.set_cache import SetCache
+    from cluster.engine.engine import current, using
+    from cluster.engine.mirror import OffsetsMirror
+    from cluster.services.records import records_produce
+
+    with using(current().replaced(sets=SetCache(), mirror=OffsetsMirror())):
+        outcome = records_produce(topic="bench", partition=rng.randrange(partitions),
+                                  count=1)
+    return outcome.state == "acknowledged"
+
+
 def bench_ticks(partitions: int, steps: int,
                 profile: cProfile.Profile | Sampler | Parts | None = None,
                 warm: int = 0, busy: int | None = None, slowlog: SlowLog | None = None,
-                result: dict[str, object] | None = None) -> int:
+                result: dict[str, object] | None = None, outside: bool = False) -> int:
     """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
-    their figures printed, and put in ``result`` when given."""
+    their figures printed, and put in ``result`` when given. ``outside``: before each
+    tick, another process writes one record (``write_outside``)."""
     from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
     busy = partitions if busy is None else busy
     result = {} if result is None else result
+    rng = random.Random(33)
+    result["outside_writes"] = 0
+
+    def before_tick() -> None:
+        if outside:
+            result["outside_writes"] += write_outside(rng, busy or partitions)
+
     now = int(time.time() * 1000)
     ms, _ = timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))
     print(f"first tick (topology sync, {partitions} replica sets created): {ms:.0f} ms")
@@ -180,6 +207,7 @@ def bench_ticks(partitions: int, steps: int,
     idle, idle_cpu = [], []
     for _ in range(steps):
         now += 1000
+        before_tick()
         wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
         idle.append(wall)
         idle_cpu.append(used)
@@ -203,6 +231,7 @@ def bench_ticks(partitions: int, steps: int,
     writes, by_tick = RowWrites(), []
     for _ in range(steps):
         now += 1000
+        before_tick()
         if profile is not None:
             profile.enable()
         with connection.execute_wrapper(writes):
@@ -288,6 +317,9 @@ def main(argv: list[str] | None = None) -> None:
                          "round, the producers, the save's loop and writes, the projections)")
     ap.add_argument("--warm", type=int, default=0, metavar="RECORDS",
                     help="fill every log with this many records before the busy ticks")
+    ap.add_argument("--outside-writes", action="store_true",
+                    help="before every tick, another process (an engine without this "
+                         "one's set cache) writes one record to a partition")
     ap.add_argument("--json", action="store_true",
                     help="one JSON object on stdout; the other lines on stderr")
     args = ap.parse_args(argv)
@@ -320,7 +352,7 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
         profile = (Sampler() if args.sample else Parts() if args.parts
                    else cProfile.Profile() if args.profile else None)
         now = bench_ticks(args.partitions, args.steps, profile, args.warm, busy,
-                          SlowLog(), result)
+                          SlowLog(), result, args.outside_writes)
         result["load_average"] = os.getloadavg()[0]
         if not args.json:
             bench_failover(now)

@@ -67,3 +67,16 @@ def test_parts_name_the_busy_ticks_cpu_and_stay_within_it():
     assert parts["save: compaction and encoding loop"] <= parts[
         "commit (elections, save, projections)"]
     assert "CPU per part" in done.stderr
+
+
+def test_outside_writes_come_before_every_tick():
+    """``--outside-writes``: another process's acks=1 write before each idle and busy tick
+    (``outside_writes``: how many the leader took), the load behind them measured."""
+    done = run_bench("--partitions", "200", "--busy", "50", "--steps", "2", "--outside-writes",
+                     "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["outside_writes"] == 4
+    assert figures["busy_tick_cpu_ms"] > 0 and figures["idle_tick_cpu_ms"] > 0
+    plain = json.loads(run_bench("--partitions", "20", "--steps", "1", "--json").stdout)
+    assert plain["outside_writes"] == 0
