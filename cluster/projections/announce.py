@@ -7,11 +7,12 @@ engine's unit of work; it lives here so the engine needs no service (issue 32's 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
 
-from cluster.adapters.live_batches import stage
+from cluster.adapters.live_batches import stage_many
 from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
 from cluster.metrics.logs import log_events
 from cluster.models import Event, Spu, Topic
@@ -21,27 +22,55 @@ log = logging.getLogger(__name__)
 
 
 def announce(events: list[Event]) -> None:
-    """Projected events reach open pages and the JSON log as logged ones do."""
-    for event in events:
-        announce_after_commit(event)
+    """Projected events reach open pages and the JSON log as logged ones do: staged
+    together once the transaction commits (one Redis round trip for a unit's events:
+    a failover at 100,000 partitions logs 6,000, and one round trip each was half of
+    its tick)."""
+    if events and getattr(settings, "LIVE_UPDATES", True):
+        # on_commit drops the callback on rollback, so only stored changes are announced.
+        transaction.on_commit(lambda: _announce(events))
     log_events(events)
 
 
 def announce_after_commit(event: Event) -> None:
     if getattr(settings, "LIVE_UPDATES", True):
-        # on_commit drops the callback on rollback, so only stored changes are announced.
-        transaction.on_commit(lambda: _announce(event))
+        transaction.on_commit(lambda: _announce([event]))
 
 
-def _announce(event: Event) -> None:
+def _announce(events: list[Event]) -> None:
+    """Each event to the cluster group (a topic's also to the topic's), with the changed
+    SPU or topic as stored now: read once per object, whatever its events."""
     try:
-        row = event_row(event)
-        stage(CLUSTER_GROUP, {"events": [row], **_object_rows(event)},
-              load=event.object_type in {"spu", "topic", "spu-group"}, loads=cluster_load)
-        if event.object_type == "topic":
-            stage(topic_group(event.object_name), {"events": [row], **_object_rows(event)})
+        groups: dict[str, tuple[list[EventRow], dict[tuple[str, str], LiveData]]] = {}
+        stored: dict[tuple[str, str], LiveData] = {}
+        load: set[str] = set()
+        for event in events:
+            row, obj = event_row(event), (event.object_type, event.object_name)
+            if obj not in stored:
+                stored[obj] = _object_rows(event)
+            names = [CLUSTER_GROUP]
+            if event.object_type == "topic":
+                names.append(topic_group(event.object_name))
+            if event.object_type in {"spu", "topic", "spu-group"}:
+                load.add(CLUSTER_GROUP)
+            for name in names:
+                rows, objects = groups.setdefault(name, ([], {}))
+                rows.append(row)
+                objects[obj] = stored[obj]
+        stage_many({name: _batch(rows, objects.values()) for name, (rows, objects)
+                    in groups.items()}, load=load, loads=cluster_load)
     except Exception:  # noqa: BLE001  a page missing an update must never fail a write
         log.warning("live update not published", exc_info=True)
+
+
+def _batch(rows: list[EventRow], objects: Iterable[LiveData]) -> LiveData:
+    batch: LiveData = {"events": rows}
+    for data in objects:
+        if "topics" in data:
+            batch.setdefault("topics", []).extend(data["topics"])
+        if "spus" in data:
+            batch.setdefault("spus", []).extend(data["spus"])
+    return batch
 
 
 def event_row(event: Event) -> EventRow:

@@ -21,7 +21,7 @@ def heard(monkeypatch) -> list[tuple[str, dict]]:
     from cluster.projections import announce
 
     staged: list[tuple[str, dict]] = []
-    monkeypatch.setattr(announce, "stage", lambda group, data, **_: staged.append((group, data)))
+    monkeypatch.setattr(announce, "stage_many", lambda batches, **_: staged.extend(batches.items()))
     return staged
 
 

@@ -34,11 +34,11 @@ def announced(redis_url, monkeypatch) -> list[tuple[str, str]]:
     """The (object, operation) of each event staged for the cluster group's pages."""
     sent: list[tuple[str, str]] = []
 
-    def stage(group, data, **_):
-        if group == "cluster":
-            sent.extend((e["object_name"], e["operation"]) for e in data.get("events", []))
+    def stage_many(batches, **_):
+        sent.extend((e["object_name"], e["operation"])
+                    for e in batches.get("cluster", {}).get("events", []))
 
-    monkeypatch.setattr("cluster.projections.announce.stage", stage)
+    monkeypatch.setattr("cluster.projections.announce.stage_many", stage_many)
     register_spus(0, 1, 2, 3, online=True)
     topic_create(name="orders", partitions=4, replication=3)
     tick()

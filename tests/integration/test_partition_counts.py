@@ -49,7 +49,13 @@ def _entries(rng: random.Random, offset: int) -> list[Entry]:
     return entries
 
 
-def test_counts_equal_a_count_from_scratch_after_random_changes(operator_client):
+@pytest.mark.parametrize("whole, share", [(1000, 0.25), (0, 0.0), (10**9, 1.0)],
+                         ids=["default", "whole-topic-reads", "in-list-reads"])
+def test_counts_equal_a_count_from_scratch_after_random_changes(operator_client, monkeypatch,
+                                                                whole, share):
+    # The rows a change overwrites, read by IN lists or a topic's whole, count the same.
+    monkeypatch.setattr(aggregates, "WHOLE_TOPIC", whole)
+    monkeypatch.setattr(aggregates, "WHOLE_TOPIC_SHARE", share)
     register_spus(*SPUS, online=True)
     rng, offset, made = random.Random(22), 1, 0
     for step in range(40):
