@@ -235,7 +235,8 @@
   function addEvents(events) {
     document.querySelectorAll("tbody[data-live-events]").forEach((body) => {
       const keep = Number(body.dataset.liveEvents) || 10;
-      events.forEach((e) => body.prepend(eventRow(e, body.hasAttribute("data-live-params"))));
+      // Only the rows kept: a failover's message carries thousands of events.
+      events.slice(-keep).forEach((e) => body.prepend(eventRow(e, body.hasAttribute("data-live-params"))));
       while (body.rows.length > keep) body.deleteRow(body.rows.length - 1);
     });
   }
