@@ -86,16 +86,16 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
         return False
     # The written sets' entries apart: their load reads only the records appended since.
     apart = set_cache.SetCache()
-    image = apart.images[scope] = set_cache.Image(token=taken.token)
+    old = apart.images[scope] = set_cache.Image(token=taken.token)
     with gc_paused():
         sets, raw, before, stored, index = (taken.sets, taken.raw, taken.summaries,
                                             taken.stored, taken.steady)
         for set_key in written:  # another object now: out of the index, no clocks
             index.drop(set_key)
             if set_key in sets:
-                image.sets[set_key], image.raw[set_key] = sets.pop(set_key), raw.pop(set_key)
-                image.summaries[set_key] = before.pop(set_key)
-                image.stored[set_key] = stored.pop(set_key)
+                old.sets[set_key], old.raw[set_key] = sets.pop(set_key), raw.pop(set_key)
+                old.summaries[set_key] = before.pop(set_key)
+                old.stored[set_key] = stored.pop(set_key)
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
         hot.state.steady = index
     adopt(hot, fetch_some(written, hot.topics), apart, keep_index=False)
@@ -111,8 +111,8 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
 
     A complete load (every set the leases guard) keeps the image's steady index for the
     sets it takes by their bytes (``keep_index``: unless the load keeps it already): they
-    are the very sets this process committed, so they
-    are as steady as they were, and their encodings' templates still hold. Without that,
+    are the very sets this process committed, so they are as steady as they were, and
+    their encodings' templates still hold. Without that,
     one write by another process (a produce from the web) left every set to join the
     index again and its template to be built again, at the next tick: 0.2 s of a busy
     10,000-partition tick. (The index's own checks, at the next round, still drop the
