@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from struct import Struct, iter_unpack, pack
 from typing import Any
 
@@ -139,32 +139,27 @@ class Writes:
         """The script writing every set's key (``only``: those sets' keys) and the
         ``statuses`` (fields by hash key: what a HSET of each would write), in one
         transaction's command."""
+        statuses = statuses or {}
+        return _script_op(((hash_key, fields, fields.values())
+                           for hash_key, fields in statuses.items()),
+                          self._by_topic(self.writes if only is None else only))
+
+    def _by_topic(self, keys: Iterable[Key]) -> Iterator[tuple[str, bytes]]:
+        """The entries of ``keys`` (those with one), joined per run of one topic."""
         writes = self.writes
-        args: list[str | bytes] = [""]
-        for hash_key, fields in (statuses or {}).items():
-            if fields:
-                values = fields.values()
-                args += (hash_key, ",".join(fields),
-                         pack(f"<{len(values)}I", *map(len, values)), b"".join(values))
-        args[0] = str((len(args) - 1) // 4)
         entries: list[bytes] = []
-        prefix, topic = "", None
-        for set_key in writes if only is None else only:
+        topic = ""
+        for set_key in keys:
             entry = writes.get(set_key)
             if entry is None:
                 continue  # (of ``only``) its records unchanged
             if set_key[0] != topic:  # sets come topic by topic, or nearly
                 if entries:
-                    args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
+                    yield topic, b"".join(entries)
                 topic, entries = set_key[0], []
-                # The op's name: its first topic's records prefix (save_pieces' tests read it).
-                prefix = prefix or records_key(topic, "")
             entries.append(entry)
         if entries:
-            args += (records_key(topic, ""), b"".join(entries))  # type: ignore[arg-type]
-        if len(args) == 1:
-            return None
-        return WriteOp("eval", prefix or str(args[1]), (_WRITE, [], args))
+            yield topic, b"".join(entries)
 
 
 # One topic's run of a piece's sets, as slices of the save's aligned lists: the status
@@ -178,14 +173,25 @@ def packed_op(runs: list[Run]) -> WriteOp | None:
     same script and arguments, joined from slices with no Python work a set (at 100,000
     partitions, ``Writes.op``'s and save_pieces.set_ops' work a set was 130-200 ms a busy
     tick)."""
+    return _script_op(((hash_key, names, values) for hash_key, _, names, values, _ in runs),
+                      ((topic, b"".join(filter(None, entries)))
+                       for _, topic, _, _, entries in runs))
+
+
+def _script_op(statuses: Iterable[tuple[str, Iterable[str], Collection[bytes]]],
+               records: Iterable[tuple[str, bytes]]) -> WriteOp | None:
+    """The records script's command (``_WRITE``): ARGV[1] the number of status hashes, then
+    4 arguments a hash (its key, the field names joined by commas, the values' lengths as
+    uint32s, the values end to end), then each topic's records prefix and its packed
+    entries. Named by its first topic's records prefix (save_pieces' tests read it)."""
     args: list[str | bytes] = [""]
-    for hash_key, _, names, values, _ in runs:
-        args += (hash_key, ",".join(names), pack(f"<{len(values)}I", *map(len, values)),
-                 b"".join(values))
+    for hash_key, names, values in statuses:
+        if values:
+            args += (hash_key, ",".join(names), pack(f"<{len(values)}I", *map(len, values)),
+                     b"".join(values))
     args[0] = str((len(args) - 1) // 4)
     prefix = ""
-    for _, topic, _, _, entries in runs:
-        packed = b"".join(filter(None, entries))
+    for topic, packed in records:
         if packed:
             prefix = prefix or records_key(topic, "")
             args += (records_key(topic, ""), packed)
