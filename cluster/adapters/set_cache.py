@@ -178,6 +178,18 @@ class SetCache:
             return None, Known(start, reference_replica(kept[1]).log) if count else None
         return (kept[1], kept[2], kept[3]), None
 
+    @classmethod
+    def holding(cls, scope: Scope, image: Image) -> SetCache:
+        """A cache of ``image`` alone (a load's sets set apart to be taken by their bytes)."""
+        cache = cls()
+        cache.images[scope] = image
+        return cache
+
+    def token(self, scope: Scope) -> str | None:
+        """The generation at which the image under ``scope`` was exact (None: none was)."""
+        image = self.images.get(scope)
+        return image.token if image is not None else None
+
     def take_index(self, scope: Scope) -> Steady:
         """The steady index of the image under ``scope`` (an empty one if none), moved out
         of it: a complete load that takes the image's sets by their bytes keeps the steady

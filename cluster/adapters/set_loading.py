@@ -71,56 +71,51 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
     the rest. False (nothing taken) when the notes do not lead from the image to the store
     (a large save noted nothing, the hot state is spread, no image)."""
     scope = cache_scope(hot)
-    image = cache.images.get(scope)
+    since = cache.token(scope)
     if (not hot.complete or hot_servers.spread() or not hot.scope or hot.generation is None
-            or image is None or image.token is None):
+            or since is None):
         return False
     pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=False)
     for lock_key in hot.scope:
         pipe.lrange(set_cache.noted_key(lock_key), 0, -1)
-    written = set_cache.written_since(pipe.execute(), image.token, hot.generation)
+    written = set_cache.written_since(pipe.execute(), since, hot.generation)
     if written is None:
         return False
     taken = cache.take_behind(scope, hot.topics)
     if taken is None:
         return False
-    # The written sets' entries apart: their load reads only the records appended since.
-    apart = set_cache.SetCache()
-    old = apart.images[scope] = set_cache.Image(token=taken.token)
+    # The written sets' old entries apart, with the index: ``adopt`` reads only the records
+    # they gained since, and keeps the index for the others.
+    old = set_cache.Image(token=taken.token, steady=taken.steady)
     with gc_paused():
-        sets, raw, before, stored, index = (taken.sets, taken.raw, taken.summaries,
-                                            taken.stored, taken.steady)
-        for set_key in written:  # another object now: out of the index, no clocks
-            index.drop(set_key)
+        sets, raw, before, stored = taken.sets, taken.raw, taken.summaries, taken.stored
+        for set_key in written:
             if set_key in sets:
                 old.sets[set_key], old.raw[set_key] = sets.pop(set_key), raw.pop(set_key)
                 old.summaries[set_key] = before.pop(set_key)
                 old.stored[set_key] = stored.pop(set_key)
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
-        hot.state.steady = index
-    adopt(hot, fetch_some(written, hot.topics), apart, keep_index=False)
+    adopt(hot, fetch_some(written, hot.topics), set_cache.SetCache.holding(scope, old))
     hot.exact = True
     return True
 
 
 def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
-          committed: set_cache.SetCache | None, *, keep_index: bool = True) -> None:
+          committed: set_cache.SetCache | None) -> None:
     """Put the fetched sets in ``hot``: taken from the set cache ``committed`` (a unit of
     work's; None: a reader's) when their bytes are the ones this process committed, else
     decoded with their records.
 
     A complete load (every set the leases guard) keeps the image's steady index for the
-    sets it takes by their bytes (``keep_index``: unless the load keeps it already): they
-    are the very sets this process committed, so they are as steady as they were, and
-    their encodings' templates still hold. Without that,
+    sets it takes by their bytes: they are the very sets this process committed, so they
+    are as steady as they were, and their encodings' templates still hold. Without that,
     one write by another process (a produce from the web) left every set to join the
     index again and its template to be built again, at the next tick: 0.2 s of a busy
     10,000-partition tick. (The index's own checks, at the next round, still drop the
     sets of an SPU whose status or loop changed, and all of them under a cut.)"""
     state, stored = hot.state, hot.stored
     scope = cache_scope(hot)
-    index = (committed.take_index(scope) if committed is not None and hot.complete
-             and keep_index else None)
+    index = committed.take_index(scope) if committed is not None and hot.complete else None
     with gc_paused():
         taken, missed = {}, []
         for set_key, data in fetched:
