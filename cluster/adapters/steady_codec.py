@@ -38,13 +38,6 @@ _HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
 SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
 
 
-def encode_steady(rs: ReplicaSet, ref: Replica, clock: int | None,
-                  memo: dict[Any, Any] | None = None) -> tuple[bytes, Summary]:
-    """``encode_status`` of a steady set (``ref``: its leader), with ``clock`` (the index's,
-    ``Steady.clock``) as the clock of a follower that trails; ``memo``: ``Steady.memo``."""
-    return steady_encoder(clock, {} if memo is None else memo)((rs.topic, rs.partition), rs, ref)
-
-
 def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
     """The encoding of steady sets for one save: ``encode(key, rs, leader)`` gives the
     set's bytes and summary. ``clock``: the index's (``Steady.round_ms``), stored for a

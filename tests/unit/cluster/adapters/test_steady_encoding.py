@@ -34,6 +34,13 @@ class _Seen:
         self.shapes: set[tuple[int, int]] = set()
 
 
+def encode_steady(rs, ref, clock, memo=None):
+    """The save's encoding of one steady set (steady_codec.steady_encoder), ``clock`` the
+    index's, ``memo`` its templates (a fresh one when None)."""
+    return steady_codec.steady_encoder(clock, {} if memo is None else memo)(
+        (rs.topic, rs.partition), rs, ref)
+
+
 def _invariant(pair: _Pair, where: str) -> None:
     """What the short form relies on, for every steady set: every replica holds the
     leader's log from the same start, every HW is the set's, every follower's LEO is HW."""
@@ -60,7 +67,7 @@ def _check(pair: _Pair, where: str, seen: _Seen) -> None:
         # With the index's memo as the save keeps it (packed once while the set stays in),
         # and without.
         for memo in (index.memo, None):
-            short = steady_codec.encode_steady(rs, reference_replica(rs), index.round_ms, memo)
+            short = encode_steady(rs, reference_replica(rs), index.round_ms, memo)
             assert short == full, (f"seed={pair.seed} {where}: {key} (appended: "
                                    f"{key in index.appended}, memo: {memo is not None})")
         seen.checked += 1
@@ -187,7 +194,7 @@ def test_three_replicas_with_the_leader_at_each_place():
             rs, full = state.replica_sets[key], twin.replica_sets[key]
             assert key in state.steady.keys
             for memo in (state.steady.memo, None):
-                assert steady_codec.encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
+                assert encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
                                                   memo) == encode_status(full, reference_replica(full)), (i, key)
             seen.add((rs.replicas.index(rs.leader), rs.hw < rs.replica[rs.leader].leo))
         if i == 3:
@@ -205,7 +212,7 @@ def test_a_topic_name_with_percent_signs():
     produce_many(state, [(("a%b%%s", 0), 2)], Acks.LEADER)
     rs = state.replica_sets[("a%b%%s", 0)]
     twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[("a%b%%s", 0)]
-    assert steady_codec.encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms) == \
+    assert encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms) == \
         encode_status(twin, reference_replica(twin))
 
 
@@ -221,7 +228,7 @@ def test_a_fixed_field_that_packs_as_the_templates_marker_takes_the_full_form():
     rs.epoch = steady_codec._MARK
     memo: dict = {}
     twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[("t", 0)]
-    assert steady_codec.encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
+    assert encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
                                       memo) == encode_status(twin, reference_replica(twin))
     assert memo == {}  # no template kept for it
 
@@ -238,14 +245,14 @@ def test_an_appended_sets_trailing_followers_keep_the_indexs_clock():
     rs = state.replica_sets[("t", 0)]
     ref = reference_replica(rs)
     assert rs.replica[1].caught_up_ms == 0
-    assert steady_codec.encode_steady(rs, ref, 50) != encode_status(rs, ref)
+    assert encode_steady(rs, ref, 50) != encode_status(rs, ref)
     state.steady.leave(rs)  # the full rules' clocks: the last round's
-    assert steady_codec.encode_steady(rs, ref, 50) == encode_status(rs, ref)
+    assert encode_steady(rs, ref, 50) == encode_status(rs, ref)
 
 
 def test_a_wrong_clock_is_caught(monkeypatch):
-    real = steady_codec.encode_steady
-    monkeypatch.setattr(steady_codec, "encode_steady",
+    real = encode_steady
+    monkeypatch.setitem(globals(), "encode_steady",
                         lambda rs, ref, clock, memo=None: real(rs, ref, None, memo))
     with pytest.raises(AssertionError, match="seed="):
         for seed in range(80):
