@@ -167,12 +167,11 @@ def write_outside(rng: random.Random, partitions: int) -> bool:
     """One acks=1 record on a partition of "bench" from another process's engine (no set
     cache, no offsets mirror of this one's): a produce from the web while the worker ticks.
     Not timed: the tick after it is. True when the leader took it."""
-    from cluster.adapters.set_cache import SetCache
-    from cluster.engine.engine import current, using
-    from cluster.engine.mirror import OffsetsMirror
+    from cluster.engine.engine import using
     from cluster.services.records import records_produce
+    from tests.helpers import another_process
 
-    with using(current().replaced(sets=SetCache(), mirror=OffsetsMirror())):
+    with using(another_process()):
         outcome = records_produce(topic="bench", partition=rng.randrange(partitions),
                                   count=1)
     return outcome.state == "acknowledged"
