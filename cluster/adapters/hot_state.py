@@ -183,8 +183,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace)
-        if committed is not None and (take_trusted(hot, keys, committed) or (
-                keys is None and take_after_others(hot, committed))):
+        if committed is not None and (take_trusted(hot, keys, committed)
+                                      or take_after_others(hot, committed)):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete

@@ -72,8 +72,8 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
     (a large save noted nothing, the hot state is spread, no image)."""
     scope = cache_scope(hot)
     since = cache.token(scope)
-    if (not hot.complete or hot_servers.spread() or not hot.scope or hot.generation is None
-            or since is None):
+    if (not (hot.full and hot.complete) or hot_servers.spread() or not hot.scope
+            or hot.generation is None or since is None):
         return False
     pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=False)
     for lock_key in hot.scope:
