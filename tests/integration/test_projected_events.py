@@ -1,0 +1,65 @@
+"""The event rows the store projection writes (projections/store.py, ``_insert_events``):
+one row per logged entry however often it is applied, its parameters as stored JSON, its
+time stamped, and the same on PostgreSQL as on SQLite (the rows are written with one
+prepared INSERT, not the ORM)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.db import transaction
+
+from cluster.adapters.metadata_log import Entry
+from cluster.models import Event
+from cluster.projections.store import apply_entries
+
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+
+
+def _entries(first: int, n: int) -> list[Entry]:
+    return [Entry(first + i, {"type": "partition", "topic": "orders", "partition": i,
+                              "leader": 2, "lrs": [2, 3], "replicas": [1, 2, 3],
+                              "resolution": "online", "epoch": 4, "reason": "SPU 1 offline",
+                              "changed": {"leader": [1, 2], "lrs": [[1, 2, 3], [2, 3]]}})
+            for i in range(n)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_projected_events_are_stored_once_however_often_their_entries_are_applied():
+    entries = _entries(1000, 25)
+    with transaction.atomic():
+        made = apply_entries(entries)
+    with transaction.atomic():
+        again = apply_entries(entries[10:])  # a replay of what was applied already
+    assert len(made) == 25 and len(again) == 15
+    rows = list(Event.objects.filter(log_offset__gte=1000).order_by("log_offset"))
+    assert [row.log_offset for row in rows] == [e.offset for e in entries]
+    first = rows[0]
+    assert (first.actor, first.object_type, first.object_name, first.operation) == (
+        "partition-controller", "partition", "orders/0", "status")
+    assert first.params == {"leader": [1, 2], "lrs": [[1, 2, 3], [2, 3]]}
+    assert first.result == "SPU 1 offline"
+    # Stamped as the ORM stamps auto_now_add, and on the events handed to the pages too.
+    assert first.at is not None and made[0].at == first.at
+    assert Event.objects.filter(log_offset__gte=1000, at__isnull=True).count() == 0
+
+
+def test_projected_events_are_stored_once_on_postgresql_too():
+    """The same test in a fresh PostgreSQL database of its own (whatever database the
+    suite itself runs on): the JSON and time columns take that backend's values."""
+    import psycopg
+
+    name = f"h33events_{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": f"{POSTGRES}/{name}"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                               "-p", "no:cacheprovider", "-p", "no:xdist", "--create-db",
+                               __file__, "-k", "however_often"], env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
