@@ -63,8 +63,11 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     if not entries:
         return None
     now = int(time.time() * 1000)
-    payload = [json.dumps(e if "at" in e else {**e, "at": now}, separators=(",", ":"))
-               for e in entries]
+    # Stamped in place: the writer may hand its entries to the store's projection as
+    # logged (store.catch_up's ``known``) instead of it reading them back.
+    for e in entries:
+        e.setdefault("at", now)
+    payload = [json.dumps(e, separators=(",", ":")) for e in entries]
     ns = store_namespace()
     return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(ns), stream_key(ns)], payload))
 

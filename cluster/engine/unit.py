@@ -38,7 +38,7 @@ entries, offsets mirror, set cache and scheduler) as ``wiring``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Protocol
@@ -47,6 +47,7 @@ from cluster.adapters import hot_state, shards
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import CLUSTER_LOCK, Held, WriteOp
 from cluster.adapters.live_batches import Changed
+from cluster.adapters.metadata_log import Entry
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
@@ -67,7 +68,9 @@ Pick = Callable[[dict[str, Any]], Iterable[Key]]
 ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
 # The store's projection: brings its rows up to the log (this commit's entries included) and
 # announces the event rows it wrote, as every catch-up does (cluster/projections/store.py).
-StoreRows = Callable[[], list[Any]]
+# The store's projection (projections/store.catch_up), given the entries the unit appended
+# as logged (offset, entry), so it need not read them back.
+StoreRows = Callable[[Sequence[Entry]], list[Any]]
 
 
 class Projection(Protocol):
@@ -327,6 +330,7 @@ def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     # store's rows (under the database's write lock on SQLite) need not delay it.
     record_ack_outcomes(actions, held)
     written = mirror.offsets(hot, after, held)
-    store_rows()
+    first = hot.first_offset
+    store_rows(() if first is None else [Entry(first + i, e) for i, e in enumerate(hot.log)])
     count_step(actions, lrs_moved)
     publish_partitions(Changed(written, after), moved=moved)

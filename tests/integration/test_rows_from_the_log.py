@@ -124,3 +124,37 @@ def test_an_entry_whose_writer_died_before_its_rows_is_written_by_the_next_catch
     store_projection.catch_up()
     assert Spu.objects.get(pk=7).rack == "r"
     assert Event.objects.get(log_offset=offset).operation == "register"
+
+
+def test_a_unit_s_own_entries_are_applied_as_logged_and_equal_the_log_s(redis_url,
+                                                                         monkeypatch):
+    """The engine's unit hands its catch-up the entries it appended (not read back from the
+    log: 8,000 of a failover at 100,000 partitions cost 0.13 s to decode); the rows and
+    events they make are the ones the log's own entries make."""
+    from cluster.services.replication import replication_tick
+    from cluster.services.waiting import LocalQueue
+
+    commands()
+    replication_tick(dispatch=LocalQueue())
+    read: list[int] = []
+    real = metadata_log.read
+
+    def spied(first, *args, **kwargs):
+        found = real(first, *args, **kwargs)
+        read.extend(e.offset for e in found)
+        return found
+
+    monkeypatch.setattr(store_projection.metadata_log, "read", spied)
+    mark = head()
+    run("rack", "offline", "c")  # SPUs 3 and 4: their unit elects, logs and projects
+    replication_tick(dispatch=LocalQueue())
+    monkeypatch.undo()
+    logged = [e["offset"] for e in dumped() if e["offset"] > mark and e["type"] == "partition"]
+    assert len(logged) > 0 and not set(read) & set(logged)
+    before = rows()
+    assert [e for e in before["events"] if e[0] in logged]
+    Event.objects.all().delete()
+    Partition.objects.update(leader=None, lrs=[], resolution="Offline")
+    ClusterState.objects.filter(pk=ClusterState.SINGLETON).update(applied_offset=0)
+    store_projection.catch_up()
+    assert rows() == before
