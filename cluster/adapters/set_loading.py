@@ -15,6 +15,7 @@ from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
+from cluster.core.replication.steady import Steady
 from cluster.perf import gc_paused
 
 
@@ -95,13 +96,14 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
                 old.summaries[set_key] = before.pop(set_key)
                 old.stored[set_key] = stored.pop(set_key)
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
-    adopt(hot, fetch_some(written, hot.topics), set_cache.SetCache.holding(scope, old))
+    adopt(hot, fetch_some(written, hot.topics), set_cache.SetCache.holding(scope, old),
+          read=written)
     hot.exact = True
     return True
 
 
 def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
-          committed: set_cache.SetCache | None) -> None:
+          committed: set_cache.SetCache | None, *, read: Iterable[Key] | None = None) -> None:
     """Put the fetched sets in ``hot``: taken from the set cache ``committed`` (a unit of
     work's; None: a reader's) when their bytes are the ones this process committed, else
     decoded with their records.
@@ -112,7 +114,10 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
     one write by another process (a produce from the web) left every set to join the
     index again and its template to be built again, at the next tick: 0.2 s of a busy
     10,000-partition tick. (The index's own checks, at the next round, still drop the
-    sets of an SPU whose status or loop changed, and all of them under a cut.)"""
+    sets of an SPU whose status or loop changed, and all of them under a cut.)
+
+    ``read``: the keys whose sets were read (None: every set the leases guard; the others
+    are in ``hot`` already, from the image)."""
     state, stored = hot.state, hot.stored
     scope = cache_scope(hot)
     index = committed.take_index(scope) if committed is not None and hot.complete else None
@@ -138,8 +143,7 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
         if damaged:
             raise RecordsMismatch(damaged)
         if index is not None:
-            for set_key, _, _ in missed:  # read anew: another object, maybe another state
-                index.drop(set_key)
+            _keep_taken(index, taken, missed, index.keys if read is None else read)
             state.steady = index
         for set_key, data in fetched:
             rs, before, on_disk = taken[set_key]
@@ -149,6 +153,19 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
             stored[set_key] = on_disk
     # The SPU -> sets index is built when first asked (ClusterState.keys_of): a tick
     # with no SPU change never asks, and building it was 3% of a busy tick.
+
+
+def _keep_taken(index: Steady, taken: dict[Key, Any], missed: list[Any],
+                read: Iterable[Key]) -> None:
+    """The image's steady index cut to the sets taken by their bytes: a set read anew is
+    another object, maybe in another state; a set ``read`` finds no more (its topic deleted
+    by another process, the Redis flushed or lost) is gone. Left in the index, a gone key
+    was counted as steady: a new set loaded beside it was then in neither the index nor its
+    list of the others, and no round or save ever visited it."""
+    for set_key, _, _ in missed:
+        index.drop(set_key)
+    for set_key in [k for k in read if k not in taken]:
+        index.drop(set_key, gone=True)
 
 
 def fetch_records(missed: list[set_records.Missed]) -> dict[Key, list[int] | None]:

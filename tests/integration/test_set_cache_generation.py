@@ -259,3 +259,28 @@ def shard_unit_keys(shard: int) -> list:
     from cluster.adapters import shards
 
     return shards.keys_of_shard(hot_state.load().topics, shard, SHARDS)
+
+
+def test_sets_another_process_deleted_leave_this_process_s_steady_index(orders):
+    """Another worker deletes the topic and creates another of as many partitions: this
+    process's next complete load keeps no steady mark of the deleted sets. A stale mark
+    once counted as a steady set, so the new sets were in neither the index nor its list
+    of the others: no round, election scan or save of this process visited them."""
+    from cluster.services.topics import topic_delete
+
+    tick(3_000)  # the orders' sets steady in this process's image
+    with using(another_process()):
+        topic_delete(name=orders)
+        tick(4_000)
+        topic_create(name="payments", partitions=4, replication=3)
+        tick(5_000)
+    tick(6_000)
+    seen = {}
+    with engine().unit(whole=True, dispatch=lambda followups: None) as u:
+        state = u.state.state
+        seen["loaded"] = set(state.replica_sets)
+        seen["steady"] = set(state.steady.keys)
+        seen["others"] = set(state.steady.unsteady_keys(state.replica_sets))
+    assert seen["loaded"] == {("payments", p) for p in range(4)}
+    assert seen["steady"] | seen["others"] == seen["loaded"]
+    assert not seen["steady"] & seen["others"]
