@@ -54,6 +54,10 @@ WINDOW_TTL_MS = 3000
 LOAD_MARK = "x:load"
 # The network view (link matrix and rehearsal summary): one field, the latest one wins.
 NET_FIELD = "n:net"
+# The newest events a group's batch carries: a page keeps at most 50 (the events page; the
+# overview 10), and a failover at 100,000 partitions logs 6,000, which went, 1.8 MB of
+# JSON, to every open page. The event log (/events/) and the JSON logs keep every one.
+LIVE_EVENTS = 200
 
 _FLUSH = """
 local fields = redis.call('HGETALL', KEYS[1])
@@ -111,7 +115,9 @@ def _stage_fields(fields: Mapping[str, dict[str, str]],
         if fields.get(group):
             pipe.hset(live_key("pending", group), mapping=fields[group])
         if events.get(group):
-            pipe.rpush(live_key("events", group), *[json.dumps(e) for e in events[group]])
+            name = live_key("events", group)
+            pipe.rpush(name, *[json.dumps(e) for e in events[group][-LIVE_EVENTS:]])
+            pipe.ltrim(name, -LIVE_EVENTS, -1)  # with what other stagers left pending
         pipe.set(live_key("window", group), "1", nx=True, px=WINDOW_TTL_MS)
         windows.append((group, len(pipe) - 1))
     if not windows:

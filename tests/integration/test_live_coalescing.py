@@ -184,3 +184,22 @@ def test_a_batch_asking_for_loads_without_a_builder_sends_its_rows_and_says_so(
     time.sleep(0.3)  # a second message, had one come, would be here by now
     assert [[s["id"] for s in m["spus"]] for m in sent] == [[4]]
     assert "gave nothing to build them" in caplog.text
+
+
+def test_a_batch_carries_the_newest_events_only_oldest_first(redis_url):
+    """A failover logs thousands of events at once: the group's message carries the newest
+    LIVE_EVENTS of what was staged since its last one (a page keeps 50 at most), in order."""
+    from cluster.adapters import hot_state
+    from cluster.adapters.live_batches import LIVE_EVENTS, flush, live_key, stage_many
+
+    group = "cluster"
+    # Another process holds the window: staging only queues, the flush below sends.
+    hot_state.client().set(live_key("window", group), "1", px=60_000)
+    events = [{"operation": "status", "object_name": f"orders/{i}"} for i in range(300)]
+    stage_many({group: {"events": events[:150]}})
+    stage_many({group: {"events": events[150:]}})
+    message = flush(group)
+    assert message is not None and LIVE_EVENTS < 300
+    assert message["events"] == events[-LIVE_EVENTS:]
+    stage_many({group: {"events": events[:3]}})  # the next message: what came since
+    assert flush(group)["events"] == events[:3]
