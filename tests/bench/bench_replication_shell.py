@@ -15,7 +15,9 @@ cache) writes one record to a partition, as the web does while the worker ticks.
 producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
 producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on
 stdout (the figures below; the human-readable lines go to stderr, the failover is
-skipped): ``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms``
+skipped unless ``--failover``, which adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``,
+the tick after SPU 0 goes offline, and ``failover_led``, ``failover_online``,
+``failover_offline_ms``, ``failover_log_entries``): ``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms``
 (medians of the ticks with and without producers), ``first_tick_ms`` (wall time), and
 ``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from
 the private Redis's slow log (every command logged around the ticks), and
@@ -23,7 +25,7 @@ the private Redis's slow log (every command logged around the ticks), and
 mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
         [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
-        [--outside-writes] [--json]
+        [--outside-writes] [--json [--failover]]
 """
 from __future__ import annotations
 
@@ -274,7 +276,7 @@ def bench_ticks(partitions: int, steps: int,
     return now
 
 
-def bench_failover(now: int, spu: int = 0) -> None:
+def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
     from cluster.adapters import hot_state
     from cluster.core.replication import Resolution
     from cluster.services.outages import spu_offline
@@ -285,15 +287,21 @@ def bench_failover(now: int, spu: int = 0) -> None:
     entries_before, bytes_before = log_figures()
     t0 = time.perf_counter()
     spu_offline(spu_id=spu, by="bench")
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     replication_tick(now=now + 1000, dispatch=LocalQueue())
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     after = hot_state.load(led).state.replica_sets
     online = sum(after[k].resolution is Resolution.ONLINE and after[k].leader != spu for k in led)
     entries, size = log_figures()
+    result.update(failover_led=len(led), failover_online=online,
+                  failover_offline_ms=round(1000 * (t1 - t0), 1),
+                  failover_tick_ms=round(1000 * (t2 - t1), 1),
+                  failover_tick_cpu_ms=round(1000 * (c2 - c1), 1),
+                  failover_log_entries=entries - entries_before)
     print(f"failover of SPU {spu}: it led {len(led)} replica sets")
     print(f"  SPU offline (its unit of work, elections included) {1000 * (t1 - t0):7.1f} ms")
-    print(f"  the next tick                                      {1000 * (t2 - t1):7.1f} ms")
+    print(f"  the next tick                                      {1000 * (t2 - t1):7.1f} ms "
+          f"({1000 * (c2 - c1):.0f} ms CPU)")
     print(f"  Online with a new leader: {online}/{len(led)}, total {1000 * (t2 - t0):.0f} ms")
     print(f"  metadata log: {entries - entries_before} entries, "
           f"{(size - bytes_before) / 1024:.1f} KiB for this failover; an outage and its "
@@ -319,6 +327,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--outside-writes", action="store_true",
                     help="before every tick, another process (an engine without this "
                          "one's set cache) writes one record to a partition")
+    ap.add_argument("--failover", action="store_true",
+                    help="with --json, end with the failover too (SPU 0 offline, then a "
+                         "tick): failover_tick_ms, failover_tick_cpu_ms and friends")
     ap.add_argument("--json", action="store_true",
                     help="one JSON object on stdout; the other lines on stderr")
     args = ap.parse_args(argv)
@@ -353,8 +364,8 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
         now = bench_ticks(args.partitions, args.steps, profile, args.warm, busy,
                           SlowLog(), result, args.outside_writes)
         result["load_average"] = os.getloadavg()[0]
-        if not args.json:
-            bench_failover(now)
+        if not args.json or args.failover:
+            bench_failover(now, result)
         print(f"load average: {os.getloadavg()}")
         if isinstance(profile, Parts):
             print(profile.report())

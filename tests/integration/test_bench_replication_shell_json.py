@@ -80,3 +80,18 @@ def test_outside_writes_come_before_every_tick():
     assert figures["busy_tick_cpu_ms"] > 0 and figures["idle_tick_cpu_ms"] > 0
     plain = json.loads(run_bench("--partitions", "20", "--steps", "1", "--json").stdout)
     assert plain["outside_writes"] == 0
+
+
+def test_failover_adds_the_tick_after_an_spu_goes_offline():
+    """``--failover``: SPU 0 goes offline after the ticks, and the next tick elects a new
+    leader for every set it led (``failover_online`` of ``failover_led``), timed."""
+    done = run_bench("--partitions", "200", "--busy", "50", "--steps", "1", "--failover",
+                     "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["failover_led"] > 0
+    assert figures["failover_online"] == figures["failover_led"]
+    assert figures["failover_tick_ms"] > 0 and figures["failover_tick_cpu_ms"] > 0
+    assert figures["failover_log_entries"] > 0
+    plain = json.loads(run_bench("--partitions", "20", "--steps", "1", "--json").stdout)
+    assert "failover_tick_ms" not in plain
