@@ -1,0 +1,86 @@
+"""Benchmark of the save's compaction and encoding loop alone (hot_save._compact_and_encode):
+N steady sets, every one appended to at every tick, no Redis and no store.
+
+The busy tick's largest part at 100,000 partitions (``bench_replication_shell.py --parts``)
+measured apart from everything else, so a change to the loop (or the columnar tier that
+would replace it) can be compared without Redis's and the database's noise. Each step is
+the producers' append (1 record a set), the fetch round, then the loop, GC paused as the
+save pauses it; prints the CPU of each, per step. Asserts nothing about time. Run:
+    .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _django import setup_throwaway_django  # noqa: E402
+from bench_replication_core import replica_map  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--partitions", type=int, default=100_000)
+    ap.add_argument("--spus", type=int, default=50)
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    args = ap.parse_args(argv)
+    if args.partitions < 1 or args.steps < 1 or args.spus < 3:
+        ap.error("--partitions and --steps must be at least 1, --spus at least 3")
+    setup_throwaway_django()
+    from cluster.adapters import redis_keys, set_records
+    from cluster.adapters.hot_save import _compact_and_encode
+    from cluster.adapters.hot_types import HotState
+    from cluster.core.replication import add_topic, new_cluster, produce_spread, replication_step
+
+    state = new_cluster(range(args.spus))
+    add_topic(state, "bench", replica_map(args.spus, args.partitions))
+    now = 1000
+    replication_step(state, now)
+    keys, counts = list(state.replica_sets), [1] * args.partitions
+    hot = HotState(state, {})
+    ms: dict[str, list[float]] = {"producers": [], "round": [], "loop": []}
+    with redis_keys.bound_to_store("bench"):  # key names only: no Redis is reached
+        _compact_and_encode(hot, None, set_records.Writes())  # the templates built
+        for _ in range(args.steps):
+            hot.after = {}  # a unit's own, as each unit of work starts with
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.process_time()
+                now += 1000
+                replication_step(state, now)
+                t1 = time.process_time()
+                produce_spread(state, keys, counts, 1, lost=frozenset())
+                t2 = time.process_time()
+                encoded = _compact_and_encode(hot, None, set_records.Writes())
+                t3 = time.process_time()
+            finally:
+                gc.enable()
+            ms["round"].append(1000 * (t1 - t0))
+            ms["producers"].append(1000 * (t2 - t1))
+            ms["loop"].append(1000 * (t3 - t2))
+            if len(encoded.keys) != args.partitions:
+                raise SystemExit(f"the loop encoded {len(encoded.keys)} sets, not "
+                                 f"{args.partitions}: not every set was appended to")
+    result = {"partitions": args.partitions, "steps": args.steps,
+              **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
+              "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
+    if args.json:
+        print(json.dumps(result))
+        return
+    for name, values in ms.items():
+        print(f"{name:10s} median {statistics.median(values):7.1f} ms CPU  (min "
+              f"{min(values):.1f}, max {max(values):.1f}; {args.partitions:,} sets, "
+              f"{args.steps} steps)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""The save loop's benchmark (tests/bench/bench_save_loop.py) runs and prints its figures:
+every set encoded at every step (it exits 1 otherwise), at a size that runs in seconds."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "bench" / "bench_save_loop.py"
+NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "VAR_DIR", "DJANGO_SETTINGS_MODULE")
+
+
+def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+    return subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_json_names_the_loop_the_round_and_the_producers():
+    done = run_bench("--partitions", "300", "--steps", "2", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert (figures["partitions"], figures["steps"]) == (300, 2)
+    assert len(figures["loop_cpu_ms_each"]) == 2
+    for name in ("loop_cpu_ms", "round_cpu_ms", "producers_cpu_ms"):
+        assert figures[name] > 0, name
+
+
+def test_a_bad_size_is_refused_with_exit_2():
+    done = run_bench("--partitions", "0", "--json")
+    assert done.returncode == 2 and "--partitions" in done.stderr and done.stdout == ""
