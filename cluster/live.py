@@ -18,10 +18,11 @@ object with:
 * the data, each list holding the latest state of what changed since the
   group's previous message (never a diff, so applying it twice is harmless):
   ``partitions`` (PartitionRow), ``spus`` (SpuRow), ``topics`` (TopicRow),
-  ``events`` (EventRow, oldest first: the newest ``LIVE_EVENTS`` (200) since the previous
-  message, a page keeping at most 50; /events/ lists every one). On the cluster group, when leaders moved,
-  the next message carries every SPU's load (``spus``), every topic with its
-  partition counts (``topics``, TopicCounts), ``totals``, ``health`` (the
+  ``events`` (EventRow, oldest first: the newest ``LIVE_EVENTS`` (200) since the
+  previous message, a page keeping at most 50; /events/ lists every one). On the
+  cluster group, when leaders moved, the next message carries every SPU's load
+  (``spus``), every topic with its partition counts (``topics``, TopicCounts),
+  ``totals``, ``health`` (the
   overview's list) and ``charts`` (the heatmaps' Plotly figures, topic x SPU
   included) and ``racks_down`` (the racks offered "Rack online"): they read the
   whole store, so the rows go first. ``net`` (NetView,

@@ -67,9 +67,8 @@ Pick = Callable[[dict[str, Any]], Iterable[Key]]
 # entries for the same commit (history's HW checkpoints).
 ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
 # The store's projection: brings its rows up to the log (this commit's entries included) and
-# announces the event rows it wrote, as every catch-up does (cluster/projections/store.py).
-# The store's projection (projections/store.catch_up), given the entries the unit appended
-# as logged (offset, entry), so it need not read them back.
+# announces the event rows it wrote, as every catch-up does (cluster/projections/store.py);
+# given the entries the unit appended, as logged (offset, entry), it need not read them back.
 StoreRows = Callable[[Sequence[Entry]], list[Any]]
 
 
