@@ -33,6 +33,7 @@ def spus() -> list[SpuStats]:
                  preferred_leading=0, leader_skew=-1.0, replica_skew=-0.2, leader_range=even,
                  replica_range=EvenRange(8, 9, 8.6)),
         SpuStats(22, "r&b", "custom", "Init", "g", leaders=0, replicas=0),
+        SpuStats(23, "o'ne \"x\"", "custom", "Online", "<g&'>", leaders=1, replicas=2),
         SpuStats(1234, "rack-a", "managed", "Online", None, leaders=12, replicas=30,
                  preferred=10, preferred_leading=6, leader_skew=2.43, replica_skew=2.5,
                  leader_range=even, replica_range=EvenRange(8, 9, 8.6), loop_killed=True),
@@ -63,6 +64,7 @@ def test_the_rows_are_the_templates(who, operator, viewer):
     assert masked(got) == masked(expected)
     assert ('Unregister SPU 22?' in got) == (who == "operator")
     assert 'data-spu="1234"' in got and "grp&lt;1&gt;" in got and "r&amp;b" in got
+    assert "o&#x27;ne &quot;x&quot;" in got and "&lt;g&amp;&#x27;&gt;" in got
 
 
 @pytest.mark.parametrize("who", ["operator", "viewer"])
