@@ -307,7 +307,7 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    _project(hot, actions, after, wiring.mirror, wiring.store_rows, held)
+    _project(hot, actions, after, wiring.mirror, wiring.store_rows, held, record.entries)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -317,10 +317,11 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
 
 
 def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
-            mirror: OffsetsMirror, store_rows: StoreRows, held: Held) -> None:
+            mirror: OffsetsMirror, store_rows: StoreRows, held: Held,
+            entries: Sequence[Entry]) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's
-    ``mirror``, the status rows and events through its ``store_rows``), written under the
-    leases the unit ``held``."""
+    ``mirror``, the status rows and events through its ``store_rows``, handed the
+    ``entries`` the commit appended), written under the leases the unit ``held``."""
     moved = [k for k in hot.moved
              if k in hot.before and hot.before[k].status() != after[k].status()]
     lrs_moved = {k: (hot.before[k].lrs, after[k].lrs) for k in moved
@@ -329,7 +330,6 @@ def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
     # store's rows (under the database's write lock on SQLite) need not delay it.
     record_ack_outcomes(actions, held)
     written = mirror.offsets(hot, after, held)
-    first = hot.first_offset
-    store_rows(() if first is None else [Entry(first + i, e) for i, e in enumerate(hot.log)])
+    store_rows(entries)
     count_step(actions, lrs_moved)
     publish_partitions(Changed(written, after), moved=moved)
