@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import transaction
 
-from cluster.adapters.live_batches import stage_many
+from cluster.adapters.live_batches import LIVE_EVENTS, stage_many
 from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
 from cluster.metrics.logs import log_events
 from cluster.models import Event, Spu, Topic
@@ -39,13 +39,15 @@ def announce_after_commit(event: Event) -> None:
 
 def _announce(events: list[Event]) -> None:
     """Each event to the cluster group (a topic's also to the topic's), with the changed
-    SPU or topic as stored now: read once per object, whatever its events."""
+    SPU or topic as stored now: read once per object, whatever its events. A group's
+    batch carries its newest ``LIVE_EVENTS`` events only (live_batches), so only those
+    are made rows, each once."""
     try:
-        groups: dict[str, tuple[list[EventRow], dict[tuple[str, str], LiveData]]] = {}
+        groups: dict[str, tuple[list[Event], dict[tuple[str, str], LiveData]]] = {}
         stored: dict[tuple[str, str], LiveData] = {}
         load: set[str] = set()
         for event in events:
-            row, obj = event_row(event), (event.object_type, event.object_name)
+            obj = (event.object_type, event.object_name)
             if obj not in stored:
                 stored[obj] = _object_rows(event)
             names = [CLUSTER_GROUP]
@@ -54,11 +56,15 @@ def _announce(events: list[Event]) -> None:
             if event.object_type in {"spu", "topic", "spu-group"}:
                 load.add(CLUSTER_GROUP)
             for name in names:
-                rows, objects = groups.setdefault(name, ([], {}))
-                rows.append(row)
+                kept, objects = groups.setdefault(name, ([], {}))
+                kept.append(event)
                 objects[obj] = stored[obj]
-        stage_many({name: _batch(rows, objects.values()) for name, (rows, objects)
-                    in groups.items()}, load=load, loads=cluster_load)
+        rows: dict[int, EventRow] = {}  # by id(): an event in two groups is one row
+        for kept, _ in groups.values():
+            for event in kept[-LIVE_EVENTS:]:
+                rows.setdefault(id(event), event_row(event))
+        stage_many({name: _batch([rows[id(e)] for e in kept[-LIVE_EVENTS:]], objects.values())
+                    for name, (kept, objects) in groups.items()}, load=load, loads=cluster_load)
     except Exception:  # noqa: BLE001  a page missing an update must never fail a write
         log.warning("live update not published", exc_info=True)
 

@@ -235,7 +235,7 @@
   function addEvents(events) {
     document.querySelectorAll("tbody[data-live-events]").forEach((body) => {
       const keep = Number(body.dataset.liveEvents) || 10;
-      // Only the rows kept: a failover's message carries thousands of events.
+      // Only the rows kept: a message carries up to 200 events (a failover logs thousands).
       events.slice(-keep).forEach((e) => body.prepend(eventRow(e, body.hasAttribute("data-live-params"))));
       while (body.rows.length > keep) body.deleteRow(body.rows.length - 1);
     });

@@ -66,3 +66,34 @@ def test_a_units_events_are_staged_together_each_object_read_once(monkeypatch, s
     assert [t["name"] for t in cluster["topics"]] == ["orders"]
     assert [s["id"] for s in cluster["spus"]] == [7]
     assert [e["operation"] for e in topic["events"]] == ["create", "degraded"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_units_events_are_rows_for_the_newest_a_batch_carries_only(monkeypatch, settings):
+    """A group's batch carries its newest LIVE_EVENTS events (live_batches): announce makes
+    rows of those alone, in order, whatever else the unit logged."""
+    from cluster.adapters.live_batches import LIVE_EVENTS
+    from cluster.live import topic_group
+    from cluster.models import Event, Topic
+    from cluster.projections import announce as announcing
+
+    settings.LIVE_UPDATES = True
+    calls: list[dict] = []
+    made: list[str] = []
+    real_row = announcing.event_row
+    monkeypatch.setattr(announcing, "stage_many", lambda batches, **_: calls.append(batches))
+    monkeypatch.setattr(announcing, "event_row",
+                        lambda e: made.append(e.object_name) or real_row(e))
+    Topic.objects.create(name="orders", partitions=1, replication_factor=1)
+    events = [Event(actor="t", object_type="partition", object_name=f"orders/{i}",
+                    operation="status") for i in range(LIVE_EVENTS + 50)]
+    events.insert(10, Event(actor="t", object_type="topic", object_name="orders",
+                            operation="degraded"))
+    with transaction.atomic():
+        Event.objects.bulk_create(events)
+        announcing.announce(events)
+    cluster, topic = calls[0]["cluster"], calls[0][topic_group("orders")]
+    assert [e["object_name"] for e in cluster["events"]] == [
+        e.object_name for e in events[-LIVE_EVENTS:]]
+    assert [e["operation"] for e in topic["events"]] == ["degraded"]
+    assert sorted(made) == sorted([e.object_name for e in events[-LIVE_EVENTS:]] + ["orders"])
