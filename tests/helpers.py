@@ -1,7 +1,11 @@
 """Helpers for integration tests (importable as tests.helpers)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -74,3 +78,16 @@ def another_process():
     from cluster.engine.mirror import OffsetsMirror
 
     return current().replaced(sets=SetCache(), mirror=OffsetsMirror())
+
+
+# A benchmark makes its own throwaway database and private Redis: none of the suite's.
+_NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "VAR_DIR", "DJANGO_SETTINGS_MODULE")
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tests/bench/<script>`` run as a user runs it, from the repository's root, with
+    none of the suite's database or Redis settings."""
+    env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+    return subprocess.run([sys.executable, str(_ROOT / "tests" / "bench" / script), *args],
+                          cwd=_ROOT, env=env, capture_output=True, text=True, timeout=300)

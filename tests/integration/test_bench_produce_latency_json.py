@@ -3,21 +3,11 @@ reads, with their types, at a size that runs in seconds. Nothing about time is a
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "tests" / "bench" / "bench_produce_latency.py"
-# The benchmark makes its own throwaway database and private Redis: none of the suite's.
-NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "VAR_DIR", "DJANGO_SETTINGS_MODULE")
+from tests.helpers import run_bench as _run
 
-
-def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
-    return subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+run_bench = partial(_run, "bench_produce_latency.py")
 
 
 def test_json_prints_one_object_with_the_latency_figures():

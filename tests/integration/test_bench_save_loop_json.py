@@ -3,20 +3,11 @@ every set encoded at every step (it exits 1 otherwise), at a size that runs in s
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "tests" / "bench" / "bench_save_loop.py"
-NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "VAR_DIR", "DJANGO_SETTINGS_MODULE")
+from tests.helpers import run_bench as _run
 
-
-def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
-    return subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+run_bench = partial(_run, "bench_save_loop.py")
 
 
 def test_json_names_the_loop_the_round_and_the_producers():
