@@ -13,16 +13,17 @@ ticks (tests/bench/_parts.py; with ``--json``, ``busy_tick_parts_cpu_ms``: their
 cache) writes one record to a partition, as the web does while the worker ticks.
 ``--busy M`` puts the
 producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
-producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on
-stdout (the figures below; the human-readable lines go to stderr, the failover is
-skipped unless ``--failover``, which adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``,
-the tick after SPU 0 goes offline, and ``failover_led``, ``failover_online``,
-``failover_offline_ms``, ``failover_log_entries``): ``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms``
-(medians of the ticks with and without producers), ``first_tick_ms`` (wall time), and
-``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from
-the private Redis's slow log (every command logged around the ticks), and
-``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
-mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
+producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on stdout
+(the figures below; the human-readable lines go to stderr, the failover is skipped unless
+``--failover``, which adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick
+after SPU 0 goes offline, and ``failover_led``, ``failover_online``,
+``failover_offline_ms``, ``failover_log_entries``): ``partitions``, ``busy``,
+``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
+producers), ``first_tick_ms`` (wall time), and ``redis_max_command_ms``, the longest Redis
+command during the idle and busy ticks from the private Redis's slow log (every command
+logged around the ticks), and ``mirror_rows_per_tick``, the partition rows the busy ticks'
+UPDATEs wrote (the offsets mirror and the reservations), per tick
+(``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
         [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
         [--outside-writes] [--json [--failover]]
