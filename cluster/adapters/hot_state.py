@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards)
+from cluster.adapters.meta_json import MetaParts, meta_loads
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -124,7 +125,10 @@ class _Meta(NamedTuple):
     adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
 
 
-def _meta(scope: tuple[str, ...] = ()) -> _Meta:
+def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
+          namespace: str = "") -> _Meta:
+    """The meta and the scope's sets generation; ``parts``: the large parts this process
+    wrote last under ``namespace`` (meta_json.meta_loads)."""
     if hot_servers.spread():
         (raw, placed), tokens = client().mget(key("meta"), hot_placement.placement_key()), \
             hot_servers.get_each([set_cache.generation_key(k) for k in scope])
@@ -140,7 +144,7 @@ def _meta(scope: tuple[str, ...] = ()) -> _Meta:
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
         return _Meta(fresh, {}, None, {}, generation, placed, {})
-    meta = json.loads(raw)
+    meta = meta_loads(raw, namespace, parts)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
                  meta.get("racks", {}), generation, placed, meta.get("adopted") or {})
 
@@ -174,7 +178,9 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
-        state, topics, checked, racks, generation, placed, adopted = _meta(scope)
+        parts = committed.meta if committed is not None else None
+        state, topics, checked, racks, generation, placed, adopted = _meta(scope, parts,
+                                                                           namespace)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}

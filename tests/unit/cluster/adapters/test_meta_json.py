@@ -59,3 +59,52 @@ def test_two_engines_keep_their_own_meta_parts():
     meta_json("a", new_cluster([0]), {"t": {"pk": 1, "partitions": [1]}}, None, {},
               parts=one.meta)
     assert one.meta.texts and not two.meta.texts
+
+
+def big_topics(first: int = 1000) -> dict:
+    return {"big": {"pk": 1, "partitions": list(range(first, first + 2000)), "rate": 1.0},
+            "small": {"pk": 2, "partitions": [5, 6], "rate": 0.0}}
+
+
+def test_a_meta_this_process_wrote_reads_back_as_plain_json_without_parsing_its_large_parts():
+    from cluster.adapters.meta_json import meta_loads
+
+    state, topics, parts = new_cluster([0, 1]), big_topics(), MetaParts()
+    raw = meta_json("a", state, topics, "run", {}, parts=parts).encode()
+    got = meta_loads(raw, "a", parts)
+    assert got == json.loads(raw)
+    # Rebuilt from the kept value, not parsed: a kept value that differs shows through.
+    frozen, text = parts.texts[("a", "partitions", "big")]
+    parts.texts[("a", "partitions", "big")] = ((1, 2, 3), text)
+    parts.encoded.clear()
+    assert meta_loads(raw, "a", parts)["topics"]["big"]["partitions"] == [1, 2, 3]
+    # A fresh list each time: the unit that loads it may change it in place.
+    parts.texts[("a", "partitions", "big")] = (frozen, text)
+    one, two = meta_loads(raw, "a", parts), meta_loads(raw, "a", parts)
+    one["topics"]["big"]["partitions"].append(-1)
+    assert two["topics"]["big"]["partitions"] == list(frozen)
+
+
+def test_a_meta_another_process_wrote_since_is_parsed_as_it_stands():
+    from cluster.adapters.meta_json import meta_loads
+
+    state, parts = new_cluster([0]), MetaParts()
+    meta_json("a", state, big_topics(), None, {}, parts=parts)
+    theirs = meta_json("a", state, big_topics(first=5000), None, {}).encode()  # re-created
+    assert meta_loads(theirs, "a", parts) == json.loads(theirs)
+    assert meta_loads(theirs, "b", parts) == json.loads(theirs)  # another store's parts
+    assert meta_loads(theirs, "a", None) == json.loads(theirs)
+
+
+def test_a_kept_text_found_outside_a_topics_partitions_is_not_taken_for_them():
+    from cluster.adapters.meta_json import meta_loads
+
+    state, parts = new_cluster([0]), MetaParts()
+    mine = meta_json("a", state, big_topics(), None, {}, parts=parts)
+    _, text = parts.texts[("a", "partitions", "big")]
+    # A meta whose "adopted" table holds the very text, under the same key name.
+    odd = json.loads(mine)
+    odd["topics"]["big"]["partitions"] = [1]
+    odd["adopted"] = {"x": {"partitions": json.loads(text)}}
+    raw = json.dumps(odd).encode()
+    assert meta_loads(raw, "a", parts) == odd
