@@ -277,7 +277,8 @@ class ClusterState:
     rehearsal: dict | None = None
     # (from, to) node pairs the cuts block, rebuilt on demand (``links.blocked_pairs``).
     _blocked: frozenset | None = field(default=None, repr=False, compare=False)
-    # SPU -> keys of the sets with a replica on it, as an insertion-ordered set.
+    # SPU -> keys of the sets with a replica on it, as an insertion-ordered set: an SPU's
+    # found on first use (``keys_of``), then kept by the rules that add or drop replicas.
     _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
     # The sets a fetch round would leave as they are (``steady``): not stored, rebuilt.
     steady: Steady = field(default_factory=Steady, repr=False, compare=False)
@@ -312,26 +313,31 @@ class ClusterState:
         return sets
 
     def keys_of(self, spu: int) -> Collection[Key]:
-        self._ensure_index()
-        return self._members.get(spu, {})
+        members = self._members.get(spu)
+        if members is None:
+            # One SPU's sets, found by one pass in C-level comprehension: indexing every
+            # SPU's sets to find one SPU's was 70 ms of a failover at 100,000 partitions,
+            # and every unit of work starts with no index.
+            members = self._members[spu] = {
+                key: None for key, rs in self.replica_sets.items() if spu in rs.replicas}
+        return members
 
     def index_add(self, key: Key, spu: int) -> None:
-        self._ensure_index()
-        self._members.setdefault(spu, {})[key] = None
+        """The set under ``key`` has a replica on ``spu`` now (an SPU not indexed yet
+        finds it when it is: its pass reads the sets' replicas)."""
+        members = self._members.get(spu)
+        if members is not None:
+            members[key] = None
 
     def index_remove(self, key: Key, spu: int) -> None:
-        self._ensure_index()
-        self._members.get(spu, {}).pop(key, None)
-
-    def _ensure_index(self) -> None:
-        if not self._members and self.replica_sets:
-            self.reindex()
+        members = self._members.get(spu)
+        if members is not None:
+            members.pop(key, None)
 
     def reindex(self) -> None:
+        """Forget the index (sets replaced or dropped wholesale): each SPU's is found again
+        on first use."""
         self._members = {}
-        for key, rs in self.replica_sets.items():
-            for spu in rs.replicas:
-                self._members.setdefault(spu, {})[key] = None
 
 
 def new_cluster(spus: Iterable[int], *, offline: Iterable[int] = (),

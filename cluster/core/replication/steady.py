@@ -163,9 +163,11 @@ class Steady:
         if not self.keys:
             return sets
         active = self.active
+        # The subset tests run in C (dict views): a Python test per key was 11 ms of every
+        # tick of a 100,000-partition cluster with an SPU down (6,000 sets not steady).
         if (active is None or len(active) + len(self.keys) != len(sets)
-                or any(k not in sets for k in active)):
-            if len(self.keys) > len(sets) or any(k not in sets for k in self.keys):
+                or not active.keys() <= sets.keys()):
+            if not self.keys.keys() <= sets.keys():
                 for key in [k for k in self.keys if k not in sets]:
                     self._out(key)
             # The keys' filter runs in C: a Python test per set was most of a quiet round.
