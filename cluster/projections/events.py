@@ -18,11 +18,21 @@ def events_of(offset: int, entry: dict[str, Any]) -> list[Event]:
     return [] if maker is None else [e for e in maker(entry) if e is not None]
 
 
+def _new(*, actor: str, object_type: str, object_name: str, operation: str,
+         params: dict[str, Any], result: str = "") -> Event:
+    """``Event(actor=..., ...)``, built with positional arguments, Django's fast path: 3 us
+    against 12, and a failover at 100,000 partitions makes 6,000 events in one tick. The
+    order is the model's fields' (test_projected_events.py checks it); ``at`` stays unset
+    until the insert stamps it (store._insert_events), as ``auto_now_add`` leaves it."""
+    return Event(None, None, actor, object_type, object_name, operation, params, result,
+                 None)
+
+
 def _event(entry: dict[str, Any], operation: str, params: dict[str, Any],
            result: str = "", actor: str = CONTROLLER) -> Event:
-    return Event(actor=actor, object_type="partition",
-                 object_name=f"{entry['topic']}/{entry['partition']}",
-                 operation=operation, params=params, result=result)
+    return _new(actor=actor, object_type="partition",
+                object_name=f"{entry['topic']}/{entry['partition']}",
+                operation=operation, params=params, result=result)
 
 
 def _partition(entry: dict[str, Any]) -> list[Event | None]:
@@ -61,9 +71,9 @@ def _network(entry: dict[str, Any]) -> list[Event | None]:
     cuts = [entry] if entry["type"] == "net-cut" else entry["cuts"]
     operation = "cut" if entry["type"] == "net-cut" else "heal"
     params = {"cuts": [c["label"] for c in cuts], "rejoined": entry.get("rejoined", [])}
-    return [Event(actor=entry.get("by") or CONTROLLER, object_type="network",
-                  object_name=", ".join(c["label"] for c in cuts)[:200], operation=operation,
-                  params=params)]
+    return [_new(actor=entry.get("by") or CONTROLLER, object_type="network",
+                 object_name=", ".join(c["label"] for c in cuts)[:200], operation=operation,
+                 params=params)]
 
 
 def _move(operation: str, fields: tuple[str, ...], reason: bool = False):
@@ -74,36 +84,36 @@ def _move(operation: str, fields: tuple[str, ...], reason: bool = False):
 
 
 def _topic(entry: dict[str, Any]) -> list[Event | None]:
-    return [Event(actor=CONTROLLER, object_type="topic", object_name=entry["topic"],
-                  operation="replication-start",
-                  params={"partitions": len(entry["statuses"])})]
+    return [_new(actor=CONTROLLER, object_type="topic", object_name=entry["topic"],
+                 operation="replication-start",
+                 params={"partitions": len(entry["statuses"])})]
 
 
 def _noted(entry: dict[str, Any]) -> list[Event | None]:
-    return [Event(actor=entry["actor"], object_type=entry["object_type"],
-                  object_name=entry["object_name"], operation=entry["operation"],
-                  params=entry.get("params") or {}, result=entry.get("result", ""))]
+    return [_new(actor=entry["actor"], object_type=entry["object_type"],
+                 object_name=entry["object_name"], operation=entry["operation"],
+                 params=entry.get("params") or {}, result=entry.get("result", ""))]
 
 
 def _lost(entry: dict[str, Any]) -> list[Event | None]:
-    return [Event(actor=CONTROLLER, object_type="topic", object_name=topic,
-                  operation="hot-state-lost",
-                  params={"missing_records": sum(parts.values()), "partitions": parts,
-                          # Where recovery restored each set: a later loss counts from there.
-                          "restored_hw": entry.get("restored", {}).get(topic, {}),
-                          "topic_pk": entry.get("topic_pks", {}).get(topic)},
-                  result=entry["reason"])
+    return [_new(actor=CONTROLLER, object_type="topic", object_name=topic,
+                 operation="hot-state-lost",
+                 params={"missing_records": sum(parts.values()), "partitions": parts,
+                         # Where recovery restored each set: a later loss counts from there.
+                         "restored_hw": entry.get("restored", {}).get(topic, {}),
+                         "topic_pk": entry.get("topic_pks", {}).get(topic)},
+                 result=entry["reason"])
             for topic, parts in entry["topics"].items()]
 
 
 def _spu(entry: dict[str, Any]) -> list[Event | None]:
     name, by = str(entry["spu"]), entry.get("by", CONTROLLER)
-    out: list[Event | None] = [Event(actor=by, object_type="spu", object_name=name,
-                                     operation="resolution",
-                                     params={"from": entry["from"], "to": entry["resolution"]})]
+    out: list[Event | None] = [_new(actor=by, object_type="spu", object_name=name,
+                                    operation="resolution",
+                                    params={"from": entry["from"], "to": entry["resolution"]})]
     if entry.get("silent_ms") is not None:
-        out.append(Event(actor=by, object_type="spu", object_name=name,
-                         operation="heartbeat-lost", params={"silent_ms": entry["silent_ms"]}))
+        out.append(_new(actor=by, object_type="spu", object_name=name,
+                        operation="heartbeat-lost", params={"silent_ms": entry["silent_ms"]}))
     return out
 
 

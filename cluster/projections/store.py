@@ -182,8 +182,16 @@ def _flush_pending(statuses: dict[tuple[int, int], list[Any]],
 
 def _row(data: dict[str, Any]) -> list[Any]:
     replicas = data["replicas"]
-    return [json.dumps(replicas), replicas[0] if replicas else 0, data["leader"],
-            json.dumps(data["lrs"]), data["resolution"], data["epoch"]]
+    return [_ints_json(replicas), replicas[0] if replicas else 0, data["leader"],
+            _ints_json(data["lrs"]), data["resolution"], data["epoch"]]
+
+
+def _ints_json(values: list[int]) -> str:
+    """``json.dumps(values)``, the same text, for a list of ints (SPU ids) without the
+    encoder's machinery: 2 us a list was 0.35 s of a 100,000-partition topic's first tick."""
+    if type(values) is list and all(type(v) is int for v in values):
+        return "[" + ", ".join(map(str, values)) + "]"
+    return json.dumps(values)
 
 
 def _write_statuses(statuses: dict[tuple[int, int], list[Any]]) -> None:

@@ -63,3 +63,23 @@ def test_projected_events_are_stored_once_on_postgresql_too():
             admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
+
+
+def test_an_event_built_for_the_projection_is_the_one_keywords_would_build():
+    from cluster.projections.events import _new
+
+    given = dict(actor="sc", object_type="partition", object_name="orders/3",
+                 operation="status", params={"leader": [1, 2]}, result="SPU 1 offline")
+    fast, plain = _new(**given), Event(**given)
+    names = [f.attname for f in Event._meta.concrete_fields]
+    assert [getattr(fast, n) for n in names] == [getattr(plain, n) for n in names]
+    assert fast._state.adding and fast._state.db is None
+
+
+def test_a_rows_spu_lists_are_stored_as_json_dumps_writes_them():
+    import json
+
+    from cluster.projections.store import _ints_json
+
+    for values in ([], [7], [12, 0, 49], [True, 2], [None], ["a"], (1, 2)):
+        assert _ints_json(values) == json.dumps(values)
