@@ -58,6 +58,11 @@ def stream_key(namespace: str | None = None) -> str:
     return key("mlog", namespace)
 
 
+# ``json.dumps(e, separators=(",", ":"))``, without a new encoder made per entry (a
+# failover at 100,000 partitions logs 8,000 entries in one tick).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     """The write that appends ``entries`` in the fenced transaction (None if none)."""
     if not entries:
@@ -67,7 +72,8 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     # logged (store.catch_up's ``known``) instead of it reading them back.
     for e in entries:
         e.setdefault("at", now)
-    payload = [json.dumps(e, separators=(",", ":")) for e in entries]
+    encode = _COMPACT.encode
+    payload = [encode(e) for e in entries]
     ns = store_namespace()
     return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(ns), stream_key(ns)], payload))
 
@@ -103,8 +109,7 @@ def append_intents(entries: list[dict[str, Any]], *, floor: int) -> list[int]:
     if not entries:
         return []
     now = int(time.time() * 1000)
-    texts = [json.dumps(e if "at" in e else {**e, "at": now}, separators=(",", ":"))
-             for e in entries]
+    texts = [_COMPACT.encode(e if "at" in e else {**e, "at": now}) for e in entries]
     ns = store_namespace()
     last = int(client().eval(_INTENT_SCRIPT, 3, head_key(ns), stream_key(ns),
                              intents_head_key(ns), floor, *texts))
