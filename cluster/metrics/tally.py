@@ -58,6 +58,8 @@ def lrs_moves(chains: Iterable[Sequence[Sequence[int]]]) -> Counter[str]:
     out: Counter[str] = Counter()
     for chain in chains:
         for before, after in zip(chain, chain[1:]):
+            if before == after:  # a new topic's every partition: no move, no sets built
+                continue
             old, new = set(before), set(after)
             out[LRS_SHRINKS] += bool(old - new)
             out[LRS_EXPANDS] += bool(new - old)
