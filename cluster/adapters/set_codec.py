@@ -107,10 +107,12 @@ def records_from(data: bytes | None) -> list[int]:
     return array("q", data or b"").tolist()
 
 
-def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any]
-            ) -> tuple[bytes, Summary]:
+def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any],
+            lrs_clock: int | None = None) -> tuple[bytes, Summary]:
     """The encoding and the summary, from one pass over the replicas: a busy tick encodes
-    every set, and a second pass for its summary cost a third as much again."""
+    every set, and a second pass for its summary cost a third as much again.
+    ``lrs_clock``: the LRS followers' caught-up clock of a set in the steady index (theirs
+    are not written while it stays in: steady_codec), None for the replicas' own."""
     ref_start, ref_log, rep = ref.start, ref.log, rs.replica
     leo = ref_start + len(ref_log)
     replicas, figures = [], []
@@ -132,8 +134,11 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
         # A caught-up follower's clock is reset at every fetch: storing it would make
         # every set "changed" at every tick. Lag time then counts from the first
         # step that sees it behind (at most one tick later than the core would).
+        clock = r.caught_up_ms
+        if lrs_clock is not None and s in rs.lrs and s != rs.leader:
+            clock = lrs_clock
         replicas.append((out, r.hw, r.claims_leadership, r.seen_attempt,
-                         r.caught_up_ms if n < leo else None))
+                         clock if n < leo else None))
         figures.append((s, n, r.hw))
     leader = rs.leader
     # Resolution is a str enum: msgpack packs it as its value, byte for byte.

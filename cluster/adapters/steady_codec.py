@@ -20,8 +20,8 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from cluster.adapters.set_codec import (RECORDS_APART, SET_FORMAT, Summary, _extras,
-                                        _new_summary, _packer)
+from cluster.adapters.set_codec import (RECORDS_APART, SET_FORMAT, Summary, _encode,
+                                        _extras, _new_summary, _packer)
 from cluster.core.replication import Key, Replica, ReplicaSet
 
 # msgpack's nil.
@@ -38,6 +38,9 @@ _HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
 # What ``Steady.memo`` holds for a set encoded once since it joined: no template, and a log
 # start no set has, so the next encoding makes one.
 _SECOND = (None,)
+# ... and for a set with a replica out of the LRS (its SPU offline): never a template, its
+# figures are not the steady shape's; it is packed whole at every encoding (``_full``).
+_WHOLE = (None, "whole")
 
 SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
 
@@ -58,10 +61,13 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
             # Its first encoding since it joined: packed whole. The template is made at the
             # next (``_SECOND``), so a set encoded once while it stays in (an idle one: the
             # save passes over it from then on) never pays for one; a topic of 100,000
-            # partitions paid 0.7 s for them at its first tick, nearly all idle.
-            memo[key] = _SECOND
+            # partitions paid 0.7 s for them at its first tick, nearly all idle. A set with
+            # a replica out of the LRS (its SPU offline) is always packed whole (``_WHOLE``).
+            memo[key] = _SECOND if len(rs.lrs) == len(rs.replicas) else _WHOLE
             return _full(rs, ref, clock)
         if parts[0] != start:
+            if parts is _WHOLE:
+                return _full(rs, ref, clock)
             parts = _parts(rs, ref)
             if parts is None:  # not the steady shape (an extra field): the full form
                 return _full(rs, ref, clock)
@@ -103,12 +109,13 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
     """What the set's encoding keeps while it stays in the index: the log start it was
     built at, the template (``bytes %``: every fixed field packed, a ``%b`` for each moving
     one) and the picker of its values, then the summary's fixed fields. None for a set
-    with extras (a move, deadline, deposed or unaware replica is never steady).
+    with extras (a move, deadline, deposed or unaware replica is never steady) or with a
+    replica out of the LRS (packed whole: ``_WHOLE``).
 
     The template is the set's whole encoding packed once with a marker in each moving
     field (one C call, where packing field by field cost 8 us a set: every set pays it
     when it joins the index, all of them at a tick after a restart)."""
-    if _extras(rs):
+    if _extras(rs) or len(rs.lrs) != len(rs.replicas):
         return None
     leader, mark = rs.leader, _MARK
     slots = [_HW]
@@ -136,22 +143,10 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
 
 
 def _full(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summary]:
-    """The set's encoding packed whole, every replica's figures read: a set with extras,
-    which is never steady (kept so that one would still encode as ``encode_status``)."""
-    rep, log = rs.replica, ref.log
-    start = ref.start
-    leo = start + len(log)
-    states, figures = [], []
-    for s in rs.replicas:
-        r = rep[s]
-        n = r.start + len(r.log)
-        states.append((n, r.hw, r.claims_leadership, r.seen_attempt,
-                       clock if n < leo else None))
-        figures.append((s, n, r.hw))
+    """The set's encoding packed whole, every replica's figures read (``encode_status``'s,
+    the LRS followers' clock the index's): a set's first encoding since it joined, one with
+    a replica out of the LRS, and one with an extra field (which is never steady)."""
+    log = ref.log
     extras = _extras(rs)
     extras[RECORDS_APART] = [len(log), log[-1] if log else None]
-    return _packer().pack((
-        SET_FORMAT, rs.topic, rs.partition, rs.replicas, rs.leader, rs.lrs,
-        rs.resolution, rs.hw, rs.epoch, rs.candidate, rs.attempt, rs.tried,
-        rs.pending, start, [], states, extras)), _new_summary(Summary, (
-            rs.leader, tuple(rs.lrs), rs.resolution, rs.hw, leo, tuple(figures), rs.epoch))
+    return _encode(rs, ref, [], extras, lrs_clock=clock)

@@ -225,9 +225,9 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
         else:
             lead.log.extend(range(nid, nid + n))
         nid += n
-        # The LRS is the leader alone: committed at once. (``replica`` is ``replicas`` by
-        # SPU, and at hand: ``replicas`` would be one more object to fetch.)
-        if len(rs.replica) == 1:
+        # The LRS is the leader alone (its only replica, or the others' SPUs offline):
+        # committed at once.
+        if len(rs.lrs) == 1:
             rs.hw = lead.hw = lead.start + len(lead.log)
     state.next_record_id = nid
     index = state.steady

@@ -31,14 +31,16 @@ def replica_from_dict(d: dict[str, Any]) -> Replica:
 
 
 def replica_set_to_dict(rs: ReplicaSet, *, clock: int | None = None) -> dict[str, Any]:
-    """``clock``: the followers' caught-up clock of a steady set (``steady.Steady.clock``),
-    which the rounds that skipped it keep as their own time."""
+    """``clock``: the LRS followers' caught-up clock of a steady set
+    (``steady.Steady.clock``), which the rounds that skipped it keep as their own time
+    (a replica out of the LRS, its SPU offline, keeps its own: no round judged it)."""
     return {"topic": rs.topic, "partition": rs.partition, "replicas": list(rs.replicas),
             "leader": rs.leader, "lrs": list(rs.lrs), "resolution": rs.resolution.value,
             "hw": rs.hw, "epoch": rs.epoch, "candidate": rs.candidate,
             "attempt": rs.attempt, "tried": list(rs.tried),
             "pending": [list(p) for p in rs.pending],
-            "replica_state": [replica_to_dict(rs.replica[s], clock if s != rs.leader else None)
+            "replica_state": [replica_to_dict(rs.replica[s], clock if s != rs.leader
+                                              and s in rs.lrs else None)
                               for s in rs.replicas],
             "move": None if rs.move is None else move_to_dict(rs.move),
             "deadline_ms": rs.deadline_ms,

@@ -57,6 +57,7 @@ class ReplicaSet(Protocol):
     partition: int
     leader: int | None
     replica: dict[int, Any]
+    lrs: list[int]
 
 
 @dataclass(slots=True)
@@ -143,9 +144,11 @@ class Steady:
     def _clocks(self, rs: ReplicaSet) -> None:
         at = self.round_ms
         if at is not None:
-            leader = rs.leader
+            leader, lrs = rs.leader, rs.lrs
+            whole = len(lrs) == len(rs.replica)
             for s, r in rs.replica.items():
-                if s != leader:
+                # A replica out of the LRS (its SPU offline) was not judged: its own clock.
+                if s != leader and (whole or s in lrs):
                     r.caught_up_ms = at
 
     def mark(self) -> None:
@@ -153,7 +156,7 @@ class Steady:
         self.joined.clear()
 
     def clock(self, key: Key) -> int | None:
-        """A steady set's followers' caught-up clock (None: the replicas' own)."""
+        """A steady set's LRS followers' caught-up clock (None: the replicas' own)."""
         return self.round_ms if key in self.keys else None
 
     def unsteady_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:

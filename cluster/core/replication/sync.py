@@ -291,7 +291,10 @@ def _level_appended(state: ClusterState) -> None:
         llog = lead.log
         n = len(llog)
         leo = lead.start + n
-        for r in rep.values():
+        # Every replica but the leader, or (a replica's SPU offline) the LRS's: the
+        # offline one neither fetches nor is judged (``_is_steady``).
+        followers = rep.values() if len(rep) == len(rs.lrs) else [rep[s] for s in rs.lrs]
+        for r in followers:
             if r is not lead:
                 log = r.log
                 # The same start (the steady rule): the follower lacks the appended tail;
@@ -347,20 +350,27 @@ def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | 
 
 
 def _is_steady(state: ClusterState, rs: ReplicaSet, stopped: Collection[int]) -> bool:
-    """The round would change nothing in ``rs`` but its followers' clocks (``steady``)."""
+    """The round would change nothing in ``rs`` but its followers' clocks (``steady``).
+
+    A replica whose SPU is offline may be one of them while it is out of the LRS (an
+    outage rehearsal's thousands of sets): it neither fetches nor is judged, so the round
+    leaves it as it is, clock included; the others are level with the leader as always."""
     leader = rs.leader
-    # The LRS in replica order: the round rebuilds it in that order.
     if (leader is None or rs.resolution is not _ONLINE or rs.pending or rs.move is not None
             or rs.deposed or rs.unaware or rs.candidate is not None
-            or rs.deadline_ms is not None or rs.lrs != rs.replicas):
+            or rs.deadline_ms is not None):
         return False
-    spus, rep, hw = state.spus, rs.replica, rs.hw
+    spus, rep, hw, lrs = state.spus, rs.replica, rs.hw, rs.lrs
+    # The LRS in replica order (the round rebuilds it in that order): every replica, or
+    # every one but those whose SPU is offline.
+    if lrs != rs.replicas and lrs != [s for s in rs.replicas if spus[s]]:
+        return False
     lead = rep[leader]
     llog, start = lead.log, lead.start
     if start + len(llog) != hw or lead.hw != hw:
         return False
     last = llog[-1] if llog else None
-    for s in rs.replicas:
+    for s in lrs:
         if not spus[s] or s in stopped:
             return False
         r = rep[s]
@@ -370,4 +380,4 @@ def _is_steady(state: ClusterState, rs: ReplicaSet, stopped: Collection[int]) ->
         if (r.start != start or len(log) != len(llog) or r.hw != hw
                 or (log[-1] if log else None) != last):
             return False
-    return True
+    return len(lrs) == len(rs.replicas) or not any(s in stopped for s in rs.replicas)
