@@ -17,8 +17,9 @@ producer): what a mostly steady cluster costs. ``--json`` prints one JSON object
 (the figures below; the human-readable lines go to stderr, the failover is skipped unless
 ``--failover``, which adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick
 after SPU 0 goes offline, and ``failover_led``, ``failover_online``,
-``failover_offline_ms``, ``failover_log_entries``): ``partitions``, ``busy``,
-``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
+``failover_offline_ms``, ``failover_log_entries``, and ``outage_tick_ms`` and
+``outage_tick_cpu_ms``, the median of the next three ticks with the SPU still down):
+``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
 producers), ``first_tick_ms`` (wall time), and ``redis_max_command_ms``, the longest Redis
 command during the idle and busy ticks from the private Redis's slow log (every command
 logged around the ticks), and ``mirror_rows_per_tick``, the partition rows the busy ticks'
@@ -277,6 +278,10 @@ def bench_ticks(partitions: int, steps: int,
     return now
 
 
+# Ticks timed after the failover's, the SPU still down.
+OUTAGE_TICKS = 3
+
+
 def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
     from cluster.adapters import hot_state
     from cluster.core.replication import Resolution
@@ -294,16 +299,27 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
     after = hot_state.load(led).state.replica_sets
     online = sum(after[k].resolution is Resolution.ONLINE and after[k].leader != spu for k in led)
     entries, size = log_figures()
+    # The outage goes on: the ticks while the SPU stays down (an outage rehearsal's).
+    outage, outage_cpu = [], []
+    for i in range(OUTAGE_TICKS):
+        wall, used = timed_cpu(lambda: replication_tick(now=now + 2000 + 1000 * i,
+                                                        dispatch=LocalQueue()))
+        outage.append(wall)
+        outage_cpu.append(used)
     result.update(failover_led=len(led), failover_online=online,
                   failover_offline_ms=round(1000 * (t1 - t0), 1),
                   failover_tick_ms=round(1000 * (t2 - t1), 1),
                   failover_tick_cpu_ms=round(1000 * (c2 - c1), 1),
-                  failover_log_entries=entries - entries_before)
+                  failover_log_entries=entries - entries_before,
+                  outage_tick_ms=round(statistics.median(outage), 1),
+                  outage_tick_cpu_ms=round(statistics.median(outage_cpu), 1))
     print(f"failover of SPU {spu}: it led {len(led)} replica sets")
     print(f"  SPU offline (its unit of work, elections included) {1000 * (t1 - t0):7.1f} ms")
     print(f"  the next tick                                      {1000 * (t2 - t1):7.1f} ms "
           f"({1000 * (c2 - c1):.0f} ms CPU)")
     print(f"  Online with a new leader: {online}/{len(led)}, total {1000 * (t2 - t0):.0f} ms")
+    print(f"  then {OUTAGE_TICKS} ticks with the SPU still down: median "
+          f"{statistics.median(outage):.1f} ms ({statistics.median(outage_cpu):.1f} ms CPU)")
     print(f"  metadata log: {entries - entries_before} entries, "
           f"{(size - bytes_before) / 1024:.1f} KiB for this failover; an outage and its "
           f"return every 10 minutes -> {12 * (size - bytes_before) / 2**20:.1f} MiB/h")

@@ -83,5 +83,6 @@ def test_failover_adds_the_tick_after_an_spu_goes_offline():
     assert figures["failover_online"] == figures["failover_led"]
     assert figures["failover_tick_ms"] > 0 and figures["failover_tick_cpu_ms"] > 0
     assert figures["failover_log_entries"] > 0
+    assert figures["outage_tick_ms"] > 0 and figures["outage_tick_cpu_ms"] > 0
     plain = json.loads(run_bench("--partitions", "20", "--steps", "1", "--json").stdout)
     assert "failover_tick_ms" not in plain
