@@ -1,30 +1,29 @@
 """Benchmark of the replication shell (store + Redis): 50 SPUs, 10,000 partitions, replication 3.
 
-Prints figures; asserts nothing about time. Uses a throwaway SQLite database and a
-private Redis of its own (never a Redis it did not start). Each tick is timed in wall
-time and in CPU time of this process (the figure a loaded machine disturbs least); the
-metadata-log lines say how many entries a tick appended, what they weigh, and what an
-hour of log costs at this size. ``--profile`` prints cProfile's top 25 functions (by
-cumulative and by own time) over the ticks with producers; ``--sample`` instead prints
-each function's share of their wall time from a sampling profile (tests/bench/_sampler.py:
-no per-call cost, waits on Redis included); ``--parts`` the CPU of each part of the busy
-ticks (tests/bench/_parts.py; with ``--json``, ``busy_tick_parts_cpu_ms``: their medians).
-``--outside-writes``: before every tick another process (an engine without this one's set
-cache) writes one record to a partition, as the web does while the worker ticks.
-``--busy M`` puts the
-producers on M partitions only (topic "bench"; the others are topic "bench-idle", no
-producer): what a mostly steady cluster costs. ``--json`` prints one JSON object on stdout
-(the figures below; the human-readable lines go to stderr, the failover is skipped unless
-``--failover``, which adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick
-after SPU 0 goes offline, and ``failover_led``, ``failover_online``,
-``failover_offline_ms``, ``failover_log_entries``, and ``outage_tick_ms`` and
-``outage_tick_cpu_ms``, the median of the next three ticks with the SPU still down):
-``partitions``, ``busy``, ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
-producers), ``first_tick_ms`` (wall time), and ``redis_max_command_ms``, the longest Redis
-command during the idle and busy ticks from the private Redis's slow log (every command
-logged around the ticks), and ``mirror_rows_per_tick``, the partition rows the busy ticks'
-UPDATEs wrote (the offsets mirror and the reservations), per tick
-(``mirror_rows_by_tick``: each tick's). Run:
+Prints figures; asserts nothing about time. Uses a throwaway SQLite database and a private
+Redis of its own (never a Redis it did not start). Each tick is timed in wall time and in
+CPU time of this process (the figure a loaded machine disturbs least); the metadata-log
+lines say how many entries a tick appended, what they weigh, and what an hour of log costs
+at this size. ``--profile`` prints cProfile's top 25 functions (by cumulative and by own
+time) over the ticks with producers; ``--sample`` instead prints each function's share of
+their wall time from a sampling profile (tests/bench/_sampler.py: no per-call cost, waits on
+Redis included); ``--parts`` the CPU of each part of the busy ticks (tests/bench/_parts.py;
+with ``--json``, ``busy_tick_parts_cpu_ms``: their medians). ``--outside-writes``: before
+every tick another process (an engine without this one's set cache) writes one record to a
+partition, as the web does while the worker ticks. ``--busy M`` puts the producers on M
+partitions only (topic "bench"; the others are topic "bench-idle", no producer): what a
+mostly steady cluster costs. ``--json`` prints one JSON object on stdout (the figures below;
+the human-readable lines go to stderr, the failover is skipped unless ``--failover``, which
+adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick after SPU 0 goes offline,
+and ``failover_led``, ``failover_online``, ``failover_offline_ms``,
+``failover_log_entries``, and ``outage_tick_ms`` and ``outage_tick_cpu_ms``, the median of
+the next three ticks with the SPU still down): ``partitions``, ``busy``,
+``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
+producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU), and
+``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from the
+private Redis's slow log (every command logged around the ticks), and
+``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
+mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
         [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
         [--outside-writes] [--json [--failover]]
@@ -202,9 +201,11 @@ def bench_ticks(partitions: int, steps: int,
             result["outside_writes"] += write_outside(rng, busy or partitions)
 
     now = int(time.time() * 1000)
-    ms, _ = timed(lambda: replication_tick(now=now, dispatch=LocalQueue()))
-    print(f"first tick (topology sync, {partitions} replica sets created): {ms:.0f} ms")
+    ms, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
+    print(f"first tick (topology sync, {partitions} replica sets created): {ms:.0f} ms "
+          f"({used:.0f} ms CPU)")
     result["first_tick_ms"] = round(ms, 1)
+    result["first_tick_cpu_ms"] = round(used, 1)
     if slowlog is not None:
         slowlog.start()
     idle, idle_cpu = [], []
