@@ -213,3 +213,48 @@ def test_sets_kept_steady_across_other_processes_writes_match_redis_at_every_tic
         step("busy ticks again")
     # The ticks' loads after the outside produces kept the 7 sets they did not write.
     assert carried[:2] == [7, 7], carried
+
+
+def test_an_outage_leaves_the_down_spus_sets_steady_frozen_on_it_and_as_redis_holds_them(
+        redis_url):
+    """With SPU 3 down and a producer writing every partition at every tick, the sets with
+    a replica on it stay in the steady index (out of the LRS, that replica is never
+    visited): its figures do not move, the others stay level, and every set encodes to
+    what Redis holds. Back online, it catches up and rejoins the LRS."""
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=8, replication=3)
+    topic_set_producer_rate(name="orders", rate=8.0)
+    at = 1_000
+
+    def step(what: str) -> dict:
+        nonlocal at
+        at += 1_000
+        tick(at)
+        differ, steady, _ = kept_against_redis()
+        assert differ == [], f"after {what}: {differ}"
+        sets = _sets()
+        # Level but for the producers' last append (they run after the round).
+        assert {rs.leo - rs.hw for rs in sets.values()} <= {0, 1}, what
+        return {"steady": steady, "sets": sets}
+
+    for _ in range(2):
+        step("busy ticks")
+    spu_offline(spu_id=3)
+    step("the SPU offline")
+    on_it = [k for k, rs in _sets().items() if 3 in rs.replicas]
+    assert on_it, "some set has a replica on SPU 3"
+    frozen = {k: (rs.replica[3].leo, rs.replica[3].hw) for k, rs in _sets().items()
+              if k in on_it}
+    for i in range(3):
+        seen = step(f"outage tick {i}")
+        assert seen["steady"] == 8, f"outage tick {i}: {seen['steady']} steady of 8"
+        for k in on_it:
+            rs = seen["sets"][k]
+            assert 3 not in rs.lrs and rs.leader != 3, k
+            assert (rs.replica[3].leo, rs.replica[3].hw) == frozen[k], k
+    spu_online(spu_id=3)
+    for i in range(2):
+        seen = step(f"back online, tick {i}")
+    for k in on_it:
+        rs = seen["sets"][k]
+        assert 3 in rs.lrs and rs.replica[3].leo >= rs.hw, k
