@@ -17,7 +17,8 @@ producer's reservation grows in the mirror's pass, off the path before a commit.
 
 So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
 LRS, resolution, epoch, replicas: those also reach the store through the log's
-projection) are written at once; the others in slices (runs of neighbouring pks,
+projection) are written at once, unless their offsets are the ones this process last
+wrote there (``_moved``: a failover moves statuses, seldom offsets); the others in slices (runs of neighbouring pks,
 ``slices`` = sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
 its whole scope (the store, or whole shards) and at most one every
 ``REPLICATION_MIRROR_INTERVAL_S`` / ``slices`` of the units' clock, so a row is written
@@ -246,7 +247,7 @@ class OffsetsMirror:
         if slices <= 1 and interval_ms <= 0:
             return [(pk_of(key), key, after[key]) for key in changed]
         # Walked from the moved sets and the slice, never every changed set: the rest wait.
-        rows = [(pk, key, after[key]) for key in hot.moved if (pk := pk_of(key)) is not None]
+        rows = self._moved(hot, store)
         scope = (store, *held)
         if interval_ms > 0:
             now = hot.state.clock_ms
@@ -263,6 +264,26 @@ class OffsetsMirror:
                 continue
             new = after.get(key) or before[key]
             if written.get((store, pk)) != new:
+                rows.append((pk, key, new))
+        return rows
+
+    def _moved(self, hot: HotState, store: str) -> list[Row]:
+        """The rows of the sets whose status moved, but those whose offsets (HW, LEO, each
+        replica's) are the ones this process last wrote there: a failover at 100,000
+        partitions moves 6,000 statuses and, for most of them, no offset. Those are noted
+        as written with their new summary, so no slice writes them again for the status
+        alone (the status columns are the log's projection's)."""
+        pk_of, after, written = hot.partition_pk, hot.after, self.written
+        rows: list[Row] = []
+        for key in hot.moved:
+            pk = pk_of(key)
+            if pk is None:
+                continue
+            new, old = after[key], written.get((store, pk))
+            if (old is not None and old.hw == new.hw and old.replicas == new.replicas
+                    and old.stored_leo() == new.stored_leo()):
+                written[(store, pk)] = new
+            else:
                 rows.append((pk, key, new))
         return rows
 

@@ -75,6 +75,24 @@ def test_a_row_whose_status_moved_is_written_at_once_with_its_offsets(t):
     assert (stored.hw, stored.leo) == (now.hw, now.leo) == (2, 2)
 
 
+def test_a_row_whose_status_moved_but_not_its_offsets_is_not_written_again(t):
+    """A failover moves thousands of statuses and, for most of them, no offset: the
+    mirror leaves those rows' offsets as it last wrote them (the log's projection writes
+    their status columns)."""
+    mirror = engine().mirror
+    follower = next(s for s in hot().replicas if s != hot().leader)
+    rows = mirror.rows_written
+    spu_offline(spu_id=follower, by="test")
+    tick(t + 1000)
+    assert follower not in row().lrs and follower not in row(1).lrs  # both moved
+    assert mirror.rows_written == rows  # and neither's offsets: nothing written
+    produce("a")
+    spu_offline(spu_id=hot().leader, by="test")
+    tick(t + 2000)
+    assert mirror.rows_written == rows + 1  # partition 0's offsets moved with its status
+    assert (row().hw, row().leo) == (hot().hw, hot().leo) == (1, 1)
+
+
 def test_the_reservation_is_above_every_offset_given_out_after_each_unit(t):
     seen = []
     for n in range(150):  # more than two RESERVE_MIN blocks, a unit each
