@@ -9,7 +9,7 @@ entries: an unclean election's lower HW is (``unclean-election``).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from .events import (Action, MoveCompleted, MoveProgressed, MoveRolledBack, MoveStarted,
@@ -74,56 +74,62 @@ def reasons(actions: Iterable[Action]) -> dict[Key, str]:
 
 
 def action_entries(state: ClusterState, actions: Iterable[Action]) -> list[Entry]:
-    """Entries for what a status cannot say: election deadlines, records given up, moves."""
+    """Entries for what a status cannot say: election deadlines, records given up, moves.
+
+    Found by the action's kind in one lookup (``_ENTRIES``): most actions of a step are of
+    kinds no entry is made of (a new topic's three a partition)."""
     out: list[Entry] = []
     for a in actions:
-        # Most actions of a step are of kinds no entry is made of (a new topic's three a
-        # partition): told apart by one check, not by each kind's in turn.
-        if not isinstance(a, _LOGGED):
-            continue
-        entry = _entry_of(state, a)
-        if entry is not None:
-            out.append(entry)
+        made = _ENTRIES.get(type(a))
+        if made is not None:
+            kind, fields = made(state, a)
+            out.append({"type": kind, "topic": getattr(a, "topic", None),
+                        "partition": getattr(a, "partition", None), **fields})
     return out
 
 
-# The kinds of action ``_entry_of`` makes an entry of.
-_LOGGED = (StartElectionTimer, UncleanLeaderElected, ReplicaTruncated, MoveStarted,
-           MoveProgressed, MoveCompleted, MoveRolledBack)
+def _election(state: ClusterState, a: StartElectionTimer) -> tuple[str, dict[str, Any]]:
+    rs = state.replica_sets.get((a.topic, a.partition))
+    deadline = rs.deadline_ms if rs is not None and rs.attempt == a.attempt else None
+    return "election", {"candidate": a.candidate, "attempt": a.attempt,
+                        "deadline_ms": deadline}
 
 
-def _entry_of(state: ClusterState, a: Action) -> Entry | None:
-    where = {"topic": getattr(a, "topic", None), "partition": getattr(a, "partition", None)}
-    if isinstance(a, StartElectionTimer):
-        rs = state.replica_sets.get((a.topic, a.partition))
-        deadline = rs.deadline_ms if rs is not None and rs.attempt == a.attempt else None
-        return {"type": "election", **where, "candidate": a.candidate, "attempt": a.attempt,
-                "deadline_ms": deadline}
-    if isinstance(a, UncleanLeaderElected):
-        return {"type": "unclean-election", **where, "spu": a.spu, "old_hw": a.old_hw,
-                "new_hw": a.new_hw, "offsets_lost": a.offsets_lost, "forced": a.forced,
-                "given_up": [a.new_hw, a.old_hw]}
-    if isinstance(a, ReplicaTruncated):
-        return {"type": "truncation", **where, "spu": a.spu, "from": a.old_leo,
-                "to": a.new_leo, "reason": a.reason, "records": list(a.records)}
-    return _move_entry(a, where)
+def _unclean(_: ClusterState, a: UncleanLeaderElected) -> tuple[str, dict[str, Any]]:
+    return "unclean-election", {"spu": a.spu, "old_hw": a.old_hw, "new_hw": a.new_hw,
+                                "offsets_lost": a.offsets_lost, "forced": a.forced,
+                                "given_up": [a.new_hw, a.old_hw]}
 
 
-def _move_entry(a: Action, where: dict[str, Any]) -> Entry | None:
-    if isinstance(a, MoveStarted):
-        return {"type": "move-start", **where, "original": list(a.original),
-                "target": list(a.target)}
-    if isinstance(a, MoveProgressed):
-        return {"type": "move-progress", **where, "phase": a.phase.value,
-                "caught_up": list(a.caught_up), "records_copied": a.records_copied,
-                "records_total": a.records_total}
-    if isinstance(a, MoveCompleted):
-        return {"type": "move-complete", **where, "replicas": list(a.replicas),
-                "leader": a.leader}
-    if isinstance(a, MoveRolledBack):
-        return {"type": "move-rollback", **where, "replicas": list(a.replicas),
-                "reason": a.reason}
-    return None
+def _truncation(_: ClusterState, a: ReplicaTruncated) -> tuple[str, dict[str, Any]]:
+    return "truncation", {"spu": a.spu, "from": a.old_leo, "to": a.new_leo,
+                          "reason": a.reason, "records": list(a.records)}
+
+
+def _move_start(_: ClusterState, a: MoveStarted) -> tuple[str, dict[str, Any]]:
+    return "move-start", {"original": list(a.original), "target": list(a.target)}
+
+
+def _move_progress(_: ClusterState, a: MoveProgressed) -> tuple[str, dict[str, Any]]:
+    return "move-progress", {"phase": a.phase.value, "caught_up": list(a.caught_up),
+                             "records_copied": a.records_copied,
+                             "records_total": a.records_total}
+
+
+def _move_complete(_: ClusterState, a: MoveCompleted) -> tuple[str, dict[str, Any]]:
+    return "move-complete", {"replicas": list(a.replicas), "leader": a.leader}
+
+
+def _move_rollback(_: ClusterState, a: MoveRolledBack) -> tuple[str, dict[str, Any]]:
+    return "move-rollback", {"replicas": list(a.replicas), "reason": a.reason}
+
+
+# The kinds of action an entry is made of, and how.
+_ENTRIES: dict[type, Callable[[ClusterState, Any], tuple[str, dict[str, Any]]]] = {
+    StartElectionTimer: _election, UncleanLeaderElected: _unclean,
+    ReplicaTruncated: _truncation, MoveStarted: _move_start, MoveProgressed: _move_progress,
+    MoveCompleted: _move_complete, MoveRolledBack: _move_rollback,
+}
 
 
 def fold(statuses: dict[Key, Status], entry: Entry) -> None:
