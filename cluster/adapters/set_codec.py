@@ -116,6 +116,7 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
     ref_start, ref_log, rep = ref.start, ref.log, rs.replica
     leo = ref_start + len(ref_log)
     replicas, figures = [], []
+    lrs_followers = () if lrs_clock is None else [s for s in rs.lrs if s != rs.leader]
     for s in rs.replicas:
         r = rep[s]
         log, start = r.log, r.start
@@ -134,9 +135,7 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
         # A caught-up follower's clock is reset at every fetch: storing it would make
         # every set "changed" at every tick. Lag time then counts from the first
         # step that sees it behind (at most one tick later than the core would).
-        clock = r.caught_up_ms
-        if lrs_clock is not None and s in rs.lrs and s != rs.leader:
-            clock = lrs_clock
+        clock = lrs_clock if s in lrs_followers else r.caught_up_ms
         replicas.append((out, r.hw, r.claims_leadership, r.seen_attempt,
                          clock if n < leo else None))
         figures.append((s, n, r.hw))

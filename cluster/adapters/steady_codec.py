@@ -38,8 +38,8 @@ _HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
 # What ``Steady.memo`` holds for a set encoded once since it joined: no template, and a log
 # start no set has, so the next encoding makes one.
 _SECOND = (None,)
-# ... and for a set with a replica out of the LRS (its SPU offline): never a template, its
-# figures are not the steady shape's; it is packed whole at every encoding (``_full``).
+# ... and for a set no template fits (``_parts`` refused it: a replica out of the LRS, its
+# SPU offline): packed whole at every encoding while it stays in, not refused again.
 _WHOLE = (None, "whole")
 
 SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
@@ -61,15 +61,14 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
             # Its first encoding since it joined: packed whole. The template is made at the
             # next (``_SECOND``), so a set encoded once while it stays in (an idle one: the
             # save passes over it from then on) never pays for one; a topic of 100,000
-            # partitions paid 0.7 s for them at its first tick, nearly all idle. A set with
-            # a replica out of the LRS (its SPU offline) is always packed whole (``_WHOLE``).
-            memo[key] = _SECOND if len(rs.lrs) == len(rs.replicas) else _WHOLE
+            # partitions paid 0.7 s for them at its first tick, nearly all idle.
+            memo[key] = _SECOND
             return _full(rs, ref, clock)
         if parts[0] != start:
-            if parts is _WHOLE:
-                return _full(rs, ref, clock)
-            parts = _parts(rs, ref)
-            if parts is None:  # not the steady shape (an extra field): the full form
+            if parts is not _WHOLE:
+                parts = _parts(rs, ref)
+            if parts is None or parts is _WHOLE:  # no template for it while it stays in
+                memo[key] = _WHOLE
                 return _full(rs, ref, clock)
             memo[key] = parts
         _, fmt, pick, leader, lrs, resolution, epoch, replicas, at = parts

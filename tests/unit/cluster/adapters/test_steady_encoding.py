@@ -241,7 +241,7 @@ def test_a_fixed_field_that_packs_as_the_templates_marker_takes_the_full_form():
     twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[("t", 0)]
     assert encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms,
                                       memo) == encode_status(twin, reference_replica(twin))
-    assert memo == {("t", 0): steady_codec._SECOND}  # no template kept for it
+    assert memo == {("t", 0): steady_codec._WHOLE}  # no template kept for it
 
 
 def test_an_appended_sets_trailing_followers_keep_the_indexs_clock():
