@@ -18,9 +18,10 @@ producer's reservation grows in the mirror's pass, off the path before a commit.
 So the HW/LEO columns may trail. At a bounded rate: rows whose status moved (leader,
 LRS, resolution, epoch, replicas: those also reach the store through the log's
 projection) are written at once, unless their offsets are the ones this process last
-wrote there (``_moved``: a failover moves statuses, seldom offsets); the others in slices (runs of neighbouring pks,
-``slices`` = sets loaded / ``REPLICATION_MIRROR_ROWS``), one slice by a unit of work that loaded
-its whole scope (the store, or whole shards) and at most one every
+wrote there (``_moved``: a failover moves statuses, seldom offsets); the others in
+slices (runs of neighbouring pks, ``slices`` = sets loaded / ``REPLICATION_MIRROR_ROWS``),
+one slice by a unit of work that loaded its whole scope (the store, or whole shards) and
+at most one every
 ``REPLICATION_MIRROR_INTERVAL_S`` / ``slices`` of the units' clock, so a row is written
 at most once an interval and a unit writes at most one slice. A slice's row is written
 when it differs from what this process last wrote of it. Readers that need the offsets
@@ -280,8 +281,8 @@ class OffsetsMirror:
             if pk is None:
                 continue
             new, old = after[key], written.get((store, pk))
-            if (old is not None and old.hw == new.hw and old.replicas == new.replicas
-                    and old.stored_leo() == new.stored_leo()):
+            if (old is not None and old.replicas == new.replicas
+                    and stored_shape(old) == stored_shape(new)):
                 written[(store, pk)] = new
             else:
                 rows.append((pk, key, new))
