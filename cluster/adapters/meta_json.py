@@ -25,8 +25,11 @@ from cluster.core.replication import ClusterState, cluster_meta_to_dict
 _MAX_PARTS = 4096
 # A part whose text is shorter is parsed with the rest: looking it up costs more than that.
 _REUSED_TEXT = 4096
+# Where a topic's partition list stands in the meta's text.
+_PARTITIONS = b'"partitions": '
 # What a reused part's text is replaced with before the rest is parsed: a JSON string no
-# meta holds (a NUL, then the part's place in ``MetaParts.texts``).
+# meta holds (a NUL, then the part's place in the parts taken), and how it reads back.
+_TAKEN = "\0part:"
 _SENTINEL = '"\\u0000part:{}"'
 
 
@@ -40,7 +43,8 @@ class MetaParts:
 
     def __init__(self) -> None:
         self.texts: dict[Any, tuple[Any, str]] = {}
-        # The large partition lists' texts as bytes (a stored meta's), made on first use.
+        # The large partition lists' texts as a stored meta holds them (bytes, after
+        # ``"partitions": ``), made on first use: encoding 0.9 MB was 0.8 ms a load.
         self.encoded: dict[Any, bytes] = {}
 
     def part(self, name: Any, frozen: Any, value: Callable[[], Any]) -> str:
@@ -58,15 +62,16 @@ class MetaParts:
         return text
 
     def reusable(self, namespace: str) -> list[tuple[bytes, tuple[int, ...]]]:
-        """The large topic partition lists kept for ``namespace``: (``"partitions": `` and
-        their text as bytes, the value), for ``meta_loads``."""
+        """The large topic partition lists kept for ``namespace``: (their text as the
+        stored meta holds it, bytes, ``"partitions": `` first; the value), for
+        ``meta_loads``."""
         out = []
         for name, (frozen, text) in self.texts.items():
-            if name[0] != namespace or name[1] != "partitions" or len(text) < _REUSED_TEXT:
+            if name[:2] != (namespace, "partitions") or len(text) < _REUSED_TEXT:
                 continue
             encoded = self.encoded.get(name)
             if encoded is None:
-                encoded = self.encoded[name] = b'"partitions": ' + text.encode()
+                encoded = self.encoded[name] = _PARTITIONS + text.encode()
             out.append((encoded, frozen))
         return out
 
@@ -85,7 +90,7 @@ def meta_loads(raw: bytes, namespace: str, parts: MetaParts | None) -> dict[str,
         if at < 0:
             continue
         sentinel = _SENTINEL.format(len(taken)).encode()
-        raw = b"%b%b%b" % (raw[:at + 14], sentinel, raw[at + len(text):])
+        raw = b"%b%b%b" % (raw[:at + len(_PARTITIONS)], sentinel, raw[at + len(text):])
         taken.append(frozen)
     meta = json.loads(raw)
     if not taken:
@@ -93,8 +98,8 @@ def meta_loads(raw: bytes, namespace: str, parts: MetaParts | None) -> dict[str,
     placed = 0
     for table in meta.get("topics", {}).values():
         value = table.get("partitions") if isinstance(table, dict) else None
-        if isinstance(value, str) and value.startswith("\0part:"):
-            table["partitions"] = list(taken[int(value[6:])])
+        if isinstance(value, str) and value.startswith(_TAKEN):
+            table["partitions"] = list(taken[int(value[len(_TAKEN):])])
             placed += 1
     return meta if placed == len(taken) else json.loads(original)
 
