@@ -91,3 +91,22 @@ def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
     return subprocess.run([sys.executable, str(_ROOT / "tests" / "bench" / script), *args],
                           cwd=_ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def assert_stored_like(topic: str, partition: int, log: list[int], start: int) -> None:
+    """The set's records key holds ``log`` (its reference log, from offset ``start``) up to
+    the block boundary (set_codec.apart_count), and its status names them and holds the
+    ids after them: the two read together are the log."""
+    import msgpack
+
+    from cluster.adapters import hot_state
+    from cluster.adapters.set_codec import apart_count
+
+    count = apart_count(partition, start, len(log))
+    with hot_state.bound_to_store():
+        r = hot_state.client()
+        held = hot_state.records_from(r.get(hot_state.records_key(topic, partition)))
+        status = msgpack.unpackb(r.hget(hot_state.sets_key(topic), str(partition)))
+    assert held == log[:count], (topic, partition, "records key")
+    assert status[14] == log[count:], (topic, partition, "the status's own tail")
+    assert status[16]["recs"] == [count, log[count - 1] if count else None], (topic, partition)

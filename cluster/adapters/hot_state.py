@@ -106,7 +106,7 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail, *_) = fields
     apart = start_and_apart(fields)[1]
     if apart is not None:  # a run that disagrees with its status is refused here too
-        tail = checked_records(key[0], key[1], apart, records_from(records))
+        tail = checked_records(key[0], key[1], apart, records_from(records), tail)
     return LeaderLog(leader, _RESOLUTIONS[resolution], hw, start + len(tail), start, tail)
 
 

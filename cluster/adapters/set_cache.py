@@ -175,7 +175,9 @@ class SetCache:
             # Another worker ran this set since (a shard task lands on any worker): the load
             # fetches only the records appended after these, not the whole retained run.
             start, count, _ = kept[3]
-            return None, Known(start, reference_replica(kept[1]).log) if count else None
+            # The run its records key held (the log's ids after it were the status's own).
+            known = reference_replica(kept[1]).log[:count]
+            return None, Known(start, known) if count else None
         return (kept[1], kept[2], kept[3]), None
 
     @classmethod

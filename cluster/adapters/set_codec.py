@@ -17,6 +17,14 @@ rewriting it every tick cost seconds and gigabytes of writes at 10,000
 partitions. ``encode_set`` still writes the whole set in one value (tests,
 tools). A format-2 reader would take a format-3 status for a set with an empty
 log, hence the new version.
+
+The records apart end at a block boundary (``apart_count``): the ids after it, fewer than
+``RECORDS_BLOCK``, are the status's own ``tail``, and the log is the records apart then that
+tail. A set gaining a record a tick then appends to its records key once in eight ticks,
+not at every tick: the append was half of Redis's work of a busy tick (a key looked up and
+a command written to the append-only file a set), where the status, written anyway, grows
+by the few ids. A status of before, whose tail is empty and whose count is its whole log,
+reads the same; its next save rewrites its records key to the block.
 """
 from __future__ import annotations
 
@@ -38,6 +46,8 @@ _RESOLUTIONS = {r.value: r for r in Resolution}
 SET_FORMAT = 3
 # The extras key of a status whose records are kept apart: [count, last id or None].
 RECORDS_APART = "recs"
+# The records apart end where a partition's block of offsets ends (``apart_count``).
+RECORDS_BLOCK = 8
 
 
 # (spu, leo, hw) of one replica. A plain tuple, always unpacked by name: as a
@@ -87,15 +97,28 @@ def encode_set(rs: ReplicaSet) -> bytes:
     return _encode(rs, ref, ref.log, _extras(rs))[0]
 
 
-def encode_status(rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
-    """The set but its reference log's records (``ref``: reference_replica(rs)), which
-    are kept apart: the encoding names their count and last id, so any change to them
-    (an append, a cut, another reference) changes the status too. With it, the set's
-    summary (``summary``), read in the same pass over its replicas."""
+def encode_status(rs: ReplicaSet, ref: Replica, lrs_clock: int | None = None
+                  ) -> tuple[bytes, Summary]:
+    """The set but its reference log's records (``ref``: reference_replica(rs)) up to a
+    block boundary, which are kept apart: the encoding names their count and last id, and
+    holds the ids after them, so any change to the log (an append, a cut, another
+    reference) changes the status too. With it, the set's summary (``summary``), read in
+    the same pass over its replicas. ``lrs_clock``: as ``_encode``'s."""
     extras = _extras(rs)
     log = ref.log
-    extras[RECORDS_APART] = [len(log), log[-1] if log else None]
-    return _encode(rs, ref, [], extras)
+    count = apart_count(rs.partition, ref.start, len(log))
+    extras[RECORDS_APART] = [count, log[count - 1] if count else None]
+    return _encode(rs, ref, log[count:], extras, lrs_clock)
+
+
+def apart_count(partition: int, start: int, size: int) -> int:
+    """How many of a reference log's ``size`` retained ids (from offset ``start``) are kept
+    apart: those below the last block boundary at or before its LEO. The boundaries of a
+    partition are shifted by its number, so the sets of a topic that all gain a record a
+    tick append to their records keys in turn, an eighth of them a tick, not all at once."""
+    leo = start + size
+    end = leo - (leo + partition) % RECORDS_BLOCK
+    return end - start if end > start else 0
 
 
 def records_bytes(ids: list[int]) -> bytes:
@@ -204,8 +227,8 @@ def decode_fields(fields: list[Any], records: list[int] | None
     (_, topic, partition, replicas, leader, lrs, resolution, hw, epoch, candidate, attempt,
      tried, pending, start, tail, states, extras) = fields[:17]
     apart = _apart(extras)
-    if apart is not None:
-        tail = checked_records(topic, partition, apart, records)
+    if apart is not None:  # the records apart, then the status's own tail
+        tail = checked_records(topic, partition, apart, records, tail)
     replica = {}
     for s, (log, rhw, claims, seen, caught) in zip(replicas, states):
         r = replica[s] = _replica_in(s, log, start, tail)
@@ -218,13 +241,17 @@ def decode_fields(fields: list[Any], records: list[int] | None
 
 
 def checked_records(topic: str, partition: int, recs: tuple[int, int | None],
-                     records: list[int] | None) -> list[int]:
+                    records: list[int] | None, tail: list[int]) -> list[int]:
+    """The retained log of a status that keeps ``recs`` (count, last id) of it apart, as
+    ``records``, then its own ``tail``; refused when the records disagree."""
     count, last = recs
     # Status and records land in one transaction: anything else is damage, not a race.
     if records is None or len(records) < count or (count and records[count - 1] != last):
         raise RecordsMismatch([(topic, partition,
                                 f"status: {count} ending id {last}, found {len(records or [])}")])
-    return records[:count] if len(records) > count else records
+    if len(records) > count:
+        records = records[:count]
+    return records + tail if tail else records
 
 
 class RecordsMismatch(Unavailable, ValueError):

@@ -9,7 +9,8 @@ levels the followers (``sync._level_appended``). So at save time every replica's
 set's, every follower's LEO is the set's HW, and the leader's LEO is its start plus its
 log's length; a follower trails (and stores the index's clock, ``Steady.round_ms``) exactly
 when the leader is ahead of HW. What moves is therefore HW, the leader's LEO, the records'
-count and last id, and whether the followers trail; the rest of the encoding is packed once
+count and last id apart, the ids after them (set_codec.apart_count), and whether the
+followers trail; the rest of the encoding is packed once
 while the set stays in (``Steady.memo``, dropped when it leaves, rebuilt when compaction
 moves its start). The fault schedules check this against ``encode_status`` for every
 steady set after every step (tests/unit/cluster/adapters/test_steady_encoding.py).
@@ -20,20 +21,22 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from cluster.adapters.set_codec import (RECORDS_APART, SET_FORMAT, Summary, _encode,
-                                        _extras, _new_summary, _packer)
+from cluster.adapters.set_codec import (RECORDS_APART, RECORDS_BLOCK, SET_FORMAT, Summary,
+                                        _extras, _new_summary, _packer, encode_status)
 from cluster.core.replication import Key, Replica, ReplicaSet
 
-# msgpack's nil.
+# msgpack's nil, and its empty array.
 _NIL = b"\xc0"
+_EMPTY = b"\x90"
+_ZERO = b"\x00"
 # The marker packed in each moving field of a template (``_parts``): a uint64 whose bytes
 # (0xff) no UTF-8 name holds and no figure reaches; checked by count all the same.
 _MARK = 0xFFFF_FFFF_FFFF_FF5A
 _MARK_PACKED = b"\xcf" + _MARK.to_bytes(8, "big")
 # The slots of a template (``_parts``): the packed values it takes, by index in the tuple
 # ``encode`` gives its picker: HW, the leader's LEO, a follower's clock, the records' count
-# and their last id.
-_HW, _LEO, _CLOCK, _COUNT, _LAST = range(5)
+# and last id apart, and the status's own tail of ids.
+_HW, _LEO, _CLOCK, _COUNT, _LAST, _TAIL = range(6)
 
 # What ``Steady.memo`` holds for a set encoded once since it joined: no template, and a log
 # start no set has, so the next encoding makes one.
@@ -73,31 +76,37 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
             memo[key] = parts
         _, fmt, pick, leader, lrs, resolution, epoch, replicas, at = parts
         hw = rs.hw
-        count = len(log)
-        leo = start + count
+        size = len(log)
+        leo = start + size
         h = pack(hw)
-        last = pack(log[-1]) if count else _NIL
+        # set_codec.apart_count, spelled out: the records apart end at a block boundary.
+        end = leo - (leo + key[1]) % RECORDS_BLOCK
+        count = end - start if end > start else 0
+        if count:
+            n, last = pack(count), pack(log[count - 1])
+        else:
+            n, last = _ZERO, _NIL
+        tail = pack(log[count:]) if count < size else _EMPTY
         if leo == hw:  # levelled: no follower trails
             lead, clocks = h, _NIL
         else:
             lead, clocks = pack(leo), trailing
-        n = lead if not start else pack(count)  # nothing compacted yet: the count is LEO
         figures: tuple[tuple[int, int, int], ...]
         if pick is None:
             # Three replicas (nearly every set), by the leader's place, spelled out: the
             # picker and a comprehension cost a third of the encoding.
             x, y, z = replicas
             if at == 0:
-                data = fmt % (h, lead, h, h, h, clocks, h, h, clocks, n, last)
+                data = fmt % (h, tail, lead, h, h, h, clocks, h, h, clocks, n, last)
                 figures = ((x, leo, hw), (y, hw, hw), (z, hw, hw))
             elif at == 1:
-                data = fmt % (h, h, h, clocks, lead, h, h, h, clocks, n, last)
+                data = fmt % (h, tail, h, h, clocks, lead, h, h, h, clocks, n, last)
                 figures = ((x, hw, hw), (y, leo, hw), (z, hw, hw))
             else:
-                data = fmt % (h, h, h, clocks, h, h, clocks, lead, h, n, last)
+                data = fmt % (h, tail, h, h, clocks, h, h, clocks, lead, h, n, last)
                 figures = ((x, hw, hw), (y, hw, hw), (z, leo, hw))
         else:
-            data = fmt % pick((h, lead, clocks, n, last))
+            data = fmt % pick((h, lead, clocks, n, last, tail))
             figures = tuple([(s, leo if s == leader else hw, hw) for s in replicas])
         return data, new(Summary, (leader, lrs, resolution, hw, leo, figures, epoch))
 
@@ -117,7 +126,7 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
     if _extras(rs) or len(rs.lrs) != len(rs.replicas):
         return None
     leader, mark = rs.leader, _MARK
-    slots = [_HW]
+    slots = [_HW, _TAIL]
     states: list[tuple[int, int, bool, int, int | None]] = []
     for s in rs.replicas:
         r = rs.replica[s]
@@ -130,7 +139,7 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
     slots += (_COUNT, _LAST)
     packed = _packer().pack((
         SET_FORMAT, rs.topic, rs.partition, rs.replicas, leader, rs.lrs, rs.resolution, mark,
-        rs.epoch, rs.candidate, rs.attempt, rs.tried, rs.pending, ref.start, [], states,
+        rs.epoch, rs.candidate, rs.attempt, rs.tried, rs.pending, ref.start, mark, states,
         {RECORDS_APART: [mark, mark]}))
     fmt = packed.replace(b"%", b"%%").replace(_MARK_PACKED, b"%b")
     if fmt.count(b"%b") != len(slots):  # the marker's bytes elsewhere too: never steady-short
@@ -145,7 +154,4 @@ def _full(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summa
     """The set's encoding packed whole, every replica's figures read (``encode_status``'s,
     the LRS followers' clock the index's): a set's first encoding since it joined, one with
     a replica out of the LRS, and one with an extra field (which is never steady)."""
-    log = ref.log
-    extras = _extras(rs)
-    extras[RECORDS_APART] = [len(log), log[-1] if log else None]
-    return _encode(rs, ref, [], extras, lrs_clock=clock)
+    return encode_status(rs, ref, clock)

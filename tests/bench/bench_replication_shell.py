@@ -21,7 +21,8 @@ the next three ticks with the SPU still down): ``partitions``, ``busy``,
 ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
 producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU), and
 ``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from the
-private Redis's slow log (every command logged around the ticks), and
+private Redis's slow log (every command logged around the ticks), ``redis_busy_tick_cpu_ms``,
+Redis's own CPU in a busy tick (median, ``INFO cpu``), and
 ``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
 mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
@@ -228,6 +229,7 @@ def bench_ticks(partitions: int, steps: int,
     replication_tick(now=now, dispatch=LocalQueue())
     if slowlog is not None:
         slowlog.start()
+    busy_from = len(slowlog.tick_cpu_s) if slowlog is not None else 0
     wall_times, cpu = [], []
     entries_before, bytes_before = log_figures()
     from django.db import connection
@@ -271,11 +273,16 @@ def bench_ticks(partitions: int, steps: int,
                       redis_max_command=slowlog.longest_command,
                       redis_max_burst_ms=slowlog.longest_burst_us / 1000,
                       redis_max_tick_commands_ms=max(slowlog.tick_totals_us, default=0) / 1000,
-                      redis_max_tick_cpu_ms=max(slowlog.tick_cpu_s, default=0) * 1000)
+                      redis_max_tick_cpu_ms=max(slowlog.tick_cpu_s, default=0) * 1000,
+                      # Redis's own CPU (INFO cpu) in a busy tick, median: what a tick asks
+                      # of the one server (the slow log's logging included, in both trees).
+                      redis_busy_tick_cpu_ms=round(1000 * statistics.median(
+                          slowlog.tick_cpu_s[busy_from:] or [0]), 1))
         print(f"Redis (slow log, every command): longest {slowlog.longest_us / 1000:.1f} ms "
               f"({slowlog.longest_command}); longest burst of one client "
               f"{slowlog.longest_burst_us / 1000:.1f} ms; a tick's commands summed, at most "
-              f"{max(slowlog.tick_totals_us, default=0) / 1000:.1f} ms")
+              f"{max(slowlog.tick_totals_us, default=0) / 1000:.1f} ms; Redis's CPU a busy "
+              f"tick, median {result['redis_busy_tick_cpu_ms']:.0f} ms")
     return now
 
 

@@ -1,6 +1,7 @@
 """Each set's retained records live apart from its status, append-only: after every unit
-of work the records key holds exactly the reference replica's retained log, through
-appends, compaction, a new leader, a restart of the worker's memory and a topic drop."""
+of work the records key holds exactly the reference replica's retained log up to its block
+boundary (set_codec.apart_count) and the status the ids after it, through appends,
+compaction, a new leader, a restart of the worker's memory and a topic drop."""
 from __future__ import annotations
 
 import msgpack
@@ -15,7 +16,7 @@ from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from cluster.engine.engine import current as engine
-from tests.helpers import register_spus
+from tests.helpers import assert_stored_like, register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -35,7 +36,8 @@ def stored_records(topic: str, partition: int) -> list[int]:
 def assert_records_match_the_state() -> None:
     engine().sets.clear()  # decode from Redis, as another worker would
     for (topic, partition), rs in hot_state.load().state.replica_sets.items():
-        assert stored_records(topic, partition) == reference_replica(rs).log, (topic, partition)
+        ref = reference_replica(rs)
+        assert_stored_like(topic, partition, ref.log, ref.start)
 
 
 @pytest.fixture
@@ -46,17 +48,38 @@ def orders(redis_url):
     return "orders"
 
 
-def test_a_busy_tick_appends_the_new_ids_and_the_status_holds_no_records(orders):
+def status_of(topic: str, partition: int) -> list:
+    with hot_state.bound_to_store():
+        return msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(topic),
+                                                       str(partition)))
+
+
+def test_a_busy_tick_appends_whole_blocks_and_the_status_holds_the_ids_after_them(orders):
     records_produce(topic=orders, partition=0, count=3)
     tick(2_000)
-    first = stored_records(orders, 0)
-    records_produce(topic=orders, partition=0, count=2)
+    # Partition 0's blocks end at offsets 8, 16, ...: three ids are the status's own.
+    first = status_of(orders, 0)[14]
+    assert stored_records(orders, 0) == [] and len(first) == 3
+    records_produce(topic=orders, partition=0, count=10)
     tick(3_000)
-    assert stored_records(orders, 0)[:3] == first and len(stored_records(orders, 0)) == 5
-    with hot_state.bound_to_store():
-        status = msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(orders), "0"))
-    assert status[0] == hot_state.SET_FORMAT and status[14] == []  # no records inside
-    assert status[16]["recs"] == [5, stored_records(orders, 0)[-1]]
+    apart = stored_records(orders, 0)
+    assert apart[:3] == first and len(apart) == 8
+    status = status_of(orders, 0)
+    assert status[0] == hot_state.SET_FORMAT and len(status[14]) == 5
+    assert status[16]["recs"] == [8, apart[-1]]
+    records_produce(topic=orders, partition=0, count=1)
+    tick(4_000)
+    # Within the block: the status grew by the id, the records key was not written.
+    assert stored_records(orders, 0) == apart and len(status_of(orders, 0)[14]) == 6
+    assert_records_match_the_state()
+
+
+def test_each_partitions_blocks_end_at_offsets_shifted_by_its_number(orders):
+    for p in (0, 1):
+        records_produce(topic=orders, partition=p, count=7)
+    tick(2_000)
+    # LEO 7: partition 1's block ends there (7 + 1 is a multiple of 8), partition 0's not.
+    assert len(stored_records(orders, 0)) == 0 and len(stored_records(orders, 1)) == 7
     assert_records_match_the_state()
 
 
@@ -93,14 +116,15 @@ def test_a_set_saved_with_its_records_inside_is_read_then_saved_apart(orders):
         hot_state.client().delete(hot_state.records_key(orders, 1))
     engine().sets.clear()
     assert [r["offset"] for r in records_consume(topic=orders, partition=1)] == [0, 1, 2]
-    records_produce(topic=orders, partition=1, count=1)
+    records_produce(topic=orders, partition=1, count=6)
     tick(3_000)
-    assert stored_records(orders, 1)[:3] == ids and len(stored_records(orders, 1)) == 4
+    # LEO 9: partition 1's block ends at offset 7.
+    assert stored_records(orders, 1)[:3] == ids and len(stored_records(orders, 1)) == 7
     assert_records_match_the_state()
 
 
 def test_a_status_whose_records_are_missing_is_refused_not_read_as_empty(orders):
-    records_produce(topic=orders, partition=0, count=2)
+    records_produce(topic=orders, partition=0, count=9)  # a block apart
     tick(2_000)
     with hot_state.bound_to_store():
         hot_state.client().delete(hot_state.records_key(orders, 0))
@@ -121,13 +145,14 @@ def test_a_dropped_topic_leaves_no_records_key(orders):
 
 def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(orders,
                                                                                 monkeypatch):
-    records_produce(topic=orders, partition=0, count=3)
+    records_produce(topic=orders, partition=0, count=9)  # a block apart, an id in the status
     tick(2_000)
     ours = dict(engine().sets.images)  # this worker's sets, as it committed them
     engine().sets.clear()  # the other worker knows nothing of them
-    records_produce(topic=orders, partition=0, count=2)
+    records_produce(topic=orders, partition=0, count=8)
     tick(3_000)
-    expected = stored_records(orders, 0)
+    expected = stored_records(orders, 0) + status_of(orders, 0)[14]
+    assert len(expected) == 17 and len(stored_records(orders, 0)) == 16
     engine().sets.images.clear()
     engine().sets.images.update(ours)  # back to the first worker, which knew 3 of 5
     from cluster.adapters import set_records

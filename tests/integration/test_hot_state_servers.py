@@ -84,7 +84,7 @@ def expected_server(partition: int) -> int:
 def test_each_shards_keys_live_on_the_server_its_placement_names_and_nowhere_else(spread):
     checker = InvariantChecker()
     for p in range(PARTITIONS):
-        produce(p)
+        produce(p, count=8)  # a block of offsets: every set has records apart
     for second in range(3):
         sharded_tick(checker, now=5_000_000 + 1000 * second)
     first, second = keys_by_server(spread)
@@ -108,7 +108,7 @@ def test_each_shards_keys_live_on_the_server_its_placement_names_and_nowhere_els
         assert name in first, name
     hot = hot_state.load()
     assert {k: (rs.hw, rs.leo) for k, rs in hot.state.replica_sets.items()} == {
-        ("orders", p): (3, 3) for p in range(PARTITIONS)}
+        ("orders", p): (8, 8) for p in range(PARTITIONS)}
 
 
 def test_a_shard_on_the_second_server_whose_lease_expired_has_its_save_refused(spread,

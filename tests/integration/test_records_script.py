@@ -1,7 +1,8 @@
 """The save's records script (set_records.Writes.op) takes each topic's writes packed in
 one argument: appends of one record and of many, a whole run replaced, a key deleted, over
 two topics interleaved, land on exactly the keys and bytes the old one-argument-a-set
-form wrote. The statuses travel in the same script, packed by hash: it sets exactly the
+form wrote (each log below ends on its partition's block boundary, set_codec.apart_count,
+so the whole of it is kept apart); an append within a block writes nothing. The statuses travel in the same script, packed by hash: it sets exactly the
 fields and bytes a HSET of each would have, and a refused fenced write lands neither."""
 from __future__ import annotations
 
@@ -20,38 +21,44 @@ pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 def test_every_mode_lands_on_its_own_key_over_interleaved_topics(redis_url):
     with hot_state.bound_to_store():
         r = hot_state.client()
-        for name, ids in ((("a", 1), [1, 2]), (("a", 2), [7]), (("b", 1), [3]), (("b", 9), [5])):
+        for name, ids in ((("a", 5), [1, 2]), (("a", 1), [7]), (("b", 4), [3]), (("b", 9), [5]),
+                          (("c", 0), list(range(1, 9)))):
             r.set(set_records.records_key(*name), set_records.records_bytes(ids))
         writes = set_records.Writes()
-        assert writes.append(("a", 1), (0, 2, 2), Replica(0, [1, 2, 4], start=0)) == (0, 3, 4)
-        writes.follow(("b", 1), (0, 1, 3), Replica(0, [3, 8, 9, 10], start=0))  # many
-        writes.follow(("a", 2), (0, 1, 7), Replica(0, [11, 12], start=5))  # compacted: set
+        assert writes.append(("a", 5), (0, 2, 2), Replica(0, [1, 2, 4], start=0)) == (0, 3, 4)
+        # Its ninth id is within partition 0's second block: the status's, nothing written.
+        assert writes.append(("c", 0), (0, 8, 8), Replica(0, list(range(1, 10)), start=0)
+                             ) == (0, 8, 8)
+        writes.follow(("b", 4), (0, 1, 3), Replica(0, [3, 8, 9, 10], start=0))  # many
+        writes.follow(("a", 1), (0, 1, 7), Replica(0, [11, 12], start=5))  # compacted: set
         writes.delete(("b", 9))
-        writes.follow(("a", 3), None, Replica(0, [20], start=0))  # a new set
+        writes.follow(("a", 7), None, Replica(0, [20], start=0))  # a new set
         op = writes.op()
         assert [k.rsplit(":", 2)[1:] for k, _, _ in set_records.unpacked(op)] == [
-            ["a", "1"], ["b", "1"], ["a", "2"], ["b", "9"], ["a", "3"]]
+            ["a", "5"], ["b", "4"], ["a", "1"], ["b", "9"], ["a", "7"]]
         script, keys, args = op.arg
         assert r.eval(script, len(keys), *keys, *args) == 5
 
         def held(topic: str, partition: int) -> list[int]:
             return set_records.records_from(r.get(set_records.records_key(topic, partition)))
 
-        assert held("a", 1) == [1, 2, 4]
-        assert held("b", 1) == [3, 8, 9, 10]
-        assert held("a", 2) == [11, 12]
+        assert held("a", 5) == [1, 2, 4]
+        assert held("b", 4) == [3, 8, 9, 10]
+        assert held("a", 1) == [11, 12]
         assert not r.exists(set_records.records_key("b", 9))
-        assert held("a", 3) == [20]
+        assert held("a", 7) == [20]
+        assert held("c", 0) == list(range(1, 9))
         # Only some sets (a piece): their entries alone.
         assert [k.rsplit(":", 1)[1] for k, _, _ in
-                set_records.unpacked(writes.op([("b", 1), ("a", 3)]))] == ["1", "3"]
+                set_records.unpacked(writes.op([("b", 4), ("a", 7)]))] == ["4", "7"]
 
 
 def statuses_and_records() -> tuple[set_records.Writes, dict[str, dict[str, bytes]]]:
-    """Records of two sets, and statuses over two hashes: one of more fields than a HSET
-    batch takes, values holding commas and zero bytes, of every length."""
+    """Records of two sets (logs ending on their block boundary: kept apart whole), and
+    statuses over two hashes: one of more fields than a HSET batch takes, values holding
+    commas and zero bytes, of every length."""
     writes = set_records.Writes()
-    writes.follow(("a", 1), None, Replica(0, [1, 2], start=0))
+    writes.follow(("a", 6), None, Replica(0, [1, 2], start=0))
     writes.follow(("b", 7), None, Replica(0, [3], start=0))
     statuses = {
         hot_state.sets_key("a"): {str(p): bytes([p % 256]) * (p % 90 + 1) + b",\x00"
@@ -75,7 +82,7 @@ def test_the_script_sets_exactly_the_statuses_it_carries_with_the_records(redis_
                                                       statuses[hot_state.sets_key("a")].items()}
         assert r.hgetall(hot_state.sets_key("b")) == {b"3": b"kept", b"7": b"\x00status,of b:7",
                                                       b"12": b"x"}
-        assert set_records.records_from(r.get(set_records.records_key("a", 1))) == [1, 2]
+        assert set_records.records_from(r.get(set_records.records_key("a", 6))) == [1, 2]
         assert set_records.records_from(r.get(set_records.records_key("b", 7))) == [3]
         # Statuses alone (their records unchanged): the script still sets them.
         only = set_records.Writes().op(None, {hot_state.sets_key("c"): {"0": b"c0"}})
@@ -95,5 +102,5 @@ def test_a_refused_fenced_write_lands_neither_statuses_nor_records(redis_url):
             lease.fenced_write(lease.Held((mine,)), [writes.op(None, statuses)])
     with bound_to_store(store):
         assert not client().exists(hot_state.sets_key("a"), hot_state.sets_key("b"),
-                                   set_records.records_key("a", 1),
+                                   set_records.records_key("a", 6),
                                    set_records.records_key("b", 7))

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from cluster.adapters import hot_state, lease, metadata_log, save_pieces, set_records
-from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_codec import RECORDS_BLOCK, encode_status
 from cluster.core.replication.compaction import reference_replica
 from cluster.engine.engine import current as engine
 from cluster.services import topic_create
@@ -18,7 +18,7 @@ from cluster.services.records import records_consume, records_produce, topic_set
 from cluster.services.repair import store_repair_list
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
-from tests.helpers import register_spus
+from tests.helpers import assert_stored_like, register_spus
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -38,10 +38,8 @@ def fresh_load() -> hot_state.HotState:
 
 def assert_records_match_the_state() -> None:
     for (topic, partition), rs in fresh_load().state.replica_sets.items():
-        with hot_state.bound_to_store():
-            stored = hot_state.records_from(
-                hot_state.client().get(hot_state.records_key(topic, partition)))
-        assert stored == reference_replica(rs).log, (topic, partition)
+        ref = reference_replica(rs)
+        assert_stored_like(topic, partition, ref.log, ref.start)
     assert store_repair_list().partitions == []
 
 
@@ -55,9 +53,10 @@ def orders(redis_url, settings):
     settings.REPLICATION_SAVE_PIECE_SETS = 2
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=PARTITIONS, replication=3)
-    # Two records per partition per second from the simulated producer: the tick itself
-    # appends to every set's records, so its pieces carry records.
-    topic_set_producer_rate(name="orders", rate=2 * PARTITIONS)
+    # Eight records per partition per second from the simulated producer (a block of
+    # offsets, set_codec.RECORDS_BLOCK): the tick itself appends to every set's records
+    # key, wherever its block ends, so its pieces carry records.
+    topic_set_producer_rate(name="orders", rate=RECORDS_BLOCK * PARTITIONS)
     tick(1_000)
     return "orders"
 
