@@ -4,11 +4,14 @@ boundary (set_codec.apart_count) and the status the ids after it, through append
 compaction, a new leader, a restart of the worker's memory and a topic drop."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgpack
 import pytest
 from django.test import override_settings
 
 from cluster.adapters import hot_state
+from cluster.adapters.set_codec import RECORDS_APART, _encode, _extras, records_bytes
 from cluster.core.replication.compaction import reference_replica
 from cluster.services import topic_create, topic_delete
 from cluster.services.outages import spu_offline
@@ -46,6 +49,18 @@ def orders(redis_url):
     topic_create(name="orders", partitions=2, replication=3)
     tick(1_000)
     return "orders"
+
+
+def stored_as(topic: str, partition: int, write: Callable[..., None]) -> list[int]:
+    """The set stored again by ``write(rs, reference replica, its ids)`` (as an older
+    format wrote it), under the lease, and no worker's memory of it left; its log's ids."""
+    with hot_state.locked():
+        rs = hot_state.load([(topic, partition)]).state.replica_sets[(topic, partition)]
+        ref = reference_replica(rs)
+        ids = list(ref.log)
+        write(rs, ref, ids)
+    engine().sets.clear()
+    return ids
 
 
 def status_of(topic: str, partition: int) -> list:
@@ -107,19 +122,36 @@ def test_a_new_leader_with_the_same_log_keeps_the_run_and_a_consumer_reads_it(or
 def test_a_set_saved_with_its_records_inside_is_read_then_saved_apart(orders):
     records_produce(topic=orders, partition=1, count=3)
     tick(2_000)
-    with hot_state.locked():
-        hot = hot_state.load([(orders, 1)])
-        rs = hot.state.replica_sets[(orders, 1)]
-        ids = list(reference_replica(rs).log)
-        # As format 2 wrote it: one value, the records inside, no records key.
+
+    def format_2(rs, ref, ids):  # one value, the records inside, no records key
         hot_state.client().hset(hot_state.sets_key(orders), "1", hot_state.encode_set(rs))
         hot_state.client().delete(hot_state.records_key(orders, 1))
-    engine().sets.clear()
+
+    ids = stored_as(orders, 1, format_2)
     assert [r["offset"] for r in records_consume(topic=orders, partition=1)] == [0, 1, 2]
     records_produce(topic=orders, partition=1, count=6)
     tick(3_000)
     # LEO 9: partition 1's block ends at offset 7.
     assert stored_records(orders, 1)[:3] == ids and len(stored_records(orders, 1)) == 7
+    assert_records_match_the_state()
+
+
+def test_a_status_that_kept_its_whole_log_apart_is_read_then_saved_to_the_block(orders):
+    records_produce(topic=orders, partition=0, count=11)
+    tick(2_000)
+
+    def before_blocks(rs, ref, ids):  # every id apart, none in the status
+        extras = {**_extras(rs), RECORDS_APART: [len(ids), ids[-1]]}
+        hot_state.client().hset(hot_state.sets_key(orders), "0",
+                                _encode(rs, ref, [], extras)[0])
+        hot_state.client().set(hot_state.records_key(orders, 0), records_bytes(ids))
+
+    ids = stored_as(orders, 0, before_blocks)
+    assert [r["offset"] for r in records_consume(topic=orders, partition=0)] == list(range(11))
+    records_produce(topic=orders, partition=0, count=1)
+    tick(3_000)
+    # LEO 12: the key is cut back to partition 0's block (8 ids), the rest in the status.
+    assert stored_records(orders, 0) == ids[:8] and len(status_of(orders, 0)[14]) == 4
     assert_records_match_the_state()
 
 
