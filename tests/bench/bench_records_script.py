@@ -3,6 +3,9 @@
 A busy tick at 100,000 partitions saves every set: 200 pieces of 500 sets, each piece one
 fenced transaction (MULTI, the script, EXEC) whose script rewrites each set's ~90-byte
 status field in ``sets:<topic>`` and appends one 8-byte id to ``recs:<topic>:<partition>``.
+(Since the records apart end at a block boundary, set_codec.apart_count, a set gaining a
+record a tick appends once in eight ticks: this measures the tick where every set appends,
+as one with eight records a partition or more is.)
 This starts a private Redis as ``make run`` does (webapp/redis_server.py: append-only file,
 ``appendfsync always``), writes every key once (the steady state: they all exist), then
 sends rounds of the 200 pieces and reads Redis's own CPU (``INFO cpu``: used_cpu_sys +
