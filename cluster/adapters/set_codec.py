@@ -46,7 +46,9 @@ _RESOLUTIONS = {r.value: r for r in Resolution}
 SET_FORMAT = 3
 # The extras key of a status whose records are kept apart: [count, last id or None].
 RECORDS_APART = "recs"
-# The records apart end where a partition's block of offsets ends (``apart_count``).
+# The records apart end where a partition's block of offsets ends (``apart_count``). Only
+# writers use it: a reader takes the count from the status, so statuses written with
+# another block (or before blocks) read the same.
 RECORDS_BLOCK = 8
 
 
