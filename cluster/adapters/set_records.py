@@ -130,9 +130,9 @@ class Writes:
         leo = start + len(log)
         end = leo - (leo + set_key[1]) % RECORDS_BLOCK
         count = end - start if end > start else 0
-        if count <= n:
-            if count < n:
-                return None
+        if count < n:  # a run longer than the part kept apart: ``follow`` rewrites it
+            return None
+        if count == n:  # the block not yet full: the ids are in the status
             self.aligned.append(None)
             return before
         last = log[count - 1]

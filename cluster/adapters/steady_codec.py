@@ -59,20 +59,23 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
 
     def encode(key: Key, rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
         log, start = ref.log, ref.start
+        # Packed whole, every replica's figures read (the LRS followers' clock the index's):
+        # a set's first encoding since it joined, and a set no template fits.
         parts = memo.get(key)
         if parts is None:
-            # Its first encoding since it joined: packed whole. The template is made at the
-            # next (``_SECOND``), so a set encoded once while it stays in (an idle one: the
+            # Its first encoding since it joined. The template is made at the next
+            # (``_SECOND``), so a set encoded once while it stays in (an idle one: the
             # save passes over it from then on) never pays for one; a topic of 100,000
             # partitions paid 0.7 s for them at its first tick, nearly all idle.
             memo[key] = _SECOND
-            return _full(rs, ref, clock)
+            return encode_status(rs, ref, clock)
+        if parts is _WHOLE:
+            return encode_status(rs, ref, clock)
         if parts[0] != start:
-            if parts is not _WHOLE:
-                parts = _parts(rs, ref)
-            if parts is None or parts is _WHOLE:  # no template for it while it stays in
+            parts = _parts(rs, ref)
+            if parts is None:  # no template for it while it stays in
                 memo[key] = _WHOLE
-                return _full(rs, ref, clock)
+                return encode_status(rs, ref, clock)
             memo[key] = parts
         _, fmt, pick, leader, lrs, resolution, epoch, replicas, at = parts
         hw = rs.hw
@@ -149,9 +152,3 @@ def _parts(rs: ReplicaSet, ref: Replica) -> tuple[Any, ...] | None:
     return (ref.start, fmt, pick, leader, tuple(rs.lrs), rs.resolution,
             rs.epoch, tuple(rs.replicas), rs.replicas.index(leader))  # type: ignore[arg-type]
 
-
-def _full(rs: ReplicaSet, ref: Replica, clock: int | None) -> tuple[bytes, Summary]:
-    """The set's encoding packed whole, every replica's figures read (``encode_status``'s,
-    the LRS followers' clock the index's): a set's first encoding since it joined, one with
-    a replica out of the LRS, and one with an extra field (which is never steady)."""
-    return encode_status(rs, ref, clock)
