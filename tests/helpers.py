@@ -93,20 +93,29 @@ def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
                           cwd=_ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+def stored_status(topic: str, partition: int) -> list:
+    """A set's status as Redis holds it, unpacked (set_codec's fields)."""
+    import msgpack
+
+    from cluster.adapters import hot_state
+
+    with hot_state.bound_to_store():
+        return msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(topic),
+                                                       str(partition)))
+
+
 def assert_stored_like(topic: str, partition: int, log: list[int], start: int) -> None:
     """The set's records key holds ``log`` (its reference log, from offset ``start``) up to
     the block boundary (set_codec.apart_count), and its status names them and holds the
     ids after them: the two read together are the log."""
-    import msgpack
-
     from cluster.adapters import hot_state
     from cluster.adapters.set_codec import apart_count
 
     count = apart_count(partition, start, len(log))
     with hot_state.bound_to_store():
-        r = hot_state.client()
-        held = hot_state.records_from(r.get(hot_state.records_key(topic, partition)))
-        status = msgpack.unpackb(r.hget(hot_state.sets_key(topic), str(partition)))
+        held = hot_state.records_from(
+            hot_state.client().get(hot_state.records_key(topic, partition)))
+    status = stored_status(topic, partition)
     assert held == log[:count], (topic, partition, "records key")
     assert status[14] == log[count:], (topic, partition, "the status's own tail")
     assert status[16]["recs"] == [count, log[count - 1] if count else None], (topic, partition)

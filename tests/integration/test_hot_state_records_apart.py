@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import msgpack
 import pytest
 from django.test import override_settings
 
@@ -19,7 +18,7 @@ from cluster.services.records import records_consume, records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from cluster.engine.engine import current as engine
-from tests.helpers import assert_stored_like, register_spus
+from tests.helpers import assert_stored_like, register_spus, stored_status
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -63,29 +62,23 @@ def stored_as(topic: str, partition: int, write: Callable[..., None]) -> list[in
     return ids
 
 
-def status_of(topic: str, partition: int) -> list:
-    with hot_state.bound_to_store():
-        return msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(topic),
-                                                       str(partition)))
-
-
 def test_a_busy_tick_appends_whole_blocks_and_the_status_holds_the_ids_after_them(orders):
     records_produce(topic=orders, partition=0, count=3)
     tick(2_000)
     # Partition 0's blocks end at offsets 8, 16, ...: three ids are the status's own.
-    first = status_of(orders, 0)[14]
+    first = stored_status(orders, 0)[14]
     assert stored_records(orders, 0) == [] and len(first) == 3
     records_produce(topic=orders, partition=0, count=10)
     tick(3_000)
     apart = stored_records(orders, 0)
     assert apart[:3] == first and len(apart) == 8
-    status = status_of(orders, 0)
+    status = stored_status(orders, 0)
     assert status[0] == hot_state.SET_FORMAT and len(status[14]) == 5
     assert status[16]["recs"] == [8, apart[-1]]
     records_produce(topic=orders, partition=0, count=1)
     tick(4_000)
     # Within the block: the status grew by the id, the records key was not written.
-    assert stored_records(orders, 0) == apart and len(status_of(orders, 0)[14]) == 6
+    assert stored_records(orders, 0) == apart and len(stored_status(orders, 0)[14]) == 6
     assert_records_match_the_state()
 
 
@@ -151,7 +144,7 @@ def test_a_status_that_kept_its_whole_log_apart_is_read_then_saved_to_the_block(
     records_produce(topic=orders, partition=0, count=1)
     tick(3_000)
     # LEO 12: the key is cut back to partition 0's block (8 ids), the rest in the status.
-    assert stored_records(orders, 0) == ids[:8] and len(status_of(orders, 0)[14]) == 4
+    assert stored_records(orders, 0) == ids[:8] and len(stored_status(orders, 0)[14]) == 4
     assert_records_match_the_state()
 
 
@@ -183,7 +176,7 @@ def test_a_set_another_worker_wrote_is_loaded_with_only_the_ids_appended_since(o
     engine().sets.clear()  # the other worker knows nothing of them
     records_produce(topic=orders, partition=0, count=8)
     tick(3_000)
-    expected = stored_records(orders, 0) + status_of(orders, 0)[14]
+    expected = stored_records(orders, 0) + stored_status(orders, 0)[14]
     assert len(expected) == 17 and len(stored_records(orders, 0)) == 16
     engine().sets.images.clear()
     engine().sets.images.update(ours)  # back to the first worker, which knew 3 of 5
