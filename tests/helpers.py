@@ -93,15 +93,21 @@ def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
                           cwd=_ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+def stored_sets(topic: str) -> dict[int, bytes]:
+    """A topic's sets' statuses as Redis holds them, by partition: a row's entry where one
+    overrides the set's field (cluster/adapters/status_rows.py), as every reader sees them."""
+    from cluster.adapters import hot_state
+    from cluster.adapters.set_loading import fetch_full
+
+    with hot_state.bound_to_store():
+        return {p: data for (_, p), data in fetch_full({topic: None})}
+
+
 def stored_status(topic: str, partition: int) -> list:
     """A set's status as Redis holds it, unpacked (set_codec's fields)."""
     import msgpack
 
-    from cluster.adapters import hot_state
-
-    with hot_state.bound_to_store():
-        return msgpack.unpackb(hot_state.client().hget(hot_state.sets_key(topic),
-                                                       str(partition)))
+    return msgpack.unpackb(stored_sets(topic)[partition])
 
 
 def assert_stored_like(topic: str, partition: int, log: list[int], start: int) -> None:

@@ -204,6 +204,9 @@ REPLICATION_MIRROR_INTERVAL_S = env_float("REPLICATION_MIRROR_INTERVAL_S", 5.0)
 # A save of more changed replica sets than this is written as fenced pieces of at most
 # this many sets each, so no transaction holds Redis long (cluster/adapters/save_pieces.py).
 REPLICATION_SAVE_PIECE_SETS = env_int("REPLICATION_SAVE_PIECE_SETS", 500, minimum=1)
+# Steady sets' statuses written a block at a time, as rows (cluster/adapters/status_rows.py):
+# off only to compare with the status a field of every set.
+REPLICATION_STATUS_ROWS = env_bool("REPLICATION_STATUS_ROWS", True)
 # Metadata-log entries kept in Redis past what the store applied (cluster/adapters/
 # metadata_log.py); older ones are trimmed, the store's rows being the snapshot they leave.
 METADATA_LOG_RETENTION = env_int("METADATA_LOG_RETENTION", 1_000_000, minimum=1000)

@@ -20,7 +20,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from cluster.adapters import hot_servers, shards
+from cluster.adapters import hot_servers, shards, status_rows
 from cluster.adapters.redis_keys import client, client_at, key
 from cluster.adapters.set_loading import sets_key
 from cluster.adapters.set_records import records_key
@@ -71,6 +71,8 @@ def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> in
     if not whole:
         raise PlacementMoved("the hot state's servers or shards changed; the next whole "
                              "tick moves the replica sets first")
+    if len(before["urls"]) < 2:
+        fold_rows(client(), list(topics))
     moves: dict[tuple[int, int], list[Key]] = {}
     for name, table in topics.items():
         for index in range(len(table["partitions"])):
@@ -85,6 +87,32 @@ def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> in
     else:
         client().set(placement_key(), json.dumps(after))
     return sum(len(parts) for parts in moves.values())
+
+
+def fold_rows(r: redis.Redis, topics: list[str]) -> int:
+    """Write each set a row holds (status_rows.py) into its own field and drop the rows:
+    only a save on one server writes rows, and the sets move field by field. Returns how
+    many fields it wrote."""
+    pipe = r.pipeline(transaction=True)
+    for name in topics:
+        pipe.hgetall(sets_key(name))
+        pipe.hgetall(status_rows.rows_key(name))
+    found = pipe.execute()
+    pipe = r.pipeline(transaction=True)
+    written = 0
+    for name, fields, rows in zip(topics, found[::2], found[1::2]):
+        if not rows:
+            continue
+        stored = [((name, int(p)), data) for p, data in fields.items()]
+        folded: dict[Any, Any] = {str(k[1]): data
+                  for (k, data), (_, was) in zip(status_rows.overlay(stored, {name: rows}),
+                                                 stored) if data is not was}
+        if folded:
+            pipe.hset(sets_key(name), mapping=folded)
+            written += len(folded)
+        pipe.delete(status_rows.rows_key(name))
+    pipe.execute()
+    return written
 
 
 def _move(parts: list[Key], source: redis.Redis, target: redis.Redis) -> None:

@@ -16,13 +16,14 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save_pieces,
-                              set_cache, set_records, shards)
+                              set_cache, set_records, shards, status_rows)
 from cluster.adapters.hot_records import values_key
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.set_codec import encode_status
+from cluster.adapters.status_rows import ROW_BLOCK
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import Key, Replica, ReplicaSet
@@ -43,12 +44,26 @@ class _Encoded(NamedTuple):
     values: list[bytes]
     runs: list[int]
     released_at: dict[Key, int]
+    # The changed sets whose status goes in their block's row (status_rows.py), and their
+    # records' writes: not in ``changed``, ``keys`` or ``records``.
+    rows: status_rows.Blocks | None = None
+    row_records: set_records.Writes | None = None
+
+    @property
+    def every_key(self) -> list[Key]:
+        """Every changed set: written as a field, then as a row's entry."""
+        if self.rows is None or not self.rows.dirty:
+            return self.keys
+        return self.keys + [k for keys in self.rows.dirty.values() for k in keys]
 
 
 def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.Writes,
-                        sets: dict[Key, ReplicaSet] | None = None) -> _Encoded:
+                        sets: dict[Key, ReplicaSet] | None = None, *,
+                        rows: bool = False) -> _Encoded:
     """Compact every loaded set (or those of ``sets``) and encode each status; return what
     changed (``_Encoded``), and add to ``records`` the writes of the changed sets' records.
+    ``rows``: a steady set whose field's anchor is known goes in its block's row instead
+    (status_rows.py: only a save that loaded every set may rewrite rows).
 
     A steady set this save's predecessor already encoded (core.replication.steady: no rule
     touched it since, and its compaction is where that save left it) is passed over: its
@@ -56,8 +71,12 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     set only to find it unchanged was a third of the tick. One server's part of a spread
     save (``sets``) is encoded whole: the index is not split by server."""
     retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
-    out = _Encoded({}, [], {}, [], [], [], {})
+    blocks = status_rows.Blocks() if rows else None
+    out = _Encoded({}, [], {}, [], [], [], {}, blocks,
+                   set_records.Writes() if rows else None)
     changed, keys = out.changed, out.keys
+    rowed, dirty = hot.rowed, blocks.dirty if blocks is not None else None
+    joined = hot.state.steady.joined
     names, values, runs, released_at = out.names, out.values, out.runs, out.released_at
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
@@ -76,6 +95,8 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     with gc_paused():
         step = _step(retain)
         follow, append = records.follow, records.append
+        if out.row_records is not None:
+            row_follow, row_append = out.row_records.follow, out.row_records.append
         released = out.released
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
@@ -95,6 +116,29 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     released_at[set_key] = len(keys)
                 data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
+                if (dirty is not None and set_key in rowed and set_key in level
+                        and set_key not in joined):
+                    # In its block's row (status_rows.py), with its records in the row's
+                    # piece. Only a set steady since the last save: its logged status (what
+                    # must land with the log, in the last piece) has not moved.
+                    raw[set_key] = data
+                    block = (set_key[0], set_key[1] // ROW_BLOCK)
+                    in_block = dirty.get(block)
+                    if in_block is None:
+                        dirty[block] = [set_key]
+                    else:
+                        in_block.append(set_key)
+                    before = stored.get(set_key)
+                    stored[set_key] = (before is not None and row_append(set_key, before, ref)
+                                       or row_follow(set_key, before, ref))
+                    after[set_key] = summed
+                    continue
+                if rowed:
+                    anchored = rowed.pop(set_key, None)
+                    if anchored is not None and blocks is not None:
+                        blocks.leaving(set_key, anchored, raw.get(set_key))
+                if blocks is not None and set_key in level:
+                    rowed[set_key] = status_rows.anchor(data)  # a row's from its next change
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
                     fields = changed.get(topic) or changed.setdefault(topic, {})
@@ -135,11 +179,18 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     for name in hot.dropped:  # read before the write; the lease is held
         for p in client().hkeys(sets_key(name)):
             records.delete((name, int(p)))
-    encoded = _compact_and_encode(hot, retain, records)
-    head = [WriteOp("del", k) for name in hot.dropped for k in (sets_key(name), values_key(name))]
+    encoded = _compact_and_encode(hot, retain, records, rows=_rows_allowed(hot))
+    head = [WriteOp("del", k) for name in hot.dropped
+            for k in (sets_key(name), values_key(name), status_rows.rows_key(name))]
     _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_op(hot),
                 kept=lambda name: name in hot.topics)
-    return encoded.keys
+    return encoded.every_key
+
+
+def _rows_allowed(hot: HotState) -> bool:
+    """Whether this save may rewrite rows (status_rows.py): it loaded every set (a row is
+    rewritten whole), on one server (a move to several folds the rows first)."""
+    return settings.REPLICATION_STATUS_ROWS and hot.full and hot.complete
 
 
 def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_records.Writes,
@@ -149,27 +200,31 @@ def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_recor
     it is large, plain (no topic added or dropped, no entry but the step's) and its entries
     allow."""
     noted = bool(hot.log)
-    entries = log(encoded.keys) if log else []
+    every = encoded.every_key
+    entries = log(every) if log else []
     hold = None if noted or hot.added or hot.dropped else save_pieces.held_sets(entries,
                                                                                  hot.moved)
     parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
+    rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
+                                  encoded.released, values_key, kept)
     generated: Ops = {}
     token = _generation_ops(generated, held)
     generations = generated.get(hot_servers.HOME, [])
     tail = [meta] if meta is not None else []
-    if len(parts) == 1:
-        generations += _noted(hot, token, encoded.keys)
+    if len(parts) == 1 and (len(rows) <= 1 or hold is None):
+        generations += _noted(hot, token, every)
         ops = head + _present(records.op(None, _by_hash(encoded.changed)))
-        gone: dict[str, list[int]] = {}
-        for (name, _), ids in encoded.released.items():
-            gone.setdefault(name, []).extend(ids)
-        ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
-                if kept(name)]
+        ops += [op for piece in rows for op in piece]
+        ops += save_pieces.released_ops(encoded.released, values_key,
+                                        encoded.keys if rows else None, kept)
         _write_with_log(hot, held, {hot_servers.HOME: ops + tail + generations}, entries)
     else:
         # The first piece stores the staged values and keeps record ids unique (save_pieces).
         floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
-        pieces = _pieces(encoded, records, parts, kept)
+        # The rows first: the last piece carries the sets whose logged status moved.
+        pieces = rows + (_pieces(encoded, records, parts, kept) if len(parts) > 1 else [
+            _present(records.op(None, _by_hash(encoded.changed)))
+            + save_pieces.released_ops(encoded.released, values_key, encoded.keys, kept)])
         pieces[0] = hot.staged + floor + pieces[0]
         hot.staged = []
         for piece in pieces[:-1]:

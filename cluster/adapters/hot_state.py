@@ -43,7 +43,8 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards)
+from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards,
+                              status_rows)
 from cluster.adapters.meta_json import MetaParts, meta_loads
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters import redis_keys
@@ -99,9 +100,13 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     pipe = hot_servers.client_of(shards.server_of(key)).pipeline(transaction=True)
     pipe.hget(sets_key(key[0]), str(key[1]))
     pipe.get(records_key(*key))
-    data, records = pipe.execute()
+    # Its row (status_rows.py; none while the hot state is spread): one more field read.
+    block = str(key[1] // status_rows.ROW_BLOCK)
+    pipe.hget(status_rows.rows_key(key[0]), block)
+    data, records, row = pipe.execute()
     if data is None:
         return None
+    [(_, data)] = status_rows.overlay([(key, data)], {key[0]: {block: row}})
     fields = status_fields(data)
     (_, _, _, _, leader, _, resolution, hw, _, _, _, _, _, start, tail, *_) = fields
     apart = start_and_apart(fields)[1]
@@ -194,7 +199,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete
-        fetched = fetch_full(topics) if keys is None else fetch_some(keys, topics)
+        fetched = (fetch_full(topics, hot.rowed) if keys is None
+                   else fetch_some(keys, topics, hot.rowed))
         adopt(hot, fetched, committed)
     return hot
 

@@ -117,6 +117,8 @@ class Image:
     # Which of the sets are steady (core.replication.steady): a whole image's go with it to
     # the unit that takes it, so its fetch round and save skip them again.
     steady: Steady = field(default_factory=Steady)
+    # The sets whose status a row may hold, with their fields' anchors (HotState.rowed).
+    rowed: dict[Key, bytes] = field(default_factory=dict)
 
     def pop(self, key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
         rs = self.sets.pop(key, None)
@@ -124,6 +126,9 @@ class Image:
             return None
         self.steady.leave(rs)  # taken alone by a unit that may change it
         return (self.raw.pop(key), rs, self.summaries.pop(key), self.stored.pop(key))
+
+    def pop_rowed(self, key: Key) -> bytes | None:
+        return self.rowed.pop(key, None) if self.rowed else None
 
     def size(self) -> int:
         return len(self.sets)
@@ -210,10 +215,13 @@ class SetCache:
             return None
         return self.images.pop(scope)
 
-    def take_trusted(self, scope: Scope, set_key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:
-        """A set of a trusted image (``trusted``), without its bytes fetched; removed from here."""
+    def take_trusted(self, scope: Scope, set_key: Key
+                     ) -> tuple[tuple[bytes, ReplicaSet, Summary, Stored], bytes | None] | None:
+        """A set of a trusted image (``trusted``), without its bytes fetched, with its
+        field's anchor if a row may hold it; removed from here."""
         image = self.images.get(scope)
-        return image.pop(set_key) if image is not None else None
+        kept = image.pop(set_key) if image is not None else None
+        return None if kept is None else (kept, image.pop_rowed(set_key))  # type: ignore[union-attr]
 
     def keep(self, scope: Scope, hot: HotState) -> None:
         """After a commit and its projections: remember every set of ``hot`` as committed.
@@ -233,13 +241,20 @@ class SetCache:
         # An image known exact stays so when this unit's sets were exact too.
         exact = hot.exact and image.token is not None
         raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
+        rowed = hot.rowed
         for key, rs in hot.state.replica_sets.items():
             data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
             if data is not None and summary is not None and on_disk is not None:
                 image.sets[key], image.raw[key] = rs, data
                 image.summaries[key], image.stored[key] = summary, on_disk
+                anchored = rowed.get(key)
+                if anchored is not None:
+                    image.rowed[key] = anchored
+                else:
+                    image.rowed.pop(key, None)
             else:
                 exact = False
+                image.rowed.pop(key, None)
         image.topics = image.topics | frozenset(hot.topics)
         image.token = hot.generation if exact else None
         self._bound_size()
@@ -256,7 +271,7 @@ class SetCache:
             return False
         self.images[scope] = Image(hot.state.replica_sets, hot.raw, summaries, hot.stored,
                                    hot.generation if hot.exact else None,
-                                   frozenset(hot.topics), hot.state.steady)
+                                   frozenset(hot.topics), hot.state.steady, hot.rowed)
         self._bound_size()
         return True
 

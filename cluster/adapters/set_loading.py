@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cluster.adapters import hot_servers, set_cache, set_records, shards
+from cluster.adapters import hot_servers, set_cache, set_records, shards, status_rows
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
@@ -39,11 +39,14 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
     if hot.complete:
         image = (cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
                  else cache.take_all(scope, hot.generation, keys=keys))
-        if image is None:
+        if image is None or (keys is None and len(image.sets) != sum(
+                len(table.get("partitions", ())) for table in hot.topics.values())):
+            # (A set taken alone by a unit that failed is missing: the rows rewritten from
+            # an image without it would drop its entry, status_rows.py.)
             return False
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = (
             image.sets, image.raw, image.summaries, image.stored)
-        hot.state.steady = image.steady
+        hot.state.steady, hot.rowed = image.steady, image.rowed
         hot.exact = True
         return True
     if keys is None or not cache.trusted(scope, hot.generation):
@@ -53,14 +56,17 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
         for set_key in keys:
             if set_key[0] not in hot.topics or set_key in hot.state.replica_sets:
                 continue
-            kept = cache.take_trusted(scope, set_key)
-            if kept is None:
+            taken = cache.take_trusted(scope, set_key)
+            if taken is None:
                 missing.append(set_key)
                 continue
+            kept, anchored = taken
             hot.raw[set_key], rs, hot.before[set_key], hot.stored[set_key] = kept
             hot.state.replica_sets[set_key] = rs
+            if anchored is not None:
+                hot.rowed[set_key] = anchored
     if missing:  # a set the image lacks is one the store lacks too, unless it was dropped
-        adopt(hot, fetch_some(missing, hot.topics), None)
+        adopt(hot, fetch_some(missing, hot.topics, hot.rowed), None)
     hot.exact = True
     return True
 
@@ -96,8 +102,9 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
                 old.summaries[set_key] = before.pop(set_key)
                 old.stored[set_key] = stored.pop(set_key)
         hot.state.replica_sets, hot.raw, hot.before, hot.stored = sets, raw, before, stored
-    adopt(hot, fetch_some(written, hot.topics), set_cache.SetCache.holding(scope, old),
-          read=written)
+        hot.rowed = taken.rowed  # the written sets' anchors: told by their fetch
+    adopt(hot, fetch_some(written, hot.topics, hot.rowed),
+          set_cache.SetCache.holding(scope, old), read=written)
     hot.exact = True
     return True
 
@@ -178,10 +185,21 @@ def fetch_records(missed: list[set_records.Missed]) -> dict[Key, list[int] | Non
     return out
 
 
-def fetch_full(topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
+def fetch_full(topics: dict[str, Any], rowed: dict[Key, bytes] | None = None
+               ) -> list[tuple[Key, bytes]]:
     """Every set of the topics, as stored (spread: from every server, each holding its
-    shards' fields of the same hashes)."""
+    shards' fields of the same hashes), a row's entry over its field where one applies
+    (status_rows.overlay, which tells ``rowed``)."""
     names = list(topics)
+    if not hot_servers.spread():
+        pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=True)
+        for name in names:
+            pipe.hgetall(sets_key(name))
+            pipe.hgetall(status_rows.rows_key(name))
+        found = pipe.execute()
+        fields = [((name, int(p)), data) for name, sets in zip(names, found[::2])
+                  for p, data in sets.items()]
+        return status_rows.overlay(fields, dict(zip(names, found[1::2])), rowed)
     out = []
     for server in hot_servers.servers():
         pipe = hot_servers.client_of(server).pipeline(transaction=True)
@@ -204,11 +222,14 @@ def disagreeing(topics: dict[str, Any]) -> list[set_records.Disagreeing]:
     return out
 
 
-def fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, bytes]]:
-    """The named sets of the topics, as stored (those missing left out)."""
+def fetch_some(keys: Iterable[Key], topics: dict[str, Any],
+               rowed: dict[Key, bytes] | None = None) -> list[tuple[Key, bytes]]:
+    """The named sets of the topics, as stored (those missing left out), a row's entry
+    over its field where one applies (status_rows.overlay, which tells ``rowed``)."""
     wanted = [k for k in keys if k[0] in topics]
     out = []
-    groups = (hot_servers.grouped(wanted, shards.server_of) if hot_servers.spread()
+    spread = hot_servers.spread()
+    groups = (hot_servers.grouped(wanted, shards.server_of) if spread
               else {hot_servers.HOME: wanted})
     for server, group in groups.items():
         by_topic: dict[str, list[int]] = {}
@@ -217,6 +238,14 @@ def fetch_some(keys: Iterable[Key], topics: dict[str, Any]) -> list[tuple[Key, b
         pipe = hot_servers.client_of(server).pipeline(transaction=True)
         for name, parts in by_topic.items():
             pipe.hmget(sets_key(name), [str(p) for p in parts])
-        for (name, parts), found in zip(by_topic.items(), pipe.execute()):
-            out += [((name, p), data) for p, data in zip(parts, found) if data is not None]
+        blocks = {} if spread else status_rows.blocks_of(group)
+        for name, numbers in blocks.items():
+            pipe.hmget(status_rows.rows_key(name), numbers)
+        found = pipe.execute()
+        for (name, parts), fields in zip(by_topic.items(), found):
+            out += [((name, p), data) for p, data in zip(parts, fields) if data is not None]
+        if blocks:
+            rows = {name: dict(zip(numbers, read))
+                    for (name, numbers), read in zip(blocks.items(), found[len(by_topic):])}
+            out = status_rows.overlay(out, rows, rowed)
     return out

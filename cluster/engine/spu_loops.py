@@ -171,6 +171,7 @@ def _drop_topic(hot: HotState, name: str) -> None:
         del hot.state.replica_sets[key]
         hot.state.steady.drop(key, gone=True)
         hot.raw.pop(key, None)
+        hot.rowed.pop(key, None)  # a topic re-created under this name starts with fields
         hot.before.pop(key, None)
         hot.stored.pop(key, None)
     hot.state.topics.pop(name, None)

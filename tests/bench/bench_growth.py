@@ -52,14 +52,16 @@ def grow_to(leo: int, values: int) -> None:
 
 
 def memory() -> tuple[int, int]:
-    from cluster.adapters import hot_state
+    from cluster.adapters import hot_state, status_rows
     from cluster.engine.engine import current as engine
 
     found: list[int] = []
 
     def measure(_: object) -> list:
         client = hot_state.client()
-        found.extend([client.memory_usage(hot_state.sets_key("grow")) or 0,
+        # The statuses: their fields and the rows over them (status_rows.py).
+        found.extend([(client.memory_usage(hot_state.sets_key("grow")) or 0)
+                      + (client.memory_usage(status_rows.rows_key("grow")) or 0),
                       client.memory_usage(hot_state.values_key("grow")) or 0])
         return []
 

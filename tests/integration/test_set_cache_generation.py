@@ -45,9 +45,15 @@ class SetReads:
                 return self.pipe.__exit__(*exc)
 
             def __getattr__(self, name):
-                if name in ("hgetall", "hmget"):
-                    calls.append(name)
-                return getattr(self.pipe, name)
+                read = getattr(self.pipe, name)
+                if name not in ("hgetall", "hmget"):
+                    return read
+
+                def counted(hash_key, *args, **kwargs):
+                    if ":sets:" in hash_key:  # the sets' statuses, not their rows
+                        calls.append(name)
+                    return read(hash_key, *args, **kwargs)
+                return counted
 
         class Client:
             def __init__(self, server):

@@ -7,7 +7,6 @@ import pytest
 
 from cluster.adapters import hot_state
 from cluster.adapters.set_codec import encode_status
-from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import cluster_from_dict, cluster_to_dict
 from cluster.core.replication.compaction import reference_replica
 from cluster.engine.engine import current as engine
@@ -17,7 +16,7 @@ from cluster.services.outages import spu_offline, spu_online
 from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
-from tests.helpers import another_process, register_spus
+from tests.helpers import another_process, register_spus, stored_sets
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -36,8 +35,7 @@ def kept_against_redis() -> tuple[list, int, list]:
     def step(hot):
         stored = {}
         for topic in {k[0] for k in hot.state.replica_sets}:
-            stored.update({(topic, int(p)): data for p, data in
-                           hot_state.client().hgetall(sets_key(topic)).items()})
+            stored.update({(topic, p): data for p, data in stored_sets(topic).items()})
         # Through a copy: a set in the steady index has its followers' clocks there
         # (Steady.clock), not in its replicas; the copy carries the state's own.
         state = cluster_from_dict(cluster_to_dict(hot.state))

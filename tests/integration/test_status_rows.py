@@ -1,0 +1,138 @@
+"""Steady sets' statuses written as rows (cluster/adapters/status_rows.py), on a real
+Redis: a busy tick writes rows instead of fields, every reader (a load without this
+process's set cache, a consume, the offsets pages read) sees each set's status, a write of
+a field by another process wins over the row, a dropped topic takes its rows along, and a
+move to several servers folds the rows back into the fields."""
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from cluster.adapters import hot_placement, hot_state, status_rows
+from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_loading import sets_key
+from cluster.core.replication import cluster_from_dict, cluster_to_dict
+from cluster.core.replication.compaction import reference_replica
+from cluster.engine.engine import using
+from cluster.selectors.hot_offsets import hot_offsets
+from cluster.services import topic_create
+from cluster.services.records import (records_consume, records_produce,
+                                      topic_set_producer_rate)
+from cluster.services.replication import replication_tick
+from cluster.services.topics import topic_delete
+from cluster.services.waiting import LocalQueue
+from tests.helpers import another_process, register_spus, stored_sets
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+PARTITIONS = 70  # two rows: blocks 0 and 1
+
+
+def tick(at: int) -> None:
+    queue = LocalQueue()
+    replication_tick(now=at, dispatch=queue)
+    queue.drain()
+
+
+def fields(topic: str) -> dict[int, bytes]:
+    with hot_state.bound_to_store():
+        return {int(p): v for p, v in hot_state.client().hgetall(sets_key(topic)).items()}
+
+
+def rows(topic: str) -> dict[int, list[int]]:
+    """Each row's partitions."""
+    with hot_state.bound_to_store():
+        found = hot_state.client().hgetall(status_rows.rows_key(topic))
+    return {int(b): [p for p, _, _ in status_rows.entries(v)] for b, v in found.items()}
+
+
+def statuses_as_loaded() -> dict:
+    """Every set's encoding, as a load without this process's set cache decodes it."""
+    hot = hot_state.load()
+    state = cluster_from_dict(cluster_to_dict(hot.state))
+    return {k: encode_status(rs, reference_replica(rs))[0]
+            for k, rs in state.replica_sets.items()}
+
+
+def busy(name: str = "orders", ticks: int = 4, at: int = 1_000) -> int:
+    register_spus(0, 1, 2, online=True)
+    topic_create(name=name, partitions=PARTITIONS, replication=3)
+    topic_set_producer_rate(name=name, rate=float(PARTITIONS))
+    for _ in range(ticks):
+        at += 1_000
+        tick(at)
+    return at
+
+
+def test_busy_ticks_write_rows_not_fields_and_every_reader_sees_the_statuses(redis_url):
+    at = busy()
+    assert rows("orders") == {0: list(range(64)), 1: list(range(64, PARTITIONS))}
+    before_fields, before = fields("orders"), stored_sets("orders")
+    at += 1_000
+    tick(at)
+    # The fields stay as they were; what a reader reads moved (one record a set).
+    assert fields("orders") == before_fields
+    after = stored_sets("orders")
+    assert all(after[p] != before[p] for p in range(PARTITIONS))
+    # A load that decodes every set from Redis (no set cache) reads the rows' statuses.
+    with using(another_process()):
+        loaded = statuses_as_loaded()
+    assert loaded == {("orders", p): data for p, data in after.items()}
+    # Consume and the pages' offsets read the same.
+    hw = hot_offsets([("orders", 5)])[("orders", 5)].hw
+    consumed = records_consume(topic="orders", partition=5, offset=0)
+    assert hw == msgpack.unpackb(after[5])[7] > 0
+    assert [r["offset"] for r in consumed] == list(range(hw))
+
+
+def test_a_field_another_process_writes_wins_over_the_row(redis_url):
+    at = busy()
+    row_before = rows("orders")
+    leo = hot_offsets([("orders", 3)])[("orders", 3)].leo
+    with using(another_process()):
+        records_produce(topic="orders", partition=3, acks="all", count=2)
+    # The produce wrote the set's field; its entry is still in the row, anchored to the
+    # field it overrode, so every reader now reads the field.
+    assert rows("orders") == row_before
+    status = stored_sets("orders")[3]
+    assert status == fields("orders")[3]
+    assert hot_offsets([("orders", 3)])[("orders", 3)].leo == leo + 2
+    for _ in range(2):  # the engine goes on: the set rejoins the rows, all still agree
+        at += 1_000
+        tick(at)
+        with using(another_process()):
+            assert statuses_as_loaded() == {("orders", p): d
+                                            for p, d in stored_sets("orders").items()}
+    # Back in its row, anchored to the field the produce's unit or the engine wrote since.
+    with hot_state.bound_to_store():
+        row = hot_state.client().hget(status_rows.rows_key("orders"), "0")
+    anchors = {p: a for p, a, _ in status_rows.entries(row)}
+    assert anchors[3] == status_rows.anchor(fields("orders")[3])
+    assert stored_sets("orders")[3] != fields("orders")[3]
+
+
+def test_a_dropped_topic_takes_its_rows_and_one_created_again_starts_from_fields(redis_url):
+    at = busy()
+    assert rows("orders")
+    topic_delete(name="orders")
+    at += 1_000
+    tick(at)
+    assert rows("orders") == {} and fields("orders") == {}
+    topic_create(name="orders", partitions=PARTITIONS, replication=3)
+    for _ in range(3):
+        at += 1_000
+        tick(at)
+    with using(another_process()):
+        assert statuses_as_loaded() == {("orders", p): d
+                                        for p, d in stored_sets("orders").items()}
+    assert hot_offsets([("orders", 0)])[("orders", 0)].hw == 0
+
+
+def test_a_move_to_several_servers_first_folds_the_rows_into_the_fields(redis_url):
+    busy()
+    truth = stored_sets("orders")
+    assert fields("orders") != truth
+    with hot_state.bound_to_store():
+        written = hot_placement.fold_rows(hot_state.client(), ["orders"])
+    assert written == PARTITIONS
+    assert rows("orders") == {} and fields("orders") == truth == stored_sets("orders")

@@ -1,0 +1,125 @@
+"""Steady sets' statuses written as rows (cluster/adapters/status_rows.py): what a reader
+makes of the fields and rows a save writes is every set's status, after the whole save and
+after any of its pieces alone.
+
+The saves are those of the fault schedules (elections, moves, cuts, compaction: sets
+entering and leaving the steady index all the time). Redis is a dict here: each save's
+scripts are applied piece by piece (set_records.statuses_of), in the order the save sends
+them and in the reverse one, and after every piece each set must read as its status before
+the save or after it; after the last, as after it."""
+from __future__ import annotations
+
+from random import Random
+
+import pytest
+
+from cluster.adapters import redis_keys, set_records, status_rows
+from cluster.adapters.hot_records import values_key
+from cluster.adapters.hot_save import _by_hash, _compact_and_encode
+from cluster.adapters.save_pieces import row_pieces
+from cluster.adapters.hot_types import HotState
+from cluster.adapters.set_loading import sets_key
+from tests.unit.cluster.core.replication.test_steady_sets import _Pair
+
+
+@pytest.fixture(autouse=True)
+def _store():
+    with redis_keys.bound_to_store("rows"):  # key names only: no Redis is reached
+        yield
+
+
+def test_an_entry_applies_only_over_the_field_it_names():
+    field, newer, status = b"field-bytes", b"written-since", b"the-status"
+    row = status_rows.entry(3, status_rows.anchor(field), status)
+    assert list(status_rows.entries(row)) == [(3, status_rows.anchor(field), status)]
+    rowed: dict = {("t", 3): b"stale"}
+    read = status_rows.overlay([(("t", 3), field)], {"t": {"0": row}}, rowed)
+    assert read == [(("t", 3), status)] and rowed == {("t", 3): status_rows.anchor(field)}
+    read = status_rows.overlay([(("t", 3), newer)], {"t": {b"0": row}}, rowed)
+    assert read == [(("t", 3), newer)] and rowed == {}
+    assert status_rows.overlay([(("t", 3), field)], {"t": {"0": None}}) == [(("t", 3), field)]
+
+
+def test_a_row_keeps_the_old_entry_of_a_set_whose_field_the_save_writes():
+    blocks = status_rows.Blocks()
+    raw = {("t", 0): b"a", ("t", 1): b"b", ("t", 70): b"c"}
+    rowed = {("t", 0): b"A" * 8, ("t", 70): b"C" * 8}
+    blocks.leaving(("t", 1), b"B" * 8, b"old-b")
+    row = blocks.row(("t", 0), raw, rowed)
+    assert [(p, a) for p, a, _ in status_rows.entries(row)] == [(0, b"A" * 8), (1, b"B" * 8)]
+    assert [s for _, _, s in status_rows.entries(row)] == [b"a", b"old-b"]
+
+
+class _Redis:
+    """The hashes a save's scripts set (status fields and rows), as a reader reads them."""
+
+    def __init__(self) -> None:
+        self.hashes: dict[str, dict[str, bytes]] = {}
+
+    def apply(self, piece) -> None:
+        for op in piece:
+            if op is not None and op.op == "eval":
+                for name, fields in set_records.statuses_of(op).items():
+                    self.hashes.setdefault(name, {}).update(fields)
+
+    def read(self, topics) -> dict:
+        fields = [((t, int(p)), data) for t in topics
+                  for p, data in self.hashes.get(sets_key(t), {}).items()]
+        rows = {t: self.hashes.get(status_rows.rows_key(t), {}) for t in topics}
+        return dict(status_rows.overlay(fields, rows))
+
+
+def _check(redis: _Redis, pieces, before, after, where: str) -> None:
+    topics = {k[0] for k in after}
+    for n, piece in enumerate(pieces):
+        redis.apply(piece)
+        seen = redis.read(topics)
+        wrong = [k for k in after if seen.get(k) not in (before.get(k), after[k])]
+        assert not wrong, f"{where}: after piece {n}, {wrong[:3]}"
+    seen = redis.read(topics)
+    assert {k: seen.get(k) for k in after} == after, where
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards):
+    rowed_saves = left = 0
+    for seed in range(30):
+        pair, rng = _Pair(seed), Random(seed)
+        hot = HotState(pair.a.state, {})
+        redis = _Redis()
+        for run in (pair.a, pair.b):  # only the save compacts, as in test_steady_encoding
+            run._maybe_compact = lambda: None  # type: ignore[method-assign]
+        for i in range(rng.randint(20, 40)):
+            for run in (pair.a, pair.b):
+                run.step()
+                run.elections_pass()
+            pair.tick()
+            before = dict(hot.raw)
+            was_rowed = set(hot.rowed)
+            records = set_records.Writes()
+            encoded = _compact_and_encode(hot, rng.choice((2, 5, 10_000)), records, rows=True)
+            hot.state.steady.mark()  # the unit's log entries mark it (engine/entries.py)
+            limit = rng.choice((2, 3, 500))
+            with _piece_limit(limit):
+                pieces = row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
+                                    encoded.released, values_key, lambda _: True)
+            pieces.append([records.op(None, _by_hash(encoded.changed))])
+            rowed_saves += bool(encoded.rows.dirty)
+            left += len(was_rowed - set(hot.rowed))
+            _check(redis, pieces[::-1] if backwards else pieces, before, dict(hot.raw),
+                   f"seed={seed} step {i}")
+    assert rowed_saves > 120 and left > 100, (rowed_saves, left)
+
+
+class _piece_limit:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __enter__(self) -> None:
+        from django.conf import settings
+        self.was = settings.REPLICATION_SAVE_PIECE_SETS
+        settings.REPLICATION_SAVE_PIECE_SETS = self.limit
+
+    def __exit__(self, *exc) -> None:
+        from django.conf import settings
+        settings.REPLICATION_SAVE_PIECE_SETS = self.was
