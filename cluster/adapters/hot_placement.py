@@ -62,12 +62,13 @@ def _client(placed: dict[str, Any], server: int) -> redis.Redis:
     return client() if server == hot_servers.HOME else client_at(placed["urls"][server])
 
 
-def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> int:
-    """Given the recorded placement ``raw``: nothing if it is this process's; else move
-    the sets (``whole``: the caller holds every lease) or refuse. Returns how many moved."""
+def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> int | None:
+    """Given the recorded placement ``raw``: nothing if it is this process's (None); else
+    move the sets (``whole``: the caller holds every lease) or refuse. Returns how many
+    moved."""
     before, after = recorded(raw), layout()
     if before == after:
-        return 0
+        return None
     if not whole:
         raise PlacementMoved("the hot state's servers or shards changed; the next whole "
                              "tick moves the replica sets first")

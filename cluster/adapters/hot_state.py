@@ -189,7 +189,10 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
-            hot_placement.check(placed, topics, whole=every <= set(held.names))
+            if (hot_placement.check(placed, topics, whole=every <= set(held.names))
+                    is not None and committed is not None):
+                # The rows were folded into the fields: no image's anchors hold any more.
+                committed.clear()
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,

@@ -5,8 +5,11 @@ The busy tick's largest part at 100,000 partitions (``bench_replication_shell.py
 measured apart from everything else, so a change to the loop (or the columnar tier that
 would replace it) can be compared without Redis's and the database's noise. Each step is
 the producers' append (1 record a set), the fetch round, then the loop, GC paused as the
-save pauses it; prints the CPU of each, per step. Asserts nothing about time. Run:
-    .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8] [--json]
+save pauses it; prints the CPU of each, per step. ``--rows``: the loop of a save that
+writes steady sets in rows (cluster/adapters/status_rows.py), and the building of its
+rows' pieces (``rows``). Asserts nothing about time. Run:
+    .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8]
+        [--rows] [--json]
 """
 from __future__ import annotations
 
@@ -31,11 +34,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    ap.add_argument("--rows", action="store_true",
+                    help="steady sets in rows (status_rows.py), the rows' pieces timed too")
     args = ap.parse_args(argv)
     if args.partitions < 1 or args.steps < 1 or args.spus < 3:
         ap.error("--partitions and --steps must be at least 1, --spus at least 3")
     setup_throwaway_django()
-    from cluster.adapters import redis_keys, set_records
+    from cluster.adapters import redis_keys, save_pieces, set_records
+    from cluster.adapters.hot_records import values_key
     from cluster.adapters.hot_save import _compact_and_encode
     from cluster.adapters.hot_types import HotState
     from cluster.core.replication import add_topic, new_cluster, produce_spread, replication_step
@@ -47,10 +53,13 @@ def main(argv: list[str] | None = None) -> None:
     keys, counts = list(state.replica_sets), [1] * args.partitions
     hot = HotState(state, {})
     ms: dict[str, list[float]] = {"producers": [], "round": [], "loop": []}
+    if args.rows:
+        ms["rows"] = []
     with redis_keys.bound_to_store("bench"):  # key names only: no Redis is reached
         # Warm: every set encoded once (packed whole), then a step untimed, whose encoding
         # builds the templates (steady_codec: a set's second encoding since it joined).
         _compact_and_encode(hot, None, set_records.Writes())
+        state.steady.mark()
         for step in range(args.steps + 1):
             hot.after = {}  # a unit's own, as each unit of work starts with
             gc.collect()
@@ -62,8 +71,14 @@ def main(argv: list[str] | None = None) -> None:
                 t1 = time.process_time()
                 produce_spread(state, keys, counts, 1, lost=frozenset())
                 t2 = time.process_time()
-                encoded = _compact_and_encode(hot, None, set_records.Writes())
+                encoded = _compact_and_encode(hot, None, set_records.Writes(), rows=args.rows)
                 t3 = time.process_time()
+                if args.rows:
+                    state.steady.mark()  # as the unit's log entries mark it
+                    save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw,
+                                           hot.rowed, encoded.released, values_key,
+                                           lambda _: True)
+                t4 = time.process_time()
             finally:
                 gc.enable()
             if step == 0:
@@ -71,10 +86,12 @@ def main(argv: list[str] | None = None) -> None:
             ms["round"].append(1000 * (t1 - t0))
             ms["producers"].append(1000 * (t2 - t1))
             ms["loop"].append(1000 * (t3 - t2))
-            if len(encoded.keys) != args.partitions:
-                raise SystemExit(f"the loop encoded {len(encoded.keys)} sets, not "
+            if args.rows:
+                ms["rows"].append(1000 * (t4 - t3))
+            if len(encoded.every_key) != args.partitions:
+                raise SystemExit(f"the loop encoded {len(encoded.every_key)} sets, not "
                                  f"{args.partitions}: not every set was appended to")
-    result = {"partitions": args.partitions, "steps": args.steps,
+    result = {"partitions": args.partitions, "steps": args.steps, "rows": args.rows,
               **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
               "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
     if args.json:

@@ -20,6 +20,13 @@ def test_json_names_the_loop_the_round_and_the_producers():
         assert figures[name] > 0, name
 
 
+def test_rows_times_the_rows_pieces_too():
+    done = run_bench("--partitions", "300", "--steps", "2", "--rows", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["rows"] is True and figures["rows_cpu_ms"] > 0
+
+
 def test_a_bad_size_is_refused_with_exit_2():
     done = run_bench("--partitions", "0", "--json")
     assert done.returncode == 2 and "--partitions" in done.stderr and done.stdout == ""
