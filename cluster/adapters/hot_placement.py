@@ -72,8 +72,10 @@ def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> in
     if not whole:
         raise PlacementMoved("the hot state's servers or shards changed; the next whole "
                              "tick moves the replica sets first")
-    if len(before["urls"]) < 2:
-        fold_rows(client(), list(topics))
+    # The rows first (each server's blocks'), into their fields: the sets move field by field.
+    for server in sorted({_server(before, (name, i)) for name, table in topics.items()
+                          for i in range(len(table["partitions"]))}):
+        fold_rows(_client(before, server), list(topics))
     moves: dict[tuple[int, int], list[Key]] = {}
     for name, table in topics.items():
         for index in range(len(table["partitions"])):
@@ -91,9 +93,8 @@ def check(raw: bytes | str | None, topics: dict[str, Any], *, whole: bool) -> in
 
 
 def fold_rows(r: redis.Redis, topics: list[str]) -> int:
-    """Write each set a row holds (status_rows.py) into its own field and drop the rows:
-    only a save on one server writes rows, and the sets move field by field. Returns how
-    many fields it wrote."""
+    """Write each set a row on ``r`` holds (status_rows.py) into its own field and drop
+    the rows there: a move takes sets field by field. Returns how many fields it wrote."""
     pipe = r.pipeline(transaction=True)
     for name in topics:
         pipe.hgetall(sets_key(name))

@@ -23,7 +23,6 @@ from cluster.adapters.lease import Held, WriteOp
 from cluster.adapters.meta_json import meta_json
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.set_codec import encode_status
-from cluster.adapters.status_rows import ROW_BLOCK
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import Key, Replica, ReplicaSet
@@ -77,6 +76,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
     changed, keys = out.changed, out.keys
     rowed, dirty = hot.rowed, blocks.dirty if blocks is not None else None
     joined = hot.state.steady.joined
+    size = shards.BLOCK  # a row is a shard's block (status_rows.block_of)
     names, values, runs, released_at = out.names, out.values, out.runs, out.released_at
     raw, stored, after = hot.raw, hot.stored, hot.after
     topic, fields = None, {}
@@ -122,7 +122,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     # piece. Only a set steady since the last save: its logged status (what
                     # must land with the log, in the last piece) has not moved.
                     raw[set_key] = data
-                    block = (set_key[0], set_key[1] // ROW_BLOCK)
+                    block = (set_key[0], set_key[1] // size)
                     in_block = dirty.get(block)
                     if in_block is None:
                         dirty[block] = [set_key]
@@ -188,9 +188,9 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
 
 
 def _rows_allowed(hot: HotState) -> bool:
-    """Whether this save may rewrite rows (status_rows.py): it loaded every set (a row is
-    rewritten whole), on one server (a move to several folds the rows first)."""
-    return settings.REPLICATION_STATUS_ROWS and hot.full and hot.complete
+    """Whether this save may rewrite rows (status_rows.py): it loaded every set its leases
+    guard (the whole state or whole shards: a row, a shard's block, is rewritten whole)."""
+    return bool(settings.REPLICATION_STATUS_ROWS) and hot.complete
 
 
 def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_records.Writes,
@@ -296,10 +296,16 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
         for name in dropped:  # read before the write; the lease is held
             for p in hot_servers.client_of(server).hkeys(sets_key(name)):
                 records.delete((name, int(p)))
-        encoded = _compact_and_encode(hot, retain, records, sets)
-        part = ops.setdefault(server, [WriteOp("del", sets_key(name)) for name in dropped])
+        encoded = _compact_and_encode(hot, retain, records, sets, rows=_rows_allowed(hot))
+        part = ops.setdefault(server, [WriteOp("del", k) for name in dropped
+                                       for k in (sets_key(name), status_rows.rows_key(name))])
         part += _present(records.op(None, _by_hash(encoded.changed)))
-        keys += encoded.keys
+        # This server's blocks' rows (a block is one shard's, so on one server), in the
+        # same transaction as its fields.
+        part += [op for piece in save_pieces.row_pieces(
+            encoded.rows, encoded.row_records, hot.raw, hot.rowed, {}, values_key,
+            lambda _: True) for op in piece]
+        keys += encoded.every_key
         for (name, _), ids in encoded.released.items():
             released.setdefault(name, []).extend(ids)
     return ops, keys, released
@@ -370,9 +376,9 @@ def save_sets(hot: HotState, held: Held, *, retain: int | None = None,
     if hot_servers.spread():
         return _save_spread(hot, held, retain, log, whole=False)
     records = set_records.Writes()
-    encoded = _compact_and_encode(hot, retain, records)
+    encoded = _compact_and_encode(hot, retain, records, rows=_rows_allowed(hot))
     _write_sets(hot, held, encoded, records, log, head=[], meta=None, kept=lambda _: True)
-    return encoded.keys
+    return encoded.every_key
 
 
 def save_meta(hot: HotState, held: Held, *, log: LogEntries | None = None) -> list[Key]:

@@ -101,7 +101,7 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     pipe.hget(sets_key(key[0]), str(key[1]))
     pipe.get(records_key(*key))
     # Its row (status_rows.py; none while the hot state is spread): one more field read.
-    block = str(key[1] // status_rows.ROW_BLOCK)
+    block = str(status_rows.block_of(key[1]))
     pipe.hget(status_rows.rows_key(key[0]), block)
     data, records, row = pipe.execute()
     if data is None:

@@ -191,22 +191,16 @@ def fetch_full(topics: dict[str, Any], rowed: dict[Key, bytes] | None = None
     shards' fields of the same hashes), a row's entry over its field where one applies
     (status_rows.overlay, which tells ``rowed``)."""
     names = list(topics)
-    if not hot_servers.spread():
-        pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=True)
-        for name in names:
-            pipe.hgetall(sets_key(name))
-            pipe.hgetall(status_rows.rows_key(name))
-        found = pipe.execute()
-        fields = [((name, int(p)), data) for name, sets in zip(names, found[::2])
-                  for p, data in sets.items()]
-        return status_rows.overlay(fields, dict(zip(names, found[1::2])), rowed)
     out = []
     for server in hot_servers.servers():
         pipe = hot_servers.client_of(server).pipeline(transaction=True)
         for name in names:
             pipe.hgetall(sets_key(name))
-        out += [((name, int(p)), data) for name, found in zip(names, pipe.execute())
-                for p, data in found.items()]
+            pipe.hgetall(status_rows.rows_key(name))  # the server's blocks' rows
+        found = pipe.execute()
+        fields = [((name, int(p)), data) for name, sets in zip(names, found[::2])
+                  for p, data in sets.items()]
+        out += status_rows.overlay(fields, dict(zip(names, found[1::2])), rowed)
     return out
 
 
@@ -228,8 +222,7 @@ def fetch_some(keys: Iterable[Key], topics: dict[str, Any],
     over its field where one applies (status_rows.overlay, which tells ``rowed``)."""
     wanted = [k for k in keys if k[0] in topics]
     out = []
-    spread = hot_servers.spread()
-    groups = (hot_servers.grouped(wanted, shards.server_of) if spread
+    groups = (hot_servers.grouped(wanted, shards.server_of) if hot_servers.spread()
               else {hot_servers.HOME: wanted})
     for server, group in groups.items():
         by_topic: dict[str, list[int]] = {}
@@ -238,14 +231,13 @@ def fetch_some(keys: Iterable[Key], topics: dict[str, Any],
         pipe = hot_servers.client_of(server).pipeline(transaction=True)
         for name, parts in by_topic.items():
             pipe.hmget(sets_key(name), [str(p) for p in parts])
-        blocks = {} if spread else status_rows.blocks_of(group)
+        blocks = status_rows.blocks_of(group)  # their rows, on the same server
         for name, numbers in blocks.items():
             pipe.hmget(status_rows.rows_key(name), numbers)
         found = pipe.execute()
-        for (name, parts), fields in zip(by_topic.items(), found):
-            out += [((name, p), data) for p, data in zip(parts, fields) if data is not None]
-        if blocks:
-            rows = {name: dict(zip(numbers, read))
-                    for (name, numbers), read in zip(blocks.items(), found[len(by_topic):])}
-            out = status_rows.overlay(out, rows, rowed)
+        fields = [((name, p), data) for (name, parts), read in zip(by_topic.items(), found)
+                  for p, data in zip(parts, read) if data is not None]
+        rows = {name: dict(zip(numbers, read))
+                for (name, numbers), read in zip(blocks.items(), found[len(by_topic):])}
+        out += status_rows.overlay(fields, rows, rowed)
     return out

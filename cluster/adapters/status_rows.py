@@ -15,9 +15,11 @@ the entry stale without knowing about rows: nobody must find and delete entries.
 never comes back to bytes it held before (its records' count and last id only grow, and a
 truncated log grows back with new ids), so a stale entry never applies again.
 
-**Who writes rows.** Only a save of a unit that loaded every set on one server
-(``hot.full`` and ``hot.complete``, not spread): a block is rewritten whole, so the writer
-must know every set in it whose truth is an entry. ``HotState.rowed`` names those sets
+**Who writes rows.** Only a save of a unit that loaded every set its leases guard
+(``hot.complete``: the whole state, or whole shards): a block is rewritten whole, so the
+writer must know every set in it whose truth is an entry. A block is a shard's block
+(``shards.BLOCK`` partitions, wholly one shard's, so on one server): a shard's unit writes
+its own blocks' rows, on its server, as it writes its sets. ``HotState.rowed`` names those sets
 with their anchors (carried in the set cache's image with the sets). A set enters when its
 field is written while it is steady (its anchor is then that field's); from its next
 change on it is written as an entry; a write of its field (it left the index, or a unit
@@ -38,12 +40,10 @@ from hashlib import blake2b
 from struct import Struct
 from typing import Any
 
+from cluster.adapters import shards
 from cluster.adapters.redis_keys import key
 from cluster.core.replication import Key
 
-# Partitions a row holds: a busy tick rewrites 1,563 rows at 100,000 partitions, each a
-# few kilobytes, where it wrote 100,000 fields.
-ROW_BLOCK = 64
 # An entry's head: partition, anchor, the status's length.
 _HEAD = Struct(">I8sI")
 
@@ -56,6 +56,13 @@ def rows_key(topic: str) -> str:
 def anchor(field: bytes) -> bytes:
     """The fingerprint an entry names its set's field by."""
     return blake2b(field, digest_size=8).digest()
+
+
+def block_of(partition: int) -> int:
+    """The row a partition's entry goes in: its shard's block (shards.BLOCK partitions, so a
+    busy tick rewrites 500 rows at 100,000 partitions, each about 20 KB, where it wrote
+    100,000 fields)."""
+    return partition // shards.BLOCK
 
 
 def entry(partition: int, anchored: bytes, status: bytes) -> bytes:
@@ -105,8 +112,9 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
 def blocks_of(keys: Iterable[Key]) -> dict[str, list[str]]:
     """The rows (block numbers as field names) holding ``keys``, by topic."""
     out: dict[str, dict[str, None]] = {}
+    size = shards.BLOCK
     for topic, partition in keys:
-        out.setdefault(topic, {})[str(partition // ROW_BLOCK)] = None
+        out.setdefault(topic, {})[str(partition // size)] = None
     return {topic: list(names) for topic, names in out.items()}
 
 
@@ -121,7 +129,7 @@ class Blocks:
         self.old: dict[Key, bytes | None] = {}
 
     def changed(self, set_key: Key) -> None:
-        block = (set_key[0], set_key[1] // ROW_BLOCK)
+        block = (set_key[0], block_of(set_key[1]))
         keys = self.dirty.get(block)
         if keys is None:
             self.dirty[block] = [set_key]
@@ -138,10 +146,11 @@ class Blocks:
             rowed: Mapping[Key, bytes]) -> bytes:
         """The block's row: an entry for each of its sets whose truth is one."""
         topic, number = block
-        first = number * ROW_BLOCK
+        size = shards.BLOCK
+        first = number * size
         old = self.old
         parts = []
-        for partition in range(first, first + ROW_BLOCK):
+        for partition in range(first, first + size):
             set_key = (topic, partition)
             if old and set_key in old:
                 kept = old[set_key]

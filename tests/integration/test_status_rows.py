@@ -25,7 +25,15 @@ from tests.helpers import another_process, register_spus, stored_sets
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
-PARTITIONS = 70  # two rows: blocks 0 and 1
+PARTITIONS = 70
+BLOCK = 64  # two rows: blocks 0 and 1 (a row is a shard's block, shards.BLOCK)
+
+
+@pytest.fixture(autouse=True)
+def _blocks(monkeypatch):
+    from cluster.adapters import shards
+
+    monkeypatch.setattr(shards, "BLOCK", BLOCK)
 
 
 def tick(at: int) -> None:
@@ -148,7 +156,7 @@ def test_rows_survive_a_move_to_two_servers_and_back(two_hot_servers, settings, 
     urls = list(two_hot_servers)
     settings.HOT_STATE_REDIS_URLS = []
     settings.REPLICATION_SHARDS = 4
-    monkeypatch.setattr(shards, "BLOCK", 4)
+    monkeypatch.setattr(shards, "BLOCK", 16)  # 5 blocks over 4 shards, on two servers
     at = busy()
 
     def agree(where: str) -> None:
@@ -175,4 +183,47 @@ def test_rows_survive_a_move_to_two_servers_and_back(two_hot_servers, settings, 
     topic_set_producer_rate(name="orders", rate=float(PARTITIONS))
     for n in range(4):
         agree(f"one server again, tick {n}")
-    assert sorted(rows("orders")) == [0, 1]
+    assert sorted(rows("orders")) == [0, 1, 2, 3, 4]
+
+
+def test_shards_on_two_servers_write_their_own_blocks_rows(two_hot_servers, settings,
+                                                           monkeypatch):
+    """Sharded ticks over two servers: each shard's unit writes its blocks' rows on its
+    server, and what every reader reads is each set's status."""
+    import redis
+
+    from cluster.adapters import shards
+    from cluster.ports import bound_to_store
+    from cluster.services.replication import replication_coordinate, replication_shard_tick
+
+    settings.REPLICATION_SHARDS = 4
+    monkeypatch.setattr(shards, "BLOCK", 16)  # 5 blocks over 4 shards, on two servers
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=PARTITIONS, replication=3)
+    tick(1_000)  # the whole tick that places the sets
+    topic_set_producer_rate(name="orders", rate=float(PARTITIONS))
+    for at in range(2_000, 8_000, 1_000):
+        queue = LocalQueue()
+        work = replication_coordinate(now=at, dispatch=queue)
+        for shard, quotas in (work or {}).items():
+            replication_shard_tick(shard, quotas=quotas, now=at, dispatch=queue)
+        queue.drain()
+        with using(another_process()):
+            assert statuses_as_loaded() == {("orders", p): d
+                                            for p, d in stored_sets("orders").items()}, at
+    with bound_to_store():
+        name = status_rows.rows_key("orders")
+        sets = sets_key("orders")
+    blocks_by_server, fields_found = [], {}
+    for url in two_hot_servers:
+        client = redis.Redis.from_url(url)
+        blocks_by_server.append({int(b) for b in client.hkeys(name)})
+        fields_found.update({int(p): v for p, v in client.hgetall(sets).items()})
+        client.close()
+    expected = [{b for b in range(5) if shards.server_of(("orders", 16 * b)) == server}
+                for server in range(2)]
+    assert blocks_by_server == expected and all(expected), blocks_by_server
+    # Every set has its field, left behind: the rows hold what the sets are.
+    truth = stored_sets("orders")
+    assert sorted(fields_found) == list(range(PARTITIONS))
+    assert sum(fields_found[p] != truth[p] for p in range(PARTITIONS)) > PARTITIONS // 2

@@ -42,8 +42,8 @@ def test_an_entry_applies_only_over_the_field_it_names():
 
 def test_a_row_keeps_the_old_entry_of_a_set_whose_field_the_save_writes():
     blocks = status_rows.Blocks()
-    raw = {("t", 0): b"a", ("t", 1): b"b", ("t", 70): b"c"}
-    rowed = {("t", 0): b"A" * 8, ("t", 70): b"C" * 8}
+    raw = {("t", 0): b"a", ("t", 1): b"b", ("t", 270): b"c"}  # 270: block 1 (shards.BLOCK)
+    rowed = {("t", 0): b"A" * 8, ("t", 270): b"C" * 8}
     blocks.leaving(("t", 1), b"B" * 8, b"old-b")
     row = blocks.row(("t", 0), raw, rowed)
     assert [(p, a) for p, a, _ in status_rows.entries(row)] == [(0, b"A" * 8), (1, b"B" * 8)]
