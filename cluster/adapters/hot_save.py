@@ -138,7 +138,8 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     if anchored is not None and blocks is not None:
                         blocks.leaving(set_key, anchored, raw.get(set_key))
                 if blocks is not None and set_key in level:
-                    rowed[set_key] = status_rows.anchor(data)  # a row's from its next change
+                    # In rows from its next change on.
+                    rowed[set_key] = status_rows.head(set_key[1], data)
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
                     fields = changed.get(topic) or changed.setdefault(topic, {})

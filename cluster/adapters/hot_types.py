@@ -67,8 +67,9 @@ class HotState:
     differs: list[Key] = field(default_factory=list)
     # What each loaded set's records key holds, so a save appends only the new ids.
     stored: dict[Key, Stored] = field(default_factory=dict)
-    # The sets whose status a row may hold (status_rows.py), each with the anchor of the
-    # bytes its own field holds: their rows are rewritten with them.
+    # The sets whose status a row may hold (status_rows.py), each with its entries' head
+    # (its partition and the anchor of the bytes its own field holds): their rows are
+    # rewritten with them.
     rowed: dict[Key, bytes] = field(default_factory=dict)
     # The lock keys of the leases the load was made under (none for a reader), and the
     # sets' generation they guard (set_cache.generation_key: None unless every one holds

@@ -117,7 +117,7 @@ class Image:
     # Which of the sets are steady (core.replication.steady): a whole image's go with it to
     # the unit that takes it, so its fetch round and save skip them again.
     steady: Steady = field(default_factory=Steady)
-    # The sets whose status a row may hold, with their fields' anchors (HotState.rowed).
+    # The sets whose status a row may hold, with their entries' heads (HotState.rowed).
     rowed: dict[Key, bytes] = field(default_factory=dict)
 
     def pop(self, key: Key) -> tuple[bytes, ReplicaSet, Summary, Stored] | None:

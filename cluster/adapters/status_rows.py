@@ -37,25 +37,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from hashlib import blake2b
-from struct import Struct
+from struct import Struct, iter_unpack
+from array import array
 from typing import Any
 
 from cluster.adapters import shards
 from cluster.adapters.redis_keys import key
 from cluster.core.replication import Key
 
-# An entry's head: partition, anchor, the status's length.
-_HEAD = Struct(">I8sI")
+# A row: how many entries (uint32), then each entry's head (its partition, uint32, and the
+# anchor of the field it overrides, 8 bytes), then each status's length (uint32s), then the
+# statuses end to end. By columns, so a row is joined from its sets' heads (kept while
+# they stay in rows: ``HotState.rowed``) and statuses with no work a set in Python.
+_COUNT = Struct(">I")
+_HEAD = Struct(">I8s")
+# (The lengths as ``array("I")``: native order, checked to be 4 bytes wide.)
+assert array("I").itemsize == 4
 
 
 def rows_key(topic: str) -> str:
-    """The hash of a topic's rows (field: block number, value: its entries end to end)."""
+    """The hash of a topic's rows (field: block number, value: its entries, ``_COUNT``)."""
     return key(f"rows:{topic}")
 
 
 def anchor(field: bytes) -> bytes:
     """The fingerprint an entry names its set's field by."""
     return blake2b(field, digest_size=8).digest()
+
+
+def head(partition: int, field: bytes) -> bytes:
+    """The head of a set's entries while its field is ``field``: its partition and the
+    field's anchor (``HotState.rowed`` keeps it)."""
+    return _HEAD.pack(partition, anchor(field))
 
 
 def block_of(partition: int) -> int:
@@ -65,16 +78,23 @@ def block_of(partition: int) -> int:
     return partition // shards.BLOCK
 
 
-def entry(partition: int, anchored: bytes, status: bytes) -> bytes:
-    return _HEAD.pack(partition, anchored, len(status)) + status
+def row_of(heads: list[bytes], statuses: list[bytes]) -> bytes:
+    """A row of these entries (``heads[i]`` is ``statuses[i]``'s)."""
+    return b"".join([_COUNT.pack(len(heads)), *heads,
+                     array("I", map(len, statuses)).tobytes(), *statuses])
 
 
 def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes]]:
     """A row's entries: (partition, anchor, status)."""
-    at, size, head = 0, len(row), _HEAD.size
-    while at < size:
-        partition, anchored, length = _HEAD.unpack_from(row, at)
-        at += head
+    if not row:
+        return
+    (n,) = _COUNT.unpack_from(row)
+    at = _COUNT.size + n * _HEAD.size
+    lengths = array("I")
+    lengths.frombytes(row[at:at + 4 * n])
+    at += 4 * n
+    heads = iter_unpack(_HEAD.format, row[_COUNT.size:_COUNT.size + n * _HEAD.size])
+    for (partition, anchored), length in zip(heads, lengths):
         yield partition, anchored, row[at:at + length]
         at += length
 
@@ -84,7 +104,8 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     """``fields`` (each set's field as stored) with the status of each set whose row holds
     an entry anchored to that field: what the set is. ``rows``: by topic, the rows read
     (block number as the field's name, bytes or str; None: no such row). ``rowed``, when
-    given, learns each set's state: its anchor where an entry applied, else nothing."""
+    given, learns each set's state: its entries' head (``head``) where an entry applied,
+    else nothing."""
     found: dict[Key, tuple[bytes, bytes]] = {}
     for topic, blocks in rows.items():
         for row in blocks.values():
@@ -102,7 +123,7 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
         if hit is not None and hit[0] == anchor(data):
             data = hit[1]
             if rowed is not None:
-                rowed[set_key] = hit[0]
+                rowed[set_key] = _HEAD.pack(set_key[1], hit[0])
         elif rowed is not None:
             rowed.pop(set_key, None)
         out.append((set_key, data))
@@ -124,9 +145,9 @@ class Blocks:
 
     def __init__(self) -> None:
         self.dirty: dict[tuple[str, int], list[Key]] = {}
-        # A set whose field this save writes: its entry until that write lands (None: it
-        # had none).
-        self.old: dict[Key, bytes | None] = {}
+        # A set whose field this save writes: its entry (head, status) until that write
+        # lands (None: it had none).
+        self.old: dict[Key, tuple[bytes, bytes] | None] = {}
 
     def changed(self, set_key: Key) -> None:
         block = (set_key[0], block_of(set_key[1]))
@@ -136,30 +157,27 @@ class Blocks:
         else:
             keys.append(set_key)
 
-    def leaving(self, set_key: Key, anchored: bytes | None, status: bytes | None) -> None:
-        """``set_key``'s field is written by this save; its entry (``anchored``,
-        ``status``: its last one, if it had one) stays in its row until that lands."""
-        self.old[set_key] = (entry(set_key[1], anchored, status)
-                             if anchored is not None and status is not None else None)
+    def leaving(self, set_key: Key, headed: bytes | None, status: bytes | None) -> None:
+        """``set_key``'s field is written by this save; its entry (``headed``, ``status``:
+        its last one, if it had one) stays in its row until that lands."""
+        self.old[set_key] = ((headed, status) if headed is not None and status is not None
+                             else None)
 
     def row(self, block: tuple[str, int], raw: Mapping[Key, bytes],
             rowed: Mapping[Key, bytes]) -> bytes:
         """The block's row: an entry for each of its sets whose truth is one."""
         topic, number = block
         size = shards.BLOCK
-        first = number * size
+        keys = [(topic, p) for p in range(number * size, number * size + size)]
+        heads, statuses = list(map(rowed.get, keys)), list(map(raw.get, keys))
         old = self.old
-        parts = []
-        for partition in range(first, first + size):
-            set_key = (topic, partition)
-            if old and set_key in old:
-                kept = old[set_key]
-                if kept is not None:
-                    parts.append(kept)
-                continue
-            anchored = rowed.get(set_key)
-            if anchored is not None:
-                status = raw.get(set_key)
-                if status is not None:  # else gone (its topic deleted by another process)
-                    parts += (_HEAD.pack(partition, anchored, len(status)), status)
-        return b"".join(parts)
+        if old and not old.keys().isdisjoint(keys):
+            for i, set_key in enumerate(keys):
+                if set_key in old:
+                    kept = old[set_key]
+                    heads[i], statuses[i] = kept if kept is not None else (None, None)
+        if None in heads or None in statuses:
+            # (A set out of rows, or gone: its topic deleted by another process.)
+            pairs = [(h, s) for h, s in zip(heads, statuses) if h is not None and s is not None]
+            heads, statuses = [h for h, _ in pairs], [s for _, s in pairs]
+        return row_of(heads, statuses)  # type: ignore[arg-type]

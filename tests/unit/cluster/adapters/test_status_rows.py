@@ -30,11 +30,13 @@ def _store():
 
 def test_an_entry_applies_only_over_the_field_it_names():
     field, newer, status = b"field-bytes", b"written-since", b"the-status"
-    row = status_rows.entry(3, status_rows.anchor(field), status)
-    assert list(status_rows.entries(row)) == [(3, status_rows.anchor(field), status)]
+    row = status_rows.row_of([status_rows.head(3, field), status_rows.head(9, newer)],
+                             [status, b"other"])
+    assert list(status_rows.entries(row)) == [(3, status_rows.anchor(field), status),
+                                              (9, status_rows.anchor(newer), b"other")]
     rowed: dict = {("t", 3): b"stale"}
     read = status_rows.overlay([(("t", 3), field)], {"t": {"0": row}}, rowed)
-    assert read == [(("t", 3), status)] and rowed == {("t", 3): status_rows.anchor(field)}
+    assert read == [(("t", 3), status)] and rowed == {("t", 3): status_rows.head(3, field)}
     read = status_rows.overlay([(("t", 3), newer)], {"t": {b"0": row}}, rowed)
     assert read == [(("t", 3), newer)] and rowed == {}
     assert status_rows.overlay([(("t", 3), field)], {"t": {"0": None}}) == [(("t", 3), field)]
@@ -43,8 +45,9 @@ def test_an_entry_applies_only_over_the_field_it_names():
 def test_a_row_keeps_the_old_entry_of_a_set_whose_field_the_save_writes():
     blocks = status_rows.Blocks()
     raw = {("t", 0): b"a", ("t", 1): b"b", ("t", 270): b"c"}  # 270: block 1 (shards.BLOCK)
-    rowed = {("t", 0): b"A" * 8, ("t", 270): b"C" * 8}
-    blocks.leaving(("t", 1), b"B" * 8, b"old-b")
+    rowed = {k: status_rows._HEAD.pack(k[1], bytes([65 + k[1] % 26]) * 8)
+             for k in (("t", 0), ("t", 270))}
+    blocks.leaving(("t", 1), status_rows._HEAD.pack(1, b"B" * 8), b"old-b")
     row = blocks.row(("t", 0), raw, rowed)
     assert [(p, a) for p, a, _ in status_rows.entries(row)] == [(0, b"A" * 8), (1, b"B" * 8)]
     assert [s for _, _, s in status_rows.entries(row)] == [b"a", b"old-b"]
