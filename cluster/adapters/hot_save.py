@@ -158,6 +158,8 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                 # Summed up with its encoding: a pass of its own over 10,000 sets later
                 # cost three times as much, in cache misses.
                 after[set_key] = summed
+    if dirty:
+        save_pieces.sparse_to_fields(out, raw, rowed, records)
     return out
 
 

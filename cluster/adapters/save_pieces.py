@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import status_rows
+from cluster.adapters import shards, status_rows
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.set_records import Run, Writes, packed_op
 from cluster.core.replication import Key
@@ -157,10 +157,15 @@ def held_sets(entries: list[dict[str, Any]], moved: list[Key]) -> set[Key] | Non
     return held
 
 
-# A row piece holds this many times the sets of a piece of fields: a piece's cost to the
-# engine is its round trips (a fenced write is five commands), and rows cost Redis little
-# a set (a block's row is one field): 4,000 sets a piece took Redis 2-4 ms.
+# A piece of rows holds up to this many bytes of rows (about 2,500 entries), or this many
+# times the sets of a piece of fields: a piece costs the engine its round trips (a fenced
+# write is five commands), and Redis about 1 ms per 100 KB of rows. 4,000 sets a piece
+# (800 KB) held Redis up to 225 ms on a loaded machine (bench_pages.py --stepping).
+ROW_PIECE_BYTES = 256 * 1024
 ROW_PIECE_FACTOR = 8
+# A block's row is rewritten when at least 1 in this many of the sets it holds changed;
+# fewer are written as fields (a row rewritten for one set would cost what 200 did).
+DENSE = 4
 
 
 def released_ops(released: dict[Key, list[int]], values_key: Callable[[str], str],
@@ -190,6 +195,7 @@ def row_pieces(blocks: status_rows.Blocks | None, records: Writes | None,
     pieces: list[list[WriteOp]] = []
     group: list[Key] = []
     rows: dict[str, dict[str, bytes]] = {}
+    size = 0
 
     def flush() -> None:
         op = records.op(group, rows)
@@ -198,11 +204,47 @@ def row_pieces(blocks: status_rows.Blocks | None, records: Writes | None,
 
     for block, keys in blocks.dirty.items():
         name = status_rows.rows_key(block[0])
-        rows.setdefault(name, {})[str(block[1])] = blocks.row(block, raw, rowed)
+        row = rows.setdefault(name, {})[str(block[1])] = blocks.row(block, raw, rowed)
         group += keys
-        if len(group) >= limit:
+        size += len(row)
+        if len(group) >= limit or size >= ROW_PIECE_BYTES:
             flush()
-            group, rows = [], {}
+            group, rows, size = [], {}, 0
     if group:
         flush()
     return pieces
+
+
+def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes],
+                     records: Writes) -> None:
+    """The changed sets of each block where fewer than 1 in ``DENSE`` of the sets its row
+    holds changed (``encoded``: hot_save's ``_Encoded``), moved from the rows to the fields
+    the save writes: appended to its aligned lists and ``records``, their heads now their
+    new fields'. Their entries stay in the row, which this save does not rewrite, until
+    the fields land; from then on the fields are what they are (status_rows.py)."""
+    blocks, row_records = encoded.rows, encoded.row_records
+    width = shards.BLOCK
+    keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
+    for block, changed in list(blocks.dirty.items()):
+        topic, number = block
+        first = number * width
+        held = sum(map(rowed.__contains__, [(topic, p) for p in range(first, first + width)]))
+        if len(changed) * DENSE >= held:
+            continue
+        del blocks.dirty[block]
+        fields = encoded.changed.setdefault(topic, {})
+        for set_key in changed:
+            data, field = raw[set_key], str(set_key[1])
+            if not keys or keys[-1][0] != topic:
+                runs.append(len(keys))
+            if set_key in encoded.released_at:
+                encoded.released_at[set_key] = len(keys)
+            keys.append(set_key)
+            names.append(field)
+            values.append(data)
+            fields[field] = data
+            entry = row_records.writes.pop(set_key, None)
+            if entry is not None:
+                records.writes[set_key] = entry
+            records.aligned.append(entry)
+            rowed[set_key] = status_rows.head(set_key[1], data)
