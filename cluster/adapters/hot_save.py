@@ -123,11 +123,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     # must land with the log, in the last piece) has not moved.
                     raw[set_key] = data
                     block = (set_key[0], set_key[1] // size)
-                    in_block = dirty.get(block)
-                    if in_block is None:
-                        dirty[block] = [set_key]
-                    else:
-                        in_block.append(set_key)
+                    (dirty.get(block) or dirty.setdefault(block, [])).append(set_key)
                     before = stored.get(set_key)
                     stored[set_key] = (before is not None and row_append(set_key, before, ref)
                                        or row_follow(set_key, before, ref))
@@ -137,8 +133,7 @@ def _compact_and_encode(hot: HotState, retain: int | None, records: set_records.
                     anchored = rowed.pop(set_key, None)
                     if anchored is not None and blocks is not None:
                         blocks.leaving(set_key, anchored, raw.get(set_key))
-                if blocks is not None and set_key in level:
-                    # In rows from its next change on.
+                if blocks is not None and set_key in level:  # in rows from its next change
                     rowed[set_key] = status_rows.head(set_key[1], data)
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]
@@ -182,18 +177,12 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     for name in hot.dropped:  # read before the write; the lease is held
         for p in client().hkeys(sets_key(name)):
             records.delete((name, int(p)))
-    encoded = _compact_and_encode(hot, retain, records, rows=_rows_allowed(hot))
+    encoded = _compact_and_encode(hot, retain, records, rows=status_rows.allowed(hot))
     head = [WriteOp("del", k) for name in hot.dropped
             for k in (sets_key(name), values_key(name), status_rows.rows_key(name))]
     _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_op(hot),
                 kept=lambda name: name in hot.topics)
     return encoded.every_key
-
-
-def _rows_allowed(hot: HotState) -> bool:
-    """Whether this save may rewrite rows (status_rows.py): it loaded every set its leases
-    guard (the whole state or whole shards: a row, a shard's block, is rewritten whole)."""
-    return bool(settings.REPLICATION_STATUS_ROWS) and hot.complete
 
 
 def _write_sets(hot: HotState, held: Held, encoded: _Encoded, records: set_records.Writes,
@@ -299,7 +288,7 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
         for name in dropped:  # read before the write; the lease is held
             for p in hot_servers.client_of(server).hkeys(sets_key(name)):
                 records.delete((name, int(p)))
-        encoded = _compact_and_encode(hot, retain, records, sets, rows=_rows_allowed(hot))
+        encoded = _compact_and_encode(hot, retain, records, sets, rows=status_rows.allowed(hot))
         part = ops.setdefault(server, [WriteOp("del", k) for name in dropped
                                        for k in (sets_key(name), status_rows.rows_key(name))])
         part += _present(records.op(None, _by_hash(encoded.changed)))
@@ -379,7 +368,7 @@ def save_sets(hot: HotState, held: Held, *, retain: int | None = None,
     if hot_servers.spread():
         return _save_spread(hot, held, retain, log, whole=False)
     records = set_records.Writes()
-    encoded = _compact_and_encode(hot, retain, records, rows=_rows_allowed(hot))
+    encoded = _compact_and_encode(hot, retain, records, rows=status_rows.allowed(hot))
     _write_sets(hot, held, encoded, records, log, head=[], meta=None, kept=lambda _: True)
     return encoded.every_key
 

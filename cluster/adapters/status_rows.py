@@ -41,7 +41,10 @@ from struct import Struct, iter_unpack
 from array import array
 from typing import Any
 
+from django.conf import settings
+
 from cluster.adapters import shards
+from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key
 from cluster.core.replication import Key
 
@@ -53,6 +56,12 @@ _COUNT = Struct(">I")
 _HEAD = Struct(">I8s")
 # (The lengths as ``array("I")``: native order, checked to be 4 bytes wide.)
 assert array("I").itemsize == 4
+
+
+def allowed(hot: HotState) -> bool:
+    """Whether ``hot``'s save may rewrite rows: it loaded every set its leases guard (the
+    whole state or whole shards: a row, a shard's block, is rewritten whole)."""
+    return bool(settings.REPLICATION_STATUS_ROWS) and hot.complete
 
 
 def rows_key(topic: str) -> str:
