@@ -71,6 +71,9 @@ def test_an_anonymous_socket_is_refused(application, transactional_db):
     async def scenario() -> tuple[bool, object]:
         socket = WebsocketCommunicator(application, "/ws/cluster/", headers=_headers())
         connected, code = await socket.connect()
+        # Let the refused consumer finish inside the loop: left pending, asyncio.run's
+        # closing cancellation of it once hung the test's thread (and the suite) for good.
+        await socket.disconnect()
         return connected, code
 
     connected, code = run_in_fresh_loop(scenario)
@@ -85,6 +88,9 @@ def test_a_signed_in_user_in_no_group_gets_no_socket(application, transactional_
     async def scenario() -> tuple[bool, object]:
         socket = WebsocketCommunicator(application, "/ws/cluster/", headers=_headers(cookie))
         connected, code = await socket.connect()
+        # Let the refused consumer finish inside the loop: left pending, asyncio.run's
+        # closing cancellation of it once hung the test's thread (and the suite) for good.
+        await socket.disconnect()
         return connected, code
 
     connected, code = run_in_fresh_loop(scenario)
