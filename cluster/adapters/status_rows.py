@@ -158,14 +158,6 @@ class Blocks:
         # lands (None: it had none).
         self.old: dict[Key, tuple[bytes, bytes] | None] = {}
 
-    def changed(self, set_key: Key) -> None:
-        block = (set_key[0], block_of(set_key[1]))
-        keys = self.dirty.get(block)
-        if keys is None:
-            self.dirty[block] = [set_key]
-        else:
-            keys.append(set_key)
-
     def leaving(self, set_key: Key, headed: bytes | None, status: bytes | None) -> None:
         """``set_key``'s field is written by this save; its entry (``headed``, ``status``:
         its last one, if it had one) stays in its row until that lands."""
