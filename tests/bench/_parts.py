@@ -23,7 +23,7 @@ def _parts() -> list[tuple[object, str, str]]:
         (replication, "run_spu_loops", "SPU loops (the fetch round)"),
         (replication, "simulate_producers", "simulated producers"),
         (unit, "_commit", "commit (elections, save, projections)"),
-        (hot_save, "_compact_and_encode", "  save: compaction and encoding loop"),
+        (hot_save, "compact_and_encode", "  save: compaction and encoding loop"),
         (hot_save, "_pieces", "  save: pieces' statuses and records"),
         (save_pieces, "packed_op", "    of which the scripts' args (slices)"),
         (lease, "fenced_write", "  save: fenced writes (redis-py)"),

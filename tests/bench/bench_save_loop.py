@@ -1,4 +1,4 @@
-"""Benchmark of the save's compaction and encoding loop alone (hot_save._compact_and_encode):
+"""Benchmark of the save's compaction and encoding loop alone (save_encoding.compact_and_encode):
 N steady sets, every one appended to at every tick, no Redis and no store.
 
 The busy tick's largest part at 100,000 partitions (``bench_replication_shell.py --parts``)
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     setup_throwaway_django()
     from cluster.adapters import redis_keys, save_pieces, set_records
     from cluster.adapters.hot_records import values_key
-    from cluster.adapters.hot_save import _compact_and_encode
+    from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
     from cluster.adapters.hot_types import HotState
     from cluster.core.replication import add_topic, new_cluster, produce_spread, replication_step
 

@@ -14,7 +14,8 @@ import pytest
 
 from cluster.adapters import redis_keys, save_pieces, set_records
 from cluster.adapters.hot_records import values_key
-from cluster.adapters.hot_save import _compact_and_encode, _pieces
+from cluster.adapters.hot_save import _pieces
+from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.set_loading import sets_key
 from tests.unit.cluster.core.replication.test_steady_sets import _Pair

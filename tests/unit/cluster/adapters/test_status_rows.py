@@ -15,7 +15,8 @@ import pytest
 
 from cluster.adapters import redis_keys, save_pieces, set_records, status_rows
 from cluster.adapters.hot_records import values_key
-from cluster.adapters.hot_save import _by_hash, _compact_and_encode
+from cluster.adapters.hot_save import _by_hash
+from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
 from cluster.adapters.save_pieces import row_pieces
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.set_loading import sets_key

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cluster.adapters import set_records, steady_codec
-from cluster.adapters.hot_save import _compact_and_encode
+from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.set_codec import encode_status
 from cluster.core.replication import (Acks, SpuOffline, SpuOnline, add_topic,
