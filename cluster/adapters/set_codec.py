@@ -132,6 +132,30 @@ def records_from(data: bytes | None) -> list[int]:
     return array("q", data or b"").tolist()
 
 
+def _prefix(log: list[int], start: int, n: int, ref_start: int, ref_log: list[int],
+            leo: int) -> bool:
+    """Whether a replica's log (``log`` from ``start``, LEO ``n``) is a prefix of the
+    reference's (``ref_log`` from ``ref_start``, LEO ``leo``): wholly compacted up to its
+    LEO, or the same record at the same offset. Record ids are unique and a follower
+    appends only after its last record matched the leader's (sync._pull), the rule the
+    core's own fetch relies on; comparing the whole retained log instead cost 0.1 ms a
+    follower at the default retention."""
+    return (n <= ref_start and start == n) or (
+        ref_start < n <= leo and start == ref_start and log[-1] == ref_log[n - ref_start - 1])
+
+
+def replica_state(r: Replica, ref: Replica, clock: int | None
+                  ) -> tuple[Any, int, bool, int, int | None]:
+    """What a set's encoding stores of replica ``r`` (``ref``: the set's reference
+    replica; ``clock``: its caught-up clock as stored), as ``encode_status`` packs it."""
+    ref_start, ref_log = ref.start, ref.log
+    leo = ref_start + len(ref_log)
+    log, start = r.log, r.start
+    n = start + len(log)
+    out = n if r is ref or _prefix(log, start, n, ref_start, ref_log, leo) else [start, log]
+    return out, r.hw, r.claims_leadership, r.seen_attempt, clock if n < leo else None
+
+
 def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any],
             lrs_clock: int | None = None) -> tuple[bytes, Summary]:
     """The encoding and the summary, from one pass over the replicas: a busy tick encodes
@@ -146,17 +170,9 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
         r = rep[s]
         log, start = r.log, r.start
         n = start + len(log)
-        # A replica's log is stored as its LEO when it is a prefix of the reference's:
-        # wholly compacted up to its LEO, or the same record at the same offset. Record ids
-        # are unique and a follower appends only after its last record matched the
-        # leader's (sync._pull), the rule the core's own fetch relies on; comparing the
-        # whole retained log instead cost 0.1 ms a follower at the default retention.
-        if r is ref or (n <= ref_start and start == n) or (
-                ref_start < n <= leo and start == ref_start
-                and log[-1] == ref_log[n - ref_start - 1]):
-            out = n
-        else:
-            out = [start, log]
+        # A replica's log is stored as its LEO when it is a prefix of the reference's
+        # (``stored_log``).
+        out = n if r is ref or _prefix(log, start, n, ref_start, ref_log, leo) else [start, log]
         # A caught-up follower's clock is reset at every fetch: storing it would make
         # every set "changed" at every tick. Lag time then counts from the first
         # step that sees it behind (at most one tick later than the core would).

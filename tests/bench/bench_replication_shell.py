@@ -17,7 +17,7 @@ the human-readable lines go to stderr, the failover is skipped unless ``--failov
 adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick after SPU 0 goes offline,
 and ``failover_led``, ``failover_online``, ``failover_offline_ms``,
 ``failover_log_entries``, and ``outage_tick_ms`` and ``outage_tick_cpu_ms``, the median of
-the next three ticks with the SPU still down): ``partitions``, ``busy``,
+the next three ticks with the SPU still down, or ``--outage-ticks N``): ``partitions``, ``busy``,
 ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
 producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU), and
 ``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from the
@@ -290,7 +290,8 @@ def bench_ticks(partitions: int, steps: int,
 OUTAGE_TICKS = 3
 
 
-def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
+def bench_failover(now: int, result: dict[str, object], spu: int = 0,
+                   ticks: int = OUTAGE_TICKS) -> None:
     from cluster.adapters import hot_state
     from cluster.core.replication import Resolution
     from cluster.services.outages import spu_offline
@@ -309,7 +310,7 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
     entries, size = log_figures()
     # The outage goes on: the ticks while the SPU stays down (an outage rehearsal's).
     outage, outage_cpu = [], []
-    for i in range(OUTAGE_TICKS):
+    for i in range(ticks):
         wall, used = timed_cpu(lambda: replication_tick(now=now + 2000 + 1000 * i,
                                                         dispatch=LocalQueue()))
         outage.append(wall)
@@ -326,7 +327,7 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0) -> None:
     print(f"  the next tick                                      {1000 * (t2 - t1):7.1f} ms "
           f"({1000 * (c2 - c1):.0f} ms CPU)")
     print(f"  Online with a new leader: {online}/{len(led)}, total {1000 * (t2 - t0):.0f} ms")
-    print(f"  then {OUTAGE_TICKS} ticks with the SPU still down: median "
+    print(f"  then {ticks} ticks with the SPU still down: median "
           f"{statistics.median(outage):.1f} ms ({statistics.median(outage_cpu):.1f} ms CPU)")
     print(f"  metadata log: {entries - entries_before} entries, "
           f"{(size - bytes_before) / 1024:.1f} KiB for this failover; an outage and its "
@@ -355,6 +356,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--failover", action="store_true",
                     help="with --json, end with the failover too (SPU 0 offline, then a "
                          "tick): failover_tick_ms, failover_tick_cpu_ms and friends")
+    ap.add_argument("--outage-ticks", type=int, default=OUTAGE_TICKS, metavar="N",
+                    help="ticks timed with the SPU still down after the failover's "
+                         "(outage_tick_*: their median)")
     ap.add_argument("--json", action="store_true",
                     help="one JSON object on stdout; the other lines on stderr")
     args = ap.parse_args(argv)
@@ -362,6 +366,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--busy must be between 0 and --partitions")
     if args.steps < 1:
         ap.error("--steps must be at least 1")
+    if args.outage_ticks < 1:
+        ap.error("--outage-ticks must be at least 1")
     busy = args.partitions if args.busy is None else args.busy
     result: dict[str, object] = {"partitions": args.partitions, "busy": busy,
                                  "spus": args.spus, "steps": args.steps}
@@ -390,7 +396,7 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
                           SlowLog(), result, args.outside_writes)
         result["load_average"] = os.getloadavg()[0]
         if not args.json or args.failover:
-            bench_failover(now, result)
+            bench_failover(now, result, ticks=args.outage_ticks)
         print(f"load average: {os.getloadavg()}")
         if isinstance(profile, Parts):
             print(profile.report())

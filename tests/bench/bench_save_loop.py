@@ -5,11 +5,12 @@ The busy tick's largest part at 100,000 partitions (``bench_replication_shell.py
 measured apart from everything else, so a change to the loop (or the columnar tier that
 would replace it) can be compared without Redis's and the database's noise. Each step is
 the producers' append (1 record a set), the fetch round, then the loop, GC paused as the
-save pauses it; prints the CPU of each, per step. ``--rows``: the loop of a save that
+save pauses it; prints the CPU of each, per step. ``--spu-down``: SPU 0 offline first (an
+outage rehearsal: its sets keep that replica out of the LRS). ``--rows``: the loop of a save that
 writes steady sets in rows (cluster/adapters/status_rows.py), and the building of its
 rows' pieces (``rows``). Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8]
-        [--rows] [--json]
+        [--rows] [--spu-down] [--json]
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ap.add_argument("--rows", action="store_true",
                     help="steady sets in rows (status_rows.py), the rows' pieces timed too")
+    ap.add_argument("--spu-down", action="store_true",
+                    help="SPU 0 offline before the timed steps (an outage rehearsal's ticks: "
+                         "the sets with a replica there keep it out of the LRS)")
     args = ap.parse_args(argv)
     if args.partitions < 1 or args.steps < 1 or args.spus < 3:
         ap.error("--partitions and --steps must be at least 1, --spus at least 3")
@@ -44,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     from cluster.adapters.hot_records import values_key
     from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
     from cluster.adapters.hot_types import HotState
-    from cluster.core.replication import add_topic, new_cluster, produce_spread, replication_step
+    from cluster.core.replication import (SpuOffline, add_topic, handle, new_cluster,
+                                          produce_spread, replication_step, run_elections)
 
     state = new_cluster(range(args.spus))
     add_topic(state, "bench", replica_map(args.spus, args.partitions))
@@ -60,7 +65,12 @@ def main(argv: list[str] | None = None) -> None:
         # builds the templates (steady_codec: a set's second encoding since it joined).
         _compact_and_encode(hot, None, set_records.Writes())
         state.steady.mark()
-        for step in range(args.steps + 1):
+        warm = 1
+        if args.spu_down:  # its sets leave the index, rejoin, then take templates: two steps
+            handle(state, SpuOffline(0))
+            run_elections(state, now, set())
+            warm = 3
+        for step in range(args.steps + warm):
             hot.after = {}  # a unit's own, as each unit of work starts with
             gc.collect()
             gc.disable()
@@ -81,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
                 t4 = time.process_time()
             finally:
                 gc.enable()
-            if step == 0:
+            if step < warm:
                 continue
             ms["round"].append(1000 * (t1 - t0))
             ms["producers"].append(1000 * (t2 - t1))
@@ -92,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(f"the loop encoded {len(encoded.every_key)} sets, not "
                                  f"{args.partitions}: not every set was appended to")
     result = {"partitions": args.partitions, "steps": args.steps, "rows": args.rows,
+              "spu_down": args.spu_down,
               **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
               "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
     if args.json:

@@ -87,3 +87,16 @@ def test_failover_adds_the_tick_after_an_spu_goes_offline():
     assert figures["outage_tick_ms"] > 0 and figures["outage_tick_cpu_ms"] > 0
     plain = json.loads(run_bench("--partitions", "20", "--steps", "1", "--json").stdout)
     assert "failover_tick_ms" not in plain
+
+
+def test_outage_ticks_sets_how_many_ticks_the_outage_is_timed_over():
+    """``--outage-ticks N``: the outage's median is over N ticks with the SPU still down
+    (a template for its sets is made at their second encoding since they rejoined, so
+    three ticks say little about a long outage); fewer than one is refused."""
+    done = run_bench("--partitions", "200", "--steps", "1", "--failover", "--outage-ticks",
+                     "5", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "then 5 ticks with the SPU still down" in done.stderr
+    assert json.loads(done.stdout)["outage_tick_cpu_ms"] > 0
+    refused = run_bench("--partitions", "20", "--outage-ticks", "0", "--json")
+    assert refused.returncode == 2 and "--outage-ticks" in refused.stderr

@@ -30,3 +30,12 @@ def test_rows_times_the_rows_pieces_too():
 def test_a_bad_size_is_refused_with_exit_2():
     done = run_bench("--partitions", "0", "--json")
     assert done.returncode == 2 and "--partitions" in done.stderr and done.stdout == ""
+
+
+def test_spu_down_times_the_loop_of_an_outage():
+    """``--spu-down``: SPU 0 is offline through the timed steps, and every set (its sets
+    under their new leaders too) is still appended to and encoded at every step."""
+    done = run_bench("--partitions", "300", "--steps", "2", "--spu-down", "--rows", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["spu_down"] is True and len(figures["loop_cpu_ms_each"]) == 2

@@ -30,6 +30,7 @@ class _Seen:
     def __init__(self) -> None:
         self.checked = self.appended = self.trailing = self.moved = self.rejoined = 0
         self.degraded = 0  # steady with a replica out of the LRS, its SPU offline
+        self.degraded_short = 0  # of those, encoded from a template (its replica fixed in it)
         self.left: set[Any] = set()
         # (replicas, the leader's place): the encoding spells out three replicas by place.
         self.shapes: set[tuple[int, int]] = set()
@@ -80,6 +81,8 @@ def _check(pair: _Pair, where: str, seen: _Seen) -> None:
             assert short == full, (f"seed={pair.seed} {where}: {key} (appended: "
                                    f"{key in index.appended}, memo: {memo is not None})")
         seen.checked += 1
+        made = index.memo.get(key)
+        seen.degraded_short += bool(made and len(made) > 2 and made[-1])
         seen.appended += key in index.appended
         seen.trailing += rs.hw < rs.replica[rs.leader].leo
         seen.rejoined += key in seen.left
@@ -119,7 +122,7 @@ def test_a_steady_sets_short_encoding_is_its_full_one_without_the_index():
     # Sets appended to, with trailing followers, compacted under a kept memo and back in
     # the index after leaving it were checked too.
     assert min(seen.appended, seen.trailing, seen.moved, seen.rejoined,
-               seen.degraded) > 50, vars(seen)
+               seen.degraded, seen.degraded_short) > 50, vars(seen)
     assert {(3, 0), (3, 1), (3, 2)} < seen.shapes, seen.shapes
 
 
@@ -321,3 +324,39 @@ def test_a_sets_first_encoding_since_it_joined_is_packed_whole_and_its_second_ma
     assert first == encode_status(rs, ref) and memo == {("t", 0): steady_codec._SECOND}
     second = steady_codec.steady_encoder(0, memo)(("t", 0), rs, ref)
     assert second == first and memo[("t", 0)][0] == ref.start  # the template, kept
+
+
+def test_a_set_with_a_replica_out_of_the_lrs_takes_a_template_once_the_leader_gains():
+    """With an SPU down, its replica is out of the LRS and stores what it stood at: fixed
+    once the leader is ahead of it (its clock is stored from then on), so it goes in the
+    template as it stands. Until the leader gains a record the set is packed whole and no
+    template is kept; every encoding is ``encode_status``'s, bytes and summary."""
+    state = new_cluster(range(3))
+    add_topic(state, "t", [[0, 1, 2]])
+    at = 0
+    replication_step(state, at)
+    handle(state, SpuOffline(2))
+    run_elections(state, at, set())
+    for at in (10, 20):
+        replication_step(state, at)
+    key = ("t", 0)
+    rs = state.replica_sets[key]
+    assert key in state.steady.keys and rs.lrs == [0, 1], (state.steady.keys, rs.lrs)
+    memo: dict = {key: steady_codec._SECOND}
+
+    def both() -> tuple[Any, Any]:
+        twin = cluster_from_dict(cluster_to_dict(state)).replica_sets[key]
+        return (encode_steady(rs, rs.replica[rs.leader], state.steady.round_ms, memo),
+                encode_status(twin, reference_replica(twin)))
+
+    short, full = both()  # the replica out holds the leader's whole log: no template yet
+    assert short == full and memo[key] is steady_codec._SECOND
+    produce_many(state, [(key, 2)], Acks.LEADER)
+    short, full = both()
+    assert short == full
+    made = memo[key]
+    assert made[-1] == {2: (2, 0, 0)}, made  # its figures, fixed in the template
+    replication_step(state, 30)
+    produce_many(state, [(key, 1)], Acks.LEADER)
+    assert memo[key] is made and key in state.steady.keys
+    assert both()[0] == both()[1]  # from the template kept
