@@ -83,3 +83,95 @@ def test_a_fresh_process_checkpoints_only_the_sets_its_unit_moved(monkeypatch, s
     # The next unit of the same process, nothing moved: nothing written.
     hot.differs = []
     assert fresh(hot, after, at=1_000_001, writes_entries=True) == []
+
+
+def test_a_busy_clusters_checkpoint_is_spread_over_the_interval(monkeypatch, settings):
+    """Every partition moves at every unit, a unit a second: after the first unit (a fresh
+    process's: every partition), each writes the partitions of the slot whose turn came,
+    a fiftieth of them; over any interval every partition is written, so a moment's HW
+    is at most one interval old. Written all at once, the checkpoint was a whole
+    cluster's summaries at one tick every interval."""
+    from types import SimpleNamespace
+
+    from cluster.core.replication.hw_codec import unpack
+
+    monkeypatch.setattr(metadata_log, "head", lambda: 40)
+    monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
+    settings.HISTORY_HW_INTERVAL_S = 300
+    keys = [("pay", p) for p in range(1_000)]
+    hook = checkpoints.HwCheckpoints()
+    hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
+                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+    last: dict[int, int] = {}
+    sizes = []
+    for second in range(1_000, 1_000 + 2 * 300 + 1):
+        at = second * 1000
+        after = {k: _summary(second) for k in keys}
+        written = hook(hot, after, at=at, writes_entries=False)
+        rows = [row for e in written for row in unpack(e["topics"]["pay"])]
+        assert all(hw == second for _, hw, *_ in rows)
+        sizes.append(len(rows))
+        for partition, *_ in rows:
+            if partition in last:
+                assert at - last[partition] <= 300_000, (partition, second)
+            last[partition] = at
+    assert sizes[0] == 1_000 and max(sizes[1:]) == 1_000 // checkpoints.SLOTS
+    assert len(last) == 1_000 and min(last.values()) >= (1_000 + 300) * 1000
+
+
+def test_a_checkpointer_behind_by_an_interval_writes_every_partition_at_once(monkeypatch,
+                                                                           settings):
+    from types import SimpleNamespace
+
+    from cluster.core.replication.hw_codec import unpack
+
+    monkeypatch.setattr(metadata_log, "head", lambda: 40)
+    monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
+    settings.HISTORY_HW_INTERVAL_S = 300
+    keys = [("pay", p) for p in range(200)]
+    hook = checkpoints.HwCheckpoints()
+    hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
+                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+
+    def written(second: int) -> int:
+        out = hook(hot, {k: _summary(second) for k in keys}, at=second * 1000,
+                   writes_entries=False)
+        return sum(len(unpack(e["topics"]["pay"])) for e in out)
+
+    assert written(1_000) == 200
+    assert written(1_001) == 0  # the same slot: no turn came
+    assert written(1_001 + 300) == 200  # an interval later: every slot's turn came
+
+
+def test_busy_ticks_checkpoint_a_slot_of_partitions_each(redis_url, settings):
+    """The engine's own ticks, a second apart, every partition busy: the first tick's
+    entry has every partition, then each tick's the partitions of its slot (an interval
+    of 50 s: a slot a second, two partitions of 100), and within any interval every
+    partition's offsets are checkpointed again."""
+    from cluster.core.replication.hw_codec import unpack
+    from cluster.services.records import topic_set_producer_rate
+    from cluster.services.replication import replication_tick
+    from cluster.services.waiting import LocalQueue
+
+    settings.HISTORY_HW_INTERVAL_S = 50
+    register_spus(0, 1, 2, online=True)
+    run("topic", "create", "busy", "-p", "100", "-r", "3")
+    topic_set_producer_rate(name="busy", rate=100.0)
+    fresh_process()
+    start = head()
+    at = 1_000_000
+    for _ in range(61):
+        at += 1_000
+        queue = LocalQueue()
+        replication_tick(now=at, dispatch=queue)
+        queue.drain()
+    rows = [(e["at"], [r[0] for r in unpack(e["topics"]["busy"])])
+            for e in entries_since(start) if e["type"] == "hw" and "busy" in e["topics"]]
+    assert len(rows[0][1]) == 100
+    assert all(len(parts) <= 2 for _, parts in rows[1:]), [len(p) for _, p in rows]
+    last: dict[int, int] = {}
+    for when, parts in rows:
+        for p in parts:
+            assert when - last.get(p, when) <= 50_000, (p, when)
+            last[p] = when
+    assert len(last) == 100 and min(last.values()) > rows[0][0]
