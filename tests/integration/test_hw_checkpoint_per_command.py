@@ -85,23 +85,29 @@ def test_a_fresh_process_checkpoints_only_the_sets_its_unit_moved(monkeypatch, s
     assert fresh(hot, after, at=1_000_001, writes_entries=True) == []
 
 
+def _busy_hook(monkeypatch, settings, partitions: int):
+    """A fresh checkpointer over ``partitions`` partitions of "pay", every one of them
+    moving at every unit (the unit's ``differs``), an interval of 300 s, the log stubbed."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(metadata_log, "head", lambda: 40)
+    monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
+    settings.HISTORY_HW_INTERVAL_S = 300
+    keys = [("pay", p) for p in range(partitions)]
+    hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
+                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+    return keys, checkpoints.HwCheckpoints(), hot
+
+
 def test_a_busy_clusters_checkpoint_is_spread_over_the_interval(monkeypatch, settings):
     """Every partition moves at every unit, a unit a second: after the first unit (a fresh
     process's: every partition), each writes the partitions of the slot whose turn came,
     a fiftieth of them; over any interval every partition is written, so a moment's HW
     is at most one interval old. Written all at once, the checkpoint was a whole
     cluster's summaries at one tick every interval."""
-    from types import SimpleNamespace
-
     from cluster.core.replication.hw_codec import unpack
 
-    monkeypatch.setattr(metadata_log, "head", lambda: 40)
-    monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
-    settings.HISTORY_HW_INTERVAL_S = 300
-    keys = [("pay", p) for p in range(1_000)]
-    hook = checkpoints.HwCheckpoints()
-    hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
-                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+    keys, hook, hot = _busy_hook(monkeypatch, settings, 1_000)
     last: dict[int, int] = {}
     sizes = []
     for second in range(1_000, 1_000 + 2 * 300 + 1):
@@ -121,17 +127,9 @@ def test_a_busy_clusters_checkpoint_is_spread_over_the_interval(monkeypatch, set
 
 def test_a_checkpointer_behind_by_an_interval_writes_every_partition_at_once(monkeypatch,
                                                                            settings):
-    from types import SimpleNamespace
-
     from cluster.core.replication.hw_codec import unpack
 
-    monkeypatch.setattr(metadata_log, "head", lambda: 40)
-    monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
-    settings.HISTORY_HW_INTERVAL_S = 300
-    keys = [("pay", p) for p in range(200)]
-    hook = checkpoints.HwCheckpoints()
-    hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
-                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+    keys, hook, hot = _busy_hook(monkeypatch, settings, 200)
 
     def written(second: int) -> int:
         out = hook(hot, {k: _summary(second) for k in keys}, at=second * 1000,
