@@ -96,7 +96,8 @@ def hw_checkpoint(mem: _Memory, hot: HotState, after: dict[Key, Summary], at: in
         mem.dirty.difference_update([k for k in due if k in loaded])
     changed = _changed(hot, after, keys, mem.written)
     mem.written.update(changed)
-    mem.dirty.difference_update(changed)
+    # The unit's own status moves are written now: not again at their slot's turn.
+    mem.dirty.difference_update(hot.moved if turns else changed)
     mem.head = head
     entry = checkpoint_entry(changed)
     return [] if entry is None else [{**entry, "at": at}]
