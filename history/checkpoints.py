@@ -11,9 +11,9 @@ The interval is cut in ``SLOTS`` slots and each partition has one (its number mo
 ``SLOTS``): the first unit in a slot writes the partitions of the slots that came since
 the last, so each one's turn comes once an interval. Written all at one tick, a busy
 cluster's checkpoint was 100,000 summaries compared and packed at once every five
-minutes, about 0.8 s on top of that tick; spread, a fiftieth of it in each slot. A
-fresh process, and one whose last slot is an interval or more behind, writes every
-partition at its first unit, as before.
+minutes, about 1 s on top of that tick (tests/bench/bench_hw_checkpoint.py); spread, a
+fiftieth of it in each slot. A fresh process, and one whose last slot is an interval or
+more behind, writes every partition at its first unit, as before.
 """
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
         log, start = r.log, r.start
         n = start + len(log)
         # A replica's log is stored as its LEO when it is a prefix of the reference's
-        # (``stored_log``).
+        # (``_prefix``).
         out = n if r is ref or _prefix(log, start, n, ref_start, ref_log, leo) else [start, log]
         # A caught-up follower's clock is reset at every fetch: storing it would make
         # every set "changed" at every tick. Lag time then counts from the first
