@@ -14,7 +14,7 @@ What it offers, by subject:
 * the store: its namespace, binding it for a use case, the offset its rows have applied
   and catching them up to the log;
 * units of work: the loaded state's type (a tick step defers a write with
-  ``hot.after_commit``), a replica set's summary, a unit of work (``with ports.unit(...)
+  ``hot.after_commit``), whether a unit loaded sets, a replica set's summary, a unit of work (``with ports.unit(...)
   as u:``), the types of a tick step and of extra entries;
 * live pages: the next sequence number of a live group.
 """
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, shards
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.set_codec import Summary
@@ -42,7 +42,7 @@ __all__ = [
     "Engine", "ExtraEntries", "HotState", "LogEntry", "Summary", "TickStep", "Unit",
     "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
     "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from",
-    "store_namespace", "summary", "unit",
+    "sets_loaded", "store_namespace", "summary", "unit",
 ]
 
 
@@ -117,6 +117,12 @@ def hold_store_log() -> None:
 def summary(replica_set: ReplicaSet) -> Summary:
     """What the store mirrors of a replica set (leader, LRS, offsets)."""
     return hot_state.summary(replica_set)
+
+
+def sets_loaded(hot: HotState) -> bool:
+    """Whether the unit loaded replica sets: the coordinator's quiet tick loads none (any
+    read of its sets asks for the whole state, ``shards.NeedsWholeState``)."""
+    return not isinstance(hot.state.replica_sets, shards.UnloadedSets)
 
 
 def unit(**scope: Any) -> Unit:

@@ -71,6 +71,10 @@ def hw_checkpoint(mem: _Memory, hot: HotState, after: dict[Key, Summary], at: in
     # Only sets whose offsets moved in this unit: a busy tick saves every set, and a fresh
     # process (each manage.py run) wrote its own copy of every HW it saved.
     mem.dirty.update(hot.differs)
+    if not ports.sets_loaded(hot):
+        # The coordinator's quiet tick: no set to read offsets from. The turn is left to
+        # the next unit with sets (taken here, the shards' units would skip it).
+        return []
     turns = _turns(mem, at)
     if not (turns or writes_entries) or not mem.dirty:
         return []

@@ -173,3 +173,25 @@ def test_busy_ticks_checkpoint_a_slot_of_partitions_each(redis_url, settings):
             assert when - last.get(p, when) <= 50_000, (p, when)
             last[p] = when
     assert len(last) == 100 and min(last.values()) > rows[0][0]
+
+
+def test_a_unit_with_no_set_loaded_leaves_the_turn_to_the_next_with_sets(monkeypatch,
+                                                                        settings):
+    """The coordinator's quiet tick loads no set (reading them asks for the whole state):
+    it checkpoints nothing and takes no slot's turn, so the shards' next unit, in the same
+    slot, still writes that slot's partitions."""
+    from types import SimpleNamespace
+
+    from cluster.adapters import shards
+    from cluster.core.replication.hw_codec import unpack
+
+    keys, hook, hot = _busy_hook(monkeypatch, settings, 200)
+    summaries = {k: _summary(1) for k in keys}
+    assert len(unpack(hook(hot, summaries, at=1_000_000, writes_entries=False)[0]["topics"]
+                      ["pay"])) == 200
+    quiet = SimpleNamespace(differs=[], moved=[], topics=hot.topics,
+                            state=SimpleNamespace(replica_sets=shards.UnloadedSets()))
+    at = 1_000_000 + 6_000  # the next slot
+    assert hook(quiet, {}, at=at, writes_entries=True) == []
+    (entry,) = hook(hot, {k: _summary(2) for k in keys}, at=at + 1, writes_entries=False)
+    assert len(unpack(entry["topics"]["pay"])) == 200 // checkpoints.SLOTS
