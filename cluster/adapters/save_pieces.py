@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import shards, status_rows
+from cluster.adapters import status_rows
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.set_records import Run, Writes, packed_op
 from cluster.core.replication import Key
@@ -223,15 +223,12 @@ def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes
     new fields'. Their entries stay in the row, which this save does not rewrite, until
     the fields land; from then on the fields are what they are (status_rows.py)."""
     blocks, row_records = encoded.rows, encoded.row_records
-    width = shards.BLOCK
     keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
     for block, changed in list(blocks.dirty.items()):
-        topic, number = block
-        first = number * width
-        held = sum(map(rowed.__contains__, [(topic, p) for p in range(first, first + width)]))
-        if len(changed) * DENSE >= held:
+        if len(changed) * DENSE >= blocks.held(block, rowed):
             continue
         del blocks.dirty[block]
+        topic = block[0]
         fields = encoded.changed.setdefault(topic, {})
         for set_key in changed:
             data, field = raw[set_key], str(set_key[1])

@@ -4,7 +4,8 @@ stored half, docs/engine-throughput.md).
 A busy tick at 100,000 partitions wrote 100,000 hash fields, one status a set: most of
 Redis's CPU for that tick, and much of redis-py's. A set in the steady index whose field
 this process knows (below) has its status written instead as an *entry* of its block's
-row, ``rows:<topic>`` field ``partition // ROW_BLOCK``: one field a block, rewritten whole.
+row, ``rows:<topic>`` field ``partition // shards.BLOCK``: one field a block, rewritten
+whole.
 
 **An entry names the field it overrides.** Each entry is (partition, anchor, status), the
 anchor being a fingerprint (8 bytes of blake2b) of the bytes the set's own field held when
@@ -139,6 +140,13 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     return out
 
 
+def block_keys(block: tuple[str, int]) -> list[Key]:
+    """The keys of every set a block may hold, in partition order."""
+    topic, number = block
+    size = shards.BLOCK
+    return [(topic, p) for p in range(number * size, number * size + size)]
+
+
 def blocks_of(keys: Iterable[Key]) -> dict[str, list[str]]:
     """The rows (block numbers as field names) holding ``keys``, by topic."""
     out: dict[str, dict[str, None]] = {}
@@ -157,6 +165,9 @@ class Blocks:
         # A set whose field this save writes: its entry (head, status) until that write
         # lands (None: it had none).
         self.old: dict[Key, tuple[bytes, bytes] | None] = {}
+        # Each block's keys and its sets' heads as ``held`` read them, for its ``row``: the
+        # same 200 lookups a block, once.
+        self._read: dict[tuple[str, int], tuple[list[Key], list[bytes | None]]] = {}
 
     def leaving(self, set_key: Key, headed: bytes | None, status: bytes | None) -> None:
         """``set_key``'s field is written by this save; its entry (``headed``, ``status``:
@@ -164,13 +175,23 @@ class Blocks:
         self.old[set_key] = ((headed, status) if headed is not None and status is not None
                              else None)
 
+    def held(self, block: tuple[str, int], rowed: Mapping[Key, bytes]) -> int:
+        """How many of the block's sets a row may hold (``rowed``, as the save's loop left
+        it: nothing changes it before the block's ``row``)."""
+        keys = block_keys(block)
+        heads = list(map(rowed.get, keys))
+        self._read[block] = keys, heads
+        return len(heads) - heads.count(None)
+
     def row(self, block: tuple[str, int], raw: Mapping[Key, bytes],
             rowed: Mapping[Key, bytes]) -> bytes:
         """The block's row: an entry for each of its sets whose truth is one."""
-        topic, number = block
-        size = shards.BLOCK
-        keys = [(topic, p) for p in range(number * size, number * size + size)]
-        heads, statuses = list(map(rowed.get, keys)), list(map(raw.get, keys))
+        read = self._read.pop(block, None)
+        if read is None:
+            keys = block_keys(block)
+            read = keys, list(map(rowed.get, keys))
+        keys, heads = read
+        statuses = list(map(raw.get, keys))
         old = self.old
         if old and not old.keys().isdisjoint(keys):
             for i, set_key in enumerate(keys):
