@@ -130,8 +130,8 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     home = ops.setdefault(hot_servers.HOME, [])
     if whole:
         home += [WriteOp("del", values_key(name)) for name in hot.dropped]
-    home += [WriteOp("hdel", values_key(name), ids) for name, ids in released.items()
-             if not whole or name in hot.topics]
+    home += save_pieces.released_ops(released, values_key, None,
+                                     lambda name: not whole or name in hot.topics)
     if whole:
         home.append(_meta_op(hot))
     token = _generation_ops(ops, held)
@@ -141,18 +141,15 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
 
 
 def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
-              ) -> tuple[Ops, list[Key], dict[str, list[int]]]:
-    """Each server's writes of the changed sets and their records (one server: all on the
-    first), the changed sets' keys, and the record ids compaction released by topic."""
-    if hot_servers.spread():
-        groups: dict[int, dict[Key, ReplicaSet] | None] = {s: {} for s in hot_servers.servers()}
-        for set_key, rs in hot.state.replica_sets.items():
-            groups[shards.server_of(set_key)][set_key] = rs  # type: ignore[index]
-    else:
-        groups = {hot_servers.HOME: None}
+              ) -> tuple[Ops, list[Key], dict[Key, list[int]]]:
+    """Each server's writes of its changed sets, their records and its blocks' rows, the
+    changed sets' keys, and the record ids compaction released by set."""
+    groups: dict[int, dict[Key, ReplicaSet]] = {s: {} for s in hot_servers.servers()}
+    for set_key, rs in hot.state.replica_sets.items():
+        groups[shards.server_of(set_key)][set_key] = rs
     ops: Ops = {}
     keys: list[Key] = []
-    released: dict[str, list[int]] = {}
+    released: dict[Key, list[int]] = {}
     for server, sets in groups.items():
         records = set_records.Writes()
         for name in dropped:  # read before the write; the lease is held
@@ -168,8 +165,7 @@ def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
             encoded.rows, encoded.row_records, hot.raw, hot.rowed, {}, values_key,
             lambda _: True) for op in piece]
         keys += encoded.every_key
-        for (name, _), ids in encoded.released.items():
-            released.setdefault(name, []).extend(ids)
+        released.update(encoded.released)
     return ops, keys, released
 
 

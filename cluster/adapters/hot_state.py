@@ -100,7 +100,7 @@ def read_leader_log(key: Key) -> LeaderLog | None:
     pipe = hot_servers.client_of(shards.server_of(key)).pipeline(transaction=True)
     pipe.hget(sets_key(key[0]), str(key[1]))
     pipe.get(records_key(*key))
-    # Its row (status_rows.py; none while the hot state is spread): one more field read.
+    # Its row (status_rows.py: a shard's block, on the set's server): one more field read.
     block = str(status_rows.block_of(key[1]))
     pipe.hget(status_rows.rows_key(key[0]), block)
     data, records, row = pipe.execute()
