@@ -221,7 +221,9 @@ class SetCache:
         field's anchor if a row may hold it; removed from here."""
         image = self.images.get(scope)
         kept = image.pop(set_key) if image is not None else None
-        return None if kept is None else (kept, image.pop_rowed(set_key))  # type: ignore[union-attr]
+        if kept is None or image is None:
+            return None
+        return kept, image.pop_rowed(set_key)
 
     def keep(self, scope: Scope, hot: HotState) -> None:
         """After a commit and its projections: remember every set of ``hot`` as committed.
