@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 
+from cluster.core.replication.compaction import retention_for
 from cluster.core.spus import MAX_SPU_ID
 from cluster.core.topic_controller import TopicResolution
 from cluster.errors import InvalidInput
@@ -98,12 +99,14 @@ def partition_state() -> dict[int, dict[int, PartitionState]]:
     """Topic pk -> partition index -> actual leader and retained records.
 
     Retained records are the leader's LEO less what retention compacted away
-    below HW (the replication shell keeps ``REPLICATION_LOG_RETENTION``
-    records under HW; 0 keeps everything)."""
-    retain = settings.REPLICATION_LOG_RETENTION
+    below HW (the replication shell keeps ``REPLICATION_LOG_RETENTION`` records
+    under HW, fewer when the partitions together would pass
+    ``REPLICATION_RETAINED_IDS``; 0 keeps everything)."""
+    rows = list(PartitionRow.objects.values_list("topic_id", "index", "leader", "hw", "leo"))
+    retain = retention_for(len(rows), settings.REPLICATION_LOG_RETENTION,
+                           settings.REPLICATION_RETAINED_IDS)
     state: dict[int, dict[int, PartitionState]] = {}
-    for topic, index, leader, hw, leo in PartitionRow.objects.values_list(
-            "topic_id", "index", "leader", "hw", "leo"):
+    for topic, index, leader, hw, leo in rows:
         records = leo - max(0, hw - retain) if retain else leo
         state.setdefault(topic, {})[index] = PartitionState(leader, max(0, records))
     return state

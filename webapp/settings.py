@@ -194,6 +194,10 @@ REPLICATION_ELECTION_TIMEOUT_MS = env_int("REPLICATION_ELECTION_TIMEOUT_MS", 300
 REPLICATION_LAG_TIME_MAX_MS = env_int("REPLICATION_LAG_TIME_MAX_MS", 10_000, minimum=0)
 REPLICATION_MAX_RECORDS_PER_FETCH = env_int("REPLICATION_MAX_RECORDS_PER_FETCH", 0, minimum=0)
 REPLICATION_LOG_RETENTION = env_int("REPLICATION_LOG_RETENTION", 10_000, minimum=0)
+# The record ids every partition together retains at most (0: no bound): past it each keeps
+# a 1-2-5 share instead of REPLICATION_LOG_RETENTION (100,000 partitions: 1,000 each). An id
+# held costs the engine ~57 bytes at replication 3 (docs/durability.md), so ~5.7 GB here.
+REPLICATION_RETAINED_IDS = env_int("REPLICATION_RETAINED_IDS", 100_000_000, minimum=0)
 # Offsets (HW/LEO) rows a unit of work writes to the store beyond those whose status moved:
 # past it, one slice of the rows per unit of work (cluster/engine/mirror.py).
 REPLICATION_MIRROR_ROWS = env_int("REPLICATION_MIRROR_ROWS", 2000, minimum=1)

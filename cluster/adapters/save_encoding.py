@@ -16,11 +16,11 @@ from typing import NamedTuple
 from django.conf import settings
 
 from cluster.adapters import save_pieces, set_records, shards, status_rows
-from cluster.adapters.hot_types import HotState
+from cluster.adapters.hot_types import HotState, TopicTable
 from cluster.adapters.set_codec import encode_status
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
-from cluster.core.replication.compaction import compact, reference_replica
+from cluster.core.replication.compaction import compact, reference_replica, retention_for
 from cluster.perf import gc_paused
 
 
@@ -62,7 +62,7 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     bytes are the stored ones. At 100,000 partitions with a thousand busy, encoding every
     set only to find it unchanged was a third of the tick. One server's part of a spread
     save (``sets``) is encoded whole: the index is not split by server."""
-    retain = settings.REPLICATION_LOG_RETENTION if retain is None else retain
+    retain = retention(hot.topics) if retain is None else retain
     blocks = status_rows.Blocks() if rows else None
     out = Encoded({}, [], {}, [], [], [], {}, blocks,
                    set_records.Writes() if rows else None)
@@ -149,6 +149,15 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     if dirty:
         save_pieces.sparse_to_fields(out, raw, rowed, records)
     return out
+
+
+def retention(topics: dict[str, TopicTable]) -> int:
+    """The records a partition keeps below HW: ``REPLICATION_LOG_RETENTION``, or less when
+    the topics' partitions together would retain more ids than
+    ``REPLICATION_RETAINED_IDS`` (core.replication.compaction.retention_for)."""
+    partitions = sum(len(table.get("partitions", ())) for table in topics.values())
+    return retention_for(partitions, settings.REPLICATION_LOG_RETENTION,
+                         settings.REPLICATION_RETAINED_IDS)
 
 
 def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:

@@ -92,6 +92,25 @@ def test_records_beyond_the_retention_are_compacted_but_offsets_stay(spus, setti
     assert 5 <= len(records) < 30 and records[0]["offset"] == 30 - len(records)
 
 
+def test_partitions_past_the_retained_ids_budget_each_keep_their_share(spus, settings):
+    # 10 partitions sharing 100 ids: 10 records each (then at most a compaction step more),
+    # where the configured retention alone would keep every one of the 40.
+    settings.REPLICATION_LOG_RETENTION = 1_000
+    settings.REPLICATION_RETAINED_IDS = 100
+    topic_create(name="budget", partitions=10, replication=3)
+    call_command("produce", "budget", "--partition", "3", "--count", "40", "--acks", "all",
+                 stdout=StringIO())
+    tick()
+    records = consume("budget", "--partition", "3")
+    assert records[-1] == {"offset": 39, "value": "record-39"}
+    assert 10 <= len(records) <= 11 and records[0]["offset"] == 40 - len(records)
+    settings.REPLICATION_RETAINED_IDS = 0  # no budget: nothing more is compacted
+    call_command("produce", "budget", "--partition", "3", "--count", "40", "--acks", "all",
+                 stdout=StringIO())
+    tick()
+    assert consume("budget", "--partition", "3")[0]["offset"] == records[0]["offset"]
+
+
 def test_a_tick_waits_for_the_lock_and_gives_up_without_touching_the_state(spus):
     topic_create(name="locked", partitions=1, replication=1)
     with hot_state.locked():

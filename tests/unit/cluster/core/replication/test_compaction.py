@@ -89,3 +89,28 @@ def test_a_follower_compacted_below_its_leo_reads_compacted_then_its_records():
     assert [follower.at(o) for o in (0, 6, 7)] == [COMPACTED, COMPACTED, rs.replica[0].log[0]]
     follower.truncate(5)
     assert (follower.start, follower.log, follower.leo) == (5, [], 5)
+
+
+def test_a_retention_budget_leaves_the_configured_retention_while_it_fits():
+    from cluster.core.replication.compaction import retention_for
+
+    assert retention_for(10_000, 10_000, 100_000_000) == 10_000
+    assert retention_for(1, 10_000, 100_000_000) == 10_000
+
+
+def test_a_retention_budget_shared_by_more_partitions_keeps_a_1_2_5_share_each():
+    from cluster.core.replication.compaction import retention_for
+
+    # 100,000 partitions at the default budget: durability.md's advice, 1,000 each.
+    assert retention_for(100_000, 10_000, 100_000_000) == 1_000
+    assert [retention_for(n, 10_000, 100_000_000) for n in (10_001, 30_000, 60_000)] == [
+        5_000, 2_000, 1_000]
+    assert retention_for(7, 10_000, 1_000) == 100  # a share of 142
+    assert retention_for(10**9, 10_000, 100_000_000) == 1  # never less than one record
+
+
+def test_no_budget_or_a_retention_of_zero_keeps_what_is_configured():
+    from cluster.core.replication.compaction import retention_for
+
+    assert retention_for(100_000, 10_000, 0) == 10_000
+    assert retention_for(100_000, 0, 100_000_000) == 0  # 0 keeps every record
