@@ -20,7 +20,8 @@ from cluster.adapters.hot_types import HotState, TopicTable
 from cluster.adapters.set_codec import encode_status
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
-from cluster.core.replication.compaction import compact, reference_replica, retention_for
+from cluster.core.replication.compaction import (compact, compaction_cut, reference_replica,
+                                                 retention_for)
 from cluster.perf import gc_paused
 
 
@@ -164,10 +165,11 @@ def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
     """Compact like the core (``ref``: the set's reference replica); return the record
     ids it released (their values go too)."""
     step = _step(retain)
-    # The core's own condition, checked here to copy the released ids before they vanish.
-    if rs.hw - retain - ref.start < step:
+    # The core's own cut, found here to copy the released ids before they vanish.
+    cut = compaction_cut(rs, ref.start, retain, step)
+    if cut is None:
         return []
-    released = ref.log[:rs.hw - retain - ref.start]
+    released = ref.log[:cut - ref.start]
     compact(rs, retain, step=step)
     return released
 

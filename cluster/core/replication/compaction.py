@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .state import COMPACTED, Replica, ReplicaSet
 
-__all__ = ["COMPACTED", "compact", "reference_replica", "retention_for"]
+__all__ = ["COMPACTED", "compact", "compaction_cut", "reference_replica", "retention_for"]
 
 # The per-partition retentions a budget may choose (``retention_for``): 1, 2 and 5 times
 # a power of ten, so adding a topic changes the retention only when it crosses one.
@@ -54,18 +54,40 @@ def reference_replica(rs: ReplicaSet) -> Replica:
     return max(pool, key=lambda r: r.leo)
 
 
+def compaction_cut(rs: ReplicaSet, start: int, retain: int, step: int) -> int | None:
+    """Where compaction moves a log start of ``start`` (the reference replica's), or None
+    while it would not move by ``step`` offsets yet.
+
+    The cut is the highest offset at most ``HW - retain`` on the partition's own phase of
+    the step (its number modulo ``step``): partitions produced to in step (a producer's
+    round robin) reach their cuts at ``step`` different ticks, not all at one. Each cut
+    rewrites the set's records key whole and its encoding's template (adapters), so at
+    100,000 partitions all compacting at one tick that tick wrote every partition's
+    retained ids to Redis at once. Once on its phase a replica keeps between ``retain``
+    and ``retain + step - 1`` records below HW, as with cuts at ``HW - retain``; before
+    its first cut, up to a step more."""
+    target = rs.hw - retain
+    if target - start < step:
+        return None
+    cut = target - (target - rs.partition) % step
+    # A start not on the phase yet (a new set's 0) waits for a whole step too: otherwise
+    # every set's first cut would come at one tick.
+    return cut if cut - start >= step else None
+
+
 def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
-    """Compact offsets below ``HW - retain`` on every replica; return the log start.
+    """Compact offsets below the cut (``compaction_cut``: ``HW - retain``, on the
+    partition's phase of ``step``) on every replica; return the log start.
 
     ``step`` batches the work: nothing happens until the start would move by
     at least that many offsets.
     """
     if retain < 0 or step < 1:
         raise ValueError("retain must be >= 0 and step >= 1")
-    start, target = reference_replica(rs).start, rs.hw - retain
-    if target - start < step:
-        return start
     ref = reference_replica(rs)
+    target = compaction_cut(rs, ref.start, retain, step)
+    if target is None:
+        return ref.start
     # Decided before any replica moves: the reference itself is compacted in the loop.
     agreeing = [r for r in rs.replica.values() if _agrees(r, ref, target)]
     for r in agreeing:
