@@ -142,15 +142,28 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
-    t, done = time.perf_counter(), 0
+    t, done, rate = time.perf_counter(), 0, None
     while done < records:
         chunk = min(200, records - done)
-        topic_set_producer_rate(name="bench", rate=partitions * chunk)
+        if partitions * chunk != rate:
+            rate = partitions * chunk
+            topic_set_producer_rate(name="bench", rate=rate)
+            # A rate's first tick only starts its producer's clock (simulated_producers
+            # _due): without it the first 200 records a partition were never produced.
+            replication_tick(now=now, dispatch=LocalQueue())
         now += 1000
         replication_tick(now=now, dispatch=LocalQueue())
         done += chunk
     print(f"logs warmed to {records} records per partition in {time.perf_counter() - t:.0f} s")
     return now
+
+
+def warmed_leo() -> int:
+    """Partition 0's leader LEO once the logs are warmed."""
+    from cluster.adapters import hot_state
+
+    rs = hot_state.load([("bench", 0)]).state.replica_sets[("bench", 0)]
+    return rs.replica[rs.leader].leo if rs.leader is not None else 0
 
 
 class RowWrites:
@@ -224,6 +237,7 @@ def bench_ticks(partitions: int, steps: int,
         if slowlog is not None:
             slowlog.stop()
         now = warm_logs(busy, warm, now)
+        result["warmed_leo"] = warmed_leo()
     # One record per busy partition per second, acks=1, from the simulated producer.
     topic_set_producer_rate(name="bench", rate=busy)
     replication_tick(now=now, dispatch=LocalQueue())

@@ -26,6 +26,14 @@ def test_json_prints_one_object_with_the_named_figures():
     assert "tick CPU" in done.stderr  # the human-readable lines, kept apart
 
 
+def test_warm_fills_every_log_with_that_many_records_first():
+    # (Before the priming tick, the first 200 records a partition were never produced:
+    # --warm 200 warmed nothing.)
+    done = run_bench("--partitions", "20", "--steps", "1", "--warm", "250", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["warmed_leo"] == 250
+
+
 def test_busy_out_of_range_is_refused_with_exit_2():
     done = run_bench("--partitions", "10", "--busy", "11", "--steps", "1", "--json")
     assert done.returncode == 2
