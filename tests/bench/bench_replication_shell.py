@@ -135,7 +135,8 @@ def print_profile(profile: cProfile.Profile) -> None:
 
 
 def warm_logs(partitions: int, records: int, now: int) -> int:
-    """Fill every partition's log with ``records`` records (200 a tick), as hours of
+    """Fill every partition's log with ``records`` records (200 a tick, fewer above 5,000
+    partitions: a rate is at most 1,000,000 a second), as hours of
     producing at one record per second would: the steady state, where the retained log
     (REPLICATION_LOG_RETENTION) is long, not the first minutes of a cluster."""
     from cluster.services.records import topic_set_producer_rate
@@ -144,7 +145,8 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
 
     t, done, rate = time.perf_counter(), 0, None
     while done < records:
-        chunk = min(200, records - done)
+        # (At most the 1,000,000 records a second a producer rate may have.)
+        chunk = min(200, records - done, max(1, 1_000_000 // partitions))
         if partitions * chunk != rate:
             rate = partitions * chunk
             topic_set_producer_rate(name="bench", rate=rate)
