@@ -20,8 +20,8 @@ from cluster.adapters.hot_types import HotState, TopicTable
 from cluster.adapters.set_codec import encode_status
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
-from cluster.core.replication.compaction import (compact, compaction_cut, reference_replica,
-                                                 retention_for)
+from cluster.core.replication.compaction import (compact_at, compaction_cut,
+                                                 reference_replica, retention_for)
 from cluster.perf import gc_paused
 
 
@@ -97,14 +97,14 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
             if set_key in level:  # the leader is the reference; most ticks compact nothing
                 ref = rs.replica[rs.leader]  # type: ignore[index]
                 if rs.hw - retain - ref.start >= step:
-                    gone = _compact(rs, ref, retain)
+                    gone = _compact(rs, ref, retain, step)
                     if gone:
                         released[set_key] = gone
                         released_at[set_key] = len(keys)
                 data, summed = encode_steady(set_key, rs, ref)
             else:
                 ref = reference_replica(rs)
-                gone = _compact(rs, ref, retain)
+                gone = _compact(rs, ref, retain, step)
                 if gone:
                     released[set_key] = gone
                     released_at[set_key] = len(keys)
@@ -161,16 +161,15 @@ def retention(topics: dict[str, TopicTable]) -> int:
                          settings.REPLICATION_RETAINED_IDS)
 
 
-def _compact(rs: ReplicaSet, ref: Replica, retain: int) -> list[int]:
+def _compact(rs: ReplicaSet, ref: Replica, retain: int, step: int) -> list[int]:
     """Compact like the core (``ref``: the set's reference replica); return the record
     ids it released (their values go too)."""
-    step = _step(retain)
     # The core's own cut, found here to copy the released ids before they vanish.
     cut = compaction_cut(rs, ref.start, retain, step)
     if cut is None:
         return []
     released = ref.log[:cut - ref.start]
-    compact(rs, retain, step=step)
+    compact_at(rs, ref, cut)
     return released
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .state import COMPACTED, Replica, ReplicaSet
 
-__all__ = ["COMPACTED", "compact", "compaction_cut", "reference_replica", "retention_for"]
+__all__ = ["COMPACTED", "compact", "compact_at", "compaction_cut", "reference_replica",
+           "retention_for"]
 
 # The per-partition retentions a budget may choose (``retention_for``): 1, 2 and 5 times
 # a power of ten, so adding a topic changes the retention only when it crosses one.
@@ -32,16 +33,11 @@ def retention_for(partitions: int, most: int, budget: int) -> int:
     bounds what a large cluster retains."""
     if most <= 0 or budget <= 0 or partitions <= 0:
         return most
-    share = budget // partitions
+    share = max(1, budget // partitions)
     if share >= most:
         return most
-    chosen, power = 1, 1
-    while power <= share:
-        for factor in _ROUND:
-            if factor * power <= share:
-                chosen = factor * power
-        power *= 10
-    return chosen
+    power = 10 ** (len(str(share)) - 1)  # the largest power of ten within the share
+    return max(f * power for f in _ROUND if f * power <= share)
 
 
 def reference_replica(rs: ReplicaSet) -> Replica:
@@ -88,11 +84,17 @@ def compact(rs: ReplicaSet, retain: int, *, step: int = 1) -> int:
     target = compaction_cut(rs, ref.start, retain, step)
     if target is None:
         return ref.start
+    compact_at(rs, ref, target)
+    return target
+
+
+def compact_at(rs: ReplicaSet, ref: Replica, target: int) -> None:
+    """Move every replica that agrees with ``ref`` (the set's reference replica) up to a
+    log start of ``target`` (a cut ``compaction_cut`` gave)."""
     # Decided before any replica moves: the reference itself is compacted in the loop.
     agreeing = [r for r in rs.replica.values() if _agrees(r, ref, target)]
     for r in agreeing:
         r.compact_to(target)
-    return target
 
 
 def _agrees(r: Replica, ref: Replica, target: int) -> bool:
