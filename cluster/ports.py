@@ -14,8 +14,8 @@ What it offers, by subject:
 * the store: its namespace, binding it for a use case, the offset its rows have applied
   and catching them up to the log;
 * units of work: the loaded state's type (a tick step defers a write with
-  ``hot.after_commit``), whether a unit loaded sets, a replica set's summary, a unit of work (``with ports.unit(...)
-  as u:``), the types of a tick step and of extra entries;
+  ``hot.after_commit``), whether a unit loaded sets, a replica set's summary, a unit of
+  work (``with ports.unit(...) as u:``), the types of a tick step and of extra entries;
 * live pages: the next sequence number of a live group.
 """
 from __future__ import annotations

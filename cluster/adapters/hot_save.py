@@ -3,9 +3,9 @@
 Split from hot_state.py (which loads, and re-exports ``save``, ``save_sets`` and
 ``save_meta``, so callers and tests keep naming them there). A save encodes the sets that
 changed (save_encoding.py; core.replication.steady: steady sets its predecessor encoded
-are passed over), then writes them with the meta and the unit's log entries: one fenced transaction, bounded
-pieces for a large save on one server (save_pieces.py), or one transaction per server when
-the hot state is spread over several (hot_servers.py).
+are passed over), then writes them with the meta and the unit's log entries: one fenced
+transaction, bounded pieces for a large save on one server (save_pieces.py), or one
+transaction per server when the hot state is spread over several (hot_servers.py).
 """
 from __future__ import annotations
 
