@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 
 from cluster.adapters import status_rows
+from cluster.adapters.hot_records import drop_values_op
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.set_records import Run, Writes, packed_op
 from cluster.core.replication import Key
@@ -83,7 +84,7 @@ def set_ops(group: Group, changed: dict[str, dict[str, bytes]], records: Writes,
     # Statuses and records in one script (set_records.Writes.op): one command a piece.
     op = records.op(group, {sets_key(name): fields for name, fields in statuses.items()})
     ops = [op] if op is not None else []
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+    ops += [drop_values_op(values_key(name), ids) for name, ids in gone.items()
             if released_kept(name)]
     return ops
 
@@ -137,7 +138,7 @@ def slice_ops(sets: Aligned, start: int, end: int, released: dict[Key, list[int]
     gone: dict[str, list[int]] = {}
     for _, set_key in places[first:last]:
         gone.setdefault(set_key[0], []).extend(released[set_key])
-    ops += [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items()
+    ops += [drop_values_op(values_key(name), ids) for name, ids in gone.items()
             if released_kept(name)]
     return ops
 
@@ -178,7 +179,7 @@ def released_ops(released: dict[Key, list[int]], values_key: Callable[[str], str
         released = {k: ids for k, ids in released.items() if k in wanted}
     for (name, _), ids in released.items():
         gone.setdefault(name, []).extend(ids)
-    return [WriteOp("hdel", values_key(name), ids) for name, ids in gone.items() if kept(name)]
+    return [drop_values_op(values_key(name), ids) for name, ids in gone.items() if kept(name)]
 
 
 def row_pieces(blocks: status_rows.Blocks | None, records: Writes | None,

@@ -198,6 +198,24 @@ def test_compaction_drops_the_values_of_compacted_records(orders, settings):
     assert [r["value"] for r in consume("orders")][-1] == "v29"
 
 
+def test_dropping_released_values_deletes_those_ids_and_creates_no_hash(orders):
+    from cluster.adapters.hot_records import drop_values_op
+
+    r, values = hot_state.client(), hot_state.values_key("orders")
+    r.delete(values)
+    released = list(range(1, 1200)) + [2**40 + 7]  # several HDEL batches, a large id
+    assert _run(drop_values_op(values, released)) == 0
+    assert not r.exists(values)  # a topic with no values: nothing written
+    r.hset(values, mapping={"5": "a", "1199": "b", "1200": "kept", str(2**40 + 7): "c"})
+    assert _run(drop_values_op(values, released)) == 3
+    assert r.hgetall(values) == {b"1200": b"kept"}
+
+
+def _run(op: WriteOp) -> int:
+    script, keys, args = op.arg
+    return hot_state.client().eval(script, len(keys), *keys, *args)
+
+
 def test_a_topic_deleted_while_a_tick_reads_the_store_does_not_crash_it(orders, monkeypatch):
     from cluster.engine import spu_loops as replication
 

@@ -59,7 +59,8 @@ def _compare(encoded, records, rng, seen: _Seen, where: str) -> None:
                     continue
                 seen.pieces += len(parts)
                 seen.cut += sum(a[-1][0] == b[0][0] for a, b in zip(parts, parts[1:]))
-                seen.released += sum(op.op == "hdel" for ops in fast for op in ops)
+                seen.released += sum(op.op == "eval" and op.key.startswith(values_key(""))
+                                     for ops in fast for op in ops)
                 seen.dropped += not kept(gone) and any(
                     k[0] == gone for k in encoded.released if k in set(keys))
                 seen.unchanged += records.aligned.count(None)
