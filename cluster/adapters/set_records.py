@@ -4,8 +4,9 @@
 block boundary (set_codec.apart_count) as int64s (set_codec.records_bytes); the status
 (set_codec.encode_status) names their count and last id, and holds the few ids after them.
 A save appends what the part kept apart gained (a set gaining a record a tick: once in
-``RECORDS_BLOCK`` ticks) and rewrites the whole run only when
-compaction moved its start or another replica's log became the reference, in one script
+``RECORDS_BLOCK`` ticks), drops the head of the run in Redis when compaction moved its
+start (``_TRIM``), and rewrites the whole run only when another replica's log became the
+reference or the stored run no longer overlaps the log, in one script
 that also sets the changed statuses (``Writes.op``: a few packed arguments a topic), so a
 set's status and records land in the same fenced transaction (a large save has one script
 per piece, save_pieces.py). A load reads the runs of the sets it must decode, and of a set
@@ -41,8 +42,9 @@ INSIDE: Stored = (-1, 0, None)
 # fields at a time (a call a field costs Redis several times more). Two arguments a set
 # (field and value) were 200-280 ms of redis-py's packing a busy tick at 100,000
 # partitions. Then, for each topic, the records keys' prefix and one string of entries,
-# each a partition (uint32), a mode ('a' appends, 's' replaces, 'd' deletes), the
-# payload's length (uint32) and the payload (``Writes.op``); the keys are built here, on
+# each a partition (uint32), a mode ('a' appends, 's' replaces, 'd' deletes, 't' trims: drops
+# the head's ids, a uint32 count, and appends the rest of the payload), the payload's length
+# (uint32) and the payload (``Writes.op``); the keys are built here, on
 # the server that holds them all (hot_servers.py: a set's records live with its status,
 # never across servers). Returns how many keys and fields it wrote.
 _WRITE = """
@@ -73,6 +75,10 @@ for i = last + 1, #ARGV, 2 do
     local name = prefix .. string.format('%d', partition)
     if mode == 'a' then redis.call('APPEND', name, string.sub(packed, at, at + length - 1))
     elseif mode == 's' then redis.call('SET', name, string.sub(packed, at, at + length - 1))
+    elseif mode == 't' then
+      local drop = struct.unpack('<I4', packed, at)
+      redis.call('SET', name, redis.call('GETRANGE', name, 8 * drop, -1)
+                 .. string.sub(packed, at + 4, at + length - 1))
     else redis.call('DEL', name) end
     at = at + length
     n = n + 1
@@ -85,7 +91,9 @@ _HEAD = Struct("<IcI")
 # The entry of one record appended, in one pack: its id as records_bytes stores it, a
 # native int64 (little-endian on every machine this runs on; checked, else two packs).
 _ONE = Struct("<IcIq") if sys.byteorder == "little" else None
-_APPEND, _SET, _DELETE = b"a", b"s", b"d"
+_APPEND, _SET, _DELETE, _TRIM = b"a", b"s", b"d", b"t"
+# A trim's head: how many ids it drops.
+_DROP = Struct("<I")
 
 
 def records_key(topic: str, partition: int | str) -> str:
@@ -254,6 +262,13 @@ def _write(before: Stored | None, ref: Replica, count: int) -> tuple[bytes, byte
         # there (record ids are unique; the rule encode_status's followers rely on too).
         if start == ref.start and count >= n and (n == 0 or log[n - 1] == last):
             return (_APPEND, records_bytes(log[n:count])) if count > n else None
+        # Compaction moved the start up within the stored run, whose last id is still
+        # there: Redis drops the head and takes what follows. Sending the whole run again
+        # cost a copy of every retained id at each cut (retention / step times the ids
+        # produced, once logs are full), in Python, redis-py and the script alike.
+        drop = ref.start - start
+        if start >= 0 and 0 < drop < n <= count + drop and log[n - drop - 1] == last:
+            return _TRIM, _DROP.pack(drop) + records_bytes(log[n - drop:count])
     return (_SET, records_bytes(log[:count])) if count else (_DELETE, b"")
 
 

@@ -1,5 +1,6 @@
 """The save's records script (set_records.Writes.op) takes each topic's writes packed in
-one argument: appends of one record and of many, a whole run replaced, a key deleted, over
+one argument: appends of one record and of many, a whole run replaced, a run's head
+dropped by compaction, a key deleted, over
 two topics interleaved, land on exactly the keys and bytes the old one-argument-a-set
 form wrote (each log below ends on its partition's block boundary, set_codec.apart_count,
 so the whole of it is kept apart); an append within a block writes nothing. The statuses travel in the same script, packed by hash: it sets exactly the
@@ -22,7 +23,7 @@ def test_every_mode_lands_on_its_own_key_over_interleaved_topics(redis_url):
     with hot_state.bound_to_store():
         r = hot_state.client()
         for name, ids in ((("a", 5), [1, 2]), (("a", 1), [7]), (("b", 4), [3]), (("b", 9), [5]),
-                          (("c", 0), list(range(1, 9)))):
+                          (("c", 0), list(range(1, 9))), (("c", 4), list(range(1, 9)))):
             r.set(set_records.records_key(*name), set_records.records_bytes(ids))
         writes = set_records.Writes()
         assert writes.append(("a", 5), (0, 2, 2), Replica(0, [1, 2, 4], start=0)) == (0, 3, 4)
@@ -33,11 +34,17 @@ def test_every_mode_lands_on_its_own_key_over_interleaved_topics(redis_url):
         writes.follow(("a", 1), (0, 1, 7), Replica(0, [11, 12], start=5))  # compacted: set
         writes.delete(("b", 9))
         writes.follow(("a", 7), None, Replica(0, [20], start=0))  # a new set
+        # Compacted within the stored run: its head dropped in Redis, the ids after it sent.
+        assert writes.follow(("c", 4), (0, 8, 8), Replica(0, list(range(4, 17)), start=3)
+                             ) == (3, 9, 12)
         op = writes.op()
-        assert [k.rsplit(":", 2)[1:] for k, _, _ in set_records.unpacked(op)] == [
-            ["a", "5"], ["b", "4"], ["a", "1"], ["b", "9"], ["a", "7"]]
+        assert [(k.rsplit(":", 2)[1:], mode) for k, mode, _ in set_records.unpacked(op)] == [
+            (["a", "5"], b"a"), (["b", "4"], b"a"), (["a", "1"], b"s"), (["b", "9"], b"d"),
+            (["a", "7"], b"s"), (["c", "4"], b"t")]
+        assert set_records.unpacked(op)[-1][2] == (
+            b"\x03\x00\x00\x00" + set_records.records_bytes([9, 10, 11, 12]))
         script, keys, args = op.arg
-        assert r.eval(script, len(keys), *keys, *args) == 5
+        assert r.eval(script, len(keys), *keys, *args) == 6
 
         def held(topic: str, partition: int) -> list[int]:
             return set_records.records_from(r.get(set_records.records_key(topic, partition)))
@@ -48,6 +55,7 @@ def test_every_mode_lands_on_its_own_key_over_interleaved_topics(redis_url):
         assert not r.exists(set_records.records_key("b", 9))
         assert held("a", 7) == [20]
         assert held("c", 0) == list(range(1, 9))
+        assert held("c", 4) == list(range(4, 13))
         # Only some sets (a piece): their entries alone.
         assert [k.rsplit(":", 1)[1] for k, _, _ in
                 set_records.unpacked(writes.op([("b", 4), ("a", 7)]))] == ["4", "7"]
