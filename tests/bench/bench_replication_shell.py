@@ -24,7 +24,9 @@ producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU), and
 private Redis's slow log (every command logged around the ticks), ``redis_busy_tick_cpu_ms``,
 Redis's own CPU in a busy tick (median, ``INFO cpu``), and
 ``mirror_rows_per_tick``, the partition rows the busy ticks' UPDATEs wrote (the offsets
-mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's). Run:
+mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's), and
+``rss_mb`` and ``redis_used_memory_mb``, this process's resident memory and Redis's after
+the busy ticks (with ``--warm``: what full logs hold). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
         [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
         [--outside-writes] [--json [--failover]]
@@ -74,6 +76,17 @@ def timed_cpu(fn) -> tuple[float, float]:
     t, c = time.perf_counter(), time.process_time()
     fn()
     return (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+
+
+def memory_figures() -> tuple[float, float]:
+    """This process's resident memory (the engine's state, the bench's own included) and
+    Redis's ``used_memory``, in MB: what the retained records cost once the logs are
+    warmed (docs/durability.md: the retained ids' budget)."""
+    from cluster.adapters.redis_keys import client
+
+    rss_kb = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text()
+                  .splitlines() if line.startswith("VmRSS:"))
+    return rss_kb / 1024, int(client().info("memory")["used_memory"]) / 2**20
 
 
 def log_figures() -> tuple[int, int]:
@@ -283,6 +296,9 @@ def bench_ticks(partitions: int, steps: int,
         mirror_rows_per_tick=writes.rows / steps, mirror_rows_by_tick=by_tick)
     print(f"partition rows written (UPDATE), ticks with producers: {writes.rows / steps:,.0f} "
           f"per tick ({by_tick})")
+    rss, used = memory_figures()
+    result.update(rss_mb=round(rss), redis_used_memory_mb=round(used))
+    print(f"memory after the busy ticks: this process {rss:,.0f} MB, Redis {used:,.0f} MB")
     if slowlog is not None:
         slowlog.stop()
         result.update(redis_max_command_ms=slowlog.longest_us / 1000,
