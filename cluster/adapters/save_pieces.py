@@ -84,8 +84,7 @@ def set_ops(group: Group, changed: dict[str, dict[str, bytes]], records: Writes,
     # Statuses and records in one script (set_records.Writes.op): one command a piece.
     op = records.op(group, {sets_key(name): fields for name, fields in statuses.items()})
     ops = [op] if op is not None else []
-    ops += [drop_values_op(values_key(name), ids) for name, ids in gone.items()
-            if released_kept(name)]
+    ops += _dropped_values(gone, values_key, released_kept)
     return ops
 
 
@@ -138,8 +137,7 @@ def slice_ops(sets: Aligned, start: int, end: int, released: dict[Key, list[int]
     gone: dict[str, list[int]] = {}
     for _, set_key in places[first:last]:
         gone.setdefault(set_key[0], []).extend(released[set_key])
-    ops += [drop_values_op(values_key(name), ids) for name, ids in gone.items()
-            if released_kept(name)]
+    ops += _dropped_values(gone, values_key, released_kept)
     return ops
 
 
@@ -179,6 +177,13 @@ def released_ops(released: dict[Key, list[int]], values_key: Callable[[str], str
         released = {k: ids for k, ids in released.items() if k in wanted}
     for (name, _), ids in released.items():
         gone.setdefault(name, []).extend(ids)
+    return _dropped_values(gone, values_key, kept)
+
+
+def _dropped_values(gone: dict[str, list[int]], values_key: Callable[[str], str],
+                    kept: Callable[[str], bool]) -> list[WriteOp]:
+    """The writes dropping the values of the released ids ``gone`` (by topic), of the
+    topics ``kept`` says still exist (a dropped topic's values key goes whole)."""
     return [drop_values_op(values_key(name), ids) for name, ids in gone.items() if kept(name)]
 
 

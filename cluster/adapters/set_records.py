@@ -267,7 +267,7 @@ def _write(before: Stored | None, ref: Replica, count: int) -> tuple[bytes, byte
         # cost a copy of every retained id at each cut (retention / step times the ids
         # produced, once logs are full), in Python, redis-py and the script alike.
         drop = ref.start - start
-        if start >= 0 and 0 < drop < n <= count + drop and log[n - drop - 1] == last:
+        if 0 < drop < n <= count + drop and log[n - drop - 1] == last:
             return _TRIM, _DROP.pack(drop) + records_bytes(log[n - drop:count])
     return (_SET, records_bytes(log[:count])) if count else (_DELETE, b"")
 

@@ -57,9 +57,10 @@ def compaction_cut(rs: ReplicaSet, start: int, retain: int, step: int) -> int | 
     The cut is the highest offset at most ``HW - retain`` on the partition's own phase of
     the step (its number modulo ``step``): partitions produced to in step (a producer's
     round robin) reach their cuts at ``step`` different ticks, not all at one. Each cut
-    rewrites the set's records key whole and its encoding's template (adapters), so at
-    100,000 partitions all compacting at one tick that tick wrote every partition's
-    retained ids to Redis at once. Once on its phase a replica keeps between ``retain``
+    costs the shell a trim of the set's records key and a new template for its encoding
+    (adapters); when every records key was rewritten whole at each cut, 100,000
+    partitions cutting at one tick wrote all their retained ids to Redis at once. Once on
+    its phase a replica keeps between ``retain``
     and ``retain + step - 1`` records below HW, as with cuts at ``HW - retain``; before
     its first cut, up to a step more."""
     target = rs.hw - retain
