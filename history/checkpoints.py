@@ -126,10 +126,11 @@ _EVERY = frozenset(range(SLOTS))
 def _changed(hot: HotState, after: dict[Key, Summary], keys: Any,
              written: dict[Key, Offsets]) -> dict[Key, Offsets]:
     """The offsets of ``keys`` that differ from what this process last ``written``."""
-    sets = hot.state.replica_sets
+    sets, view = hot.state.replica_sets, hot.state.steady.view
     changed: dict[Key, Offsets] = {}
     for key in keys:
-        s = after.get(key) or (ports.summary(sets[key]) if key in sets else None)
+        # A steady set's followers as the index keeps them (core.replication.steady).
+        s = after.get(key) or (ports.summary(view(sets[key])) if key in sets else None)
         if s is None:
             continue
         offsets = (s.hw, s.replicas)

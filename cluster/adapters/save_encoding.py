@@ -76,6 +76,9 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     topic, fields = None, {}
     items: Iterable[tuple[Key, ReplicaSet]]
     steady = hot.state.steady
+    # The HW of the sets a round levelled and nobody touched since (core.replication.steady:
+    # the producers' append writes the rest): compaction and the encodings read it.
+    steady.settle_levels(hot.state.replica_sets)
     # The sets in the steady index: their encoding's short form, with the index's clock.
     level, encode_steady = steady.keys, steady_encoder(steady.round_ms, steady.memo)
     if sets is None:

@@ -207,6 +207,16 @@ class SetCache:
         index, image.steady = image.steady, Steady()
         return index
 
+    def restore_rest(self, scope: Scope, index: Steady) -> None:
+        """The sets of the image under ``scope`` that a complete load did not take, out of
+        ``index`` (the image's, moved to the load by ``take_index``) and whole again: a
+        steady set's followers are the index's to keep (core.replication.steady), and one
+        left in the image without it would be handed out as it stands by a later ``take``."""
+        image = self.images.get(scope)
+        if image is not None and index.keys:
+            for key in [k for k in image.sets if k in index.keys]:
+                index.leave_key(image.sets, key)
+
     def take_behind(self, scope: Scope, topics: Iterable[str]) -> Image | None:
         """The whole image, whatever its token, if it names no topic outside ``topics``
         (set_loading.take_after_others checks the saves since); removed from here."""
@@ -233,6 +243,10 @@ class SetCache:
         them all; a trusted load's image was exact and only this process wrote since)."""
         if hot.complete and self._whole(scope, hot):
             return
+        if not hot.complete and hot.state.steady.keys:
+            # Kept without the unit's index: its steady sets whole first (a steady set's
+            # followers are the index's to keep, core.replication.steady).
+            hot.state.steady.leave_all(hot.state.replica_sets)
         image = self.images.get(scope)
         if image is None or hot.complete:  # a complete unit's sets replace what was kept
             # With its steady index: a steady set's clocks are the index's (a set not kept

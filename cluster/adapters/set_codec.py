@@ -99,18 +99,18 @@ def encode_set(rs: ReplicaSet) -> bytes:
     return _encode(rs, ref, ref.log, _extras(rs))[0]
 
 
-def encode_status(rs: ReplicaSet, ref: Replica, lrs_clock: int | None = None
-                  ) -> tuple[bytes, Summary]:
+def encode_status(rs: ReplicaSet, ref: Replica, lrs_clock: int | None = None, *,
+                  steady: bool = False) -> tuple[bytes, Summary]:
     """The set but its reference log's records (``ref``: reference_replica(rs)) up to a
     block boundary, which are kept apart: the encoding names their count and last id, and
     holds the ids after them, so any change to the log (an append, a cut, another
     reference) changes the status too. With it, the set's summary (``summary``), read in
-    the same pass over its replicas. ``lrs_clock``: as ``_encode``'s."""
+    the same pass over its replicas. ``lrs_clock``, ``steady``: as ``_encode``'s."""
     extras = _extras(rs)
     log = ref.log
     count = apart_count(rs.partition, ref.start, len(log))
     extras[RECORDS_APART] = [count, log[count - 1] if count else None]
-    return _encode(rs, ref, log[count:], extras, lrs_clock)
+    return _encode(rs, ref, log[count:], extras, lrs_clock, steady)
 
 
 def apart_count(partition: int, start: int, size: int) -> int:
@@ -157,17 +157,29 @@ def replica_state(r: Replica, ref: Replica, clock: int | None
 
 
 def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any],
-            lrs_clock: int | None = None) -> tuple[bytes, Summary]:
+            lrs_clock: int | None = None, steady: bool = False) -> tuple[bytes, Summary]:
     """The encoding and the summary, from one pass over the replicas: a busy tick encodes
     every set, and a second pass for its summary cost a third as much again.
     ``lrs_clock``: the LRS followers' caught-up clock of a set in the steady index (theirs
-    are not written while it stays in: steady_codec), None for the replicas' own."""
+    are not written while it stays in: steady_codec), None for the replicas' own.
+    ``steady``: the set is in the steady index, so its LRS followers are not kept
+    (core.replication.steady.LAZY): each holds the reference's (the leader's) log up to
+    the set's HW, with that HW."""
     ref_start, ref_log, rep = ref.start, ref.log, rs.replica
     leo = ref_start + len(ref_log)
-    replicas, figures = [], []
-    lrs_followers = () if lrs_clock is None else [s for s in rs.lrs if s != rs.leader]
+    replicas: list[tuple[Any, int, bool, int, int | None]] = []
+    figures = []
+    lrs_followers = () if lrs_clock is None and not steady else [
+        s for s in rs.lrs if s != rs.leader]
     for s in rs.replicas:
         r = rep[s]
+        if steady and s in lrs_followers:
+            n = rs.hw
+            replicas.append((n, n, r.claims_leadership, r.seen_attempt,
+                             (r.caught_up_ms if lrs_clock is None else lrs_clock)
+                             if n < leo else None))
+            figures.append((s, n, n))
+            continue
         log, start = r.log, r.start
         n = start + len(log)
         # A replica's log is stored as its LEO when it is a prefix of the reference's

@@ -150,6 +150,7 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
         if damaged:
             raise RecordsMismatch(damaged)
         if index is not None:
+            committed.restore_rest(scope, index)  # type: ignore[union-attr]
             _keep_taken(index, taken, missed, index.keys if read is None else read)
             state.steady = index
         for set_key, data in fetched:

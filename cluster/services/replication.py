@@ -213,8 +213,9 @@ def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
     a drifted status is logged as a ``partition`` entry of the unit's commit."""
     hot, rows = u.state, []
     sliced = trails_by_design(hot)  # only then may a row's offsets trail
+    view = hot.state.steady.view  # a steady set's followers as the index keeps them
     for part, rs in hot.state.replica_sets.items():
-        pk, new = hot.partition_pk(part), hot_state.summary(rs)
+        pk, new = hot.partition_pk(part), hot_state.summary(view(rs))
         row = stored.get(pk) if pk is not None else None
         if pk is None or row is None:
             continue

@@ -232,6 +232,8 @@ class _Run:
         rng = self.compaction
         if rng.random() < 0.1:
             key, retain = rng.choice(self.keys), rng.randint(0, 3)
+            # As the shell's save compacts: a steady set in place, its HW written first.
+            self.state.steady.settle_levels(self.state.replica_sets)
             rs = self.state.replica_sets[key]
             before = reference_replica(rs).start
             start = compact(rs, retain)
@@ -297,7 +299,7 @@ class _Run:
             self.apply(ReconcileElections())
 
     def _read(self, key: tuple[str, int]) -> None:
-        rs = self.state.replica_sets[key]
+        rs = self.state.steady.view(self.state.replica_sets[key])
         if rs.resolution is not Resolution.ONLINE:
             return
         offset = self.rng.randint(0, rs.hw)
@@ -335,7 +337,7 @@ class _Run:
         self._check_converged()
 
     def _check_converged(self) -> None:
-        for rs in self.state.replica_sets.values():
+        for rs in map(self.state.steady.view, self.state.replica_sets.values()):
             if rs.resolution is not Resolution.ONLINE:
                 raise InvariantViolation(f"{rs.key} still {rs.resolution.value} after heal")
             if rs.move is not None:

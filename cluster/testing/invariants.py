@@ -84,7 +84,9 @@ class InvariantChecker:
         """Check every set; ``actions`` are the step's, for the unclean elections in it."""
         actions = actions if isinstance(actions, (list, tuple)) else list(actions)
         self._note_unclean(state, actions)
+        view = state.steady.view  # a steady set's followers as the index keeps them
         for key, rs in state.replica_sets.items():
+            rs = view(rs)
             t = self.tracks.get(key)
             if t is None:
                 t = self.tracks[key] = _Track()
@@ -143,7 +145,7 @@ class InvariantChecker:
         self.unclean_allowed.clear()
 
     def _unclean(self, state: ClusterState, a: UncleanLeaderElected) -> None:
-        rs = state.replica_sets[(a.topic, a.partition)]
+        rs = state.steady.view(state.replica_sets[(a.topic, a.partition)])
         t = self.tracks[rs.key]
         if not (state.topics[a.topic].unclean_leader_election or rs.key in self.unclean_allowed):
             _fail(rs, f"unclean election of SPU {a.spu} that nothing allowed")
@@ -245,7 +247,7 @@ class InvariantChecker:
         n = 0
         for a in actions:
             if isinstance(a, RecordsAcknowledged) and a.acks is Acks.ALL:
-                rs = state.replica_sets[(a.topic, a.partition)]
+                rs = state.steady.view(state.replica_sets[(a.topic, a.partition)])
                 self._acked(state, rs, a)
                 n += len(a.records)
             elif isinstance(a, RecordsAcknowledged) and a.acks is Acks.LEADER:

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     from cluster.adapters.set_codec import Summary
     from cluster.core.replication import Resolution
     from history import checkpoints
+    from cluster.core.replication.steady import Steady
 
     # The log's head and stream, as one Redis would answer them all along.
     metadata_log.head = lambda: 40  # type: ignore[assignment]
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     keys = [("bench", p) for p in range(args.partitions)]
     hook = checkpoints.HwCheckpoints()
     hot = SimpleNamespace(differs=keys, moved=[], topics={"bench": {"partitions": keys}},
-                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys),
+                                                steady=Steady()))
 
     def summary(hw: int) -> Summary:
         return Summary(0, (0, 1, 2), Resolution.ONLINE, hw, hw + 1,

@@ -6,6 +6,7 @@ import pytest
 
 from cluster.adapters import metadata_log
 from cluster.ports import bound_to_store
+from cluster.core.replication.steady import Steady
 from cluster.engine.engine import current as engine
 from history import checkpoints
 from tests.helpers import register_spus, run
@@ -74,7 +75,8 @@ def test_a_fresh_process_checkpoints_only_the_sets_its_unit_moved(monkeypatch, s
     monkeypatch.setattr(metadata_log, "stream_key", lambda: "log")
     settings.HISTORY_HW_INTERVAL_S = 300
     after = {("pay", 0): _summary(7), ("pay", 1): _summary(9)}
-    hot = SimpleNamespace(differs=[("pay", 1)], moved=[], state=SimpleNamespace(replica_sets={}))
+    hot = SimpleNamespace(differs=[("pay", 1)], moved=[],
+                          state=SimpleNamespace(replica_sets={}, steady=Steady()))
     fresh = checkpoints.HwCheckpoints()  # a fresh process's
     (entry,) = fresh(hot, after, at=1_000_000, writes_entries=False)
     from cluster.core.replication.hw_codec import unpack
@@ -95,7 +97,8 @@ def _busy_hook(monkeypatch, settings, partitions: int):
     settings.HISTORY_HW_INTERVAL_S = 300
     keys = [("pay", p) for p in range(partitions)]
     hot = SimpleNamespace(differs=keys, moved=[], topics={"pay": {"partitions": keys}},
-                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys)))
+                          state=SimpleNamespace(replica_sets=dict.fromkeys(keys),
+                                                steady=Steady()))
     return keys, checkpoints.HwCheckpoints(), hot
 
 
@@ -190,7 +193,8 @@ def test_a_unit_with_no_set_loaded_leaves_the_turn_to_the_next_with_sets(monkeyp
     assert len(unpack(hook(hot, summaries, at=1_000_000, writes_entries=False)[0]["topics"]
                       ["pay"])) == 200
     quiet = SimpleNamespace(differs=[], moved=[], topics=hot.topics,
-                            state=SimpleNamespace(replica_sets=shards.UnloadedSets()))
+                            state=SimpleNamespace(replica_sets=shards.UnloadedSets(),
+                                                  steady=Steady()))
     at = 1_000_000 + 6_000  # the next slot
     assert hook(quiet, {}, at=at, writes_entries=True) == []
     (entry,) = hook(hot, {k: _summary(2) for k in keys}, at=at + 1, writes_entries=False)

@@ -86,7 +86,9 @@ def taken(keys=None) -> tuple[dict, bool]:
     seen = {}
 
     def step(hot):
-        seen.update({k: figures_of(rs) for k, rs in hot.state.replica_sets.items()})
+        # A steady set's followers as the index keeps them (core.replication.steady).
+        view = hot.state.steady.view
+        seen.update({k: figures_of(view(rs)) for k, rs in hot.state.replica_sets.items()})
         seen["exact"] = hot.exact
         return []
 

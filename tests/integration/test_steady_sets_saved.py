@@ -42,7 +42,7 @@ def kept_against_redis() -> tuple[list, int, list]:
         seen["differ"] = [k for k, rs in state.replica_sets.items()
                           if encode_status(rs, reference_replica(rs))[0] != stored.get(k)]
         seen["steady"] = len(hot.state.steady.keys)
-        seen["behind"] = [k for k, rs in hot.state.replica_sets.items()
+        seen["behind"] = [k for k, rs in state.replica_sets.items()
                           if rs.leader is None or rs.hw != rs.replica[rs.leader].leo]
         return []
 
@@ -121,7 +121,9 @@ def _sets() -> dict:
     seen: dict = {}
 
     def step(hot):
-        seen.update(hot.state.replica_sets)
+        # A steady set's followers as the index keeps them (core.replication.steady).
+        view = hot.state.steady.view
+        seen.update({k: view(rs) for k, rs in hot.state.replica_sets.items()})
         return []
 
     with engine().unit(whole=True, dispatch=lambda followups: None) as u:

@@ -152,9 +152,10 @@ def _keep(r: dict[str, Any], name: str, n: int, rows: Callable[[], list[list[Any
 def _forget_committed(state: ClusterState, r: dict[str, Any]) -> None:
     """acks=1 records below their set's HW are committed: no cut can lose them any more,
     so only their count is kept (the list holds the writes still at risk)."""
-    sets, kept = state.replica_sets, []
+    sets, kept, view = state.replica_sets, [], state.steady.view
     for row in r["acks1"]:
-        if not _committed(sets.get((row[0], row[1])), row[2], row[3]):
+        rs = sets.get((row[0], row[1]))
+        if not _committed(rs if rs is None else view(rs), row[2], row[3]):
             kept.append(row)
     r["acks1_committed"] = r.get("acks1_committed", 0) + len(r["acks1"]) - len(kept)
     r["acks1"] = kept

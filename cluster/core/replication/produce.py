@@ -210,6 +210,14 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
     first = nid = state.next_record_id
     skip = lost or frozenset()
     missed: list[Key] = []
+    index = state.steady
+    # The sets appended to since the last round keep their HW (their followers trail);
+    # every other steady set's HW is its leader's LEO (levelled by a round, ``Steady.hw``),
+    # written here before the append, as this pass touches the set anyway.
+    marked = dict.fromkeys(keys)
+    # A key named twice: its second append finds the first one's records unfetched.
+    seen = None if len(marked) == len(keys) else dict(index.appended)
+    trailing = index.appended if seen is None else seen
     # One pass, each set touched once: the sets are far apart in memory, and passes in C
     # (a map per field) cost more in cache misses than they saved in bytecode.
     for key, rs, n in zip(keys, map(state.replica_sets.get, keys), counts):
@@ -220,20 +228,28 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
                 _produce_one(state, key, n, Acks.LEADER, lost, actions, outcomes)
             continue
         lead = rs.replica[rs.leader]  # type: ignore[index]
+        log = lead.log
+        if not trailing or key not in trailing:
+            rs.hw = lead.hw = lead.start + len(log)
+            if seen is not None:
+                seen[key] = None
         if n == 1:
-            lead.log.append(nid)
+            log.append(nid)
         else:
-            lead.log.extend(range(nid, nid + n))
+            log.extend(range(nid, nid + n))
         nid += n
         # The LRS is the leader alone (its only replica, or the others' SPUs offline):
         # committed at once.
         if len(rs.lrs) == 1:
-            rs.hw = lead.hw = lead.start + len(lead.log)
+            rs.hw = lead.hw = lead.start + len(log)
     state.next_record_id = nid
-    index = state.steady
-    marked = dict.fromkeys(keys)
     for key in missed:
         marked.pop(key, None)
+    # Their HW is written: no longer levelled without it.
+    if len(marked) == len(index.keys):
+        index.levelled = {}
+    elif index.levelled:
+        index.levelled = {k: None for k in index.levelled if k not in marked}
     if len(marked) == len(index.keys):
         # Every steady set (the keys are in it): none stays saved, all are fresh.
         index.saved.clear()

@@ -110,8 +110,8 @@ def cut_from_dict(d: dict[str, Any]) -> Cut:
 
 def cluster_to_dict(state: ClusterState) -> dict[str, Any]:
     d = cluster_meta_to_dict(state)
-    clock = state.steady.clock
-    d["replica_sets"] = [replica_set_to_dict(rs, clock=clock(key))
+    clock, view = state.steady.clock, state.steady.view
+    d["replica_sets"] = [replica_set_to_dict(view(rs), clock=clock(key))
                          for key, rs in state.replica_sets.items()]
     return d
 

@@ -46,25 +46,48 @@ delivered), and the shells that replace or restore a set. The round itself drops
 sets of an SPU whose status or loop changed since the index was built, and the whole
 index while a network cut is in force (who reaches whom then changes without a set
 being touched).
+
+**Followers not kept while steady** (the columnar tier's retained ids as one run a set):
+in a steady set every LRS follower holds the leader's log up to the set's HW, from the
+same start, with HW = LEO, so its log is a copy of the leader's head. ``enter`` drops
+those copies (the follower's ``log`` becomes ``LAZY``, an empty tuple: an append to it
+fails loudly), ``leave`` rebuilds them from the leader's log, and readers that look at a
+set without taking it out read ``view(rs)``. The round then has nothing to write in a
+steady set: its levelling of the sets the producers appended to is a move of their keys
+to ``levelled`` (their HW is the leader's LEO from then on, ``hw``), and the HW fields
+are written by whoever touches the set next (the producers' append, the save's
+``settle_levels``, ``leave``). At 100,000 partitions this held two thirds of the retained
+ids (6.7 GB with full logs) and was most of the round.
+
+**The index must travel with its sets.** A set in the index is only whole together with
+it: a shell that keeps sets apart from their index (set_cache.py) takes them out first
+(``leave_all``), and one that drops the index drops its sets too.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import filterfalse
 from typing import Any, Protocol
 
 # state.Key; this module imports nothing of the core (state.py imports it).
 Key = tuple[str, int]
 
+# The log of an LRS follower of a steady set: not kept (its truth is the leader's log up to
+# the set's HW, ``view``). Immutable, so a rule that appends to it without taking the set
+# out of the index fails at once instead of writing into a log nobody reads.
+LAZY: Any = ()
+
 
 class ReplicaSet(Protocol):
-    """What the index reads of a ``state.ReplicaSet``."""
+    """What the index reads and writes of a ``state.ReplicaSet``."""
     topic: str
     partition: int
     leader: int | None
     replica: dict[int, Any]
+    replicas: list[int]
     lrs: list[int]
+    hw: int
 
 
 @dataclass(slots=True)
@@ -81,6 +104,9 @@ class Steady:
     # Steady sets the producers appended to since the last round (``produce_spread``): the
     # leader is ahead of the followers by those records; the next round levels them.
     appended: dict[Key, None] = field(default_factory=dict)
+    # Steady sets a round levelled whose HW fields (the set's and its leader's) are not
+    # written yet: their HW is the leader's LEO (``hw``). Never in ``appended`` too.
+    levelled: dict[Key, None] = field(default_factory=dict)
     # The loaded sets that are not steady, in the order they left or arrived (None: not
     # known). Kept so a round, an election scan or a save visits those only; checked by
     # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
@@ -103,7 +129,12 @@ class Steady:
     # its leader, LRS, resolution, epoch and replicas are the ones that save saw.
     joined: dict[Key, None] = field(default_factory=dict)
 
-    def enter(self, key: Key) -> None:
+    def enter(self, key: Key, rs: ReplicaSet | None = None) -> None:
+        """``rs`` (under ``key``) is steady: into the index, its LRS followers' logs
+        dropped (``LAZY``; ``leave`` rebuilds them). Without ``rs``, they are kept."""
+        if rs is not None:
+            for r in self._followers(rs):
+                r.log = LAZY
         self.keys[key] = None
         self.joined[key] = None
         self.memo.pop(key, None)
@@ -116,15 +147,17 @@ class Steady:
         rounds it skipped would have left them."""
         key = (rs.topic, rs.partition)
         if key in self.keys:
+            levelled = key in self.levelled
             self._out(key)
-            self._clocks(rs)
+            self._restore(rs, levelled)
 
     def leave_key(self, sets: Mapping[Key, ReplicaSet], key: Key) -> None:
         if key in self.keys:
+            levelled = key in self.levelled
             self._out(key)
             rs = sets.get(key)
             if rs is not None:
-                self._clocks(rs)
+                self._restore(rs, levelled)
 
     def leave_all(self, sets: Mapping[Key, ReplicaSet]) -> None:
         for key in list(self.keys):
@@ -144,19 +177,69 @@ class Steady:
         self.saved.discard(key)
         self.fresh.pop(key, None)
         self.appended.pop(key, None)
+        self.levelled.pop(key, None)
         self.memo.pop(key, None)
         if self.active is not None:
             self.active[key] = None
 
-    def _clocks(self, rs: ReplicaSet) -> None:
-        at = self.round_ms
-        if at is not None:
-            leader, lrs = rs.leader, rs.lrs
-            whole = len(lrs) == len(rs.replica)
-            for s, r in rs.replica.items():
-                # A replica out of the LRS (its SPU offline) was not judged: its own clock.
-                if s != leader and (whole or s in lrs):
-                    r.caught_up_ms = at
+    @staticmethod
+    def _followers(rs: ReplicaSet) -> list[Any]:
+        """The replicas whose state the index keeps for them: the LRS followers (a replica
+        out of the LRS, its SPU offline, is not judged and keeps its own)."""
+        leader, lrs, rep = rs.leader, rs.lrs, rs.replica
+        whole = len(lrs) == len(rep)
+        return [r for s, r in rep.items() if s != leader and (whole or s in lrs)]
+
+    def _restore(self, rs: ReplicaSet, levelled: bool) -> None:
+        """Write what the index kept for ``rs`` into it: the HW a round levelled it to,
+        its LRS followers' logs (the leader's up to HW), HW and clocks as the rounds it
+        skipped would have left them."""
+        lead = rs.replica.get(rs.leader)  # type: ignore[arg-type]
+        if lead is None:  # changed behind the index's back (a shell's restore): as it is
+            return
+        if levelled:
+            rs.hw = lead.hw = lead.start + len(lead.log)
+        hw, start, at = rs.hw, lead.start, self.round_ms
+        for r in self._followers(rs):
+            r.log = lead.log[:hw - start]
+            r.start, r.hw = start, hw
+            if at is not None:
+                r.caught_up_ms = at
+
+    def hw(self, key: Key, rs: ReplicaSet) -> int:
+        """A steady set's HW (a round may have levelled it without writing it)."""
+        if key in self.levelled:
+            lead = rs.replica[rs.leader]  # type: ignore[index]
+            return lead.start + len(lead.log)
+        return rs.hw
+
+    def settle_levels(self, sets: Mapping[Key, ReplicaSet]) -> None:
+        """Write the HW of every set a round levelled (before a pass that reads them)."""
+        for key in self.levelled:
+            rs = sets.get(key)
+            if rs is not None:
+                lead = rs.replica[rs.leader]  # type: ignore[index]
+                rs.hw = lead.hw = lead.start + len(lead.log)
+        self.levelled = {}
+
+    def view(self, rs: ReplicaSet) -> Any:
+        """``rs`` as it stands, whole: itself unless it is steady, else a copy with what
+        the index keeps for it written in (for readers that must not take it out)."""
+        key = (rs.topic, rs.partition)
+        if key not in self.keys or rs.leader not in rs.replica:
+            return rs
+        lead = rs.replica[rs.leader]
+        hw, start, at = self.hw(key, rs), lead.start, self.round_ms
+        followers = {id(r) for r in self._followers(rs)}
+        replica = {}
+        for s, r in rs.replica.items():
+            if id(r) in followers:
+                r = replace(r, log=lead.log[:hw - start], start=start, hw=hw,
+                            caught_up_ms=r.caught_up_ms if at is None else at)
+            elif r is lead:
+                r = replace(r, hw=hw)
+            replica[s] = r
+        return replace(rs, replica=replica, hw=hw)  # type: ignore[type-var]
 
     def mark(self) -> None:
         """The shell's save summed up every set as it stands now (``joined``)."""

@@ -36,4 +36,5 @@ def partition_summary(rs: ReplicaSet) -> PartitionSummary:
 
 def partition_list(state: ClusterState, topic: str | None = None) -> list[PartitionSummary]:
     keys = sorted(k for k in state.replica_sets if topic is None or k[0] == topic)
-    return [partition_summary(state.replica_sets[k]) for k in keys]
+    view = state.steady.view  # a steady set's followers as the index keeps them
+    return [partition_summary(view(state.replica_sets[k])) for k in keys]

@@ -261,7 +261,7 @@ def replication_step(state: ClusterState, now_ms: int | None = None,
         # A set this round fetched into joins too: the producers' appends keep it in
         # (``steady``: ``appended``), so a set written to at every tick stays steady.
         if skipping and _is_steady(state, rs, stopped):
-            index.enter((rs.topic, rs.partition))
+            index.enter((rs.topic, rs.partition), rs)
     if skipping:
         index.round_ms = now_ms
     return actions
@@ -274,37 +274,13 @@ def _level_appended(state: ClusterState) -> None:
     live (the index holds no set of an SPU whose status or loop changed since it was
     built, and none while a cut is in force), holds the leader's log up to its old end
     from the same start, so it is in sync with no lag, the LRS (every replica) stays and
-    no acks=all write waits; its caught-up clock is the index's (this round's time)."""
-    index, sets = state.steady, state.replica_sets
+    no acks=all write waits; its caught-up clock is the index's (this round's time).
+
+    Nothing of it is written in the sets: their followers are not kept while they stay
+    in (``steady.LAZY``), and their HW is the leader's LEO once their keys move to
+    ``levelled`` (``Steady.hw``; the producers' next append or the save writes it)."""
+    index = state.steady
     appended = index.appended
-    todo: Iterable[ReplicaSet]
-    if len(appended) == len(index.keys) and not index.unsteady_keys(sets):
-        # Every loaded set is steady and was appended to (an all-busy tick): walk them in
-        # place; a probe per key costs a cache miss or two in a dict this size.
-        todo = sets.values()
-    else:
-        # None: dropped without the index told (unsteady_keys forgets it).
-        todo = filter(None, map(sets.get, appended))
-    for rs in todo:
-        rep = rs.replica
-        lead = rep[rs.leader]  # type: ignore[index]
-        llog = lead.log
-        n = len(llog)
-        leo = lead.start + n
-        # Every replica but the leader, or (a replica's SPU offline) the LRS's: the
-        # offline one neither fetches nor is judged (``_is_steady``).
-        followers = rep.values() if len(rep) == len(rs.lrs) else [rep[s] for s in rs.lrs]
-        for r in followers:
-            if r is not lead:
-                log = r.log
-                # The same start (the steady rule): the follower lacks the appended tail;
-                # one record (a busy tick's) without a slice.
-                if len(log) + 1 == n:
-                    log.append(llog[-1])
-                else:
-                    log += llog[len(log):]
-                r.hw = leo
-        lead.hw = rs.hw = leo
     # Changed: the shell's save encodes them again (a save since the append marked them).
     # Every steady set appended to (an all-busy tick): none stays saved, without a probe each.
     if len(appended) == len(index.keys):
@@ -313,7 +289,11 @@ def _level_appended(state: ClusterState) -> None:
         index.saved.difference_update(appended)
     if len(index.fresh) != len(index.keys):  # else every steady set is fresh already
         index.fresh.update(appended)
-    appended.clear()
+    if index.levelled:
+        index.levelled.update(appended)
+    else:
+        index.levelled = appended
+    index.appended = {}
 
 
 def _prepare_round(state: ClusterState, stopped: Collection[int], now_ms: int | None,

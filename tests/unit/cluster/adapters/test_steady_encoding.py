@@ -21,6 +21,7 @@ from cluster.core.replication import (Acks, SpuOffline, SpuOnline, add_topic,
                                       produce_many, produce_spread, replication_step,
                                       run_elections)
 from cluster.core.replication.compaction import compact, reference_replica
+from cluster.core.replication.steady import LAZY
 from tests.unit.cluster.core.replication.test_steady_sets import _Pair
 
 
@@ -47,18 +48,21 @@ def encode_steady(rs, ref, clock, memo=None):
 
 
 def _invariant(pair: _Pair, where: str) -> None:
-    """What the short form relies on, for every steady set: every LRS member holds the
-    leader's log from the same start, every HW is the set's, every follower's LEO is HW;
-    the LRS is every replica, or every one whose SPU is online (the others are packed
-    whole, ``steady_codec._WHOLE``)."""
+    """What the short form relies on, for every steady set once the save wrote the HW a
+    round levelled (``settle_levels``): the leader's HW is the set's and its LEO at least
+    that; every LRS follower is not kept (``steady.LAZY``: it holds the leader's log from
+    the same start up to HW, as the set's view shows); the LRS is every replica, or every
+    one whose SPU is online (the others are packed whole, ``steady_codec._WHOLE``)."""
     index, state = pair.a.state.steady, pair.a.state
     for key in index.keys:
         rs = state.replica_sets[key]
-        lead = rs.replica[rs.leader]
+        lead, view = rs.replica[rs.leader], index.view(rs)
+        assert lead.hw == rs.hw == view.hw, f"seed={pair.seed} {where}: {key}"
         for s in rs.lrs:
-            r = rs.replica[s]
-            assert r.start == lead.start and r.hw == rs.hw, f"seed={pair.seed} {where}: {key}"
-            assert s == rs.leader or r.leo == rs.hw, f"seed={pair.seed} {where}: {key}"
+            r, seen = rs.replica[s], view.replica[s]
+            assert s == rs.leader or r.log is LAZY, f"seed={pair.seed} {where}: {key}"
+            assert seen.start == lead.start and seen.hw == rs.hw, f"seed={pair.seed} {where}"
+            assert s == rs.leader or seen.leo == rs.hw, f"seed={pair.seed} {where}: {key}"
         assert lead.leo >= rs.hw, f"seed={pair.seed} {where}"
         assert rs.lrs in (rs.replicas, [s for s in rs.replicas if state.spus[s]]), \
             f"seed={pair.seed} {where}: {key} LRS {rs.lrs} of {rs.replicas}"
@@ -67,8 +71,9 @@ def _invariant(pair: _Pair, where: str) -> None:
 def _check(pair: _Pair, where: str, seen: _Seen) -> None:
     """Every steady set of the run with the index, short form against the full form of the
     same set in the run without it."""
-    _invariant(pair, where)
     index, sets, plain = pair.a.state.steady, pair.a.state.replica_sets, pair.b.state
+    index.settle_levels(sets)  # as the save does before its loop
+    _invariant(pair, where)
     for key in index.keys:
         rs, twin = sets[key], plain.replica_sets[key]
         full = encode_status(twin, reference_replica(twin))
@@ -204,6 +209,7 @@ def test_three_replicas_with_the_leader_at_each_place():
             produce_spread(state, keys, [1 + i] * len(keys), Acks.LEADER)
         # The full form on a copy: it carries the followers' clocks as the rules set them.
         twin = cluster_from_dict(cluster_to_dict(state))
+        state.steady.settle_levels(state.replica_sets)  # as the save does before its loop
         for key in keys:
             rs, full = state.replica_sets[key], twin.replica_sets[key]
             assert key in state.steady.keys

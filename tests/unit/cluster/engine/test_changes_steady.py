@@ -6,6 +6,7 @@ up the sets after every event of the run with the index."""
 from __future__ import annotations
 
 from random import Random
+from typing import Any
 
 import pytest
 
@@ -85,8 +86,8 @@ def test_a_set_entering_unnoted_is_caught(monkeypatch):
     taken as having stayed in (its status moved before it joined) is found."""
     enter = Steady.enter
 
-    def unnoted(self: Steady, key: Key) -> None:
-        enter(self, key)
+    def unnoted(self: Steady, key: Key, rs: Any = None) -> None:
+        enter(self, key, rs)
         self.joined.pop(key, None)
 
     monkeypatch.setattr(Steady, "enter", unnoted)

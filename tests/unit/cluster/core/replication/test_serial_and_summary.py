@@ -141,6 +141,8 @@ def _moving_cluster() -> ClusterState:
 def test_a_move_in_flight_and_the_unclean_setting_round_trip_through_json():
     state = _moving_cluster()
     again = cluster_from_dict(json.loads(json.dumps(cluster_to_dict(state))))
+    # The steady sets' followers as the index keeps them: written into the sets to compare.
+    state.steady.leave_all(state.replica_sets)
     assert again == state and again.replica_set("b", 0).move is not None
     assert again.topics["c"].unclean_leader_election is True
     assert [rs.key for rs in again.sets_of(3)] == [("a", 0), ("a", 1), ("b", 0)]
