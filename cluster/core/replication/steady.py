@@ -107,6 +107,9 @@ class Steady:
     # Steady sets a round levelled whose HW fields (the set's and its leader's) are not
     # written yet: their HW is the leader's LEO (``hw``). Never in ``appended`` too.
     levelled: dict[Key, None] = field(default_factory=dict)
+    # Steady sets whose LRS is the leader alone (the others' SPUs offline): an append
+    # commits at once (the producers' append asks this, not each set's LRS).
+    sole: dict[Key, None] = field(default_factory=dict)
     # The loaded sets that are not steady, in the order they left or arrived (None: not
     # known). Kept so a round, an election scan or a save visits those only; checked by
     # count against the loaded sets (``unsteady_keys``) and rebuilt when it is off.
@@ -129,12 +132,13 @@ class Steady:
     # its leader, LRS, resolution, epoch and replicas are the ones that save saw.
     joined: dict[Key, None] = field(default_factory=dict)
 
-    def enter(self, key: Key, rs: ReplicaSet | None = None) -> None:
+    def enter(self, key: Key, rs: ReplicaSet) -> None:
         """``rs`` (under ``key``) is steady: into the index, its LRS followers' logs
-        dropped (``LAZY``; ``leave`` rebuilds them). Without ``rs``, they are kept."""
-        if rs is not None:
-            for r in self._followers(rs):
-                r.log = LAZY
+        dropped (``LAZY``; ``leave`` rebuilds them)."""
+        for r in self._followers(rs):
+            r.log = LAZY
+        if len(rs.lrs) == 1:
+            self.sole[key] = None
         self.keys[key] = None
         self.joined[key] = None
         self.memo.pop(key, None)
@@ -178,6 +182,7 @@ class Steady:
         self.fresh.pop(key, None)
         self.appended.pop(key, None)
         self.levelled.pop(key, None)
+        self.sole.pop(key, None)
         self.memo.pop(key, None)
         if self.active is not None:
             self.active[key] = None

@@ -287,7 +287,9 @@ def _level_appended(state: ClusterState) -> None:
         index.saved.clear()
     else:
         index.saved.difference_update(appended)
-    if len(index.fresh) != len(index.keys):  # else every steady set is fresh already
+    if not index.fresh:  # after a save: a copy of the dict, not its keys inserted one by one
+        index.fresh = appended.copy()
+    elif len(index.fresh) != len(index.keys):  # else every steady set is fresh already
         index.fresh.update(appended)
     if index.levelled:
         index.levelled.update(appended)

@@ -86,7 +86,7 @@ def test_a_set_entering_unnoted_is_caught(monkeypatch):
     taken as having stayed in (its status moved before it joined) is found."""
     enter = Steady.enter
 
-    def unnoted(self: Steady, key: Key, rs: Any = None) -> None:
+    def unnoted(self: Steady, key: Key, rs: Any) -> None:
         enter(self, key, rs)
         self.joined.pop(key, None)
 
