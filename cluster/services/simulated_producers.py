@@ -26,13 +26,21 @@ _TOPIC, _PARTITION = itemgetter(0), itemgetter(1)
 
 
 def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
-    """Each topic with a producer rate appends what is due since its last run."""
-    actions: list[Action] = []
+    """Each topic with a producer rate appends what is due since its last run: every
+    topic's keys and shares end to end, in one call of the core (record ids go out in the
+    same order as topic by topic; a call a topic cost each topic the core's bookkeeping of
+    its marks, 50 ms a busy tick at 100,000 partitions over 100 topics)."""
+    keys: list[Key] = []
+    counts: list[int] = []
     for name, table in hot.topics.items():
         due = _due(table, at)
         if due:
-            actions += _spread(hot, name, table, due, stopped)
-    return actions
+            shares = _round_robin(table, due)
+            # The topic's keys beside their shares, built in C: no (key, count) pair per
+            # partition.
+            keys += zip(repeat(name), range(len(shares)))
+            counts += shares
+    return _append(hot, keys, counts, stopped) if keys else []
 
 
 class TopicQuota(NamedTuple):
@@ -117,14 +125,6 @@ def _advance(table: dict[str, Any], n: int) -> TopicQuota:
 
 def _round_robin(table: dict[str, Any], n: int) -> list[int]:
     return _advance(table, n).shares()
-
-
-def _spread(hot: HotState, name: str, table: dict[str, Any], n: int,
-            stopped: set[int]) -> list[Action]:
-    """Round robin over partitions; a write to a leaderless partition is refused and lost."""
-    shares = _round_robin(table, n)
-    # The topic's keys beside their shares, built in C: no (key, count) pair per partition.
-    return _append(hot, list(zip(repeat(name), range(len(shares)))), shares, stopped)
 
 
 def _append(hot: HotState, keys: list[Key], counts: list[int], stopped: set[int]

@@ -12,7 +12,8 @@ with ``--json``, ``busy_tick_parts_cpu_ms``: their medians). ``--outside-writes`
 every tick another process (an engine without this one's set cache) writes one record to a
 partition, as the web does while the worker ticks. ``--busy M`` puts the producers on M
 partitions only (topic "bench"; the others are topic "bench-idle", no producer): what a
-mostly steady cluster costs. ``--json`` prints one JSON object on stdout (the figures below;
+mostly steady cluster costs. ``--topics N`` splits the busy partitions over N topics
+("bench", "bench-2", ...), each with its producer: what a cluster of many topics costs. ``--json`` prints one JSON object on stdout (the figures below;
 the human-readable lines go to stderr, the failover is skipped unless ``--failover``, which
 adds ``failover_tick_ms`` and ``failover_tick_cpu_ms``, the tick after SPU 0 goes offline,
 and ``failover_led``, ``failover_online``, ``failover_offline_ms``,
@@ -28,7 +29,7 @@ mirror and the reservations), per tick (``mirror_rows_by_tick``: each tick's), a
 ``rss_mb`` and ``redis_used_memory_mb``, this process's resident memory and Redis's after
 the busy ticks (with ``--warm``: what full logs hold). Run:
     .venv/bin/python tests/bench/bench_replication_shell.py [--spus 50] [--partitions 10000]
-        [--busy M] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
+        [--busy M] [--topics N] [--steps 8] [--profile | --sample | --parts] [--warm RECORDS]
         [--outside-writes] [--json [--failover]]
 """
 from __future__ import annotations
@@ -109,25 +110,45 @@ def log_figures() -> tuple[int, int]:
 
 
 IDLE_TOPIC = "bench-idle"
+# The topics with producers and their partitions: "bench", then "bench-2" .. (``--topics``).
+BUSY_TOPICS: list[tuple[str, int]] = [("bench", 0)]
+
+
+def busy_topics(partitions: int, topics: int) -> list[tuple[str, int]]:
+    """``partitions`` split over ``topics`` topics, "bench" first (the larger ones first)."""
+    names = ["bench", *(f"bench-{i}" for i in range(2, topics + 1))]
+    return [(name, partitions // topics + (i < partitions % topics))
+            for i, name in enumerate(names)]
+
+
+def set_rates(per_partition: float) -> None:
+    """Every busy topic's producer at ``per_partition`` records a second a partition."""
+    from cluster.services.records import topic_set_producer_rate
+
+    for name, size in BUSY_TOPICS:
+        topic_set_producer_rate(name=name, rate=size * per_partition)
 
 
 def build(spus: int, partitions: int, *, racks: int = 0, rate: float = 0.0,
-          idle: int = 0) -> None:
+          idle: int = 0, topics: int = 1) -> None:
     """``spus`` online SPUs (over ``racks`` racks, round robin, if any) and topic "bench"
     (replication 3, min LRS 2) with a simulated producer of ``rate`` records/s; ``idle``
-    more partitions in topic "bench-idle", which never gets a producer."""
+    more partitions in topic "bench-idle", which never gets a producer. ``topics``: the
+    ``partitions`` split over that many topics (``BUSY_TOPICS``), each with its share of
+    ``rate``."""
     from cluster.models import Spu
     from cluster.services import spu_connect, spu_register, topic_create
-    from cluster.services.records import topic_set_producer_rate
 
     for i in range(spus):
         spu_register(spu_id=i, rack=f"rack-{i % racks}" if racks else "")
         spu_connect(spu_id=i)
-    topic_create(name="bench", partitions=partitions, replication=3, min_lrs=2)
+    BUSY_TOPICS[:] = busy_topics(partitions, topics)
+    for name, size in BUSY_TOPICS:
+        topic_create(name=name, partitions=size, replication=3, min_lrs=2)
     if idle:
         topic_create(name=IDLE_TOPIC, partitions=idle, replication=3, min_lrs=2)
     if rate:
-        topic_set_producer_rate(name="bench", rate=rate)
+        set_rates(rate / partitions)
     assert Spu.objects.count() == spus
 
 
@@ -152,7 +173,6 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
     partitions: a rate is at most 1,000,000 a second), as hours of
     producing at one record per second would: the steady state, where the retained log
     (REPLICATION_LOG_RETENTION) is long, not the first minutes of a cluster."""
-    from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
@@ -162,7 +182,7 @@ def warm_logs(partitions: int, records: int, now: int) -> int:
         chunk = min(200, records - done, max(1, 1_000_000 // partitions))
         if partitions * chunk != rate:
             rate = partitions * chunk
-            topic_set_producer_rate(name="bench", rate=rate)
+            set_rates(chunk)
             # A rate's first tick only starts its producer's clock (simulated_producers
             # _due): without it the first 200 records a partition were never produced.
             replication_tick(now=now, dispatch=LocalQueue())
@@ -204,8 +224,8 @@ def write_outside(rng: random.Random, partitions: int) -> bool:
     from tests.helpers import another_process
 
     with using(another_process()):
-        outcome = records_produce(topic="bench", partition=rng.randrange(partitions),
-                                  count=1)
+        outcome = records_produce(topic="bench", partition=rng.randrange(
+            min(partitions, BUSY_TOPICS[0][1])), count=1)
     return outcome.state == "acknowledged"
 
 
@@ -216,7 +236,6 @@ def bench_ticks(partitions: int, steps: int,
     """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
     their figures printed, and put in ``result`` when given. ``outside``: before each
     tick, another process writes one record (``write_outside``)."""
-    from cluster.services.records import topic_set_producer_rate
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
@@ -254,7 +273,7 @@ def bench_ticks(partitions: int, steps: int,
         now = warm_logs(busy, warm, now)
         result["warmed_leo"] = warmed_leo()
     # One record per busy partition per second, acks=1, from the simulated producer.
-    topic_set_producer_rate(name="bench", rate=busy)
+    set_rates(1)
     replication_tick(now=now, dispatch=LocalQueue())
     if slowlog is not None:
         slowlog.start()
@@ -391,6 +410,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--outage-ticks", type=int, default=OUTAGE_TICKS, metavar="N",
                     help="ticks timed with the SPU still down after the failover's "
                          "(outage_tick_*: their median)")
+    ap.add_argument("--topics", type=int, default=1, metavar="N",
+                    help="the busy partitions split over N topics, each with its producer")
     ap.add_argument("--json", action="store_true",
                     help="one JSON object on stdout; the other lines on stderr")
     args = ap.parse_args(argv)
@@ -398,11 +419,14 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--busy must be between 0 and --partitions")
     if args.steps < 1:
         ap.error("--steps must be at least 1")
+    if not 1 <= args.topics <= (args.partitions if args.busy is None else max(args.busy, 1)):
+        ap.error("--topics must be between 1 and the busy partitions")
     if args.outage_ticks < 1:
         ap.error("--outage-ticks must be at least 1")
     busy = args.partitions if args.busy is None else args.busy
     result: dict[str, object] = {"partitions": args.partitions, "busy": busy,
-                                 "spus": args.spus, "steps": args.steps}
+                                 "spus": args.spus, "steps": args.steps,
+                                 "topics": args.topics}
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
         run(args, busy, result)
     if args.json:
@@ -418,7 +442,8 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
     try:
         # The busy partitions are topic "bench", the others "bench-idle".
         ms, _ = timed(lambda: build(args.spus, busy or args.partitions,
-                                    idle=args.partitions - busy if busy else 0))
+                                    idle=args.partitions - busy if busy else 0,
+                                    topics=args.topics))
         print(f"{args.spus} SPUs, {args.partitions} partitions ({busy} with producers), "
               f"replication 3 (store built in {ms:.0f} ms)")
         print(f"load average: {os.getloadavg()}")

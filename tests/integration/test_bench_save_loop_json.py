@@ -16,8 +16,11 @@ def test_json_names_the_loop_the_round_and_the_producers():
     figures = json.loads(done.stdout)
     assert (figures["partitions"], figures["steps"]) == (300, 2)
     assert len(figures["loop_cpu_ms_each"]) == 2
-    for name in ("loop_cpu_ms", "round_cpu_ms", "producers_cpu_ms"):
+    for name in ("loop_cpu_ms", "producers_cpu_ms"):
         assert figures[name] > 0, name
+    # The round levels steady sets without touching them (core.replication.steady): at 300
+    # partitions its CPU may read 0 on the process clock.
+    assert figures["round_cpu_ms"] >= 0
 
 
 def test_rows_times_the_rows_pieces_too():

@@ -39,3 +39,33 @@ def test_every_partitions_share_at_once_is_each_partitions_own_share():
             for n in (0, 1, parts - 1, parts, parts + 1, 3 * parts + 2):
                 quota = TopicQuota(n, start, parts)
                 assert quota.shares() == [quota.share(p) for p in range(parts)], (n, start, parts)
+
+
+def test_every_topics_records_go_out_in_one_call_in_the_order_of_a_call_a_topic():
+    """``simulate_producers`` appends every topic's share in one call of the core: the same
+    record ids on the same partitions as one ``produce_spread`` a topic, topic by topic."""
+    from itertools import repeat
+
+    from cluster.adapters.hot_types import HotState
+    from cluster.core.replication import (Acks, add_topic, cluster_from_dict, cluster_to_dict,
+                                          new_cluster, produce_spread, replication_step)
+    from cluster.services.simulated_producers import simulate_producers
+
+    state = new_cluster(range(3))
+    add_topic(state, "a", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+    add_topic(state, "b", [[1, 0, 2], [2, 1, 0]])
+    replication_step(state, 0)
+    twin = cluster_from_dict(cluster_to_dict(state))
+    tables = {"a": {"partitions": [0, 1, 2], "rate": 4.0, "last_ms": 1, "next": 1},
+              "b": {"partitions": [0, 1], "rate": 3.0, "last_ms": 1}}
+    hot = HotState(state, tables)
+    simulate_producers(hot, 1001, set())  # a second after their last run
+    # The reference: a call a topic, with the shares the round robin gave.
+    for name, shares in (("a", [1, 2, 1]), ("b", [2, 1])):
+        produce_spread(twin, list(zip(repeat(name), range(len(shares)))), shares,
+                       Acks.LEADER, lost=set())
+    view, twin_view = state.steady.view, twin.steady.view
+    logs = {k: view(rs).replica[rs.leader].log for k, rs in state.replica_sets.items()}
+    assert logs == {k: twin_view(rs).replica[rs.leader].log
+                    for k, rs in twin.replica_sets.items()}
+    assert logs[("a", 0)] == [0] and logs[("a", 1)] == [1, 2] and logs[("b", 0)] == [4, 5]
