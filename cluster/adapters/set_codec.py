@@ -99,8 +99,8 @@ def encode_set(rs: ReplicaSet) -> bytes:
     return _encode(rs, ref, ref.log, _extras(rs))[0]
 
 
-def encode_status(rs: ReplicaSet, ref: Replica, lrs_clock: int | None = None, *,
-                  steady: bool = False) -> tuple[bytes, Summary]:
+def encode_status(rs: ReplicaSet, ref: Replica, *, steady: bool = False,
+                  lrs_clock: int | None = None) -> tuple[bytes, Summary]:
     """The set but its reference log's records (``ref``: reference_replica(rs)) up to a
     block boundary, which are kept apart: the encoding names their count and last id, and
     holds the ids after them, so any change to the log (an append, a cut, another
@@ -110,7 +110,7 @@ def encode_status(rs: ReplicaSet, ref: Replica, lrs_clock: int | None = None, *,
     log = ref.log
     count = apart_count(rs.partition, ref.start, len(log))
     extras[RECORDS_APART] = [count, log[count - 1] if count else None]
-    return _encode(rs, ref, log[count:], extras, lrs_clock, steady)
+    return _encode(rs, ref, log[count:], extras, steady, lrs_clock)
 
 
 def apart_count(partition: int, start: int, size: int) -> int:
@@ -157,23 +157,21 @@ def replica_state(r: Replica, ref: Replica, clock: int | None
 
 
 def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any],
-            lrs_clock: int | None = None, steady: bool = False) -> tuple[bytes, Summary]:
+            steady: bool = False, lrs_clock: int | None = None) -> tuple[bytes, Summary]:
     """The encoding and the summary, from one pass over the replicas: a busy tick encodes
     every set, and a second pass for its summary cost a third as much again.
-    ``lrs_clock``: the LRS followers' caught-up clock of a set in the steady index (theirs
-    are not written while it stays in: steady_codec), None for the replicas' own.
     ``steady``: the set is in the steady index, so its LRS followers are not kept
     (core.replication.steady.LAZY): each holds the reference's (the leader's) log up to
-    the set's HW, with that HW."""
+    the set's HW, with that HW, and stores ``lrs_clock``, the index's caught-up clock (the
+    index does not write theirs while the set stays in; None: their own)."""
     ref_start, ref_log, rep = ref.start, ref.log, rs.replica
     leo = ref_start + len(ref_log)
     replicas: list[tuple[Any, int, bool, int, int | None]] = []
     figures = []
-    lrs_followers = () if lrs_clock is None and not steady else [
-        s for s in rs.lrs if s != rs.leader]
+    lrs_followers = [s for s in rs.lrs if s != rs.leader] if steady else ()
     for s in rs.replicas:
         r = rep[s]
-        if steady and s in lrs_followers:
+        if s in lrs_followers:
             n = rs.hw
             replicas.append((n, n, r.claims_leadership, r.seen_attempt,
                              (r.caught_up_ms if lrs_clock is None else lrs_clock)
@@ -188,9 +186,8 @@ def _encode(rs: ReplicaSet, ref: Replica, tail: list[int], extras: dict[str, Any
         # A caught-up follower's clock is reset at every fetch: storing it would make
         # every set "changed" at every tick. Lag time then counts from the first
         # step that sees it behind (at most one tick later than the core would).
-        clock = lrs_clock if s in lrs_followers else r.caught_up_ms
         replicas.append((out, r.hw, r.claims_leadership, r.seen_attempt,
-                         clock if n < leo else None))
+                         r.caught_up_ms if n < leo else None))
         figures.append((s, n, r.hw))
     leader = rs.leader
     # Resolution is a str enum: msgpack packs it as its value, byte for byte.

@@ -75,17 +75,17 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
             # save passes over it from then on) never pays for one; a topic of 100,000
             # partitions paid 0.7 s for them at its first tick, nearly all idle.
             memo[key] = _SECOND
-            return encode_status(rs, ref, clock, steady=True)
+            return encode_status(rs, ref, steady=True, lrs_clock=clock)
         if parts is _WHOLE:
-            return encode_status(rs, ref, clock, steady=True)
+            return encode_status(rs, ref, steady=True, lrs_clock=clock)
         if parts[0] != start:
             parts = _parts(rs, ref)
             if parts is None:  # no template for it while it stays in
                 memo[key] = _WHOLE
-                return encode_status(rs, ref, clock, steady=True)
+                return encode_status(rs, ref, steady=True, lrs_clock=clock)
             memo[key] = parts
             if parts is _SECOND:  # a template later (``_parts``)
-                return encode_status(rs, ref, clock, steady=True)
+                return encode_status(rs, ref, steady=True, lrs_clock=clock)
         _, fmt, pick, leader, lrs, resolution, epoch, replicas, at, fixed = parts
         hw = rs.hw
         size = len(log)

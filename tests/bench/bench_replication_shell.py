@@ -419,11 +419,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--busy must be between 0 and --partitions")
     if args.steps < 1:
         ap.error("--steps must be at least 1")
-    if not 1 <= args.topics <= (args.partitions if args.busy is None else max(args.busy, 1)):
+    busy = args.partitions if args.busy is None else args.busy
+    if not 1 <= args.topics <= max(busy, 1):
         ap.error("--topics must be between 1 and the busy partitions")
     if args.outage_ticks < 1:
         ap.error("--outage-ticks must be at least 1")
-    busy = args.partitions if args.busy is None else args.busy
     result: dict[str, object] = {"partitions": args.partitions, "busy": busy,
                                  "spus": args.spus, "steps": args.steps,
                                  "topics": args.topics}

@@ -37,7 +37,7 @@ def kept_against_redis() -> tuple[list, int, list]:
         for topic in {k[0] for k in hot.state.replica_sets}:
             stored.update({(topic, p): data for p, data in stored_sets(topic).items()})
         # Through a copy: a set in the steady index has its followers' clocks there
-        # (Steady.clock), not in its replicas; the copy carries the state's own.
+        # (Steady.view), not in its replicas; the copy carries the state's own.
         state = cluster_from_dict(cluster_to_dict(hot.state))
         seen["differ"] = [k for k, rs in state.replica_sets.items()
                           if encode_status(rs, reference_replica(rs))[0] != stored.get(k)]

@@ -212,11 +212,11 @@ def _append_steady(state: ClusterState, keys: Sequence[Key], counts: Sequence[in
     skip = lost or frozenset()
     missed: list[Key] = []
     index = state.steady
-    # The sets appended to since the last round keep their HW (their followers trail);
-    # every other steady set's HW is its leader's LEO (levelled by a round, ``Steady.hw``),
-    # written here before the append, as this pass touches the set anyway.
     marked = dict.fromkeys(keys)
-    # A key named twice: its second append finds the first one's records unfetched.
+    # The sets appended to since the last round keep their HW (their followers trail);
+    # every other steady set's HW is its leader's LEO (a round levelled it, ``levelled``),
+    # written here before the append, as this pass touches the set anyway. A key named
+    # twice: its second append finds the first one's records unfetched.
     seen = None if len(marked) == len(keys) else dict(index.appended)
     trailing = index.appended if seen is None else seen
     sole = index.sole

@@ -16,11 +16,10 @@ from .state import (Acks, ClusterState, Cut, MovePhase, Reassignment, Replica,
 FORMAT_VERSION = 1
 
 
-def replica_to_dict(r: Replica, clock: int | None = None) -> dict[str, Any]:
-    """``clock``: the caught-up clock to write instead of the replica's (``steady``)."""
+def replica_to_dict(r: Replica) -> dict[str, Any]:
     return {"spu": r.spu, "log": list(r.log), "hw": r.hw,
             "claims_leadership": r.claims_leadership, "seen_attempt": r.seen_attempt,
-            "caught_up_ms": r.caught_up_ms if clock is None else clock, "start": r.start}
+            "caught_up_ms": r.caught_up_ms, "start": r.start}
 
 
 def replica_from_dict(d: dict[str, Any]) -> Replica:
@@ -30,18 +29,14 @@ def replica_from_dict(d: dict[str, Any]) -> Replica:
                    int(d.get("start", 0)))
 
 
-def replica_set_to_dict(rs: ReplicaSet, *, clock: int | None = None) -> dict[str, Any]:
-    """``clock``: the LRS followers' caught-up clock of a steady set
-    (``steady.Steady.clock``), which the rounds that skipped it keep as their own time
-    (a replica out of the LRS, its SPU offline, keeps its own: no round judged it)."""
+def replica_set_to_dict(rs: ReplicaSet) -> dict[str, Any]:
+    """A set in the steady index as ``Steady.view`` gives it (``cluster_to_dict``)."""
     return {"topic": rs.topic, "partition": rs.partition, "replicas": list(rs.replicas),
             "leader": rs.leader, "lrs": list(rs.lrs), "resolution": rs.resolution.value,
             "hw": rs.hw, "epoch": rs.epoch, "candidate": rs.candidate,
             "attempt": rs.attempt, "tried": list(rs.tried),
             "pending": [list(p) for p in rs.pending],
-            "replica_state": [replica_to_dict(rs.replica[s], clock if s != rs.leader
-                                              and s in rs.lrs else None)
-                              for s in rs.replicas],
+            "replica_state": [replica_to_dict(rs.replica[s]) for s in rs.replicas],
             "move": None if rs.move is None else move_to_dict(rs.move),
             "deadline_ms": rs.deadline_ms,
             "deposed": [[s, e] for s, e in sorted(rs.deposed.items())],
@@ -110,9 +105,9 @@ def cut_from_dict(d: dict[str, Any]) -> Cut:
 
 def cluster_to_dict(state: ClusterState) -> dict[str, Any]:
     d = cluster_meta_to_dict(state)
-    clock, view = state.steady.clock, state.steady.view
-    d["replica_sets"] = [replica_set_to_dict(view(rs), clock=clock(key))
-                         for key, rs in state.replica_sets.items()]
+    # A steady set through the index's view: its followers' logs, HW and clocks.
+    view = state.steady.view
+    d["replica_sets"] = [replica_set_to_dict(view(rs)) for rs in state.replica_sets.values()]
     return d
 
 

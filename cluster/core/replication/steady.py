@@ -54,7 +54,7 @@ those copies (the follower's ``log`` becomes ``LAZY``, an empty tuple: an append
 fails loudly), ``leave`` rebuilds them from the leader's log, and readers that look at a
 set without taking it out read ``view(rs)``. The round then has nothing to write in a
 steady set: its levelling of the sets the producers appended to is a move of their keys
-to ``levelled`` (their HW is the leader's LEO from then on, ``hw``), and the HW fields
+to ``levelled`` (their HW is the leader's LEO from then on, ``view``), and the HW fields
 are written by whoever touches the set next (the producers' append, the save's
 ``settle_levels``, ``leave``). At 100,000 partitions this held two thirds of the retained
 ids (6.7 GB with full logs) and was most of the round.
@@ -105,7 +105,7 @@ class Steady:
     # leader is ahead of the followers by those records; the next round levels them.
     appended: dict[Key, None] = field(default_factory=dict)
     # Steady sets a round levelled whose HW fields (the set's and its leader's) are not
-    # written yet: their HW is the leader's LEO (``hw``). Never in ``appended`` too.
+    # written yet: their HW is the leader's LEO (``view``). Never in ``appended`` too.
     levelled: dict[Key, None] = field(default_factory=dict)
     # Steady sets whose LRS is the leader alone (the others' SPUs offline): an append
     # commits at once (the producers' append asks this, not each set's LRS).
@@ -135,7 +135,7 @@ class Steady:
     def enter(self, key: Key, rs: ReplicaSet) -> None:
         """``rs`` (under ``key``) is steady: into the index, its LRS followers' logs
         dropped (``LAZY``; ``leave`` rebuilds them)."""
-        for r in self._followers(rs):
+        for _, r in self._followers(rs):
             r.log = LAZY
         if len(rs.lrs) == 1:
             self.sole[key] = None
@@ -188,12 +188,19 @@ class Steady:
             self.active[key] = None
 
     @staticmethod
-    def _followers(rs: ReplicaSet) -> list[Any]:
-        """The replicas whose state the index keeps for them: the LRS followers (a replica
-        out of the LRS, its SPU offline, is not judged and keeps its own)."""
+    def _followers(rs: ReplicaSet) -> list[tuple[int, Any]]:
+        """The replicas (by SPU) whose state the index keeps for them: the LRS followers
+        (a replica out of the LRS, its SPU offline, is not judged and keeps its own)."""
         leader, lrs, rep = rs.leader, rs.lrs, rs.replica
         whole = len(lrs) == len(rep)
-        return [r for s, r in rep.items() if s != leader and (whole or s in lrs)]
+        return [(s, r) for s, r in rep.items() if s != leader and (whole or s in lrs)]
+
+    @staticmethod
+    def _level(rs: ReplicaSet) -> int:
+        """Write the HW a round levelled ``rs`` to (its leader's LEO) into it."""
+        lead = rs.replica[rs.leader]  # type: ignore[index]
+        rs.hw = lead.hw = lead.start + len(lead.log)
+        return rs.hw
 
     def _restore(self, rs: ReplicaSet, levelled: bool) -> None:
         """Write what the index kept for ``rs`` into it: the HW a round levelled it to,
@@ -202,57 +209,42 @@ class Steady:
         lead = rs.replica.get(rs.leader)  # type: ignore[arg-type]
         if lead is None:  # changed behind the index's back (a shell's restore): as it is
             return
-        if levelled:
-            rs.hw = lead.hw = lead.start + len(lead.log)
-        hw, start, at = rs.hw, lead.start, self.round_ms
-        for r in self._followers(rs):
+        hw = self._level(rs) if levelled else rs.hw
+        start, at = lead.start, self.round_ms
+        for _, r in self._followers(rs):
             r.log = lead.log[:hw - start]
             r.start, r.hw = start, hw
             if at is not None:
                 r.caught_up_ms = at
-
-    def hw(self, key: Key, rs: ReplicaSet) -> int:
-        """A steady set's HW (a round may have levelled it without writing it)."""
-        if key in self.levelled:
-            lead = rs.replica[rs.leader]  # type: ignore[index]
-            return lead.start + len(lead.log)
-        return rs.hw
 
     def settle_levels(self, sets: Mapping[Key, ReplicaSet]) -> None:
         """Write the HW of every set a round levelled (before a pass that reads them)."""
         for key in self.levelled:
             rs = sets.get(key)
             if rs is not None:
-                lead = rs.replica[rs.leader]  # type: ignore[index]
-                rs.hw = lead.hw = lead.start + len(lead.log)
+                self._level(rs)
         self.levelled = {}
 
     def view(self, rs: ReplicaSet) -> Any:
         """``rs`` as it stands, whole: itself unless it is steady, else a copy with what
-        the index keeps for it written in (for readers that must not take it out)."""
+        the index keeps for it written in (for readers that must not take it out): the HW
+        a round levelled it to, and its LRS followers as ``leave`` would rebuild them."""
         key = (rs.topic, rs.partition)
         if key not in self.keys or rs.leader not in rs.replica:
             return rs
         lead = rs.replica[rs.leader]
-        hw, start, at = self.hw(key, rs), lead.start, self.round_ms
-        followers = {id(r) for r in self._followers(rs)}
-        replica = {}
-        for s, r in rs.replica.items():
-            if id(r) in followers:
-                r = replace(r, log=lead.log[:hw - start], start=start, hw=hw,
-                            caught_up_ms=r.caught_up_ms if at is None else at)
-            elif r is lead:
-                r = replace(r, hw=hw)
-            replica[s] = r
+        hw = lead.start + len(lead.log) if key in self.levelled else rs.hw
+        start, at = lead.start, self.round_ms
+        replica = dict(rs.replica)
+        replica[rs.leader] = replace(lead, hw=hw)
+        for s, r in self._followers(rs):
+            replica[s] = replace(r, log=lead.log[:hw - start], start=start, hw=hw,
+                                 caught_up_ms=r.caught_up_ms if at is None else at)
         return replace(rs, replica=replica, hw=hw)  # type: ignore[type-var]
 
     def mark(self) -> None:
         """The shell's save summed up every set as it stands now (``joined``)."""
         self.joined.clear()
-
-    def clock(self, key: Key) -> int | None:
-        """A steady set's LRS followers' caught-up clock (None: the replicas' own)."""
-        return self.round_ms if key in self.keys else None
 
     def unsteady_keys(self, sets: Mapping[Key, ReplicaSet]) -> Iterable[Key]:
         """The keys of the loaded sets that are not steady: every key while the index is

@@ -278,7 +278,7 @@ def _level_appended(state: ClusterState) -> None:
 
     Nothing of it is written in the sets: their followers are not kept while they stay
     in (``steady.LAZY``), and their HW is the leader's LEO once their keys move to
-    ``levelled`` (``Steady.hw``; the producers' next append or the save writes it)."""
+    ``levelled`` (``Steady.view``; the producers' next append or the save writes it)."""
     index = state.steady
     appended = index.appended
     # Changed: the shell's save encodes them again (a save since the append marked them).
