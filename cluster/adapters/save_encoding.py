@@ -81,6 +81,7 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     steady.settle_levels(hot.state.replica_sets)
     # The sets in the steady index: their encoding's short form, with the index's clock.
     level, encode_steady = steady.keys, steady_encoder(steady.round_ms, steady.memo)
+    memo_get = steady.memo.get
     if sets is None:
         loaded = hot.state.replica_sets
         steady.saving_under(retain)
@@ -95,16 +96,22 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
         if out.row_records is not None:
             row_follow, row_append = out.row_records.follow, out.row_records.append
         released = out.released
+        # The block the last set in a row went to, its keys and its entries (status_rows:
+        # sets come topic by topic, partition by partition, so one probe a block).
+        at_topic, at_number, in_block = None, -1, ([], [], [])
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
-            if set_key in level:  # the leader is the reference; most ticks compact nothing
+            # The memo's keys are steady (core.replication.steady): one probe for most sets.
+            parts = memo_get(set_key)
+            steady_key = parts is not None or set_key in level
+            if steady_key:  # the leader is the reference; most ticks compact nothing
                 ref = rs.replica[rs.leader]  # type: ignore[index]
                 if rs.hw - retain - ref.start >= step:
                     gone = _compact(rs, ref, retain, step)
                     if gone:
                         released[set_key] = gone
                         released_at[set_key] = len(keys)
-                data, summed = encode_steady(set_key, rs, ref)
+                data, summed = encode_steady(set_key, rs, ref, parts)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain, step)
@@ -113,14 +120,19 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                     released_at[set_key] = len(keys)
                 data, summed = encode_status(rs, ref)
             if raw.get(set_key) != data:
-                if (dirty is not None and set_key in rowed and set_key in level
-                        and set_key not in joined):
+                headed = rowed.get(set_key) if steady_key and dirty is not None else None
+                if headed is not None and not (joined and set_key in joined):
                     # In its block's row (status_rows.py), with its records in the row's
                     # piece. Only a set steady since the last save: its logged status (what
                     # must land with the log, in the last piece) has not moved.
                     raw[set_key] = data
-                    block = (set_key[0], set_key[1] // size)
-                    (dirty.get(block) or dirty.setdefault(block, [])).append(set_key)
+                    number = set_key[1] // size
+                    if number != at_number or set_key[0] != at_topic:
+                        at_topic, at_number = set_key[0], number
+                        in_block = blocks.collect((at_topic, number))  # type: ignore[union-attr]
+                    in_block[0].append(set_key)
+                    in_block[1].append(headed)
+                    in_block[2].append(data)
                     before = stored.get(set_key)
                     stored[set_key] = (before is not None and row_append(set_key, before, ref)
                                        or row_follow(set_key, before, ref))
@@ -130,7 +142,7 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                     anchored = rowed.pop(set_key, None)
                     if anchored is not None and blocks is not None:
                         blocks.leaving(set_key, anchored, raw.get(set_key))
-                if blocks is not None and set_key in level:  # in rows from its next change
+                if blocks is not None and steady_key:  # in rows from its next change
                     rowed[set_key] = status_rows.head(set_key[1], data)
                 if set_key[0] != topic:  # sets come topic by topic
                     topic = set_key[0]

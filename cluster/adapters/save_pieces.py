@@ -231,9 +231,9 @@ def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes
     blocks, row_records = encoded.rows, encoded.row_records
     keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
     for block, changed in list(blocks.dirty.items()):
-        if len(changed) * DENSE >= blocks.held(block, rowed):
+        if blocks.full(block) or len(changed) * DENSE >= blocks.held(block, rowed):
             continue
-        del blocks.dirty[block]
+        blocks.drop(block)
         topic = block[0]
         fields = encoded.changed.setdefault(topic, {})
         for set_key in changed:

@@ -52,11 +52,14 @@ _SECOND = (None,)
 # marker): packed whole at every encoding while it stays in, not refused again.
 _WHOLE = (None, "whole")
 
-SteadyEncoder = Callable[[Key, ReplicaSet, Replica], tuple[bytes, Summary]]
+# The default of ``encode``'s ``parts``: look them up in the memo.
+_LOOK = object()
+
+SteadyEncoder = Callable[..., tuple[bytes, Summary]]
 
 
 def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
-    """The encoding of steady sets for one save: ``encode(key, rs, leader)`` gives the
+    """The encoding of steady sets for one save: ``encode(key, rs, leader[, parts])`` gives the
     set's bytes and summary. ``clock``: the index's (``Steady.round_ms``), stored for a
     follower that trails (the replicas' own are older: the index does not write them while
     the set stays in); ``memo``: ``Steady.memo``."""
@@ -64,11 +67,14 @@ def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:
     trailing = pack(clock)
     new = _new_summary
 
-    def encode(key: Key, rs: ReplicaSet, ref: Replica) -> tuple[bytes, Summary]:
+    def encode(key: Key, rs: ReplicaSet, ref: Replica, parts: Any = _LOOK
+               ) -> tuple[bytes, Summary]:
+        # ``parts``: what the memo holds for the key, when the caller asked it already.
         log, start = ref.log, ref.start
         # Packed whole, every replica's figures read (the LRS followers' clock the index's):
         # a set's first encoding since it joined, and a set no template fits.
-        parts = memo.get(key)
+        if parts is _LOOK:
+            parts = memo.get(key)
         if parts is None:
             # Its first encoding since it joined. The template is made at the next
             # (``_SECOND``), so a set encoded once while it stays in (an idle one: the

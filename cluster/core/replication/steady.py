@@ -125,7 +125,8 @@ class Steady:
     # a save under another must look at every set again.
     saved_under: object = None
     # What the shell's save keeps of a steady set while it stays in (its encoding's parts
-    # that no round or append moves, adapters/steady_codec.py): dropped when it leaves.
+    # that no round or append moves, adapters/steady_codec.py): dropped when it leaves, so
+    # a key here is in ``keys`` (the save asks this one table of most sets).
     memo: dict[Key, object] = field(default_factory=dict)
     # The sets that entered since the last ``mark`` (the shell's save marks once it has
     # summed up the sets): a set in ``keys`` and not here has stayed in since that save, so
