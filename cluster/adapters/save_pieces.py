@@ -231,7 +231,9 @@ def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes
     blocks, row_records = encoded.rows, encoded.row_records
     keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
     for block, changed in list(blocks.dirty.items()):
-        if blocks.full(block) or len(changed) * DENSE >= blocks.held(block, rowed):
+        # (A full block's sets are all in its row: no lookup of its keys to count them.)
+        held = len(changed) if blocks.full(block) else blocks.held(block, rowed)
+        if len(changed) * DENSE >= held:
             continue
         blocks.drop(block)
         topic = block[0]

@@ -87,11 +87,19 @@ def _check(redis: _Redis, pieces, before, after, where: str) -> None:
 
 @pytest.mark.parametrize("backwards", [False, True])
 @pytest.mark.parametrize("dense", [save_pieces.DENSE, 0])
-def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, monkeypatch):
+@pytest.mark.parametrize("block", [None, 2])
+def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, block,
+                                                              monkeypatch):
     """(``dense`` 0: every block counts as sparse, so every set a row held that changed is
-    written as a field instead, save_pieces.sparse_to_fields.)"""
+    written as a field instead, save_pieces.sparse_to_fields. ``block`` 2: rows of two
+    sets, so many blocks have every set changed, and their rows are the entries the loop
+    collected, ``Blocks.full``.)"""
+    from cluster.adapters import shards
+
     monkeypatch.setattr(save_pieces, "DENSE", dense)
-    rowed_saves = left = 0
+    if block is not None:
+        monkeypatch.setattr(shards, "BLOCK", block)
+    rowed_saves = left = full = 0
     for seed in range(30):
         pair, rng = _Pair(seed), Random(seed)
         hot = HotState(pair.a.state, {})
@@ -108,6 +116,7 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
             records = set_records.Writes()
             encoded = _compact_and_encode(hot, rng.choice((2, 5, 10_000)), records, rows=True)
             hot.state.steady.mark()  # the unit's log entries mark it (engine/entries.py)
+            full += sum(map(encoded.rows.full, encoded.rows.dirty))
             limit = rng.choice((2, 3, 500))
             with _piece_limit(limit):
                 pieces = row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
@@ -119,6 +128,8 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
                    f"seed={seed} step {i}")
     if dense:
         assert rowed_saves > 120 and left > 100, (rowed_saves, left)
+        if block is not None:
+            assert full > 10, full  # 29 with these seeds
     else:  # no row is rewritten; the sets that were in rows leave them as fields
         assert rowed_saves == 0 and left > 100, (rowed_saves, left)
 
