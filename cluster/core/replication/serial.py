@@ -74,17 +74,25 @@ def topic_to_dict(t: TopicConfig) -> dict[str, Any]:
     return dataclasses.asdict(t)
 
 
-def cluster_meta_to_dict(state: ClusterState, *, connections: bool = True) -> dict[str, Any]:
-    """Everything but the replica sets (without the connections, for a caller that
-    encodes them apart)."""
-    meta = {"version": FORMAT_VERSION,
-            "spus": [{"id": s, "online": up} for s, up in sorted(state.spus.items())],
-            "topics": [topic_to_dict(t) for t in state.topics.values()],
-            "next_record_id": state.next_record_id,
-            "election_timeout_ms": state.election_timeout_ms,
-            "cuts": [cut_to_dict(c) for c in state.cuts], "next_cut_id": state.next_cut_id,
-            "expired": [[s, at] for s, at in sorted(state.expired.items())],
-            "rehearsal": state.rehearsal}
+# TopicConfig's fields, in order.
+TOPIC_FIELDS = tuple(f.name for f in dataclasses.fields(TopicConfig))
+
+
+def cluster_meta_to_dict(state: ClusterState, *, connections: bool = True,
+                         topics: bool = True) -> dict[str, Any]:
+    """Everything but the replica sets (without the connections or the topics, for a
+    caller that encodes them apart: ``topics`` false leaves them out)."""
+    meta: dict[str, Any] = {
+        "version": FORMAT_VERSION,
+        "spus": [{"id": s, "online": up} for s, up in sorted(state.spus.items())]}
+    if topics:
+        meta["topics"] = [topic_to_dict(t) for t in state.topics.values()]
+    meta.update({"next_record_id": state.next_record_id,
+                 "election_timeout_ms": state.election_timeout_ms,
+                 "cuts": [cut_to_dict(c) for c in state.cuts],
+                 "next_cut_id": state.next_cut_id,
+                 "expired": [[s, at] for s, at in sorted(state.expired.items())],
+                 "rehearsal": state.rehearsal})
     if connections:
         meta["connections"] = sorted([list(c) for c in state.connections])
     return meta

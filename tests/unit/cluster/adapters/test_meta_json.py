@@ -108,3 +108,41 @@ def test_a_kept_text_found_outside_a_topics_partitions_is_not_taken_for_them():
     odd["adopted"] = {"x": {"partitions": json.loads(text)}}
     raw = json.dumps(odd).encode()
     assert meta_loads(raw, "a", parts) == odd
+
+
+def test_each_topic_is_encoded_again_only_when_one_of_its_fields_changed():
+    from cluster.core.replication import TopicConfig
+
+    state = new_cluster([0, 1])
+    state.topics["t"] = TopicConfig("t")
+    state.topics["u"] = TopicConfig("u", min_lrs=2)
+    topics = {"t": {"pk": 1, "partitions": [1, 2], "rate": 1.0, "last_ms": None},
+              "u": {"pk": 2, "partitions": [3], "rate": 0.0}}
+    parts = MetaParts()
+    assert json.loads(meta_json("a", state, topics, None, {}, parts=parts)) == plain(
+        state, topics, None, {})
+    # Unchanged: the kept texts are what the meta holds (a reuse shows through).
+    frozen, _ = parts.texts[("a", "topic", "u")]
+    parts.texts[("a", "topic", "u")] = (frozen, '{"kept": 1}')
+    values, _ = parts.texts[("a", "config", "u")]
+    parts.texts[("a", "config", "u")] = (values, '{"name": "u", "kept": 1}')
+    got = json.loads(meta_json("a", state, topics, None, {}, parts=parts))
+    assert got["topics"]["u"] == {"kept": 1}
+    assert {"name": "u", "kept": 1} in got["core"]["topics"]
+    # Changed in place, a field at a time: encoded again, as plain JSON has it.
+    topics["u"]["rate"] = 2.5
+    state.topics["u"].min_lrs = 1
+    topics["t"]["last_ms"] = 7
+    topics["t"]["rate"] = 1  # equal to 1.0, but another type: its own text
+    got = json.loads(meta_json("a", state, topics, None, {}, parts=parts))
+    assert got == plain(state, topics, None, {})
+    assert isinstance(got["topics"]["t"]["rate"], int)
+
+
+def test_the_kept_texts_of_dropped_topics_do_not_pile_up():
+    from cluster.adapters import meta_json as module
+
+    state, parts = new_cluster([0]), MetaParts()
+    for i in range(module._MAX_PARTS):
+        meta_json("a", state, {f"t{i}": {"pk": i, "partitions": [i]}}, None, {}, parts=parts)
+    assert len(parts.texts) <= module._MAX_PARTS + 4
