@@ -98,7 +98,8 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
         released = out.released
         # The block the last set in a row went to, its keys and its entries (status_rows:
         # sets come topic by topic, partition by partition, so one probe a block).
-        at_topic, at_number, in_block = None, -1, ([], [], [])
+        at_topic, at_number = None, -1
+        in_block: tuple[list[Key], list[bytes], list[bytes]] = ([], [], [])
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             # The memo's keys are steady (core.replication.steady): one probe for most sets.

@@ -215,8 +215,8 @@ class Blocks:
             rowed: Mapping[Key, bytes]) -> bytes:
         """The block's row: an entry for each of its sets whose truth is one."""
         if self.full(block):
-            _, heads, statuses = self._collected.pop(block)
-            return row_of(heads, statuses)
+            collected = self._collected.pop(block)
+            return row_of(collected[1], collected[2])
         read = self._read.pop(block, None)
         if read is None:
             keys = block_keys(block)
