@@ -6,7 +6,9 @@ producers running it changes every tick (their clocks and carries), but its two 
 parts seldom do: each topic's partition primary keys (10,000 ints for a topic of 10,000
 partitions) and the SPUs' fetch connections (up to one per SPU pair). Their JSON text
 is kept from the last write and reused while they are equal (a compare in C, where
-encoding them again was most of a save's meta). The text is what ``json.dumps`` of the
+encoding them again was most of a save's meta). So is each topic's shell table and core
+config, small but one of each a topic: at 1,000 topics encoding them all again was half
+of an idle tick (issue 33, round 20). The text is what ``json.dumps`` of the
 whole meta gives, but for the order of the core's keys: readers parse it.
 
 A unit of work's load parses it back (``meta_loads``) with the same kept texts: a large
