@@ -8,9 +8,11 @@ the producers' append (1 record a set), the fetch round, then the loop, GC pause
 save pauses it; prints the CPU of each, per step. ``--spu-down``: SPU 0 offline first (an
 outage rehearsal: its sets keep that replica out of the LRS). ``--rows``: the loop of a save that
 writes steady sets in rows (cluster/adapters/status_rows.py), and the building of its
-rows' pieces (``rows``). Asserts nothing about time. Run:
+rows' pieces (``rows``). ``--figures-rows``: not the product's loop but the one a columnar
+row would need (tests/bench/_figures_rows.py, a design measurement; ``bare``: without the
+summaries too). Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8]
-        [--rows] [--spu-down] [--json]
+        [--rows] [--spu-down] [--figures-rows {summed,bare}] [--json]
 """
 from __future__ import annotations
 
@@ -40,11 +42,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spu-down", action="store_true",
                     help="SPU 0 offline before the timed steps (an outage rehearsal's ticks: "
                          "the sets with a replica there keep it out of the LRS)")
+    ap.add_argument("--figures-rows", choices=("summed", "bare"), default=None,
+                    help="time the loop a row of figures would need instead of the save's "
+                         "(tests/bench/_figures_rows.py: a design measurement)")
     args = ap.parse_args(argv)
+    if args.figures_rows and (args.rows or args.spu_down):
+        ap.error("--figures-rows times steady sets alone: no --rows or --spu-down")
     if args.partitions < 1 or args.steps < 1 or args.spus < 3:
         ap.error("--partitions and --steps must be at least 1, --spus at least 3")
     setup_throwaway_django()
-    from cluster.adapters import redis_keys, save_pieces, set_records
+    from _figures_rows import figures_rows
+    from cluster.adapters import redis_keys, save_pieces, set_records, shards
     from cluster.adapters.hot_records import values_key
     from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
     from cluster.adapters.hot_types import HotState
@@ -81,7 +89,13 @@ def main(argv: list[str] | None = None) -> None:
                 t1 = time.process_time()
                 produce_spread(state, keys, counts, 1, lost=frozenset())
                 t2 = time.process_time()
-                encoded = _compact_and_encode(hot, None, set_records.Writes(), rows=args.rows)
+                if args.figures_rows:
+                    written = figures_rows(hot, shards.BLOCK,
+                                           summaries=args.figures_rows == "summed")
+                else:
+                    encoded = _compact_and_encode(hot, None, set_records.Writes(),
+                                                  rows=args.rows)
+                    written = len(encoded.every_key)
                 t3 = time.process_time()
                 if args.rows:
                     state.steady.mark()  # as the unit's log entries mark it
@@ -98,11 +112,11 @@ def main(argv: list[str] | None = None) -> None:
             ms["loop"].append(1000 * (t3 - t2))
             if args.rows:
                 ms["rows"].append(1000 * (t4 - t3))
-            if len(encoded.every_key) != args.partitions:
-                raise SystemExit(f"the loop encoded {len(encoded.every_key)} sets, not "
+            if written != args.partitions:
+                raise SystemExit(f"the loop encoded {written} sets, not "
                                  f"{args.partitions}: not every set was appended to")
     result = {"partitions": args.partitions, "steps": args.steps, "rows": args.rows,
-              "spu_down": args.spu_down,
+              "spu_down": args.spu_down, "figures_rows": args.figures_rows,
               **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
               "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
     if args.json:

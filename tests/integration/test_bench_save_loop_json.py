@@ -42,3 +42,16 @@ def test_spu_down_times_the_loop_of_an_outage():
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout)
     assert figures["spu_down"] is True and len(figures["loop_cpu_ms_each"]) == 2
+
+
+def test_figures_rows_times_the_loop_a_columnar_row_would_need():
+    """(A design measurement, docs/engine-throughput.md round 20: the bench exits 1 unless
+    it wrote every set at every step.)"""
+    for variant in ("summed", "bare"):
+        done = run_bench("--partitions", "300", "--steps", "2", "--figures-rows", variant,
+                         "--json")
+        assert done.returncode == 0, done.stderr[-2000:]
+        figures = json.loads(done.stdout)
+        assert figures["figures_rows"] == variant and figures["loop_cpu_ms"] > 0
+    refused = run_bench("--figures-rows", "bare", "--rows", "--json")
+    assert refused.returncode == 2 and "--figures-rows" in refused.stderr
