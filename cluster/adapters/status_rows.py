@@ -140,11 +140,15 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     return out
 
 
-def block_keys(block: tuple[str, int]) -> list[Key]:
-    """The keys of every set a block may hold, in partition order."""
+def block_keys(block: tuple[str, int], count: int | None = None) -> list[Key]:
+    """The keys of every set a block may hold, in partition order; ``count``: the topic's
+    partitions, when known (a topic of 10 partitions has 10 keys in its block, not 200:
+    at 10,000 such topics, 2,000,000 keys built and looked up a busy save)."""
     topic, number = block
     size = shards.BLOCK
-    return [(topic, p) for p in range(number * size, number * size + size)]
+    first = number * size
+    last = first + size if count is None else min(first + size, count)
+    return [(topic, p) for p in range(first, last)]
 
 
 def blocks_of(keys: Iterable[Key]) -> dict[str, list[str]]:
@@ -160,7 +164,10 @@ class Blocks:
     """A save's rows: the blocks whose sets changed (``dirty``) and the old entries of the
     sets whose fields it writes (``old``), then each dirty block's row (``row``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, counts: Mapping[str, int] | None = None) -> None:
+        # Each topic's partitions, where known (``block_keys``): partitions only grow, and
+        # a unit that writes rows loaded its topics' tables with their sets.
+        self.counts = counts or {}
         self.dirty: dict[tuple[str, int], list[Key]] = {}
         # A set whose field this save writes: its entry (head, status) until that write
         # lands (None: it had none).
@@ -185,17 +192,30 @@ class Blocks:
         return found
 
     def full(self, block: tuple[str, int]) -> bool:
-        """Whether every set the block may hold changed and was collected: its row is what
-        the loop collected, whatever the rest of the save does (a set whose field the save
-        writes is none of them)."""
+        """Whether every set the block may hold (its topic's partitions in it, where known)
+        changed and was collected: its row is what the loop collected, whatever the rest
+        of the save does (a set whose field the save writes is none of them)."""
         found = self._collected.get(block)
-        return (found is not None and len(found[0]) == shards.BLOCK
-                and len(found[1]) == len(found[0]))
+        if found is None:
+            return False
+        size = shards.BLOCK
+        count = self.counts.get(block[0])
+        if count is not None:  # (a topic's last block, or a topic smaller than a block)
+            size = min(size, count - block[1] * size)
+        return len(found[0]) == size and len(found[1]) == len(found[0])
 
     def drop(self, block: tuple[str, int]) -> list[Key]:
         """Take the block out of the rows this save rewrites; its changed sets."""
         self._collected.pop(block, None)
         return self.dirty.pop(block)
+
+    def _keys(self, block: tuple[str, int]) -> list[Key]:
+        """The block's keys (``block_keys``), to the last changed set's at least."""
+        count = self.counts.get(block[0])
+        changed = self.dirty.get(block)
+        if count is not None and changed:
+            count = max(count, 1 + max([p for _, p in changed]))
+        return block_keys(block, count)
 
     def leaving(self, set_key: Key, headed: bytes | None, status: bytes | None) -> None:
         """``set_key``'s field is written by this save; its entry (``headed``, ``status``:
@@ -206,7 +226,7 @@ class Blocks:
     def held(self, block: tuple[str, int], rowed: Mapping[Key, bytes]) -> int:
         """How many of the block's sets a row may hold (``rowed``, as the save's loop left
         it: nothing changes it before the block's ``row``)."""
-        keys = block_keys(block)
+        keys = self._keys(block)
         heads = list(map(rowed.get, keys))
         self._read[block] = keys, heads
         return len(heads) - heads.count(None)
@@ -219,7 +239,7 @@ class Blocks:
             return row_of(collected[1], collected[2])
         read = self._read.pop(block, None)
         if read is None:
-            keys = block_keys(block)
+            keys = self._keys(block)
             read = keys, list(map(rowed.get, keys))
         keys, heads = read
         statuses = list(map(raw.get, keys))

@@ -9,6 +9,7 @@ them and in the reverse one, and after every piece each set must read as its sta
 the save or after it; after the last, as after it."""
 from __future__ import annotations
 
+from collections import Counter
 from random import Random
 
 import pytest
@@ -41,6 +42,16 @@ def test_an_entry_applies_only_over_the_field_it_names():
     read = status_rows.overlay([(("t", 3), newer)], {"t": {b"0": row}}, rowed)
     assert read == [(("t", 3), newer)] and rowed == {}
     assert status_rows.overlay([(("t", 3), field)], {"t": {"0": None}}) == [(("t", 3), field)]
+
+
+def test_a_blocks_keys_stop_at_its_topics_last_partition():
+    blocks = status_rows.Blocks({"t": 3})
+    assert status_rows.block_keys(("t", 0), 3) == [("t", 0), ("t", 1), ("t", 2)]
+    assert len(status_rows.block_keys(("t", 0))) == status_rows.shards.BLOCK
+    assert blocks._keys(("t", 0)) == [("t", 0), ("t", 1), ("t", 2)]
+    blocks.dirty[("t", 0)] = [("t", 4)]  # a changed set past the count: covered all the same
+    assert blocks._keys(("t", 0))[-1] == ("t", 4)
+    assert len(status_rows.Blocks()._keys(("u", 0))) == status_rows.shards.BLOCK
 
 
 def test_a_row_keeps_the_old_entry_of_a_set_whose_field_the_save_writes():
@@ -87,13 +98,16 @@ def _check(redis: _Redis, pieces, before, after, where: str) -> None:
 
 @pytest.mark.parametrize("backwards", [False, True])
 @pytest.mark.parametrize("dense", [save_pieces.DENSE, 0])
-@pytest.mark.parametrize("block", [None, 2])
+@pytest.mark.parametrize("block", [None, 2, "tables"])
 def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, block,
                                                               monkeypatch):
     """(``dense`` 0: every block counts as sparse, so every set a row held that changed is
     written as a field instead, save_pieces.sparse_to_fields. ``block`` 2: rows of two
     sets, so many blocks have every set changed, and their rows are the entries the loop
-    collected, ``Blocks.full``.)"""
+    collected, ``Blocks.full``. "tables": the topics' tables name their partitions, so a
+    block's keys stop at the topic's last, ``status_rows.block_keys``.)"""
+    tables = block == "tables"
+    block = 4 if tables else block
     from cluster.adapters import shards
 
     monkeypatch.setattr(save_pieces, "DENSE", dense)
@@ -102,7 +116,9 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
     rowed_saves = left = full = 0
     for seed in range(30):
         pair, rng = _Pair(seed), Random(seed)
-        hot = HotState(pair.a.state, {})
+        counts = Counter(k[0] for k in pair.a.state.replica_sets)
+        hot = HotState(pair.a.state, {t: {"pk": 1, "partitions": list(range(n))}
+                                      for t, n in counts.items()} if tables else {})
         redis = _Redis()
         for run in (pair.a, pair.b):  # only the save compacts, as in test_steady_encoding
             run._maybe_compact = lambda: None  # type: ignore[method-assign]
