@@ -64,7 +64,7 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     set only to find it unchanged was a third of the tick. One server's part of a spread
     save (``sets``) is encoded whole: the index is not split by server."""
     retain = retention(hot.topics) if retain is None else retain
-    blocks = status_rows.Blocks(_counts(hot.topics)) if rows else None
+    blocks = status_rows.Blocks(hot.topics) if rows else None
     out = Encoded({}, [], {}, [], [], [], {}, blocks,
                    set_records.Writes() if rows else None)
     changed, keys = out.changed, out.keys
@@ -166,12 +166,6 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     if dirty:
         save_pieces.sparse_to_fields(out, raw, rowed, records)
     return out
-
-
-def _counts(topics: dict[str, TopicTable]) -> dict[str, int]:
-    """Each topic's partitions, as its table lists them (status_rows.Blocks)."""
-    return {name: len(table["partitions"]) for name, table in topics.items()
-            if table.get("partitions")}
 
 
 def retention(topics: dict[str, TopicTable]) -> int:

@@ -164,10 +164,11 @@ class Blocks:
     """A save's rows: the blocks whose sets changed (``dirty``) and the old entries of the
     sets whose fields it writes (``old``), then each dirty block's row (``row``)."""
 
-    def __init__(self, counts: Mapping[str, int] | None = None) -> None:
-        # Each topic's partitions, where known (``block_keys``): partitions only grow, and
-        # a unit that writes rows loaded its topics' tables with their sets.
-        self.counts = counts or {}
+    def __init__(self, topics: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        # The unit's topic tables (hot_types.TopicTable): each topic's partitions, where
+        # known (``block_keys``). Partitions only grow, and a unit that writes rows loaded
+        # its topics' tables with their sets.
+        self.topics = topics or {}
         self.dirty: dict[tuple[str, int], list[Key]] = {}
         # A set whose field this save writes: its entry (head, status) until that write
         # lands (None: it had none).
@@ -185,11 +186,13 @@ class Blocks:
         ``dirty``), its head and its status, in step."""
         found = self._collected.get(block)
         if found is None:
-            keys = self.dirty.get(block)
-            if keys is None:
-                keys = self.dirty[block] = []
-            found = self._collected[block] = (keys, [], [])
+            found = self._collected[block] = (self.dirty.setdefault(block, []), [], [])
         return found
+
+    def _count(self, topic: str) -> int | None:
+        table = self.topics.get(topic)
+        partitions = table.get("partitions") if table else None
+        return len(partitions) if partitions else None
 
     def full(self, block: tuple[str, int]) -> bool:
         """Whether every set the block may hold (its topic's partitions in it, where known)
@@ -199,10 +202,10 @@ class Blocks:
         if found is None:
             return False
         size = shards.BLOCK
-        count = self.counts.get(block[0])
+        count = self._count(block[0])
         if count is not None:  # (a topic's last block, or a topic smaller than a block)
             size = min(size, count - block[1] * size)
-        return len(found[0]) == size and len(found[1]) == len(found[0])
+        return len(found[0]) == size
 
     def drop(self, block: tuple[str, int]) -> list[Key]:
         """Take the block out of the rows this save rewrites; its changed sets."""
@@ -211,7 +214,7 @@ class Blocks:
 
     def _keys(self, block: tuple[str, int]) -> list[Key]:
         """The block's keys (``block_keys``), to the last changed set's at least."""
-        count = self.counts.get(block[0])
+        count = self._count(block[0])
         changed = self.dirty.get(block)
         if count is not None and changed:
             count = max(count, 1 + max([p for _, p in changed]))

@@ -45,7 +45,7 @@ def test_an_entry_applies_only_over_the_field_it_names():
 
 
 def test_a_blocks_keys_stop_at_its_topics_last_partition():
-    blocks = status_rows.Blocks({"t": 3})
+    blocks = status_rows.Blocks({"t": {"pk": 1, "partitions": [7, 8, 9]}})
     assert status_rows.block_keys(("t", 0), 3) == [("t", 0), ("t", 1), ("t", 2)]
     assert len(status_rows.block_keys(("t", 0))) == status_rows.shards.BLOCK
     assert blocks._keys(("t", 0)) == [("t", 0), ("t", 1), ("t", 2)]
