@@ -1,19 +1,12 @@
 """Channels: a published payload reaches a logged-in socket; anonymous sockets are refused."""
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from channels.testing import WebsocketCommunicator
 
+from tests.live_sockets import run_in_fresh_loop
+
 pytestmark = pytest.mark.redis
-
-
-def run_in_fresh_loop(scenario):
-    """asyncio.run in its own thread: Playwright's sync API may hold this thread's loop."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(scenario())).result(60)
 
 
 def _headers(cookie: str = "") -> list[tuple[bytes, bytes]]:
