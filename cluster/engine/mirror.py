@@ -49,6 +49,8 @@ from cluster.models import Partition
 
 Row = tuple[int, Key, Summary]
 _MAX_ROWS_KEPT = 400_000
+# Topic keys in one ``IN`` list: well below SQLite's parameter limit.
+_IN_CHUNK = 900
 # The smallest block a reservation grows by: a partition produced to a record at a time
 # writes its row once every this many records.
 RESERVE_MIN = 64
@@ -233,9 +235,24 @@ class OffsetsMirror:
         scope = (store, table["pk"])
         found = self.reserved.get(scope)
         if found is None:
-            found = self.reserved[scope] = dict(Partition.objects.filter(
-                topic_id=table["pk"]).values_list("index", "reserved_to"))
+            self._read_reserved(hot, store, {name for name, _ in hot.differs} | {topic})
+            found = self.reserved[scope]
         return found
+
+    def _read_reserved(self, hot: HotState, store: str, names: set[str]) -> None:
+        """The reservations of the topics ``names`` that are not kept yet, in one query
+        (a query a topic was 0.6 ms each: seconds of the first tick of a cluster of
+        thousands of topics, whose every set changed)."""
+        pks = {hot.topics[n]["pk"] for n in names if n in hot.topics}
+        pks -= {pk for kept_store, pk in self.reserved if kept_store == store}
+        read: dict[int, dict[int, int]] = {pk: {} for pk in pks}
+        ordered = sorted(pks)
+        for at in range(0, len(ordered), _IN_CHUNK):
+            for topic, index, reserved in Partition.objects.filter(
+                    topic_id__in=ordered[at:at + _IN_CHUNK]).values_list(
+                        "topic_id", "index", "reserved_to"):
+                read[topic][index] = reserved
+        self.reserved.update(((store, pk), rows) for pk, rows in read.items())
 
     def _due(self, hot: HotState, changed: list[Key], store: str,
              held: tuple[str, ...]) -> list[Row]:

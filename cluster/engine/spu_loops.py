@@ -157,12 +157,30 @@ def _sync_topics(hot: HotState, rows: dict[str, TopicRow]) -> list[Action]:
     for name in [n for n, t in hot.topics.items() if rows.get(n, (None,))[0] != t["pk"]]:
         _drop_topic(hot, name)
     actions: list[Action] = []
+    added = _partitions_of([row[0] for name, row in rows.items() if name not in hot.topics])
     for name, row in rows.items():
         if name not in hot.topics:
-            actions += _add_topic(hot, name, row[0], row[1], row[2])
+            actions += _add_topic(hot, name, row[0], row[1], row[2], added.get(row[0], []))
         if name in hot.state.topics:  # else deleted while this tick read the store
             _apply_settings(hot, name, row)
     return actions
+
+
+def _partitions_of(pks: list[int]) -> dict[int, list[tuple[int, list[int]]]]:
+    """The partition rows (pk, replicas) of each topic ``pks`` names, in index order: one
+    query for them all (a query a topic was 0.7 ms each, seconds of the first tick of a
+    cluster of thousands of topics)."""
+    out: dict[int, list[tuple[int, list[int]]]] = {}
+    for at in range(0, len(pks), _IN_CHUNK):
+        for topic, pk, replicas in (Partition.objects.filter(topic_id__in=pks[at:at + _IN_CHUNK])
+                                    .order_by("topic_id", "index")
+                                    .values_list("topic_id", "id", "replicas")):
+            out.setdefault(topic, []).append((pk, replicas))
+    return out
+
+
+# Topic keys in one ``IN`` list: well below SQLite's parameter limit.
+_IN_CHUNK = 900
 
 
 def _drop_topic(hot: HotState, name: str) -> None:
@@ -180,9 +198,12 @@ def _drop_topic(hot: HotState, name: str) -> None:
     hot.state.reindex()
 
 
-def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int) -> list[Action]:
-    rows = list(Partition.objects.filter(topic_id=pk).order_by("index")
-                .values_list("id", "replicas"))
+def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int,
+               rows: list[tuple[int, list[int]]] | None = None) -> list[Action]:
+    """The topic and its partitions in the hot state; ``rows``: its partition rows (pk,
+    replicas, in index order) when already read (``_partitions_of``)."""
+    if rows is None:
+        rows = _partitions_of([pk]).get(pk, [])
     if not rows:
         return []  # deleted since this tick read the topic list: the next tick drops it
     for spu in {s for _, replicas in rows for s in replicas} - hot.state.spus.keys():

@@ -220,13 +220,14 @@ def test_a_topic_deleted_while_a_tick_reads_the_store_does_not_crash_it(orders, 
     from cluster.engine import spu_loops as replication
 
     topic_create(name="brief", partitions=1, replication=1)
-    real = replication._add_topic
+    real = replication._partitions_of
 
-    def deleted_meanwhile(hot, name, pk, min_lrs, max_lag):
-        Topic.objects.filter(name=name).delete()
-        return real(hot, name, pk, min_lrs, max_lag)
+    def deleted_meanwhile(pks):
+        Topic.objects.filter(name="brief").delete()
+        return real(pks)
 
-    monkeypatch.setattr(replication, "_add_topic", deleted_meanwhile)
+    # Between the tick's read of the topic list and that of their partitions.
+    monkeypatch.setattr(replication, "_partitions_of", deleted_meanwhile)
     tick()
     monkeypatch.undo()
     tick()
