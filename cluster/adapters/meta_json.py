@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Callable
+from operator import attrgetter
 from typing import Any
 
 from cluster.core.replication import ClusterState, TopicConfig, cluster_meta_to_dict
-from cluster.core.replication.serial import TOPIC_FIELDS, topic_to_dict
+from cluster.core.replication.serial import TOPIC_FIELDS
 
 # The texts kept beyond three a topic (its partitions, its shell table, its core config)
 # before they are all dropped: those of topics gone since.
@@ -48,6 +49,9 @@ class MetaParts:
 
     def __init__(self) -> None:
         self.texts: dict[Any, tuple[Any, str]] = {}
+        # The names in ``texts`` of the partition lists long enough to be reused by
+        # ``meta_loads`` (``reusable``): looked up without a pass over every kept text.
+        self.long: dict[Any, None] = {}
         # The large partition lists' texts as a stored meta holds them (bytes, after
         # ``"partitions": ``), made on first use: encoding 0.9 MB was 0.8 ms a load.
         self.encoded: dict[Any, bytes] = {}
@@ -62,6 +66,8 @@ class MetaParts:
         text = encode(value())
         self.texts[name] = (frozen, text)
         self.encoded.pop(name, None)
+        if name[1:2] == ("partitions",) and len(text) >= _REUSED_TEXT:
+            self.long[name] = None
         return text
 
     def bound(self, topics: int) -> None:
@@ -70,15 +76,18 @@ class MetaParts:
         if len(self.texts) > 3 * topics + _MAX_PARTS:
             self.texts.clear()
             self.encoded.clear()
+            self.long.clear()
 
     def reusable(self, namespace: str) -> list[tuple[bytes, tuple[int, ...]]]:
         """The large topic partition lists kept for ``namespace``: (their text as the
         stored meta holds it, bytes, ``"partitions": `` first; the value), for
         ``meta_loads``."""
         out = []
-        for name, (frozen, text) in self.texts.items():
-            if name[:2] != (namespace, "partitions") or len(text) < _REUSED_TEXT:
+        for name in self.long:
+            found = self.texts.get(name)
+            if name[0] != namespace or found is None or len(found[1]) < _REUSED_TEXT:
                 continue
+            frozen, text = found
             encoded = self.encoded.get(name)
             if encoded is None:
                 encoded = self.encoded[name] = _PARTITIONS + text.encode()
@@ -117,34 +126,50 @@ def meta_loads(raw: bytes, namespace: str, parts: MetaParts | None) -> dict[str,
 # The types a topic table's field may hold for its text to be kept: immutable, so the
 # value compared next time is the one the text was made of.
 _SCALARS = frozenset({int, float, str, bool, type(None)})
+# ... and a table's snapshot (``_topic``: its partitions as a tuple of ints or their text).
+_KEPT_TYPES = _SCALARS | {tuple}
+# A partition list at least this long is kept as a part of its own (its text reused when
+# the table around it changes, as the producers' clocks do every tick); a shorter one is
+# encoded with its table, in C.
+_LONG_LIST = 256
+# Where a long list's text goes in its table's (a JSON string no table holds).
+_LISTED = "\0listed"
+_LISTED_TEXT = json.dumps(_LISTED)
+_CONFIG_VALUES = attrgetter(*TOPIC_FIELDS)
 
 
 def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]) -> str:
-    """A shell topic table's JSON: kept while its fields (and its partitions' text) stay
-    as they were. At 1,000 topics, encoding every table field by field at every save was
-    a third of an idle tick."""
+    """A shell topic table's JSON: kept while its fields (and its partitions) stay as they
+    were, else encoded in one C call. At 2,000 topics with producers (whose clocks change
+    every tick), encoding each table field by field was a quarter of a busy tick."""
     partitions = table.get("partitions")
-    listed = (None if partitions is None else
-              parts.part((namespace, "partitions", name), tuple(partitions),
-                         lambda: partitions))
-    rest = tuple([item for item in table.items() if item[0] != "partitions"])
-    types = tuple([type(v) for _, v in rest])
-    # A field of another type (mutable: it could change in place) is never taken as kept.
-    frozen = (rest, types, listed) if _SCALARS.issuperset(types) else object()
+    if partitions is not None and len(partitions) >= _LONG_LIST:
+        listed = parts.part((namespace, "partitions", name), tuple(partitions),
+                            lambda: partitions)
+        snapshot = {**table, "partitions": listed}
+    else:
+        listed = None
+        snapshot = dict(table)
+        if partitions is not None:
+            snapshot["partitions"] = tuple(partitions)
+    types = tuple(map(type, snapshot.values()))
+    # A field of another type (mutable: it could change in place) is never taken as kept;
+    # the types make 1 and 1.0 (equal, their texts not) two values.
+    frozen = (snapshot, types) if _KEPT_TYPES.issuperset(types) else object()
 
     def encode(fields: Mapping[str, Any]) -> str:
-        return "{" + ", ".join([
-            f"{json.dumps(field)}: {listed if field == 'partitions' else json.dumps(value)}"
-            for field, value in fields.items()]) + "}"
+        if listed is None:
+            return json.dumps(fields)
+        return json.dumps({**fields, "partitions": _LISTED}).replace(_LISTED_TEXT, listed, 1)
 
     return parts.part((namespace, "topic", name), frozen, lambda: table, encode)
 
 
 def _core_topic(parts: MetaParts, namespace: str, topic: TopicConfig) -> str:
     """A core topic's config as JSON (serial.topic_to_dict), kept while its fields are."""
-    values = tuple([getattr(topic, f) for f in TOPIC_FIELDS])
-    return parts.part((namespace, "config", topic.name),
-                      (values, tuple(map(type, values))), lambda: topic_to_dict(topic))
+    values = _CONFIG_VALUES(topic)
+    return parts.part((namespace, "config", topic.name), (values, tuple(map(type, values))),
+                      lambda: dict(zip(TOPIC_FIELDS, values)))
 
 
 def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],

@@ -42,13 +42,14 @@ def test_two_stores_with_a_topic_of_the_same_name_keep_their_own_parts():
 
 def test_an_unchanged_part_is_taken_from_the_parts_given_not_encoded_again():
     state = new_cluster([0])
-    topics = {"t": {"pk": 1, "partitions": [1, 2]}}
+    topics = {"t": {"pk": 1, "partitions": list(range(300))}}  # a list kept on its own
     parts = MetaParts()
     meta_json("a", state, topics, None, {}, parts=parts)
     frozen, _ = parts.texts[("a", "partitions", "t")]
     parts.texts[("a", "partitions", "t")] = (frozen, "[7]")  # what a reuse would show
+    topics["t"]["pk"] = 2  # the table around it encoded again, the list's text not
     assert json.loads(meta_json("a", state, topics, None, {}, parts=parts))["topics"] == {
-        "t": {"pk": 1, "partitions": [7]}}
+        "t": {"pk": 2, "partitions": [7]}}
     assert json.loads(meta_json("a", state, topics, None, {}))["topics"] == topics
 
 
