@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Callable
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -172,6 +173,11 @@ def _core_topic(parts: MetaParts, namespace: str, topic: TopicConfig) -> str:
                       lambda: dict(zip(TOPIC_FIELDS, values)))
 
 
+@lru_cache(maxsize=1 << 16)
+def _name_json(name: str) -> str:
+    return json.dumps(name)
+
+
 def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
               checked: str | None, racks: dict[str, str],
               adopted: Mapping[str, Any] | None = None, *,
@@ -188,8 +194,8 @@ def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[
     configs = ", ".join([_core_topic(parts, namespace, t) for t in state.topics.values()])
     core_text = json.dumps(cluster_meta_to_dict(state, connections=False, topics=False))[:-1]
     core_text += f', "topics": [{configs}], "connections": {connections}}}'
-    topics_text = ", ".join(f"{json.dumps(name)}: {_topic(parts, namespace, name, table)}"
-                            for name, table in topics.items())
+    topics_text = ", ".join([f"{_name_json(name)}: {_topic(parts, namespace, name, table)}"
+                             for name, table in topics.items()])
     return (f'{{"core": {core_text}, "topics": {{{topics_text}}}, '
             f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
             f'"adopted": {json.dumps(dict(adopted or {}))}}}')
