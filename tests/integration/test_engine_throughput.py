@@ -127,3 +127,27 @@ def test_below_the_budget_a_row_whose_offsets_trail_is_healed(busy, settings):
     Partition.objects.filter(index=index).update(hw=0, leo=0)  # a mirror write lost, say
     assert replication_resync_store() == 1
     assert rows() == hot_rows()
+
+
+def _first_tick_queries(count: int, at: int) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for i in range(count):
+        topic_create(name=f"many-{count}-{i}", partitions=2, replication=2)
+    with CaptureQueriesContext(connection) as queries:
+        tick(at)
+    return len(queries.captured_queries)
+
+
+def test_a_tick_that_adds_many_topics_reads_the_store_a_query_per_kind_not_per_topic(
+        redis_url):
+    # Their partitions, reservations, counted rows and announced rows: one query each
+    # however many topics (a query a topic was seconds of a restart at 10,000 topics).
+    register_spus(0, 1, 2, online=True)
+    at = int(time.time() * 1000)
+    tick(at)
+    few = _first_tick_queries(3, at + 1000)
+    many = _first_tick_queries(30, at + 2000)
+    assert set(hot_state.replicated_topics()) >= {f"many-30-{i}" for i in range(30)}
+    assert many <= few + 5, (few, many)
