@@ -19,6 +19,10 @@ class SlowLog:
         self.redis = client()
         self.longest_us = 0
         self.longest_command = ""
+        # The longest command's arguments (a script's body left out, each argument cut
+        # short, as the slow log keeps them) and the tick it fell in (0: the first collected).
+        self.longest_detail = ""
+        self.longest_tick = -1
         self.longest_burst_us = 0
         self.tick_totals_us: list[int] = []
         self.tick_cpu_s: list[float] = []
@@ -58,6 +62,8 @@ class SlowLog:
                 self.longest_burst_us = max(self.longest_burst_us, burst)
             if us > self.longest_us:
                 self.longest_us, self.longest_command = us, name
+                self.longest_detail = _detail(entry.get("command"), name)
+                self.longest_tick = len(self.tick_totals_us)
         self.tick_totals_us.append(total)
         self.cpu = self._cpu()  # from here: reading the log costs Redis too
 
@@ -69,3 +75,14 @@ class SlowLog:
         for name, value in self.saved.items():
             self.redis.config_set(name, value)
         self.redis.slowlog_reset()
+
+
+def _detail(command: object, name: str) -> str:
+    """A logged command as text, a script's body (EVAL's first argument) left out."""
+    text = command.decode(errors="replace") if isinstance(command, bytes) else str(command)
+    if name == "EVAL" and "more bytes)" in text:  # the body, cut short by the slow log
+        return ("EVAL <script> " + text.split("more bytes)", 1)[1].strip())[:240]
+    words = text.split(" ")
+    if name == "EVAL" and len(words) > 2:
+        words = [words[0], "<script>", *words[2:]]
+    return " ".join(words)[:240]

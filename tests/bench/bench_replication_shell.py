@@ -322,6 +322,9 @@ def bench_ticks(partitions: int, steps: int,
         slowlog.stop()
         result.update(redis_max_command_ms=slowlog.longest_us / 1000,
                       redis_max_command=slowlog.longest_command,
+                      redis_max_command_detail=slowlog.longest_detail,
+                      # The tick it fell in: 0 .. steps-1 the idle ticks, then the busy ones.
+                      redis_max_command_tick=slowlog.longest_tick,
                       redis_max_burst_ms=slowlog.longest_burst_us / 1000,
                       redis_max_tick_commands_ms=max(slowlog.tick_totals_us, default=0) / 1000,
                       redis_max_tick_cpu_ms=max(slowlog.tick_cpu_s, default=0) * 1000,

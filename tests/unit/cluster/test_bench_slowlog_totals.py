@@ -39,10 +39,12 @@ def test_a_scripts_own_calls_count_once_and_the_tick_cpu_is_redis_own():
     fake = FakeRedis(piece, 10.5)  # 0.5 s since start()
     log = SlowLog.__new__(SlowLog)
     log.redis, log.longest_us, log.longest_command, log.longest_burst_us = fake, 0, "", 0
+    log.longest_detail, log.longest_tick = "", -1
     log.tick_totals_us, log.tick_cpu_s, log.cpu = [], [], 10.0  # as start() left it
     log.collect()
     assert log.tick_totals_us == [2 + 3 + 1 + 500 + 4]
     assert log.longest_us == 500 and log.longest_command == "EVAL"
+    assert log.longest_detail == "EVAL <script> 0" and log.longest_tick == 0
     assert log.longest_burst_us == 504  # the EVAL and its PEXPIRE, after the MULTI
     assert log.tick_cpu_s == [0.5]  # read before the log: its reading is not the tick's
     assert log.cpu == 10.75  # read after it: the next tick starts there
