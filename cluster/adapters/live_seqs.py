@@ -75,10 +75,21 @@ def unwatch(groups: Iterable[str]) -> None:
         hot_state.client().eval(_UNWATCH, 1, watchers_key(), *groups)
 
 
+# Groups asked in one script: each asks a hash field and may step a counter, a few
+# microseconds of Redis a group, so a script for a busy tick's 10,000 block groups (a
+# cluster of 10,000 topics) held Redis 80-100 ms. Each group's check and step stay atomic.
+WATCHED_CHUNK = 500
+
+
 def watched(groups: list[str]) -> set[str]:
-    """Of ``groups``, those a viewer watches; the others' sequences are stepped."""
+    """Of ``groups``, those a viewer watches; the others' sequences are stepped (a script
+    a ``WATCHED_CHUNK`` groups, sent together)."""
     if not groups:
         return set()
-    found = hot_state.client().eval(_WATCHED, 1 + len(groups), watchers_key(),
-                                    *[live_key("seq", g) for g in groups], *groups)
-    return {g.decode() if isinstance(g, bytes) else g for g in found}
+    pipe = hot_state.client().pipeline(transaction=False)
+    for at in range(0, len(groups), WATCHED_CHUNK):
+        chunk = groups[at:at + WATCHED_CHUNK]
+        pipe.eval(_WATCHED, 1 + len(chunk), watchers_key(),
+                  *[live_key("seq", g) for g in chunk], *chunk)
+    return {g.decode() if isinstance(g, bytes) else g
+            for found in pipe.execute() for g in found}

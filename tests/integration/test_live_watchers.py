@@ -66,6 +66,20 @@ def test_a_watched_block_gets_its_rows_and_its_neighbour_does_not(redis_url, sta
     assert current_seq("topic-orders.1") == unwatched_seq + 1
 
 
+def test_groups_asked_in_several_scripts_answer_as_one_and_step_each_unwatched_once(
+        redis_url, monkeypatch):
+    from cluster.adapters import live_seqs
+    from cluster.adapters.live_seqs import current_seqs, watch, watched
+
+    monkeypatch.setattr(live_seqs, "WATCHED_CHUNK", 3)  # 8 groups: three scripts
+    groups = [f"topic-many.{i}" for i in range(8)]
+    watch([groups[1], groups[6]])
+    before = current_seqs(groups)
+    assert watched(groups) == {groups[1], groups[6]}
+    after = current_seqs(groups)
+    assert [after[g] - before[g] for g in groups] == [1, 0, 1, 1, 1, 1, 0, 1]
+
+
 def test_a_leader_move_reaches_the_cluster_group_even_when_no_block_is_watched(redis_url):
     from cluster.adapters.live_batches import CLUSTER_GROUP, _stage_changed, current_seq
 
