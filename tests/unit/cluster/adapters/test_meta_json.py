@@ -122,7 +122,10 @@ def test_each_topic_is_encoded_again_only_when_one_of_its_fields_changed():
     parts = MetaParts()
     assert json.loads(meta_json("a", state, topics, None, {}, parts=parts)) == plain(
         state, topics, None, {})
-    # Unchanged: the kept texts are what the meta holds (a reuse shows through).
+    # Unchanged: the kept texts are what the meta holds (a reuse shows through). (Topic by
+    # topic: the tables' whole text, kept too, is asked first.)
+    parts.texts.pop(("a", "topics"))
+    parts.texts.pop(("a", "configs"))
     frozen, _ = parts.texts[("a", "topic", "u")]
     parts.texts[("a", "topic", "u")] = (frozen, '{"kept": 1}')
     values, _ = parts.texts[("a", "config", "u")]
@@ -147,3 +150,48 @@ def test_the_kept_texts_of_dropped_topics_do_not_pile_up():
     for i in range(module._MAX_PARTS):
         meta_json("a", state, {f"t{i}": {"pk": i, "partitions": [i]}}, None, {}, parts=parts)
     assert len(parts.texts) <= module._MAX_PARTS + 4
+
+
+def test_the_tables_text_is_kept_whole_until_a_value_its_type_or_the_order_changes():
+    topics = {"t": {"pk": 1, "partitions": [1, 2], "rate": 1.0, "last_ms": None},
+              "u": {"pk": 2, "partitions": [3], "rate": 0.0, "last_ms": None}}
+    state, parts = new_cluster([0]), MetaParts()
+
+    def shown() -> dict:
+        return json.loads(meta_json("a", state, topics, None, {}, parts=parts))["topics"]
+
+    assert shown() == topics
+    kept, _ = parts.texts[("a", "topics")]
+    parts.texts[("a", "topics")] = (kept, '"kept": {}')  # what a reuse would show
+    assert shown() == {"kept": {}}
+    topics["u"]["partitions"].append(4)  # a list grown in place
+    assert shown() == topics
+    topics["t"] = topics.pop("t")  # the same tables, reordered
+    assert list(shown()) == ["u", "t"]
+    topics["t"]["rate"] = 1  # equal to 1.0, another type
+    assert isinstance(shown()["t"]["rate"], int)
+    topics["u"]["extra"] = [5]  # a field of a mutable type: never kept whole
+    assert shown() == topics and ("a", "topics") not in parts.texts
+    topics["u"]["extra"].append(6)  # changed in place
+    assert shown() == topics
+
+
+def test_the_configs_text_is_kept_whole_until_a_field_or_its_type_changes():
+    from cluster.core.replication import TopicConfig
+
+    state, parts = new_cluster([0]), MetaParts()
+    state.topics["t"] = TopicConfig("t")
+    state.topics["u"] = TopicConfig("u", min_lrs=2)
+
+    def shown() -> list:
+        return json.loads(meta_json("a", state, {}, None, {}, parts=parts))["core"]["topics"]
+
+    assert shown() == plain(state, {}, None, {})["core"]["topics"]
+    kept, _ = parts.texts[("a", "configs")]
+    parts.texts[("a", "configs")] = (kept, '{"kept": 1}')  # what a reuse would show
+    assert shown() == [{"kept": 1}]
+    state.topics["u"].min_lrs = 1
+    assert shown() == plain(state, {}, None, {})["core"]["topics"]
+    state.topics["u"].unclean_leader_election = 0  # equal to False, another type
+    assert shown()[1]["unclean_leader_election"] == 0
+    assert shown()[1]["unclean_leader_election"] is not False
