@@ -128,6 +128,7 @@ class _Meta(NamedTuple):
     generation: str | None  # the sets' generation under the leases held (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
     adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
+    raw: bytes | None = None  # the meta as read (HotState.meta_raw)
 
 
 def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
@@ -151,7 +152,7 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
         return _Meta(fresh, {}, None, {}, generation, placed, {})
     meta = meta_loads(raw, namespace, parts)
     return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}), generation, placed, meta.get("adopted") or {})
+                 meta.get("racks", {}), generation, placed, meta.get("adopted") or {}, raw)
 
 
 def replicated_topics() -> set[str]:
@@ -184,8 +185,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
         parts = committed.meta if committed is not None else None
-        state, topics, checked, racks, generation, placed, adopted = _meta(scope, parts,
-                                                                           namespace)
+        state, topics, checked, racks, generation, placed, adopted, raw = _meta(
+            scope, parts, namespace)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
@@ -196,7 +197,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
         hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
-                       namespace=namespace)
+                       namespace=namespace, meta_raw=raw)
         if committed is not None and (take_trusted(hot, keys, committed)
                                       or take_after_others(hot, committed)):
             return hot

@@ -95,6 +95,9 @@ class HotState:
     # what comes after the unit (its set cache's scope) names it rather than resolving it
     # again outside the binding. Empty: a state built by hand (tests), resolved when needed.
     namespace: str = ""
+    # The meta's bytes as the load read them, under the leases it holds: a save whose meta
+    # is the same writes none (hot_save.py).
+    meta_raw: bytes | None = None
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)

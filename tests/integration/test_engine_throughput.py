@@ -151,3 +151,37 @@ def test_a_tick_that_adds_many_topics_reads_the_store_a_query_per_kind_not_per_t
     many = _first_tick_queries(30, at + 2000)
     assert set(hot_state.replicated_topics()) >= {f"many-30-{i}" for i in range(30)}
     assert many <= few + 5, (few, many)
+
+
+def test_a_tick_that_changed_nothing_in_the_meta_writes_none_and_a_change_is_written(
+        redis_url, monkeypatch, settings):
+    from cluster.adapters import lease
+    from cluster.adapters.redis_keys import key
+
+    settings.REPLICATION_SIMULATED_PRODUCERS = False
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="quiet", partitions=2, replication=2)
+    topic_set_producer_rate(name="quiet", rate=3)
+    at = int(time.time() * 1000)
+    tick(at)  # compared with the rows: the rate adopted
+    assert hot_state.load().topics["quiet"]["rate"] == 3
+    # Not compared with the rows from here (that notes its time in the meta), as in a
+    # running engine 9 ticks in 10. The simulated producers are off.
+    settings.REPLICATION_TOPOLOGY_COMPARE_S = 60
+    tick(at + 1000)
+    tick(at + 1500)
+    sent: list[str] = []
+    real = lease.fenced_write
+
+    def spy(held, ops, **kw):
+        sent.extend(op.key for op in ops)
+        return real(held, ops, **kw)
+
+    monkeypatch.setattr(lease, "fenced_write", spy)
+    tick(at + 2000)
+    assert sent and key("meta") not in sent  # the tick saved, but not the same meta again
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    sent.clear()
+    tick(at + 3000)  # the producer's clock starts: a change, written
+    assert key("meta") in sent
+    assert hot_state.load().topics["quiet"]["last_ms"] == at + 3000
