@@ -29,15 +29,16 @@ LogEntries = Callable[[list[Key]], list[dict[str, Any]]]
 
 
 def _meta_op(hot: HotState) -> WriteOp:
+    """The meta's write, its text encoded once (compared as bytes, sent as bytes)."""
     text = meta_json(hot.namespace or redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
                      hot.racks, hot.adopted, parts=hot.meta_parts)
-    return WriteOp("set", key("meta"), text)
+    return WriteOp("set", key("meta"), text.encode())
 
 
 def _meta_writes(hot: HotState, meta: WriteOp | None) -> list[WriteOp]:
     """The meta's write, or none when it is the very meta the load read under the leases
     this save holds (a quiet tick's: at 10,000 topics, 3 MB sent again every tick)."""
-    if meta is None or (hot.meta_raw is not None and hot.meta_raw == meta.arg.encode()):
+    if meta is None or meta.arg == hot.meta_raw:
         return []
     return [meta]
 

@@ -19,7 +19,7 @@ parsing it was 15 ms of every unit of work, a third of a mostly steady tick).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter, methodcaller
@@ -43,7 +43,7 @@ _SENTINEL = '"\\u0000part:{}"'
 
 class MetaParts:
     """The large parts' JSON text last written, by part: ``(namespace, "connections")`` and
-    ``(namespace, "partitions", topic)`` -> (the value encoded, as an immutable copy; its
+    ``(namespace, "partitions", topic)`` -> (the value encoded, as a copy nothing changes; its
     text). A text is reused only while the value equals the one it was made of, so it is
     right whatever wrote the meta since; it only saves the encoding. The engine keeps one
     (``Engine.sets.meta``, handed to a unit of work's load with the set cache, so the save
@@ -80,7 +80,7 @@ class MetaParts:
             self.encoded.clear()
             self.long.clear()
 
-    def reusable(self, namespace: str) -> list[tuple[bytes, tuple[int, ...]]]:
+    def reusable(self, namespace: str) -> list[tuple[bytes, Sequence[int]]]:
         """The large topic partition lists kept for ``namespace``: (their text as the
         stored meta holds it, bytes, ``"partitions": `` first; the value), for
         ``meta_loads``."""
@@ -105,7 +105,7 @@ def meta_loads(raw: bytes, namespace: str, parts: MetaParts | None) -> dict[str,
     of several hundred primary keys is that topic's alone), the whole is parsed again."""
     reusable = parts.reusable(namespace) if parts is not None else []
     original = raw
-    taken: list[tuple[int, ...]] = []
+    taken: list[Sequence[int]] = []
     for text, frozen in reusable:
         at = raw.find(text)
         if at < 0:
@@ -148,14 +148,13 @@ def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
     every tick, encoding each table field by field was a quarter of a busy tick); and the
     table's snapshot that text was made of (None: a field of a mutable type)."""
     partitions = table.get("partitions")
-    if partitions is not None and len(partitions) >= _LONG_LIST:
-        listed: str | None = parts.part((namespace, "partitions", name), tuple(partitions),
-                                        lambda: partitions)
-    else:
-        listed = None
     snapshot = dict(table)
+    listed: str | None = None
     if partitions is not None:
-        snapshot["partitions"] = list(partitions)
+        # One copy: the snapshot's, and what a long list's own text is kept against.
+        snapshot["partitions"] = copied = list(partitions)
+        if len(copied) >= _LONG_LIST:
+            listed = parts.part((namespace, "partitions", name), copied, lambda: copied)
     types = tuple(map(type, snapshot.values()))
     # A field of another type (mutable: it could change in place) is never taken as kept;
     # the types make 1 and 1.0 (equal, their texts not) two values.

@@ -46,11 +46,10 @@ from cluster.adapters.lease import Held
 from cluster.adapters.redis_keys import store_namespace
 from cluster.core.replication import Key
 from cluster.models import Partition
+from cluster.selectors.sql import in_lists
 
 Row = tuple[int, Key, Summary]
 _MAX_ROWS_KEPT = 400_000
-# Topic keys in one ``IN`` list: well below SQLite's parameter limit.
-_IN_CHUNK = 900
 # The smallest block a reservation grows by: a partition produced to a record at a time
 # writes its row once every this many records.
 RESERVE_MIN = 64
@@ -235,7 +234,7 @@ class OffsetsMirror:
         scope = (store, table["pk"])
         found = self.reserved.get(scope)
         if found is None:
-            self._read_reserved(hot, store, {name for name, _ in hot.differs} | {topic})
+            self._read_reserved(hot, store, {topic, *map(_topic, hot.differs)})
             found = self.reserved[scope]
         return found
 
@@ -246,11 +245,9 @@ class OffsetsMirror:
         pks = {hot.topics[n]["pk"] for n in names if n in hot.topics}
         pks -= {pk for kept_store, pk in self.reserved if kept_store == store}
         read: dict[int, dict[int, int]] = {pk: {} for pk in pks}
-        ordered = sorted(pks)
-        for at in range(0, len(ordered), _IN_CHUNK):
+        for chunk in in_lists(sorted(pks)):
             for topic, index, reserved in Partition.objects.filter(
-                    topic_id__in=ordered[at:at + _IN_CHUNK]).values_list(
-                        "topic_id", "index", "reserved_to"):
+                    topic_id__in=chunk).values_list("topic_id", "index", "reserved_to"):
                 read[topic][index] = reserved
         self.reserved.update(((store, pk), rows) for pk, rows in read.items())
 

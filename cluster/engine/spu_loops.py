@@ -16,6 +16,7 @@ from cluster.core.replication import Action
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Partition, Spu, Topic
+from cluster.selectors.sql import in_lists
 
 CONNECTION_MANAGER = "connection-manager"
 ONLINE, OFFLINE = SpuResolution.ONLINE.value, SpuResolution.OFFLINE.value
@@ -61,12 +62,16 @@ def reconcile_topics(hot: HotState, rows: dict[str, TopicRow], names: Iterable[s
     """Bring the topics ``names`` to their ``rows`` (a name without a row is not
     provisioned: the engine drops it), leaving every other topic as it is."""
     actions: list[Action] = []
-    for name in sorted(names):
+    names = sorted(names)
+    # The topics (re-)added below: a topic new here, or re-created under its name.
+    added = _partitions_of([rows[n][0] for n in names if n in rows and (
+        n not in hot.topics or hot.topics[n]["pk"] != rows[n][0])])
+    for name in names:
         row = rows.get(name)
         if name in hot.topics and (row is None or row[0] != hot.topics[name]["pk"]):
             _drop_topic(hot, name)
         if row is not None and name not in hot.topics:
-            actions += _add_topic(hot, name, row[0], row[1], row[2])
+            actions += _add_topic(hot, name, row[0], row[1], row[2], added.get(row[0], []))
         if row is not None and name in hot.state.topics:
             _apply_settings(hot, name, row)
     return actions
@@ -171,16 +176,12 @@ def _partitions_of(pks: list[int]) -> dict[int, list[tuple[int, list[int]]]]:
     query for them all (a query a topic was 0.7 ms each, seconds of the first tick of a
     cluster of thousands of topics)."""
     out: dict[int, list[tuple[int, list[int]]]] = {}
-    for at in range(0, len(pks), _IN_CHUNK):
-        for topic, pk, replicas in (Partition.objects.filter(topic_id__in=pks[at:at + _IN_CHUNK])
+    for chunk in in_lists(pks):
+        for topic, pk, replicas in (Partition.objects.filter(topic_id__in=chunk)
                                     .order_by("topic_id", "index")
                                     .values_list("topic_id", "id", "replicas")):
             out.setdefault(topic, []).append((pk, replicas))
     return out
-
-
-# Topic keys in one ``IN`` list: well below SQLite's parameter limit.
-_IN_CHUNK = 900
 
 
 def _drop_topic(hot: HotState, name: str) -> None:
@@ -199,11 +200,9 @@ def _drop_topic(hot: HotState, name: str) -> None:
 
 
 def _add_topic(hot: HotState, name: str, pk: int, min_lrs: int, max_lag: int,
-               rows: list[tuple[int, list[int]]] | None = None) -> list[Action]:
+               rows: list[tuple[int, list[int]]]) -> list[Action]:
     """The topic and its partitions in the hot state; ``rows``: its partition rows (pk,
-    replicas, in index order) when already read (``_partitions_of``)."""
-    if rows is None:
-        rows = _partitions_of([pk]).get(pk, [])
+    replicas, in index order), read with the other topics added (``_partitions_of``)."""
     if not rows:
         return []  # deleted since this tick read the topic list: the next tick drops it
     for spu in {s for _, replicas in rows for s in replicas} - hot.state.spus.keys():

@@ -7,8 +7,7 @@ engine's unit of work; it lives here so the engine needs no service (issue 32's 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
@@ -17,6 +16,7 @@ from cluster.adapters.live_batches import LIVE_EVENTS, stage_many
 from cluster.live import CLUSTER_GROUP, EventRow, LiveData, SpuRow, TopicRow, topic_group
 from cluster.metrics.logs import log_events
 from cluster.models import Event, Spu, Topic
+from cluster.selectors.sql import in_lists
 from cluster.projections.live import cluster_load
 
 log = logging.getLogger(__name__)
@@ -90,28 +90,26 @@ def _objects_rows(events: list[Event]) -> dict[tuple[str, str], LiveData]:
     """Each changed object's state as stored now (by type and name), so a page needs no
     fetch to show it: a query for the topics and one for the SPUs, whatever their number
     (a query an object was a second of the first tick of 2,000 topics)."""
-    out: dict[tuple[str, str], LiveData] = {}
-    topics = {e.object_name for e in events if e.object_type == "topic"}
+    out: dict[tuple[str, str], LiveData] = {}  # an object no row holds shows as nothing
+    topics: set[str] = set()
     spus: dict[int, set[str]] = {}  # by id, the names the events give it
     for e in events:
-        if e.object_type == "spu" and e.object_name.isdigit():
-            spus.setdefault(int(e.object_name), set()).add(e.object_name)
-    for e in events:  # an object no row holds (deleted since) shows as nothing
-        out[(e.object_type, e.object_name)] = (
-            {"topics": []} if e.object_type == "topic" else
-            {"spus": []} if e.object_type == "spu" and e.object_name.isdigit() else {})
-    for names in _chunks(sorted(topics)):
+        kind, name = e.object_type, e.object_name
+        if kind == "topic":
+            topics.add(name)
+            out[(kind, name)] = {"topics": []}
+        elif kind == "spu" and name.isdigit():
+            spus.setdefault(int(name), set()).add(name)
+            out[(kind, name)] = {"spus": []}
+        else:
+            out[(kind, name)] = {}
+    for names in in_lists(sorted(topics)):
         for r in Topic.objects.filter(name__in=names).values("name", "resolution", "reason"):
             out[("topic", r["name"])]["topics"].append(
                 TopicRow(name=r["name"], resolution=r["resolution"], reason=r["reason"]))
-    for ids in _chunks(sorted(spus)):
+    for ids in in_lists(sorted(spus)):
         for r in Spu.objects.filter(pk__in=ids).values("id", "resolution", "rack"):
             for name in spus[r["id"]]:
                 out[("spu", name)]["spus"].append(
                     SpuRow(id=r["id"], resolution=r["resolution"], rack=r["rack"] or ""))
     return out
-
-
-def _chunks(items: list[Any], size: int = 900) -> Iterator[list[Any]]:
-    for at in range(0, len(items), size):
-        yield items[at:at + size]

@@ -1,13 +1,26 @@
-"""Raw-SQL helpers: JSON array columns measured in SQL and decoded in bulk."""
+"""Raw-SQL helpers: JSON array columns measured in SQL and decoded in bulk, and keys cut
+into ``IN`` lists."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from django.db.models import Func, IntegerField, QuerySet
 
 from cluster.models import Partition
+
+
+T = TypeVar("T")
+# Keys in one ``IN`` list: well below SQLite's parameter limit (32,766), each query short.
+IN_LIST = 900
+
+
+def in_lists(keys: Sequence[T]) -> Iterator[Sequence[T]]:
+    """``keys`` in slices of ``IN_LIST``: a query's ``IN`` list each (a query for many
+    topics, not one a topic)."""
+    for at in range(0, len(keys), IN_LIST):
+        yield keys[at:at + IN_LIST]
 
 
 def decode_all(texts: Iterable[str | None]) -> list[list[int]]:
