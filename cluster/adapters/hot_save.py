@@ -19,7 +19,7 @@ from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save
 from cluster.adapters.hot_records import values_key
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
-from cluster.adapters.meta_json import meta_json
+from cluster.adapters.meta_json import meta_texts
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.save_encoding import Encoded, compact_and_encode
 from cluster.adapters.set_loading import sets_key
@@ -28,19 +28,21 @@ from cluster.core.replication import Key, ReplicaSet
 LogEntries = Callable[[list[Key]], list[dict[str, Any]]]
 
 
-def _meta_op(hot: HotState) -> WriteOp:
-    """The meta's write, its text encoded once (compared as bytes, sent as bytes)."""
-    text = meta_json(hot.namespace or redis_keys.store_namespace(), hot.state, hot.topics, hot.checked,
-                     hot.racks, hot.adopted, parts=hot.meta_parts)
-    return WriteOp("set", key("meta"), text.encode())
+def _meta_ops(hot: HotState) -> list[WriteOp]:
+    """The meta's two writes (meta_json.py), each text encoded once (compared as bytes,
+    sent as bytes)."""
+    texts = meta_texts(hot.namespace or redis_keys.store_namespace(), hot.state, hot.topics,
+                       hot.producers, hot.checked, hot.racks, hot.adopted,
+                       parts=hot.meta_parts)
+    return [WriteOp("set", key("meta"), texts.small.encode()),
+            WriteOp("set", key("meta:topics"), texts.topics.encode())]
 
 
-def _meta_writes(hot: HotState, meta: WriteOp | None) -> list[WriteOp]:
-    """The meta's write, or none when it is the very meta the load read under the leases
-    this save holds (a quiet tick's: at 10,000 topics, 3 MB sent again every tick)."""
-    if meta is None or meta.arg == hot.meta_raw:
-        return []
-    return [meta]
+def _meta_writes(hot: HotState, meta: list[WriteOp] | None) -> list[WriteOp]:
+    """The meta's writes, but of each key whose text is the very one the load read under
+    the leases this save holds (the topics' at nearly every save: at 10,000 topics, 3 MB;
+    the small one at a quiet tick)."""
+    return [op for op in meta or () if op.arg != hot.meta_raw.get(op.key)]
 
 
 def save(hot: HotState, held: Held, *, retain: int | None = None,
@@ -59,12 +61,12 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     encoded = compact_and_encode(hot, retain, records, rows=status_rows.allowed(hot))
     head = [WriteOp("del", k) for name in hot.dropped
             for k in (sets_key(name), values_key(name), status_rows.rows_key(name))]
-    return _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_op(hot),
+    return _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_ops(hot),
                        kept=lambda name: name in hot.topics)
 
 
 def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_records.Writes,
-                log: LogEntries | None, *, head: list[WriteOp], meta: WriteOp | None,
+                log: LogEntries | None, *, head: list[WriteOp], meta: list[WriteOp] | None,
                 kept: Callable[[str], bool]) -> list[Key]:
     """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
     it is large, plain (no topic added or dropped, no entry but the step's) and its entries
@@ -90,7 +92,8 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
         _write_with_log(hot, held, {hot_servers.HOME: ops + tail + generations}, entries)
     else:
         # The first piece stores the staged values and keeps record ids unique (save_pieces).
-        floor = [shards.record_ids_floor_op(hot.state.next_record_id)] if meta else []
+        floor = ([shards.record_ids_floor_op(hot.state.next_record_id)] if meta is not None
+                 else [])
         # The rows first: the last piece carries the sets whose logged status moved.
         pieces = rows + (_pieces(encoded, records, parts, kept) if len(parts) > 1 else [
             _present(records.op(None, _by_hash(encoded.changed)))
@@ -142,7 +145,7 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     home += save_pieces.released_ops(released, values_key, None,
                                      lambda name: not whole or name in hot.topics)
     if whole:
-        home += _meta_writes(hot, _meta_op(hot))
+        home += _meta_writes(hot, _meta_ops(hot))
     token = _generation_ops(ops, held)
     _write_with_log(hot, held, ops, log(keys) if log else [])
     hot.generation = token
@@ -251,6 +254,6 @@ def save_sets(hot: HotState, held: Held, *, retain: int | None = None,
 def save_meta(hot: HotState, held: Held, *, log: LogEntries | None = None) -> list[Key]:
     """Only the meta (SPUs, topic settings, the producers' table): the coordinator's quiet
     tick, which loaded no replica set."""
-    _write_with_log(hot, held, {hot_servers.HOME: _meta_writes(hot, _meta_op(hot))},
+    _write_with_log(hot, held, {hot_servers.HOME: _meta_writes(hot, _meta_ops(hot))},
                     log([]) if log else [])
     return []

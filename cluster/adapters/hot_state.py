@@ -3,9 +3,10 @@
 Every key carries the store's identity (``repl:{<store id>}:<name>``, the
 braces a Redis Cluster hash tag), so two installations sharing a Redis
 database never see, let alone delete, each other's state:
-* ``meta``: JSON of the core's cluster meta plus the shell's topic table
-  (topic and partition primary keys, producer rates) and the Redis run id
-  that last checked the hot state against the store;
+* ``meta`` and ``meta:topics``: JSON of the core's cluster meta plus the shell's topic
+  table (topic and partition primary keys, producer rates) and the Redis run id
+  that last checked the hot state against the store, split in two keys: the topics,
+  which seldom change, apart (meta_json.py, meta_reading.py);
 * ``sets:<topic>``: one hash per topic, field = partition index, value = the
   replica set's status in msgpack: a format version, then the fields. Logs are
   stored once: every replica whose log is a prefix of the leader's is stored as
@@ -36,16 +37,16 @@ Everything that builds many objects runs with the cyclic GC paused: decoding
 10,000 replica sets otherwise spends most of its time in collections.
 """
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from django.conf import settings
 
 from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards,
                               status_rows)
-from cluster.adapters.meta_json import MetaParts, meta_loads
+from cluster.adapters.meta_json import MetaParts
+from cluster.adapters.meta_reading import read_meta, topic_names
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -60,7 +61,8 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
 from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
                                           sets_key, take_after_others, take_trusted)
 from cluster.adapters.set_records import records_key  # noqa: F401 (re-exported)
-from cluster.adapters.hot_types import HotState, Stored, TopicTable  # noqa: F401 (re-exported)
+from cluster.adapters.hot_types import (HotState, Producer, Stored,  # noqa: F401 (re-exported)
+                                       TopicTable)
 from cluster.adapters.hot_save import (LogEntries, save, save_meta,  # noqa: F401 (re-exported)
                                        save_sets)
 from cluster.adapters.hot_records import (TICKET_TTL_S, Ticket, beat,  # noqa: F401
@@ -123,41 +125,48 @@ def read_leader_log(key: Key) -> LeaderLog | None:
 class _Meta(NamedTuple):
     state: ClusterState
     topics: dict[str, TopicTable]
+    producers: dict[str, Producer]
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
     adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
-    raw: bytes | None = None  # the meta as read (HotState.meta_raw)
+    raw: dict[str, bytes]  # the meta's keys as read (HotState.meta_raw)
 
 
 def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
           namespace: str = "") -> _Meta:
-    """The meta and the scope's sets generation; ``parts``: the large parts this process
-    wrote last under ``namespace`` (meta_json.meta_loads)."""
+    """The meta (its two keys, meta_reading.py) and the scope's sets generation;
+    ``parts``: what this process wrote last under ``namespace``."""
+    names = (key("meta"), key("meta:topics"))
     if hot_servers.spread():
-        (raw, placed), tokens = client().mget(key("meta"), hot_placement.placement_key()), \
+        (raw, topics, placed), tokens = client().mget(*names, hot_placement.placement_key()), \
             hot_servers.get_each([set_cache.generation_key(k) for k in scope])
     else:
         pipe = client().pipeline(transaction=True)
-        pipe.mget(key("meta"), hot_placement.placement_key())
+        pipe.mget(*names, hot_placement.placement_key())
         for lock_key in scope:
             pipe.get(set_cache.generation_key(lock_key))
-        (raw, placed), *tokens = pipe.execute()
+        (raw, topics, placed), *tokens = pipe.execute()
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, None, {}, generation, placed, {})
-    meta = meta_loads(raw, namespace, parts)
-    return _Meta(cluster_from_dict(meta["core"]), meta["topics"], meta.get("checked"),
-                 meta.get("racks", {}), generation, placed, meta.get("adopted") or {}, raw)
+        return _Meta(fresh, {}, {}, None, {}, generation, placed, {}, {})
+    meta = read_meta(raw, topics, namespace, parts)
+    state = cluster_from_dict({**meta.core, "topics": ()})
+    state.topics = meta.configs
+    as_read = {names[0]: cast(bytes, raw)}
+    if topics is not None:
+        as_read[names[1]] = cast(bytes, topics)
+    return _Meta(state, meta.tables, meta.producers, meta.checked, meta.racks, generation,
+                 placed, meta.adopted, as_read)
 
 
 def replicated_topics() -> set[str]:
-    raw = client().get(key("meta"))
-    return set(json.loads(raw)["topics"]) if raw is not None else set()
+    raw, topics = client().mget(key("meta"), key("meta:topics"))
+    return topic_names(raw, topics) if raw is not None else set()
 
 
 def redis_run_id() -> str:
@@ -185,7 +194,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
         parts = committed.meta if committed is not None else None
-        state, topics, checked, racks, generation, placed, adopted, raw = _meta(
+        state, topics, producers, checked, racks, generation, placed, adopted, raw = _meta(
             scope, parts, namespace)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
@@ -194,7 +203,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
                     is not None and committed is not None):
                 # The rows were folded into the fields: no image's anchors hold any more.
                 committed.clear()
-        hot = HotState(state, topics, full=keys is None, checked=checked, racks=racks,
+        hot = HotState(state, topics, full=keys is None, producers=producers,
+                       checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace, meta_raw=raw)

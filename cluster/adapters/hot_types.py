@@ -27,10 +27,16 @@ class Known(NamedTuple):
 
 
 class TopicTable(TypedDict, total=False):
-    """The shell's row for a replicated topic, kept in the meta key beside the core's."""
+    """The shell's row for a replicated topic, kept in the meta's topics key beside the
+    core's config (meta_json.py): changed only when the topic is added or set."""
     pk: int                # Topic primary key: a topic re-created under the same name differs
     partitions: list[int]  # Partition primary keys by index
     rate: float            # simulated producer, records per second
+
+
+class Producer(TypedDict, total=False):
+    """A topic's simulated producer's accounting (``HotState.producers``), in the meta's
+    small key: it moves at every run, so it stays out of the topic's table."""
     last_ms: int | None    # when the simulated producer last ran
     carry: float           # the fraction of a record it still owes
     next: int              # the partition its round robin continues with
@@ -44,6 +50,8 @@ class HotState:
     raw: dict[Key, bytes] = field(default_factory=dict)
     before: dict[Key, Summary] = field(default_factory=dict)
     full: bool = True
+    # Each producing topic's accounting (services/simulated_producers.py).
+    producers: dict[str, Producer] = field(default_factory=dict)
     dropped: set[str] = field(default_factory=set)
     added: set[str] = field(default_factory=set)
     checked: str | None = None
@@ -95,9 +103,9 @@ class HotState:
     # what comes after the unit (its set cache's scope) names it rather than resolving it
     # again outside the binding. Empty: a state built by hand (tests), resolved when needed.
     namespace: str = ""
-    # The meta's bytes as the load read them, under the leases it holds: a save whose meta
-    # is the same writes none (hot_save.py).
-    meta_raw: bytes | None = None
+    # The meta's bytes as the load read them, by key (``meta``, ``meta:topics``), under the
+    # leases it holds: a save writes neither key whose text is the same (hot_save.py).
+    meta_raw: dict[str, bytes] = field(default_factory=dict)
 
     def stage(self, ops: Iterable[WriteOp]) -> None:
         self.staged.extend(ops)

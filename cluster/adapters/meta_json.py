@@ -1,20 +1,23 @@
 """The hot state's meta as JSON, its large parts encoded again only when they change.
 
-The meta (hot_state ``meta`` key) is written with every save: the core's cluster meta,
-the shell's topic table, the Redis run id last checked and the SPUs' racks. With
-producers running it changes every tick (their clocks and carries), but its two large
-parts seldom do: each topic's partition primary keys (10,000 ints for a topic of 10,000
-partitions) and the SPUs' fetch connections (up to one per SPU pair). Their JSON text
-is kept from the last write and reused while they are equal (a compare in C, where
-encoding them again was most of a save's meta). So is each topic's shell table and core
-config, small but one of each a topic: at 1,000 topics encoding them all again was half
-of an idle tick (issue 33, round 20). The text is what ``json.dumps`` of the
-whole meta gives, but for the order of the core's keys: readers parse it.
+The meta is two keys, written together in a unit's fenced save (hot_save.py) and read
+together in one command (meta_reading.py):
+* ``meta``, small and moving: the core's cluster meta but its topics (SPUs, the next
+  record id, cuts, the SPUs' fetch connections), the simulated producers' accounting
+  (their clocks, carries, round robins), the Redis run id last checked, the SPUs' racks and
+  what the engine's controllers adopted. A produce or a producer's run changes it.
+* ``meta:topics``: the core's topic configs and the shell's topic tables (primary keys,
+  partition primary keys, producer rates): a cluster's largest meta (3 MB at 10,000
+  topics) changes only when a topic is added, dropped or set, and a save whose text is
+  the one read writes none (issue 33, round 22: before, every produce and every tick with
+  producers parsed and wrote all of it).
 
-A unit of work's load parses it back (``meta_loads``) with the same kept texts: a large
-part whose text is in the stored meta, byte for byte, is not parsed again but rebuilt
-from the value it was made of (a topic of 100,000 partitions made the meta 0.7 MB, and
-parsing it was 15 ms of every unit of work, a third of a mostly steady tick).
+Each text's large parts are kept from the last write and reused while their values are
+equal (a compare in C, where encoding them again was most of a save's meta): each topic's
+partition list, shell table and core config, the whole tables and configs, the
+connections. The texts are what ``json.dumps`` gives, but for the order of the core's keys.
+A text written from kept values is kept as its own parse too (``MetaParts.parsed``): the
+next load of the same bytes copies them instead of parsing.
 """
 from __future__ import annotations
 
@@ -23,22 +26,22 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter, methodcaller
-from typing import Any
+from typing import Any, NamedTuple
 
 from cluster.core.replication import ClusterState, TopicConfig, cluster_meta_to_dict
 from cluster.core.replication.serial import TOPIC_FIELDS
 
+# The meta's format: 2 since the meta is two keys (round 22); a meta without it is one key.
+FORMAT = 2
+# The stores whose topics' parse a process keeps (``MetaParts.parsed``): tests make many.
+_PARSED_STORES = 4
 # The texts kept beyond three a topic (its partitions, its shell table, its core config)
 # before they are all dropped: those of topics gone since.
 _MAX_PARTS = 4096
 # A part whose text is shorter is parsed with the rest: looking it up costs more than that.
 _REUSED_TEXT = 4096
-# Where a topic's partition list stands in the meta's text.
-_PARTITIONS = b'"partitions": '
-# What a reused part's text is replaced with before the rest is parsed: a JSON string no
-# meta holds (a NUL, then the part's place in the parts taken), and how it reads back.
-_TAKEN = "\0part:"
-_SENTINEL = '"\\u0000part:{}"'
+# Where a topic's partition list stands in the topics' text (meta_reading.meta_loads).
+PARTITIONS_AT = b'"partitions": '
 
 
 class MetaParts:
@@ -57,6 +60,31 @@ class MetaParts:
         # The large partition lists' texts as a stored meta holds them (bytes, after
         # ``"partitions": ``), made on first use: encoding 0.9 MB was 0.8 ms a load.
         self.encoded: dict[Any, bytes] = {}
+        # By namespace: the last topics' text this process wrote or parsed (bytes), with
+        # what it reads back as: each config's field values and each table's snapshot,
+        # values nothing changes (``remember``, ``parsed_topics``).
+        self.parsed: dict[str, tuple[bytes, list[tuple[Any, ...]], dict[str, Any]]] = {}
+
+    def remember(self, namespace: str, text: str | bytes, configs: list[tuple[Any, ...]],
+                 tables: dict[str, Any]) -> None:
+        """``text`` (the topics' JSON) reads back as these configs' values and tables, which
+        nothing changes from now on."""
+        raw = text.encode() if isinstance(text, str) else text
+        self.parsed.pop(namespace, None)
+        while len(self.parsed) >= _PARSED_STORES:
+            del self.parsed[next(iter(self.parsed))]
+        self.parsed[namespace] = (raw, configs, tables)
+
+    def parsed_topics(self, namespace: str, raw: bytes
+                      ) -> tuple[dict[str, TopicConfig], dict[str, Any]] | None:
+        """What ``raw`` (a stored topics' text) reads back as, when it is the text kept
+        (``remember``), as fresh objects the caller may change; None: not kept."""
+        found = self.parsed.get(namespace)
+        if found is None or found[0] != raw:
+            return None
+        _, configs, tables = found
+        return ({v[0]: TopicConfig(*v) for v in configs},
+                {name: _copied(table) for name, table in tables.items()})
 
     def part(self, name: Any, frozen: Any, value: Callable[[], Any],
              encode: Callable[[Any], str] = json.dumps) -> str:
@@ -92,37 +120,9 @@ class MetaParts:
             frozen, text = found
             encoded = self.encoded.get(name)
             if encoded is None:
-                encoded = self.encoded[name] = _PARTITIONS + text.encode()
+                encoded = self.encoded[name] = PARTITIONS_AT + text.encode()
             out.append((encoded, frozen))
         return out
-
-
-def meta_loads(raw: bytes, namespace: str, parts: MetaParts | None) -> dict[str, Any]:
-    """``json.loads(raw)`` of a stored meta, each large topic partition list that ``parts``
-    wrote last and ``raw`` still holds rebuilt from its value instead of parsed. A text
-    that is not found (another process wrote the meta since, with other partitions) is
-    parsed as usual; should a sentinel not land as a topic's partitions (it cannot: a list
-    of several hundred primary keys is that topic's alone), the whole is parsed again."""
-    reusable = parts.reusable(namespace) if parts is not None else []
-    original = raw
-    taken: list[Sequence[int]] = []
-    for text, frozen in reusable:
-        at = raw.find(text)
-        if at < 0:
-            continue
-        sentinel = _SENTINEL.format(len(taken)).encode()
-        raw = b"%b%b%b" % (raw[:at + len(_PARTITIONS)], sentinel, raw[at + len(text):])
-        taken.append(frozen)
-    meta = json.loads(raw)
-    if not taken:
-        return meta
-    placed = 0
-    for table in meta.get("topics", {}).values():
-        value = table.get("partitions") if isinstance(table, dict) else None
-        if isinstance(value, str) and value.startswith(_TAKEN):
-            table["partitions"] = list(taken[int(value[len(_TAKEN):])])
-            placed += 1
-    return meta if placed == len(taken) else json.loads(original)
 
 
 # The types a topic table's field may hold for its text to be kept: immutable, so the
@@ -139,6 +139,12 @@ _LISTED = "\0listed"
 _LISTED_TEXT = json.dumps(_LISTED)
 _CONFIG_VALUES = attrgetter(*TOPIC_FIELDS)
 _VALUES = methodcaller("values")
+
+
+def _copied(table: dict[str, Any]) -> dict[str, Any]:
+    """A table's copy, its partition list copied too (a unit may change either in place)."""
+    partitions = table.get("partitions")
+    return table.copy() if partitions is None else {**table, "partitions": partitions[:]}
 
 
 def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
@@ -170,10 +176,12 @@ def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
             snapshot if kept else None)
 
 
-def _topics(parts: MetaParts, namespace: str, topics: Mapping[str, Mapping[str, Any]]) -> str:
+def _topics(parts: MetaParts, namespace: str, topics: Mapping[str, Mapping[str, Any]]
+            ) -> tuple[str, dict[str, Any] | None]:
     """The shell topic tables' JSON (the object's inside): kept whole while no table
     changed, a compare in C (an idle tick at 10,000 topics spent 25 ms asking each topic);
-    else topic by topic (``_topic``)."""
+    else topic by topic (``_topic``). With it, the tables' snapshots it was made of (None:
+    a field of a mutable type)."""
     whole = (namespace, "topics")
     last = parts.texts.get(whole)
     if last is not None:
@@ -181,7 +189,7 @@ def _topics(parts: MetaParts, namespace: str, topics: Mapping[str, Mapping[str, 
         # Equal values (deep, stopping at the first difference), in the same order, of the
         # same types.
         if topics == snapshots and list(topics) == names and _types(topics) == types:
-            return last[1]
+            return last[1], snapshots
     pieces: list[str] = []
     kept: dict[str, Any] | None = {}
     for name, table in topics.items():
@@ -197,7 +205,7 @@ def _topics(parts: MetaParts, namespace: str, topics: Mapping[str, Mapping[str, 
         parts.texts.pop(whole, None)
     else:
         parts.texts[whole] = ((kept, list(kept), _types(kept)), text)
-    return text
+    return text, kept
 
 
 def _types(topics: Mapping[str, Mapping[str, Any]]) -> list[type]:
@@ -205,19 +213,20 @@ def _types(topics: Mapping[str, Mapping[str, Any]]) -> list[type]:
     return list(map(type, chain.from_iterable(map(_VALUES, topics.values()))))
 
 
-def _configs(parts: MetaParts, namespace: str, topics: Mapping[str, TopicConfig]) -> str:
+def _configs(parts: MetaParts, namespace: str, topics: Mapping[str, TopicConfig]
+             ) -> tuple[str, list[tuple[Any, ...]]]:
     """The core topics' configs as JSON (serial.topic_to_dict, the list's inside): kept
     whole while every config's fields and their types are as they were (read in C), else
-    config by config."""
+    config by config; with each config's field values (``TOPIC_FIELDS``' order)."""
     values = list(map(_CONFIG_VALUES, topics.values()))
     frozen = (values, list(map(type, chain.from_iterable(values))))
     whole = (namespace, "configs")
     last = parts.texts.get(whole)
     if last is not None and last[0] == frozen:
-        return last[1]
+        return last[1], values
     text = ", ".join([_core_topic(parts, namespace, v) for v in values])
     parts.texts[whole] = (frozen, text)
-    return text
+    return text, values
 
 
 def _core_topic(parts: MetaParts, namespace: str, values: tuple[Any, ...]) -> str:
@@ -231,23 +240,36 @@ def _name_json(name: str) -> str:
     return json.dumps(name)
 
 
-def meta_json(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
-              checked: str | None, racks: dict[str, str],
-              adopted: Mapping[str, Any] | None = None, *,
-              parts: MetaParts | None = None) -> str:
-    """``json.dumps`` of {"core", "topics", "checked", "racks", "adopted"}, reusing the
-    unchanged parts ``parts`` kept (``namespace``: the store's, so two stores in one
-    process keep apart)."""
+class MetaTexts(NamedTuple):
+    """The meta's two texts (hot_state ``meta`` and ``meta:topics``)."""
+    small: str   # the core but its topics, the producers' accounting, checked, racks, adopted
+    topics: str  # the core's topic configs and the shell's topic tables
+
+
+def meta_texts(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
+               producers: Mapping[str, Any], checked: str | None, racks: dict[str, str],
+               adopted: Mapping[str, Any] | None = None, *,
+               parts: MetaParts | None = None) -> MetaTexts:
+    """The meta's texts, reusing the unchanged parts ``parts`` kept (``namespace``: the
+    store's, so two stores in one process keep apart). The small text changes with every
+    produce (the next record id) and every producer's run; the topics' only when a topic
+    is added, dropped or set. When the topics' text is made of kept values, ``parts``
+    also keeps them as that text's parse (``MetaParts.parsed``): this process's next load
+    of the same text copies them instead of parsing it."""
     if parts is None:
         parts = MetaParts()
     parts.bound(max(len(topics), len(state.topics)))
     pairs = frozenset(state.connections)
     connections = parts.part((namespace, "connections"), pairs,
-                        lambda: sorted([list(c) for c in pairs]))
-    configs = _configs(parts, namespace, state.topics)
+                             lambda: sorted([list(c) for c in pairs]))
     core_text = json.dumps(cluster_meta_to_dict(state, connections=False, topics=False))[:-1]
-    core_text += f', "topics": [{configs}], "connections": {connections}}}'
-    topics_text = _topics(parts, namespace, topics)
-    return (f'{{"core": {core_text}, "topics": {{{topics_text}}}, '
-            f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
-            f'"adopted": {json.dumps(dict(adopted or {}))}}}')
+    small = (f'{{"format": {FORMAT}, "core": {core_text}, "connections": {connections}}}, '
+             f'"producers": {json.dumps(producers)}, '
+             f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
+             f'"adopted": {json.dumps(dict(adopted or {}))}}}')
+    configs, values = _configs(parts, namespace, state.topics)
+    tables, kept = _topics(parts, namespace, topics)
+    text = f'{{"configs": [{configs}], "tables": {{{tables}}}}}'
+    if kept is not None:
+        parts.remember(namespace, text, values, kept)
+    return MetaTexts(small, text)

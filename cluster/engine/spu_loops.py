@@ -195,6 +195,7 @@ def _drop_topic(hot: HotState, name: str) -> None:
         hot.stored.pop(key, None)
     hot.state.topics.pop(name, None)
     hot.topics.pop(name, None)
+    hot.producers.pop(name, None)
     hot.dropped.add(name)
     hot.state.reindex()
 

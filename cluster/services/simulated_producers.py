@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import getitem, itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from cluster.adapters.hot_state import HotState
+from cluster.adapters.hot_state import HotState, Producer, TopicTable
 from cluster.core import replication as core
 from cluster.core.replication import Acks, Action, Key, ProduceResult
 from cluster.metrics.hooks import count_simulated
@@ -33,9 +33,10 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     keys: list[Key] = []
     counts: list[int] = []
     for name, table in hot.topics.items():
-        due = _due(table, at)
+        producer = _producer(hot, name, table)
+        due = _due(producer, table, at) if producer is not None else 0
         if due:
-            shares = _round_robin(table, due)
+            shares = _advance(producer, table, due).shares()  # type: ignore[arg-type]
             # The topic's keys beside their shares, built in C: no (key, count) pair per
             # partition.
             keys += zip(repeat(name), range(len(shares)))
@@ -70,9 +71,10 @@ def producer_quotas(hot: HotState, at: int) -> dict[str, TopicQuota]:
     """What each topic's producer owes since its last run; advances the accounting."""
     quotas: dict[str, TopicQuota] = {}
     for name, table in hot.topics.items():
-        due = _due(table, at)
+        producer = _producer(hot, name, table)
+        due = _due(producer, table, at) if producer is not None else 0
         if due and table["partitions"]:
-            quotas[name] = _advance(table, due)
+            quotas[name] = _advance(producer, table, due)  # type: ignore[arg-type]
     return quotas
 
 
@@ -107,24 +109,29 @@ def _shares_of(quotas: dict[str, TopicQuota], keys: list[Key]) -> list[int]:
         return [s[p] if p < len(s := shares[t]) else quotas[t].share(p) for t, p in keys]
 
 
-def _due(table: dict[str, Any], at: int) -> int:
+def _producer(hot: HotState, name: str, table: TopicTable) -> Producer | None:
+    """Topic ``name``'s producer accounting (``HotState.producers``), made once the topic
+    has a rate; None: it never had one (nothing to account)."""
+    found = hot.producers.get(name)
+    if found is None and table.get("rate"):
+        found = hot.producers[name] = {}
+    return found
+
+
+def _due(producer: Producer, table: TopicTable, at: int) -> int:
     rate = table.get("rate") or 0.0
-    last = table.get("last_ms") or at
-    due = table.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
-    table["last_ms"], table["carry"] = (at, due - int(due)) if rate else (None, 0.0)
+    last = producer.get("last_ms") or at
+    due = producer.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
+    producer["last_ms"], producer["carry"] = (at, due - int(due)) if rate else (None, 0.0)
     return int(due)
 
 
-def _advance(table: dict[str, Any], n: int) -> TopicQuota:
+def _advance(producer: Producer, table: TopicTable, n: int) -> TopicQuota:
     """The round robin's next ``n`` records: from where it stopped, which moves on."""
     parts = len(table["partitions"])
-    start = table.get("next", 0) % parts
-    table["next"] = (start + n) % parts
+    start = producer.get("next", 0) % parts
+    producer["next"] = (start + n) % parts
     return TopicQuota(n, start, parts)
-
-
-def _round_robin(table: dict[str, Any], n: int) -> list[int]:
-    return _advance(table, n).shares()
 
 
 def _append(hot: HotState, keys: list[Key], counts: list[int], stopped: set[int]

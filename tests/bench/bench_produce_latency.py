@@ -24,7 +24,8 @@ floor (what a produce costs by itself).
 Bounded: the producer stops after ``--produces`` writes or ``--max-s`` seconds, whichever
 comes first, and the ticks stop with it. Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_produce_latency.py [--partitions 100000]
-        [--produces 30] [--idle-produces 5] [--gap-ms 150] [--max-s 600] [--acks all] [--json]
+        [--produces 30] [--idle-produces 5] [--gap-ms 150] [--max-s 600] [--acks all]
+        [--topics N] [--json]
 """
 from __future__ import annotations
 
@@ -63,16 +64,23 @@ def producer(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
+    from bench_replication_shell import busy_topics
+
     rng = random.Random(36)
     deadline = time.monotonic() + args.max_s
     writes = []
+    topics = busy_topics(args.partitions, args.topics)
     for _ in range(args.produces):
         if time.monotonic() > deadline:
             break
-        partition = rng.randrange(args.partitions)
+        if args.topics == 1:
+            name, partition = TOPIC, rng.randrange(args.partitions)
+        else:  # a topic at random, then one of its partitions
+            name, size = rng.choice(topics)
+            partition = rng.randrange(size)
         began, reason = time.time(), ""
         try:
-            call_command("produce", TOPIC, "--partition", str(partition), "--count", "1",
+            call_command("produce", name, "--partition", str(partition), "--count", "1",
                          "--acks", args.acks, "--json", stdout=io.StringIO())
         except (CommandError, SystemExit) as exc:  # refused or the lease stayed busy
             reason = str(exc)
@@ -89,6 +97,7 @@ def send_produces(args: argparse.Namespace, count: int, redis_url: str) -> list[
     env = {**os.environ, "REDIS_URL": redis_url}
     child = subprocess.run(
         [sys.executable, __file__, "--producer-child", "--partitions", str(args.partitions),
+         "--topics", str(args.topics),
          "--produces", str(count), "--gap-ms", str(args.gap_ms), "--max-s", str(args.max_s),
          "--acks", args.acks],
         env=env, capture_output=True, text=True, timeout=args.max_s + 120)
@@ -135,9 +144,10 @@ def run(args: argparse.Namespace, result: dict[str, object]) -> None:
     settings.REPLICATION_SIMULATED_PRODUCERS = True
     proc = setup_redis(workdir)
     try:
-        ms, _ = timed(lambda: build(args.spus, args.partitions, rate=args.partitions))
-        print(f"{args.spus} SPUs, {args.partitions} partitions, a producer on each "
-              f"(store built in {ms:.0f} ms); fair lease: {fair_lease()}")
+        ms, _ = timed(lambda: build(args.spus, args.partitions, rate=args.partitions,
+                                    topics=args.topics))
+        print(f"{args.spus} SPUs, {args.partitions} partitions in {args.topics} topic(s), a "
+              f"producer on each (store built in {ms:.0f} ms); fair lease: {fair_lease()}")
         ms, _ = timed(lambda: replication_tick(dispatch=LocalQueue()))
         print(f"first tick (topology sync): {ms:.0f} ms")
         result["first_tick_ms"] = round(ms, 1)
@@ -255,6 +265,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spus", type=int, default=50)
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--produces", type=int, default=30)
+    ap.add_argument("--topics", type=int, default=1, metavar="N",
+                    help="the partitions split over N topics (bench_replication_shell's "
+                         "--topics); each write goes to a topic at random")
     ap.add_argument("--idle-produces", type=int, default=5,
                     help="writes timed first with no tick running, for the floor (0: none)")
     ap.add_argument("--gap-ms", type=float, default=150,
@@ -272,10 +285,13 @@ def main(argv: list[str] | None = None) -> None:
                  "--idle-produces at least 0")
     if args.gap_ms < 0 or args.max_s <= 0:
         ap.error("--gap-ms must be at least 0 and --max-s above 0")
+    if not 1 <= args.topics <= args.partitions:
+        ap.error("--topics must be between 1 and --partitions")
     if args.producer_child:
         producer(args)
         return
-    result: dict[str, object] = {"partitions": args.partitions, "spus": args.spus}
+    result: dict[str, object] = {"partitions": args.partitions, "spus": args.spus,
+                                 "topics": args.topics}
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
         run(args, result)
         result["fair_lease"] = fair_lease()

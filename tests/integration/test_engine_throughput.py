@@ -180,8 +180,10 @@ def test_a_tick_that_changed_nothing_in_the_meta_writes_none_and_a_change_is_wri
     monkeypatch.setattr(lease, "fenced_write", spy)
     tick(at + 2000)
     assert sent and key("meta") not in sent  # the tick saved, but not the same meta again
+    assert key("meta:topics") not in sent
     settings.REPLICATION_SIMULATED_PRODUCERS = True
     sent.clear()
     tick(at + 3000)  # the producer's clock starts: a change, written
     assert key("meta") in sent
-    assert hot_state.load().topics["quiet"]["last_ms"] == at + 3000
+    assert key("meta:topics") not in sent  # the topics' key holds no producer's clock
+    assert hot_state.load().producers["quiet"]["last_ms"] == at + 3000

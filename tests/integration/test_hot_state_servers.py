@@ -104,7 +104,8 @@ def test_each_shards_keys_live_on_the_server_its_placement_names_and_nowhere_els
     # The second holds its shards' keys only: the meta, the log, the cluster lease and the
     # counters are all on the first.
     assert {n for n in second if not re.match(r"(sets:|recs:|lock:shard:[13]\b)", n)} == set()
-    for name in ("meta", "mlog", "mlog:head", "fence", "lock:sets-gen", "record_ids"):
+    for name in ("meta", "meta:topics", "mlog", "mlog:head", "fence", "lock:sets-gen",
+                 "record_ids"):
         assert name in first, name
     hot = hot_state.load()
     assert {k: (rs.hw, rs.leo) for k, rs in hot.state.replica_sets.items()} == {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.services.simulated_producers import TopicQuota, _round_robin, records_due
+from cluster.services.simulated_producers import TopicQuota, _advance, records_due
 
 
 @pytest.mark.parametrize("parts", [1, 3, 16])
@@ -19,10 +19,10 @@ def test_the_shares_add_up_to_the_records_due_and_differ_by_at_most_one(parts):
 
 
 def test_the_round_robin_continues_where_the_last_tick_stopped():
-    table = {"partitions": list(range(4)), "next": 0}
-    assert _round_robin(table, 3) == [1, 1, 1, 0]
-    assert _round_robin(table, 2) == [1, 0, 0, 1]  # partition 3, then 0
-    assert table["next"] == 1
+    table, producer = {"partitions": list(range(4))}, {"next": 0}
+    assert _advance(producer, table, 3).shares() == [1, 1, 1, 0]
+    assert _advance(producer, table, 2).shares() == [1, 0, 0, 1]  # partition 3, then 0
+    assert producer["next"] == 1
 
 
 def test_a_shard_reserves_exactly_the_share_of_its_partitions():
@@ -56,9 +56,10 @@ def test_every_topics_records_go_out_in_one_call_in_the_order_of_a_call_a_topic(
     add_topic(state, "b", [[1, 0, 2], [2, 1, 0]])
     replication_step(state, 0)
     twin = cluster_from_dict(cluster_to_dict(state))
-    tables = {"a": {"partitions": [0, 1, 2], "rate": 4.0, "last_ms": 1, "next": 1},
-              "b": {"partitions": [0, 1], "rate": 3.0, "last_ms": 1}}
-    hot = HotState(state, tables)
+    tables = {"a": {"partitions": [0, 1, 2], "rate": 4.0},
+              "b": {"partitions": [0, 1], "rate": 3.0}}
+    hot = HotState(state, tables, producers={"a": {"last_ms": 1, "next": 1},
+                                             "b": {"last_ms": 1}})
     simulate_producers(hot, 1001, set())  # a second after their last run
     # The reference: a call a topic, with the shares the round robin gave.
     for name, shares in (("a", [1, 2, 1]), ("b", [2, 1])):

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import json
 
-from cluster.adapters.meta_json import MetaParts, meta_json
+from cluster.adapters.meta_json import MetaParts, meta_texts
 from cluster.core.replication import cluster_meta_to_dict, new_cluster
 
 
 def plain(state, topics, checked, racks) -> dict:
     return json.loads(json.dumps({"core": cluster_meta_to_dict(state), "topics": topics,
                                   "checked": checked, "racks": racks, "adopted": {}}))
+
+
+def meta_json(namespace, state, topics, checked, racks, *, parts=None) -> str:
+    """The meta's two texts as the one-key meta ``plain`` spells out (the core's topics in
+    the core, the tables as "topics"), to compare with it."""
+    texts = meta_texts(namespace, state, topics, {}, checked, racks, parts=parts)
+    small, rest = json.loads(texts.small), json.loads(texts.topics)
+    assert small.pop("format") == 2 and small.pop("producers") == {}
+    small["core"]["topics"] = rest["configs"]
+    return json.dumps({**small, "topics": rest["tables"]})
+
+
+def topics_text(namespace, state, topics, *, parts=None) -> bytes:
+    return meta_texts(namespace, state, topics, {}, None, {}, parts=parts).topics.encode()
 
 
 def test_the_meta_reads_back_as_plain_json_through_changes_made_in_place():
@@ -67,46 +81,46 @@ def big_topics(first: int = 1000) -> dict:
             "small": {"pk": 2, "partitions": [5, 6], "rate": 0.0}}
 
 
-def test_a_meta_this_process_wrote_reads_back_as_plain_json_without_parsing_its_large_parts():
-    from cluster.adapters.meta_json import meta_loads
+def test_a_topics_text_this_process_wrote_reads_back_as_plain_json_without_parsing_its_large_parts():
+    from cluster.adapters.meta_reading import meta_loads
 
     state, topics, parts = new_cluster([0, 1]), big_topics(), MetaParts()
-    raw = meta_json("a", state, topics, "run", {}, parts=parts).encode()
+    raw = topics_text("a", state, topics, parts=parts)
     got = meta_loads(raw, "a", parts)
     assert got == json.loads(raw)
     # Rebuilt from the kept value, not parsed: a kept value that differs shows through.
     frozen, text = parts.texts[("a", "partitions", "big")]
     parts.texts[("a", "partitions", "big")] = ((1, 2, 3), text)
     parts.encoded.clear()
-    assert meta_loads(raw, "a", parts)["topics"]["big"]["partitions"] == [1, 2, 3]
+    assert meta_loads(raw, "a", parts)["tables"]["big"]["partitions"] == [1, 2, 3]
     # A fresh list each time: the unit that loads it may change it in place.
     parts.texts[("a", "partitions", "big")] = (frozen, text)
     one, two = meta_loads(raw, "a", parts), meta_loads(raw, "a", parts)
-    one["topics"]["big"]["partitions"].append(-1)
-    assert two["topics"]["big"]["partitions"] == list(frozen)
+    one["tables"]["big"]["partitions"].append(-1)
+    assert two["tables"]["big"]["partitions"] == list(frozen)
 
 
-def test_a_meta_another_process_wrote_since_is_parsed_as_it_stands():
-    from cluster.adapters.meta_json import meta_loads
+def test_a_topics_text_another_process_wrote_since_is_parsed_as_it_stands():
+    from cluster.adapters.meta_reading import meta_loads
 
     state, parts = new_cluster([0]), MetaParts()
-    meta_json("a", state, big_topics(), None, {}, parts=parts)
-    theirs = meta_json("a", state, big_topics(first=5000), None, {}).encode()  # re-created
+    topics_text("a", state, big_topics(), parts=parts)
+    theirs = topics_text("a", state, big_topics(first=5000))  # re-created
     assert meta_loads(theirs, "a", parts) == json.loads(theirs)
     assert meta_loads(theirs, "b", parts) == json.loads(theirs)  # another store's parts
     assert meta_loads(theirs, "a", None) == json.loads(theirs)
 
 
 def test_a_kept_text_found_outside_a_topics_partitions_is_not_taken_for_them():
-    from cluster.adapters.meta_json import meta_loads
+    from cluster.adapters.meta_reading import meta_loads
 
     state, parts = new_cluster([0]), MetaParts()
-    mine = meta_json("a", state, big_topics(), None, {}, parts=parts)
+    mine = topics_text("a", state, big_topics(), parts=parts)
     _, text = parts.texts[("a", "partitions", "big")]
-    # A meta whose "adopted" table holds the very text, under the same key name.
+    # A topics text whose configs hold the very text, under the same key name.
     odd = json.loads(mine)
-    odd["topics"]["big"]["partitions"] = [1]
-    odd["adopted"] = {"x": {"partitions": json.loads(text)}}
+    odd["tables"]["big"]["partitions"] = [1]
+    odd["configs"] = [{"name": "x", "partitions": json.loads(text)}]
     raw = json.dumps(odd).encode()
     assert meta_loads(raw, "a", parts) == odd
 
