@@ -34,8 +34,8 @@ def _meta_ops(hot: HotState) -> list[WriteOp]:
     texts = meta_texts(hot.namespace or redis_keys.store_namespace(), hot.state, hot.topics,
                        hot.producers, hot.checked, hot.racks, hot.adopted,
                        parts=hot.meta_parts)
-    return [WriteOp("set", key("meta"), texts.small.encode()),
-            WriteOp("set", key("meta:topics"), texts.topics.encode())]
+    return [WriteOp("set", key("meta"), texts.small),
+            WriteOp("set", key("meta:topics"), texts.topics)]
 
 
 def _meta_writes(hot: HotState, meta: list[WriteOp] | None) -> list[WriteOp]:

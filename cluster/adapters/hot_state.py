@@ -134,32 +134,37 @@ class _Meta(NamedTuple):
     raw: dict[str, bytes]  # the meta's keys as read (HotState.meta_raw)
 
 
+Both = tuple[bytes | None, bytes | None]  # the meta's two keys as read together
+
+
 def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
           namespace: str = "") -> _Meta:
-    """The meta (its two keys, meta_reading.py) and the scope's sets generation;
-    ``parts``: what this process wrote last under ``namespace``."""
+    """The meta (its two keys, meta_reading.py: the topics' read only when ``parts``, what
+    this process wrote last under ``namespace``, lacks the text the small key names) and
+    the scope's sets generation."""
     names = (key("meta"), key("meta:topics"))
     if hot_servers.spread():
-        (raw, topics, placed), tokens = client().mget(*names, hot_placement.placement_key()), \
+        (raw, placed), tokens = client().mget(names[0], hot_placement.placement_key()), \
             hot_servers.get_each([set_cache.generation_key(k) for k in scope])
     else:
         pipe = client().pipeline(transaction=True)
-        pipe.mget(*names, hot_placement.placement_key())
+        pipe.mget(names[0], hot_placement.placement_key())
         for lock_key in scope:
             pipe.get(set_cache.generation_key(lock_key))
-        (raw, topics, placed), *tokens = pipe.execute()
+        (raw, placed), *tokens = pipe.execute()
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
         return _Meta(fresh, {}, {}, None, {}, generation, placed, {}, {})
-    meta = read_meta(raw, topics, namespace, parts)
+    meta, raw, topics = read_meta(cast(bytes, raw), namespace, parts,
+                                  lambda: cast(Both, tuple(client().mget(*names))))
     state = cluster_from_dict({**meta.core, "topics": ()})
     state.topics = meta.configs
-    as_read = {names[0]: cast(bytes, raw)}
+    as_read = {names[0]: raw}
     if topics is not None:
-        as_read[names[1]] = cast(bytes, topics)
+        as_read[names[1]] = topics
     return _Meta(state, meta.tables, meta.producers, meta.checked, meta.racks, generation,
                  placed, meta.adopted, as_read)
 

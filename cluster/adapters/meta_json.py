@@ -21,6 +21,7 @@ next load of the same bytes copies them instead of parsing.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -44,6 +45,20 @@ _REUSED_TEXT = 4096
 PARTITIONS_AT = b'"partitions": '
 
 
+class Parsed(NamedTuple):
+    """A topics' text this process wrote, and what it reads back as."""
+    raw: bytes
+    digest: str                       # ``digest(raw)``, which the small key names
+    configs: list[tuple[Any, ...]]    # each config's field values (``TOPIC_FIELDS``)
+    tables: dict[str, Any]            # each table's snapshot
+
+
+def digest(raw: bytes) -> str:
+    """The topics' text's digest, which the small key holds: a load whose process kept
+    the text of that digest reads neither the text nor parses it (meta_reading.py)."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
 class MetaParts:
     """The large parts' JSON text last written, by part: ``(namespace, "connections")`` and
     ``(namespace, "partitions", topic)`` -> (the value encoded, as a copy nothing changes; its
@@ -60,31 +75,33 @@ class MetaParts:
         # The large partition lists' texts as a stored meta holds them (bytes, after
         # ``"partitions": ``), made on first use: encoding 0.9 MB was 0.8 ms a load.
         self.encoded: dict[Any, bytes] = {}
-        # By namespace: the last topics' text this process wrote or parsed (bytes), with
-        # what it reads back as: each config's field values and each table's snapshot,
-        # values nothing changes (``remember``, ``parsed_topics``).
-        self.parsed: dict[str, tuple[bytes, list[tuple[Any, ...]], dict[str, Any]]] = {}
+        # By namespace: the last topics' text this process wrote (``Parsed``): what it
+        # reads back as, values nothing changes (``remember``, ``parsed_topics``).
+        self.parsed: dict[str, Parsed] = {}
+        # By namespace: the configs' and tables' texts the last topics' text was made of,
+        # with its bytes and digest: a save whose parts are those very texts (kept whole)
+        # neither joins, encodes nor digests 3 MB again.
+        self.joined: dict[str, tuple[str, str, bytes, str]] = {}
 
-    def remember(self, namespace: str, text: str | bytes, configs: list[tuple[Any, ...]],
-                 tables: dict[str, Any]) -> None:
-        """``text`` (the topics' JSON) reads back as these configs' values and tables, which
-        nothing changes from now on."""
-        raw = text.encode() if isinstance(text, str) else text
-        self.parsed.pop(namespace, None)
-        while len(self.parsed) >= _PARSED_STORES:
-            del self.parsed[next(iter(self.parsed))]
-        self.parsed[namespace] = (raw, configs, tables)
+    def remember(self, namespace: str, parsed: Parsed) -> None:
+        """``parsed.raw`` (the topics' JSON) reads back as its configs' values and tables,
+        which nothing changes from now on."""
+        for kept in (self.parsed, self.joined):
+            kept.pop(namespace, None)
+            while len(kept) >= _PARSED_STORES:
+                del kept[next(iter(kept))]
+        self.parsed[namespace] = parsed
 
-    def parsed_topics(self, namespace: str, raw: bytes
-                      ) -> tuple[dict[str, TopicConfig], dict[str, Any]] | None:
-        """What ``raw`` (a stored topics' text) reads back as, when it is the text kept
-        (``remember``), as fresh objects the caller may change; None: not kept."""
+    def parsed_topics(self, namespace: str, digest: str | None
+                      ) -> tuple[bytes, dict[str, TopicConfig], dict[str, Any]] | None:
+        """The topics' text whose digest is ``digest`` and what it reads back as, when it is
+        the text kept (``remember``), as fresh objects the caller may change; None: not
+        kept."""
         found = self.parsed.get(namespace)
-        if found is None or found[0] != raw:
+        if found is None or digest is None or found.digest != digest:
             return None
-        _, configs, tables = found
-        return ({v[0]: TopicConfig(*v) for v in configs},
-                {name: _copied(table) for name, table in tables.items()})
+        return (found.raw, {v[0]: TopicConfig(*v) for v in found.configs},
+                {name: _copied(table) for name, table in found.tables.items()})
 
     def part(self, name: Any, frozen: Any, value: Callable[[], Any],
              encode: Callable[[Any], str] = json.dumps) -> str:
@@ -241,9 +258,10 @@ def _name_json(name: str) -> str:
 
 
 class MetaTexts(NamedTuple):
-    """The meta's two texts (hot_state ``meta`` and ``meta:topics``)."""
-    small: str   # the core but its topics, the producers' accounting, checked, racks, adopted
-    topics: str  # the core's topic configs and the shell's topic tables
+    """The meta's two texts (hot_state ``meta`` and ``meta:topics``), encoded."""
+    small: bytes   # the core but its topics, the producers' accounting, checked, racks,
+    #                adopted, and the topics' text's digest
+    topics: bytes  # the core's topic configs and the shell's topic tables
 
 
 def meta_texts(namespace: str, state: ClusterState, topics: Mapping[str, Mapping[str, Any]],
@@ -253,23 +271,37 @@ def meta_texts(namespace: str, state: ClusterState, topics: Mapping[str, Mapping
     """The meta's texts, reusing the unchanged parts ``parts`` kept (``namespace``: the
     store's, so two stores in one process keep apart). The small text changes with every
     produce (the next record id) and every producer's run; the topics' only when a topic
-    is added, dropped or set. When the topics' text is made of kept values, ``parts``
-    also keeps them as that text's parse (``MetaParts.parsed``): this process's next load
-    of the same text copies them instead of parsing it."""
+    is added, dropped or set, and the small one names it by its digest. When the topics'
+    text is made of kept values, ``parts`` also keeps them as that text's parse
+    (``MetaParts.parsed``): this process's next load of a meta naming that digest copies
+    them instead of reading and parsing the text."""
     if parts is None:
         parts = MetaParts()
     parts.bound(max(len(topics), len(state.topics)))
     pairs = frozenset(state.connections)
     connections = parts.part((namespace, "connections"), pairs,
                              lambda: sorted([list(c) for c in pairs]))
+    raw, sum_ = _topics_text(parts, namespace, state, topics)
     core_text = json.dumps(cluster_meta_to_dict(state, connections=False, topics=False))[:-1]
-    small = (f'{{"format": {FORMAT}, "core": {core_text}, "connections": {connections}}}, '
-             f'"producers": {json.dumps(producers)}, '
+    small = (f'{{"format": {FORMAT}, "topics_digest": "{sum_}", "core": {core_text}, '
+             f'"connections": {connections}}}, "producers": {json.dumps(producers)}, '
              f'"checked": {json.dumps(checked)}, "racks": {json.dumps(racks)}, '
              f'"adopted": {json.dumps(dict(adopted or {}))}}}')
+    return MetaTexts(small.encode(), raw)
+
+
+def _topics_text(parts: MetaParts, namespace: str, state: ClusterState,
+                 topics: Mapping[str, Mapping[str, Any]]) -> tuple[bytes, str]:
+    """The topics' text, encoded, and its digest; the text's parse kept when its values
+    are (``MetaParts.remember``)."""
     configs, values = _configs(parts, namespace, state.topics)
     tables, kept = _topics(parts, namespace, topics)
-    text = f'{{"configs": [{configs}], "tables": {{{tables}}}}}'
+    last = parts.joined.get(namespace)
+    if last is not None and last[0] is configs and last[1] is tables:
+        return last[2], last[3]  # the very texts of the last save: kept whole
+    raw = f'{{"configs": [{configs}], "tables": {{{tables}}}}}'.encode()
+    sum_ = digest(raw)
     if kept is not None:
-        parts.remember(namespace, text, values, kept)
-    return MetaTexts(small, text)
+        parts.remember(namespace, Parsed(raw, sum_, values, kept))
+        parts.joined[namespace] = (configs, tables, raw, sum_)
+    return raw, sum_

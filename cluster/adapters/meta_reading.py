@@ -1,11 +1,14 @@
 """Reading the meta's two keys back (meta_json.py writes them; hot_state.py loads them).
 
-The topics' text (``meta:topics``) is parsed only when it is not the one this process
-last wrote: a save keeps its text with the values it was made of (``MetaParts.parsed``),
-and a load of the same bytes copies those. At 10,000 topics parsing it was 25 ms of every
-unit of work, a produce from the web included, whatever the unit touched. When it is
-parsed, a large partition list this process wrote and the text still holds, byte for
-byte, is rebuilt from the value it was made of rather than parsed (``meta_loads``).
+The topics' text (``meta:topics``) is read and parsed only when it is not the one this
+process last wrote: a save keeps its text with the values it was made of
+(``MetaParts.parsed``) and names its digest in the small key, and a load whose small key
+names that digest copies those values, without reading the text. At 10,000 topics
+reading and parsing it was 25 ms of every unit of work, a produce from the web included,
+whatever the unit touched. Otherwise both keys are read again in one command (so a
+reader that holds no lease gets the text that goes with the small key), and a large
+partition list this process wrote and the text still holds, byte for byte, is rebuilt
+from the value it was made of rather than parsed (``meta_loads``).
 
 A meta written before the split (one ``meta`` key: its topics inside it, the producers'
 accounting in the tables) is read as it stands; the next save writes both keys.
@@ -13,7 +16,7 @@ accounting in the tables) is read as it stands; the next save writes both keys.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from cluster.adapters.meta_json import FORMAT, PARTITIONS_AT, MetaParts
@@ -38,21 +41,31 @@ class LoadedMeta(NamedTuple):
     adopted: dict[str, Any]
 
 
-def read_meta(small: bytes, topics: bytes | None, namespace: str,
-              parts: MetaParts | None) -> LoadedMeta:
-    """The meta from its two keys' bytes (``topics`` None: that key is missing, as in a
-    meta of one key); ``parts``: what this process wrote last under ``namespace``."""
+def read_meta(small: bytes, namespace: str, parts: MetaParts | None,
+              both: Callable[[], tuple[bytes | None, bytes | None]]
+              ) -> tuple[LoadedMeta, bytes, bytes | None]:
+    """The meta from its small key's bytes ``small`` and, unless ``parts`` (what this
+    process wrote last under ``namespace``) holds the topics' text it names, from both
+    keys read again together (``both``). With it, the two keys' bytes it stands for (the
+    topics' None: that key is missing, as in a meta of one key)."""
     meta = json.loads(small)
     if meta.get("format") != FORMAT:
-        return _one_key(meta)
-    found = parts.parsed_topics(namespace, topics) if parts is not None and topics else None
+        return _one_key(meta), small, None
+    found: tuple[bytes | None, dict[str, TopicConfig], dict[str, Any]] | None = (
+        parts.parsed_topics(namespace, meta.get("topics_digest")) if parts else None)
     if found is None:
+        again, topics = both()
+        if again is not None and again != small:  # written since the first read
+            small, meta = again, json.loads(again)
+            if meta.get("format") != FORMAT:
+                return _one_key(meta), small, None
         loaded = meta_loads(topics, namespace, parts) if topics else {}
-        found = ({c["name"]: TopicConfig(**c) for c in loaded.get("configs", ())},
+        found = (topics, {c["name"]: TopicConfig(**c) for c in loaded.get("configs", ())},
                  loaded.get("tables", {}))
-    configs, tables = found
+    raw, configs, tables = found
     return LoadedMeta(meta["core"], configs, tables, meta.get("producers") or {},
-                      meta.get("checked"), meta.get("racks", {}), meta.get("adopted") or {})
+                      meta.get("checked"), meta.get("racks", {}),
+                      meta.get("adopted") or {}), small, raw
 
 
 def topic_names(small: bytes, topics: bytes | None) -> set[str]:

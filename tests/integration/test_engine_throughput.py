@@ -187,3 +187,43 @@ def test_a_tick_that_changed_nothing_in_the_meta_writes_none_and_a_change_is_wri
     assert key("meta") in sent
     assert key("meta:topics") not in sent  # the topics' key holds no producer's clock
     assert hot_state.load().producers["quiet"]["last_ms"] == at + 3000
+
+
+class _Reads:
+    """The hot state's client, noting every key its MGETs name (its pipelines' too)."""
+
+    def __init__(self, real, keys=None) -> None:
+        self.real, self.keys = real, [] if keys is None else keys
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def pipeline(self, *args, **kwargs):
+        return _Reads(self.real.pipeline(*args, **kwargs), self.keys)
+
+    def mget(self, *keys):
+        self.keys.extend(keys)
+        return self.real.mget(*keys)
+
+
+def test_a_unit_after_this_processs_own_save_reads_no_topics_text_and_another_writer_is_read(
+        redis_url, monkeypatch):
+    from cluster.adapters import redis_keys
+    from cluster.adapters.redis_keys import key
+
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=2)
+    at = int(time.time() * 1000)
+    tick(at)
+    reads = _Reads(redis_keys.client())
+    monkeypatch.setattr(hot_state, "client", lambda: reads)
+    tick(at + 1000)
+    assert key("meta") in reads.keys and key("meta:topics") not in reads.keys
+    # Another process sets a topic (here: this one's kept parse forgotten, as a new process
+    # has none): the text is read, with the small key, in one command.
+    engine().sets.meta.parsed.clear()
+    reads.keys.clear()
+    tick(at + 2000)
+    assert [key("meta"), key("meta:topics")] in [reads.keys[i:i + 2]
+                                                 for i in range(len(reads.keys))]
+    assert hot_state.load().topics["orders"]["partitions"]
