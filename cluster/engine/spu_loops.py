@@ -5,6 +5,7 @@ the store hears of the engine's own decisions only through their projection."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -113,13 +114,26 @@ def topology_unchanged(hot: HotState) -> bool:
 
 
 def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:
+    """A topic row's settings in the core's config and the shell's table, each replaced
+    when it differs, never changed in place: both may be the ones this process kept as
+    its meta's parse (meta_json.MetaParts.parsed), shared by its units of work."""
     _, min_lrs, max_lag, rate, unclean = row
     cfg = hot.state.topics[name]
     if (cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election) != (min_lrs, max_lag, unclean):
         hot.log.append({"type": "topic-config", "topic": name, "min_lrs": min_lrs,
                         "max_lag": max_lag, "unclean_leader_election": unclean})
-    cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election = min_lrs, max_lag, unclean
-    hot.topics[name]["rate"] = rate
+    if _differs((cfg.min_lrs, cfg.max_lag, cfg.unclean_leader_election),
+                (min_lrs, max_lag, unclean)):
+        hot.state.topics[name] = replace(cfg, min_lrs=min_lrs, max_lag=max_lag,
+                                         unclean_leader_election=unclean)
+    table = hot.topics[name]
+    if _differs((table.get("rate"),), (rate,)):
+        hot.topics[name] = {**table, "rate": rate}  # type: ignore[typeddict-item]
+
+
+def _differs(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    """Another value, or the same of another type (1 and 1.0 are stored apart)."""
+    return old != new or tuple(map(type, old)) != tuple(map(type, new))
 
 
 def _sync_registered(hot: HotState, store: dict[int, str], racks: dict[str, str]) -> None:

@@ -77,8 +77,10 @@ class Isolation(str, Enum):
     UNCOMMITTED = "uncommitted"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class TopicConfig:
+    """A topic's replication settings: replaced, never changed in place (a process shares
+    the configs it loads between its units of work)."""
     name: str
     max_lag: int = DEFAULT_MAX_LAG
     min_lrs: int = DEFAULT_MIN_LRS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from cluster.adapters.meta_json import MetaParts, meta_texts
 from cluster.core.replication import cluster_meta_to_dict, new_cluster
@@ -150,7 +151,7 @@ def test_each_topic_is_encoded_again_only_when_one_of_its_fields_changed():
     assert {"name": "u", "kept": 1} in got["core"]["topics"]
     # Changed in place, a field at a time: encoded again, as plain JSON has it.
     topics["u"]["rate"] = 2.5
-    state.topics["u"].min_lrs = 1
+    state.topics["u"] = replace(state.topics["u"], min_lrs=1)
     topics["t"]["last_ms"] = 7
     topics["t"]["rate"] = 1  # equal to 1.0, but another type: its own text
     got = json.loads(meta_json("a", state, topics, None, {}, parts=parts))
@@ -205,8 +206,9 @@ def test_the_configs_text_is_kept_whole_until_a_field_or_its_type_changes():
     kept, _ = parts.texts[("a", "configs")]
     parts.texts[("a", "configs")] = (kept, '{"kept": 1}')  # what a reuse would show
     assert shown() == [{"kept": 1}]
-    state.topics["u"].min_lrs = 1
+    state.topics["u"] = replace(state.topics["u"], min_lrs=1)
     assert shown() == plain(state, {}, None, {})["core"]["topics"]
-    state.topics["u"].unclean_leader_election = 0  # equal to False, another type
+    # equal to False, another type
+    state.topics["u"] = replace(state.topics["u"], unclean_leader_election=0)
     assert shown()[1]["unclean_leader_election"] == 0
     assert shown()[1]["unclean_leader_election"] is not False

@@ -5,6 +5,7 @@ key (before the split) still reads."""
 from __future__ import annotations
 
 import json
+from dataclasses import FrozenInstanceError
 
 import pytest
 
@@ -88,11 +89,17 @@ def test_the_topics_text_this_process_wrote_is_neither_read_nor_parsed_again():
     kept.tables["audit"]["rate"] = 0.0
     (one, _), (two, _) = read(small, topics, parts), read(small, topics, parts)
     assert one.tables == tables and one.configs == state.topics
-    # Fresh objects each time: the unit that loads them changes them in place.
-    one.tables["orders"]["partitions"].append(-1)
-    one.tables["audit"]["rate"] = 3.0
-    one.configs["orders"].min_lrs = 1
+    # Fresh dictionaries each time: a unit adds, drops and replaces topics.
+    one.tables["audit"] = {**one.tables["audit"], "rate": 3.0}
+    del one.tables["orders"]
+    one.configs.pop("orders")
     assert two.tables == tables and two.configs == state.topics
+    # A kept table or config changed in place fails at once (it would change what the
+    # process reads next, and the save would find it equal to its own text).
+    with pytest.raises(TypeError):
+        two.tables["audit"]["rate"] = 3.0
+    with pytest.raises(FrozenInstanceError):
+        two.configs["orders"].min_lrs = 1  # type: ignore[misc]
     assert read(small, topics, parts)[0].tables == tables
 
 
@@ -143,3 +150,18 @@ def test_the_kept_parses_are_bounded_by_store():
     for i in range(10):
         written(parts, namespace=f"s{i}")
     assert list(parts.parsed) == ["s6", "s7", "s8", "s9"]
+
+
+def test_a_kept_table_read_back_and_saved_again_keeps_its_text_and_a_replaced_one_is_written():
+    parts = MetaParts()
+    state, tables, producers, small, topics = written(parts)
+    meta, reads = read(small, topics, parts)
+    assert reads == 0
+    again = meta_texts("s", state, meta.tables, producers, "run-1", {"0": "r1"},
+                       {"offset": 4}, parts=parts)
+    assert again.topics == topics
+    meta.tables["audit"] = {**meta.tables["audit"], "rate": 5}
+    parts.texts.clear()  # every kept text dropped: the read-only views are encoded too
+    changed = meta_texts("s", state, meta.tables, producers, None, {}, parts=parts)
+    assert json.loads(changed.topics)["tables"] == {**tables, "audit": {**tables["audit"],
+                                                                         "rate": 5}}

@@ -1,6 +1,8 @@
 """Unclean leader election: a per-topic setting, an operator override, or a wait (004)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cluster.core.replication import (
@@ -64,7 +66,7 @@ def test_with_the_setting_a_live_out_of_sync_replica_leads_as_soon_as_the_last_m
 def test_a_setting_turned_on_later_takes_effect_at_the_next_reconcile():
     state = _last_lrs_member_gone()
     handle(state, SpuOnline(3))
-    state.topics["t"].unclean_leader_election = True
+    state.topics["t"] = replace(state.topics["t"], unclean_leader_election=True)
     actions = handle(state, ReconcileElections())
     assert _unclean(actions) == [UncleanLeaderElected("t", 0, 3, 3, 2, 1, False)]
 
