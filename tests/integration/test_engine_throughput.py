@@ -227,3 +227,51 @@ def test_a_unit_after_this_processs_own_save_reads_no_topics_text_and_another_wr
     assert [key("meta"), key("meta:topics")] in [reads.keys[i:i + 2]
                                                  for i in range(len(reads.keys))]
     assert hot_state.load().topics["orders"]["partitions"]
+
+
+def test_a_meta_of_one_key_left_by_an_older_version_is_read_and_saved_as_two(
+        redis_url, settings):
+    """A store whose Redis an older version wrote (the meta one key, the producers'
+    accounting in the tables): the next tick reads it as it stands and writes both keys,
+    nothing lost."""
+    import json
+
+    from cluster.adapters.redis_keys import bound_to_store, key
+
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=3, replication=2)
+    topic_set_producer_rate(name="orders", rate=3)
+    at = int(time.time() * 1000)
+    tick(at)
+    tick(at + 1000)
+    before = hot_state.load()
+    assert before.producers["orders"]["last_ms"] == at + 1000
+    with bound_to_store():
+        client = hot_state.client()
+        small, topics = (json.loads(v) for v in client.mget(key("meta"), key("meta:topics")))
+        core = {**small["core"], "topics": topics["configs"]}
+        tables = {name: {**table, **small["producers"].get(name, {})}
+                  for name, table in topics["tables"].items()}
+        client.set(key("meta"), json.dumps({"core": core, "topics": tables,
+                                            "checked": small["checked"],
+                                            "racks": small["racks"],
+                                            "adopted": small["adopted"]}))
+        client.delete(key("meta:topics"))
+    engine().sets.meta.parsed.clear()  # as a new version's process starts with none
+    old = hot_state.load()
+    assert old.topics == before.topics and old.producers == before.producers
+    assert old.state.topics == before.state.topics
+    tick(at + 2000)
+    after = hot_state.load()
+    assert after.producers["orders"]["last_ms"] == at + 2000
+    assert after.topics == before.topics and "last_ms" not in after.topics["orders"]
+    with bound_to_store():
+        small = json.loads(hot_state.client().get(key("meta")))
+        assert small["format"] == 2 and "topics" not in small["core"]
+        assert hot_state.client().exists(key("meta:topics"))
+    # Every set still there, each log where it was or further on (the producer ran on).
+    sets, earlier = after.state.replica_sets, before.state.replica_sets
+    assert sets.keys() == earlier.keys()
+    assert all(sets[k].leo >= earlier[k].leo for k in sets)
+    assert sum(rs.leo for rs in sets.values()) > sum(rs.leo for rs in earlier.values())
