@@ -46,7 +46,7 @@ from django.conf import settings
 from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards,
                               status_rows)
 from cluster.adapters.meta_json import MetaParts
-from cluster.adapters.meta_reading import read_meta, topic_names
+from cluster.adapters.meta_reading import DIGEST_PREFIX, kept_digest, read_meta
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -169,9 +169,25 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
                  placed, meta.adopted, as_read)
 
 
+# The topics' parse this process keeps for its readers (loads outside a unit of work: the
+# pages', ``replicated_topics``): parsed once a change (meta_json.MetaParts.keep_parse).
+_READERS = MetaParts()
+
+
 def replicated_topics() -> set[str]:
+    """The replicated topics' names: from the topics' parse this process keeps when the
+    small key's first bytes name it (one short read), else from both keys."""
+    namespace = redis_keys.store_namespace()
+    named = kept_digest(client().getrange(key("meta"), 0, DIGEST_PREFIX - 1) or b"")
+    kept = _READERS.parsed.get(namespace)
+    if named is not None and kept is not None and kept.digest == named:
+        return set(kept.tables)
     raw, topics = client().mget(key("meta"), key("meta:topics"))
-    return topic_names(raw, topics) if raw is not None else set()
+    if raw is None:
+        return set()
+    meta, _, _ = read_meta(cast(bytes, raw), namespace, _READERS,
+                           lambda: cast(Both, (raw, topics)))
+    return set(meta.tables)
 
 
 def redis_run_id() -> str:
@@ -198,7 +214,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     from the set cache when it can be trusted (set_loading), else read from Redis."""
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
-        parts = committed.meta if committed is not None else None
+        parts = committed.meta if committed is not None else _READERS
         state, topics, producers, checked, racks, generation, placed, adopted, raw = _meta(
             scope, parts, namespace)
         keys = keys_of(topics)

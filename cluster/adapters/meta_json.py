@@ -93,6 +93,22 @@ class MetaParts:
                 del kept[next(iter(kept))]
         self.parsed[namespace] = parsed
 
+    def keep_parse(self, namespace: str, raw: bytes, configs: dict[str, TopicConfig],
+                   tables: dict[str, Any]) -> str | None:
+        """Keep what a topics' text ``raw`` read from Redis parsed as (nothing changes
+        ``configs`` and ``tables`` from now on), when every table holds values of immutable
+        types but its partition list; return the text's digest (None: not kept). A
+        process that reads the meta without writing it (a page, ``replicated_topics``)
+        parses the text once a change."""
+        for table in tables.values():
+            if type(table) is not dict or not all(
+                    type(v) in _SCALARS or (k == "partitions" and type(v) is list)
+                    for k, v in table.items()):
+                return None
+        sum_ = digest(raw)
+        self.remember(namespace, Parsed(raw, sum_, configs, tables))
+        return sum_
+
     def parsed_topics(self, namespace: str, digest: str | None
                       ) -> tuple[bytes, dict[str, TopicConfig], dict[str, Any]] | None:
         """The topics' text whose digest is ``digest`` and what it reads back as, when it is

@@ -16,6 +16,7 @@ accounting in the tables) is read as it stands; the next save writes both keys.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -26,6 +27,9 @@ from cluster.core.replication import TopicConfig
 # meta holds (a NUL, then the part's place in the parts taken), and how it reads back.
 _TAKEN = "\0part:"
 _SENTINEL = '"\\u0000part:{}"'
+# How a small key begins (meta_json.meta_texts): its first bytes name the topics' text.
+_DIGEST = re.compile(rb'\{"format": %d, "topics_digest": "([0-9a-f]{32})"' % FORMAT)
+DIGEST_PREFIX = 80
 # The producers' accounting, which a meta of one key kept in each topic's table.
 PRODUCER_FIELDS = ("last_ms", "carry", "next")
 
@@ -62,18 +66,20 @@ def read_meta(small: bytes, namespace: str, parts: MetaParts | None,
         loaded = meta_loads(topics, namespace, parts) if topics else {}
         found = (topics, {c["name"]: TopicConfig(**c) for c in loaded.get("configs", ())},
                  loaded.get("tables", {}))
+        if parts is not None and topics:  # kept, and handed out as a kept parse is
+            kept = parts.keep_parse(namespace, topics, found[1], found[2])
+            found = parts.parsed_topics(namespace, kept) or found
     raw, configs, tables = found
     return LoadedMeta(meta["core"], configs, tables, meta.get("producers") or {},
                       meta.get("checked"), meta.get("racks", {}),
                       meta.get("adopted") or {}), small, raw
 
 
-def topic_names(small: bytes, topics: bytes | None) -> set[str]:
-    """The replicated topics' names, from the meta's two keys' bytes."""
-    meta = json.loads(small)
-    if meta.get("format") != FORMAT:
-        return set(meta["topics"])
-    return set(json.loads(topics)["tables"]) if topics else set()
+def kept_digest(prefix: bytes) -> str | None:
+    """The topics' digest a small key's first bytes name (``DIGEST_PREFIX`` of them: the
+    format and the digest come first), None if they name none."""
+    found = _DIGEST.match(prefix)
+    return found.group(1).decode() if found else None
 
 
 def _one_key(meta: dict[str, Any]) -> LoadedMeta:

@@ -275,3 +275,23 @@ def test_a_meta_of_one_key_left_by_an_older_version_is_read_and_saved_as_two(
     assert sets.keys() == earlier.keys()
     assert all(sets[k].leo >= earlier[k].leo for k in sets)
     assert sum(rs.leo for rs in sets.values()) > sum(rs.leo for rs in earlier.values())
+
+
+def test_a_reader_parses_the_topics_text_once_a_change(redis_url, monkeypatch):
+    from cluster.adapters import redis_keys
+    from cluster.adapters.redis_keys import key
+
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=2, replication=2)
+    at = int(time.time() * 1000)
+    tick(at)
+    assert hot_state.replicated_topics() == {"orders"}
+    reads = _Reads(redis_keys.client())
+    monkeypatch.setattr(hot_state, "client", lambda: reads)
+    assert hot_state.replicated_topics() == {"orders"}
+    assert hot_state.load(keys=[]).topics.keys() == {"orders"}
+    # The small key (or its first bytes) named the text the process kept: not read again.
+    assert key("meta:topics") not in reads.keys
+    topic_create(name="audit", partitions=1, replication=2)
+    tick(at + 1000)
+    assert hot_state.replicated_topics() == {"orders", "audit"}
