@@ -46,7 +46,7 @@ from django.conf import settings
 from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards,
                               status_rows)
 from cluster.adapters.meta_json import MetaParts
-from cluster.adapters.meta_reading import DIGEST_PREFIX, kept_digest, read_meta
+from cluster.adapters.meta_reading import read_meta
 from cluster.adapters.set_cache import SetCache
 from cluster.adapters import redis_keys
 from cluster.adapters.redis_keys import bound_to_store, client, key
@@ -175,19 +175,8 @@ _READERS = MetaParts()
 
 
 def replicated_topics() -> set[str]:
-    """The replicated topics' names: from the topics' parse this process keeps when the
-    small key's first bytes name it (one short read), else from both keys."""
-    namespace = redis_keys.store_namespace()
-    named = kept_digest(client().getrange(key("meta"), 0, DIGEST_PREFIX - 1) or b"")
-    kept = _READERS.parsed.get(namespace)
-    if named is not None and kept is not None and kept.digest == named:
-        return set(kept.tables)
-    raw, topics = client().mget(key("meta"), key("meta:topics"))
-    if raw is None:
-        return set()
-    meta, _, _ = read_meta(cast(bytes, raw), namespace, _READERS,
-                           lambda: cast(Both, (raw, topics)))
-    return set(meta.tables)
+    """The replicated topics' names (the topics' text parsed once a change: ``_READERS``)."""
+    return set(_meta(parts=_READERS, namespace=redis_keys.store_namespace()).topics)
 
 
 def redis_run_id() -> str:

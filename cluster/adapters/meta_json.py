@@ -47,11 +47,15 @@ PARTITIONS_AT = b'"partitions": '
 
 
 class Parsed(NamedTuple):
-    """A topics' text this process wrote, and what it reads back as."""
+    """A topics' text this process wrote or read, and what it reads back as."""
     raw: bytes
     digest: str                         # ``digest(raw)``, which the small key names
     configs: dict[str, TopicConfig]     # the configs (frozen: shared as they are)
     tables: dict[str, dict[str, Any]]   # each table's snapshot (shared read-only)
+    # The configs' and tables' texts it was joined from, when this process wrote it: a
+    # save whose parts are those very texts (kept whole) neither joins, encodes nor
+    # digests 3 MB again.
+    made_of: tuple[str, str] | None = None
 
 
 def digest(raw: bytes) -> str:
@@ -76,21 +80,16 @@ class MetaParts:
         # The large partition lists' texts as a stored meta holds them (bytes, after
         # ``"partitions": ``), made on first use: encoding 0.9 MB was 0.8 ms a load.
         self.encoded: dict[Any, bytes] = {}
-        # By namespace: the last topics' text this process wrote (``Parsed``): what it
-        # reads back as, values nothing changes (``remember``, ``parsed_topics``).
+        # By namespace: the last topics' text this process wrote or read (``Parsed``):
+        # what it reads back as, values nothing changes (``remember``, ``parsed_topics``).
         self.parsed: dict[str, Parsed] = {}
-        # By namespace: the configs' and tables' texts the last topics' text was made of,
-        # with its bytes and digest: a save whose parts are those very texts (kept whole)
-        # neither joins, encodes nor digests 3 MB again.
-        self.joined: dict[str, tuple[str, str, bytes, str]] = {}
 
     def remember(self, namespace: str, parsed: Parsed) -> None:
-        """``parsed.raw`` (the topics' JSON) reads back as its configs' values and tables,
-        which nothing changes from now on."""
-        for kept in (self.parsed, self.joined):
-            kept.pop(namespace, None)
-            while len(kept) >= _PARSED_STORES:
-                del kept[next(iter(kept))]
+        """``parsed.raw`` (the topics' JSON) reads back as its configs and tables, which
+        nothing changes from now on."""
+        self.parsed.pop(namespace, None)
+        while len(self.parsed) >= _PARSED_STORES:
+            del self.parsed[next(iter(self.parsed))]
         self.parsed[namespace] = parsed
 
     def keep_parse(self, namespace: str, raw: bytes, configs: dict[str, TopicConfig],
@@ -100,11 +99,8 @@ class MetaParts:
         types but its partition list; return the text's digest (None: not kept). A
         process that reads the meta without writing it (a page, ``replicated_topics``)
         parses the text once a change."""
-        for table in tables.values():
-            if type(table) is not dict or not all(
-                    type(v) in _SCALARS or (k == "partitions" and type(v) is list)
-                    for k, v in table.items()):
-                return None
+        if not all(type(t) is dict and _kept_types(t) is not None for t in tables.values()):
+            return None
         sum_ = digest(raw)
         self.remember(namespace, Parsed(raw, sum_, configs, tables))
         return sum_
@@ -180,6 +176,18 @@ _CONFIG_VALUES = attrgetter(*TOPIC_FIELDS)
 _VALUES = methodcaller("values")
 
 
+def _kept_types(table: Mapping[str, Any]) -> tuple[type, ...] | None:
+    """A table's fields' types, when every one is immutable but its partition list (a
+    list, the only one); None otherwise: a field of another type could change in place,
+    so the table is never kept. (The types also make 1 and 1.0, equal but not their texts,
+    two values.)"""
+    types = tuple(map(type, table.values()))
+    if _KEPT_TYPES.issuperset(types) and types.count(list) <= (
+            type(table.get("partitions")) is list):
+        return types
+    return None
+
+
 def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
            ) -> tuple[str, dict[str, Any] | None]:
     """A shell topic table's JSON: kept while its fields (and its partitions) stay as they
@@ -194,10 +202,8 @@ def _topic(parts: MetaParts, namespace: str, name: str, table: Mapping[str, Any]
         snapshot["partitions"] = copied = list(partitions)
         if len(copied) >= _LONG_LIST:
             listed = parts.part((namespace, "partitions", name), copied, lambda: copied)
-    types = tuple(map(type, snapshot.values()))
-    # A field of another type (mutable: it could change in place) is never taken as kept;
-    # the types make 1 and 1.0 (equal, their texts not) two values.
-    kept = _KEPT_TYPES.issuperset(types) and types.count(list) <= (partitions is not None)
+    types = _kept_types(snapshot)
+    kept = types is not None
     frozen = (snapshot, types) if kept else object()
 
     def encode(fields: Mapping[str, Any]) -> str:
@@ -311,12 +317,13 @@ def _topics_text(parts: MetaParts, namespace: str, state: ClusterState,
     are (``MetaParts.remember``)."""
     configs = _configs(parts, namespace, state.topics)
     tables, kept = _topics(parts, namespace, topics)
-    last = parts.joined.get(namespace)
-    if last is not None and last[0] is configs and last[1] is tables:
-        return last[2], last[3]  # the very texts of the last save: kept whole
+    last = parts.parsed.get(namespace)
+    if last is not None and last.made_of is not None and (
+            last.made_of[0] is configs and last.made_of[1] is tables):
+        return last.raw, last.digest  # the very texts of the last save: kept whole
     raw = f'{{"configs": [{configs}], "tables": {{{tables}}}}}'.encode()
     sum_ = digest(raw)
     if kept is not None:
-        parts.remember(namespace, Parsed(raw, sum_, dict(state.topics), kept))
-        parts.joined[namespace] = (configs, tables, raw, sum_)
+        parts.remember(namespace, Parsed(raw, sum_, dict(state.topics), kept,
+                                         (configs, tables)))
     return raw, sum_

@@ -16,7 +16,6 @@ accounting in the tables) is read as it stands; the next save writes both keys.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -27,15 +26,14 @@ from cluster.core.replication import TopicConfig
 # meta holds (a NUL, then the part's place in the parts taken), and how it reads back.
 _TAKEN = "\0part:"
 _SENTINEL = '"\\u0000part:{}"'
-# How a small key begins (meta_json.meta_texts): its first bytes name the topics' text.
-_DIGEST = re.compile(rb'\{"format": %d, "topics_digest": "([0-9a-f]{32})"' % FORMAT)
-DIGEST_PREFIX = 80
 # The producers' accounting, which a meta of one key kept in each topic's table.
-PRODUCER_FIELDS = ("last_ms", "carry", "next")
+_PRODUCER_FIELDS = ("last_ms", "carry", "next")
 
 
 class LoadedMeta(NamedTuple):
-    """A stored meta, read back: fresh objects the caller may change."""
+    """A stored meta, read back. Its dictionaries are fresh; the configs are frozen and
+    the tables may be read-only views of a kept parse (``MetaParts.parsed_topics``): a
+    unit replaces a table or config, never changes one in place."""
     core: dict[str, Any]                 # serial.cluster_meta_to_dict's, without its topics
     configs: dict[str, TopicConfig]      # the core's topics
     tables: dict[str, Any]               # the shell's topic tables (hot_types.TopicTable)
@@ -75,13 +73,6 @@ def read_meta(small: bytes, namespace: str, parts: MetaParts | None,
                       meta.get("adopted") or {}), small, raw
 
 
-def kept_digest(prefix: bytes) -> str | None:
-    """The topics' digest a small key's first bytes name (``DIGEST_PREFIX`` of them: the
-    format and the digest come first), None if they name none."""
-    found = _DIGEST.match(prefix)
-    return found.group(1).decode() if found else None
-
-
 def _one_key(meta: dict[str, Any]) -> LoadedMeta:
     """A meta written before the split: the core's topics in the core, the producers'
     accounting in the tables (taken out: the tables hold neither from now on)."""
@@ -89,7 +80,7 @@ def _one_key(meta: dict[str, Any]) -> LoadedMeta:
     configs = {c["name"]: TopicConfig(**c) for c in core.pop("topics", ())}
     tables, producers = meta.get("topics", {}), {}
     for name, table in tables.items():
-        moving = {f: table.pop(f) for f in PRODUCER_FIELDS if f in table}
+        moving = {f: table.pop(f) for f in _PRODUCER_FIELDS if f in table}
         if moving:
             producers[name] = moving
     return LoadedMeta(core, configs, tables, producers, meta.get("checked"),

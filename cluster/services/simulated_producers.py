@@ -33,10 +33,9 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     keys: list[Key] = []
     counts: list[int] = []
     for name, table in hot.topics.items():
-        producer = _producer(hot, name, table)
-        due = _due(producer, table, at) if producer is not None else 0
+        due = _due(hot, name, table, at)
         if due:
-            shares = _advance(producer, table, due).shares()  # type: ignore[arg-type]
+            shares = _advance(hot.producers[name], table, due).shares()
             # The topic's keys beside their shares, built in C: no (key, count) pair per
             # partition.
             keys += zip(repeat(name), range(len(shares)))
@@ -71,10 +70,9 @@ def producer_quotas(hot: HotState, at: int) -> dict[str, TopicQuota]:
     """What each topic's producer owes since its last run; advances the accounting."""
     quotas: dict[str, TopicQuota] = {}
     for name, table in hot.topics.items():
-        producer = _producer(hot, name, table)
-        due = _due(producer, table, at) if producer is not None else 0
+        due = _due(hot, name, table, at)
         if due and table["partitions"]:
-            quotas[name] = _advance(producer, table, due)  # type: ignore[arg-type]
+            quotas[name] = _advance(hot.producers[name], table, due)
     return quotas
 
 
@@ -109,17 +107,16 @@ def _shares_of(quotas: dict[str, TopicQuota], keys: list[Key]) -> list[int]:
         return [s[p] if p < len(s := shares[t]) else quotas[t].share(p) for t, p in keys]
 
 
-def _producer(hot: HotState, name: str, table: TopicTable) -> Producer | None:
-    """Topic ``name``'s producer accounting (``HotState.producers``), made once the topic
-    has a rate; None: it never had one (nothing to account)."""
-    found = hot.producers.get(name)
-    if found is None and table.get("rate"):
-        found = hot.producers[name] = {}
-    return found
-
-
-def _due(producer: Producer, table: TopicTable, at: int) -> int:
+def _due(hot: HotState, name: str, table: TopicTable, at: int) -> int:
+    """The records topic ``name``'s producer owes since its last run; advances its clock
+    in ``HotState.producers`` (made once the topic has a rate: a topic that never had one
+    has nothing to account)."""
     rate = table.get("rate") or 0.0
+    producer = hot.producers.get(name)
+    if producer is None:
+        if not rate:
+            return 0
+        producer = hot.producers[name] = {}
     last = producer.get("last_ms") or at
     due = producer.get("carry", 0.0) + rate * min(at - last, MAX_CATCH_UP_MS) / 1000
     producer["last_ms"], producer["carry"] = (at, due - int(due)) if rate else (None, 0.0)

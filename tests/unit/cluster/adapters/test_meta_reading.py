@@ -10,7 +10,7 @@ from dataclasses import FrozenInstanceError
 import pytest
 
 from cluster.adapters.meta_json import MetaParts, digest, meta_texts
-from cluster.adapters.meta_reading import DIGEST_PREFIX, kept_digest, read_meta
+from cluster.adapters.meta_reading import read_meta
 from cluster.core.replication import TopicConfig, cluster_meta_to_dict, new_cluster
 
 
@@ -63,9 +63,6 @@ def test_the_two_keys_read_back_as_the_meta_they_were_written_from():
     # The small key holds neither the topics nor their tables, only the text's digest.
     assert b"orders" in small and b'"partitions"' not in small and b"min_lrs" not in small
     assert json.loads(small)["topics_digest"] == digest(topics)
-    # ... which its first bytes name (replicated_topics reads only those).
-    assert kept_digest(small[:DIGEST_PREFIX]) == digest(topics)
-    assert kept_digest(b'{"core": {}, "topics": {}}') is None
 
 
 def test_a_produce_changes_the_small_key_and_not_the_topics_one():
