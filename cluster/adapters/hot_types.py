@@ -6,8 +6,9 @@ Their own module, importing none of hot_state, set_cache, set_loading and set_re
 so those import it and each other one way only (issue 32: no import circle). hot_state
 re-exports ``HotState`` and ``TopicTable`` for the engine, services and projections.
 """
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import methodcaller
 from typing import Any, NamedTuple, TypedDict
 
 from cluster.adapters.lease import WriteOp
@@ -32,6 +33,16 @@ class TopicTable(TypedDict, total=False):
     pk: int                # Topic primary key: a topic re-created under the same name differs
     partitions: list[int]  # Partition primary keys by index
     rate: float            # simulated producer, records per second
+
+
+_PARTITIONS_OF = methodcaller("get", "partitions", ())
+
+
+def partition_count(topics: Mapping[str, TopicTable]) -> int:
+    """How many partitions the topic tables hold in all, counted in C: a Python expression
+    a topic cost an idle tick at 10,000 topics 6 ms, twice (the save's retention and the
+    set cache's check)."""
+    return sum(map(len, map(_PARTITIONS_OF, topics.values())))
 
 
 class Producer(TypedDict, total=False):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from django.conf import settings
 
 from cluster.adapters import save_pieces, set_records, shards, status_rows
-from cluster.adapters.hot_types import HotState, TopicTable
+from cluster.adapters.hot_types import HotState, TopicTable, partition_count
 from cluster.adapters.set_codec import encode_status
 from cluster.adapters.steady_codec import steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
@@ -172,8 +172,7 @@ def retention(topics: dict[str, TopicTable]) -> int:
     """The records a partition keeps below HW: ``REPLICATION_LOG_RETENTION``, or less when
     the topics' partitions together would retain more ids than
     ``REPLICATION_RETAINED_IDS`` (core.replication.compaction.retention_for)."""
-    partitions = sum(len(table.get("partitions", ())) for table in topics.values())
-    return retention_for(partitions, settings.REPLICATION_LOG_RETENTION,
+    return retention_for(partition_count(topics), settings.REPLICATION_LOG_RETENTION,
                          settings.REPLICATION_RETAINED_IDS)
 
 

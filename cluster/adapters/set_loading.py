@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cluster.adapters import hot_servers, set_cache, set_records, shards, status_rows
-from cluster.adapters.hot_types import HotState
+from cluster.adapters.hot_types import HotState, partition_count
 from cluster.adapters.redis_keys import key, store_namespace
 from cluster.adapters.set_codec import RecordsMismatch, decode_fields, status_fields, summary
 from cluster.core.replication import Key
@@ -39,8 +39,8 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
     if hot.complete:
         image = (cache.take_all(scope, hot.generation, topics=hot.topics) if keys is None
                  else cache.take_all(scope, hot.generation, keys=keys))
-        if image is None or (keys is None and len(image.sets) != sum(
-                len(table.get("partitions", ())) for table in hot.topics.values())):
+        if image is None or (keys is None
+                             and len(image.sets) != partition_count(hot.topics)):
             # (A set taken alone by a unit that failed is missing: the rows rewritten from
             # an image without it would drop its entry, status_rows.py.)
             return False

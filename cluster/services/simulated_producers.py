@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import compress, repeat
-from operator import getitem, itemgetter
+from operator import getitem, itemgetter, methodcaller
 from typing import NamedTuple
 
 from cluster.adapters.hot_state import HotState, Producer, TopicTable
@@ -23,6 +23,7 @@ SIMULATED_ACKS = Acks.LEADER
 # A producer that was stopped (no worker) does not make up for lost time in one burst.
 MAX_CATCH_UP_MS = 5000
 _TOPIC, _PARTITION = itemgetter(0), itemgetter(1)
+_RATE, _LAST = methodcaller("get", "rate"), methodcaller("get", "last_ms")
 
 
 def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
@@ -32,7 +33,7 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     its marks, 50 ms a busy tick at 100,000 partitions over 100 topics)."""
     keys: list[Key] = []
     counts: list[int] = []
-    for name, table in hot.topics.items():
+    for name, table in _running(hot):
         due = _due(hot, name, table, at)
         if due:
             shares = _advance(hot.producers[name], table, due).shares()
@@ -69,7 +70,7 @@ class TopicQuota(NamedTuple):
 def producer_quotas(hot: HotState, at: int) -> dict[str, TopicQuota]:
     """What each topic's producer owes since its last run; advances the accounting."""
     quotas: dict[str, TopicQuota] = {}
-    for name, table in hot.topics.items():
+    for name, table in _running(hot):
         due = _due(hot, name, table, at)
         if due and table["partitions"]:
             quotas[name] = _advance(hot.producers[name], table, due)
@@ -105,6 +106,20 @@ def _shares_of(quotas: dict[str, TopicQuota], keys: list[Key]) -> list[int]:
         # A partition the quota did not count (added since it was made) gets its share
         # by rule.
         return [s[p] if p < len(s := shares[t]) else quotas[t].share(p) for t, p in keys]
+
+
+def _running(hot: HotState) -> Iterable[tuple[str, TopicTable]]:
+    """The topics whose producer ``_due`` must account, in the tables' order: those with a
+    rate, and those whose producer ran at its last turn (``_due`` stops its clock). The
+    others owe nothing and have nothing to stop; they are passed over in C, where asking
+    each one was 5 ms of every tick at 10,000 idle topics."""
+    topics, producers = hot.topics, hot.producers
+    running = set(compress(topics, map(_RATE, topics.values())))
+    if producers:
+        running.update(compress(producers, map(_LAST, producers.values())))
+    if len(running) == len(topics):
+        return topics.items()
+    return compress(topics.items(), map(running.__contains__, topics))
 
 
 def _due(hot: HotState, name: str, table: TopicTable, at: int) -> int:

@@ -46,8 +46,8 @@ class Sampler:
                 frame = frame.f_back
             self.samples += 1
 
-    def report(self, top: int = 40) -> str:
-        lines = [f"--- wall-clock samples of the ticks with producers: {self.samples} "
+    def report(self, what: str = "the ticks with producers", top: int = 40) -> str:
+        lines = [f"--- wall-clock samples of {what}: {self.samples} "
                  f"(every {self.interval_s * 1000:.0f} ms); share of wall time inside ---"]
         lines += [f"{100 * n / max(1, self.samples):5.1f}%  {name}"
                   for name, n in self.counts.most_common(top)]

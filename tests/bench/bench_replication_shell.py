@@ -160,11 +160,16 @@ def figures(label: str, times: list[float]) -> None:
         print("  each:", " ".join(f"{t:.0f}" for t in times))
 
 
-def print_profile(profile: cProfile.Profile) -> None:
+# What ``--profile-ticks`` profiles, as the report names it.
+PROFILED = {"busy": "the ticks with producers", "idle": "the ticks without producers",
+            "failover": "the failover's and the outage's ticks"}
+
+
+def print_profile(profile: cProfile.Profile, what: str = PROFILED["busy"]) -> None:
     for order in ("cumulative", "tottime"):
         out = io.StringIO()
         pstats.Stats(profile, stream=out).strip_dirs().sort_stats(order).print_stats(25)
-        print(f"--- profile of the ticks with producers, top 25 by {order} ---")
+        print(f"--- profile of {what}, top 25 by {order} ---")
         print("\n".join(line for line in out.getvalue().splitlines() if line.strip()))
 
 
@@ -232,10 +237,13 @@ def write_outside(rng: random.Random, partitions: int) -> bool:
 def bench_ticks(partitions: int, steps: int,
                 profile: cProfile.Profile | Sampler | Parts | None = None,
                 warm: int = 0, busy: int | None = None, slowlog: SlowLog | None = None,
-                result: dict[str, object] | None = None, outside: bool = False) -> int:
+                result: dict[str, object] | None = None, outside: bool = False, *,
+                profile_idle: bool = False) -> int:
     """Idle ticks, then ticks with producers on ``busy`` partitions (all when None);
     their figures printed, and put in ``result`` when given. ``outside``: before each
-    tick, another process writes one record (``write_outside``)."""
+    tick, another process writes one record (``write_outside``). ``profile`` brackets the
+    busy ticks, or the idle ones when ``profile_idle``."""
+    idle_profile, profile = (profile, None) if profile_idle else (None, profile)
     from cluster.services.replication import replication_tick
     from cluster.services.waiting import LocalQueue
 
@@ -260,7 +268,11 @@ def bench_ticks(partitions: int, steps: int,
     for _ in range(steps):
         now += 1000
         before_tick()
+        if idle_profile is not None:
+            idle_profile.enable()
         wall, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
+        if idle_profile is not None:
+            idle_profile.disable()
         idle.append(wall)
         idle_cpu.append(used)
         if slowlog is not None:
@@ -345,7 +357,8 @@ OUTAGE_TICKS = 3
 
 
 def bench_failover(now: int, result: dict[str, object], spu: int = 0,
-                   ticks: int = OUTAGE_TICKS) -> None:
+                   ticks: int = OUTAGE_TICKS,
+                   profile: cProfile.Profile | Sampler | None = None) -> None:
     from cluster.adapters import hot_state
     from cluster.core.replication import Resolution
     from cluster.services.outages import spu_offline
@@ -356,6 +369,8 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
     entries_before, bytes_before = log_figures()
     t0 = time.perf_counter()
     spu_offline(spu_id=spu, by="bench")
+    if profile is not None:  # --profile-failover: the failover's tick and the outage's
+        profile.enable()
     t1, c1 = time.perf_counter(), time.process_time()
     replication_tick(now=now + 1000, dispatch=LocalQueue())
     t2, c2 = time.perf_counter(), time.process_time()
@@ -369,6 +384,8 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
                                                         dispatch=LocalQueue()))
         outage.append(wall)
         outage_cpu.append(used)
+    if profile is not None:
+        profile.disable()
     result.update(failover_led=len(led), failover_online=online,
                   failover_offline_ms=round(1000 * (t1 - t0), 1),
                   failover_tick_ms=round(1000 * (t2 - t1), 1),
@@ -410,6 +427,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--failover", action="store_true",
                     help="with --json, end with the failover too (SPU 0 offline, then a "
                          "tick): failover_tick_ms, failover_tick_cpu_ms and friends")
+    ap.add_argument("--profile-ticks", choices=("busy", "idle", "failover"), default="busy",
+                    help="with --sample or --profile: the ticks profiled (busy: those with "
+                         "producers; idle: those without; failover: the failover's tick "
+                         "and the outage's ticks after it)")
     ap.add_argument("--outage-ticks", type=int, default=OUTAGE_TICKS, metavar="N",
                     help="ticks timed with the SPU still down after the failover's "
                          "(outage_tick_*: their median)")
@@ -425,6 +446,8 @@ def main(argv: list[str] | None = None) -> None:
     busy = args.partitions if args.busy is None else args.busy
     if not 1 <= args.topics <= max(busy, 1):
         ap.error("--topics must be between 1 and the busy partitions")
+    if args.profile_ticks != "busy" and not (args.sample or args.profile):
+        ap.error("--profile-ticks needs --sample or --profile")
     if args.outage_ticks < 1:
         ap.error("--outage-ticks must be at least 1")
     result: dict[str, object] = {"partitions": args.partitions, "busy": busy,
@@ -452,19 +475,23 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
         print(f"load average: {os.getloadavg()}")
         profile = (Sampler() if args.sample else Parts() if args.parts
                    else cProfile.Profile() if args.profile else None)
-        now = bench_ticks(args.partitions, args.steps, profile, args.warm, busy,
-                          SlowLog(), result, args.outside_writes)
+        failover_profile = profile if args.profile_ticks == "failover" else None
+        now = bench_ticks(args.partitions, args.steps,
+                          None if failover_profile is not None else profile, args.warm, busy,
+                          SlowLog(), result, args.outside_writes,
+                          profile_idle=args.profile_ticks == "idle")
         result["load_average"] = os.getloadavg()[0]
-        if not args.json or args.failover:
-            bench_failover(now, result, ticks=args.outage_ticks)
+        if not args.json or args.failover or failover_profile is not None:
+            bench_failover(now, result, ticks=args.outage_ticks,
+                           profile=failover_profile)  # type: ignore[arg-type]
         print(f"load average: {os.getloadavg()}")
         if isinstance(profile, Parts):
             print(profile.report())
             result["busy_tick_parts_cpu_ms"] = profile.medians_ms()
         elif isinstance(profile, Sampler):
-            print(profile.report())
+            print(profile.report(PROFILED[args.profile_ticks]))
         elif profile is not None:
-            print_profile(profile)
+            print_profile(profile, PROFILED[args.profile_ticks])
     finally:
         # A live flush still in flight would log its failure once Redis is gone.
         logging.getLogger("cluster.adapters.live_batches").setLevel(logging.CRITICAL)

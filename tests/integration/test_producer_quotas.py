@@ -70,3 +70,32 @@ def test_every_topics_records_go_out_in_one_call_in_the_order_of_a_call_a_topic(
     assert logs == {k: twin_view(rs).replica[rs.leader].log
                     for k, rs in twin.replica_sets.items()}
     assert logs[("a", 0)] == [0] and logs[("a", 1)] == [1, 2] and logs[("b", 0)] == [4, 5]
+
+
+def test_topics_without_a_running_producer_are_passed_over_and_a_stopped_clock_stays_stopped():
+    """Only topics with a rate, or whose producer ran at its last turn, are accounted
+    (``_running``): a producer stopped (rate 0) stops its clock once, and started again a
+    minute later owes what its rate gives from then, not a catch-up of the minute."""
+    from cluster.adapters.hot_types import HotState
+    from cluster.core.replication import add_topic, new_cluster, replication_step
+    from cluster.services.simulated_producers import _running, producer_quotas
+
+    state = new_cluster(range(3))
+    for name in ("a", "b", "c"):
+        add_topic(state, name, [[0, 1, 2], [1, 2, 0]])
+    replication_step(state, 0)
+    tables = {"a": {"partitions": [0, 1], "rate": 2.0}, "b": {"partitions": [0, 1], "rate": 0.0},
+              "c": {"partitions": [0, 1]}}
+    hot = HotState(state, tables)
+    assert [n for n, _ in _running(hot)] == ["a"]
+    assert producer_quotas(hot, 1000) == {}  # a's clock starts
+    assert producer_quotas(hot, 2000)["a"].records == 2
+    assert set(hot.producers) == {"a"}  # the idle topics' accounting is never made
+    tables["a"] = {**tables["a"], "rate": 0.0}
+    assert [n for n, _ in _running(hot)] == ["a"]  # its clock to stop
+    assert producer_quotas(hot, 3000) == {} and hot.producers["a"]["last_ms"] is None
+    assert list(_running(hot)) == []
+    assert producer_quotas(hot, 60_000) == {}
+    tables["a"] = {**tables["a"], "rate": 2.0}
+    assert producer_quotas(hot, 61_000) == {}  # started again: no minute made up
+    assert producer_quotas(hot, 62_000)["a"].records == 2
