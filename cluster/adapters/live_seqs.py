@@ -22,8 +22,9 @@ from cluster.adapters import hot_state
 
 _WATCHED = """
 local out = {}
+local anyone = redis.call('HLEN', KEYS[1]) > 0
 for i = 1, #ARGV do
-  if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') > 0 then
+  if anyone and tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') > 0 then
     out[#out + 1] = ARGV[i]
   else
     redis.call('INCR', KEYS[i + 1])
@@ -87,9 +88,9 @@ def watched(groups: list[str]) -> set[str]:
     if not groups:
         return set()
     pipe = hot_state.client().pipeline(transaction=False)
+    seqs, watchers = live_key("seq", ""), watchers_key()  # a group's key: seqs + its name
     for at in range(0, len(groups), WATCHED_CHUNK):
         chunk = groups[at:at + WATCHED_CHUNK]
-        pipe.eval(_WATCHED, 1 + len(chunk), watchers_key(),
-                  *[live_key("seq", g) for g in chunk], *chunk)
+        pipe.eval(_WATCHED, 1 + len(chunk), watchers, *[seqs + g for g in chunk], *chunk)
     return {g.decode() if isinstance(g, bytes) else g
             for found in pipe.execute() for g in found}

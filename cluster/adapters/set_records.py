@@ -213,10 +213,12 @@ def _script_op(statuses: Iterable[tuple[str, Iterable[str], Collection[bytes]]],
                      b"".join(values))
     args[0] = str((len(args) - 1) // 4)
     prefix = ""
+    keys = records_key("", "")[:-1]  # a topic's prefix is this, its name and ":"
     for topic, packed in records:
         if packed:
-            prefix = prefix or records_key(topic, "")
-            args += (records_key(topic, ""), packed)
+            named = f"{keys}{topic}:"
+            prefix = prefix or named
+            args += (named, packed)
     if len(args) == 1:
         return None
     return WriteOp("eval", prefix or str(args[1]), (_WRITE, [], args))

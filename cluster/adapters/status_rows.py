@@ -180,6 +180,7 @@ class Blocks:
         # (``collect``): a block all of whose sets changed, every block of a busy tick, is
         # its row as it stands, with no lookup a set.
         self._collected: dict[tuple[str, int], tuple[list[Key], list[bytes], list[bytes]]] = {}
+        self._sizes: dict[tuple[str, int], int] = {}  # each collected block's (``_size``)
 
     def collect(self, block: tuple[str, int]) -> tuple[list[Key], list[bytes], list[bytes]]:
         """The lists the save's loop appends a changed set of ``block`` to: its key (in
@@ -187,7 +188,16 @@ class Blocks:
         found = self._collected.get(block)
         if found is None:
             found = self._collected[block] = (self.dirty.setdefault(block, []), [], [])
+            self._sizes[block] = self._size(block)
         return found
+
+    def _size(self, block: tuple[str, int]) -> int:
+        """How many sets the block may hold: its topic's partitions in it, where known."""
+        size = shards.BLOCK
+        count = self._count(block[0])
+        if count is not None:  # (a topic's last block, or a topic smaller than a block)
+            size = min(size, count - block[1] * size)
+        return size
 
     def _count(self, topic: str) -> int | None:
         table = self.topics.get(topic)
@@ -199,13 +209,9 @@ class Blocks:
         changed and was collected: its row is what the loop collected, whatever the rest
         of the save does (a set whose field the save writes is none of them)."""
         found = self._collected.get(block)
-        if found is None:
-            return False
-        size = shards.BLOCK
-        count = self._count(block[0])
-        if count is not None:  # (a topic's last block, or a topic smaller than a block)
-            size = min(size, count - block[1] * size)
-        return len(found[0]) == size
+        # (Its size found once, as it was collected: asked again of each block by the
+        # sparse blocks' pass and by its row, at 5,000 topics 5,000 blocks a busy save.)
+        return found is not None and len(found[0]) == self._sizes[block]
 
     def drop(self, block: tuple[str, int]) -> list[Key]:
         """Take the block out of the rows this save rewrites; its changed sets."""

@@ -10,6 +10,7 @@ split and sent through the broker every tick).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import compress, repeat
 from operator import getitem, itemgetter, methodcaller
 from typing import NamedTuple
@@ -36,12 +37,22 @@ def simulate_producers(hot: HotState, at: int, stopped: set[int]) -> list[Action
     for name, table in _running(hot):
         due = _due(hot, name, table, at)
         if due:
-            shares = _advance(hot.producers[name], table, due).shares()
-            # The topic's keys beside their shares, built in C: no (key, count) pair per
-            # partition.
-            keys += zip(repeat(name), range(len(shares)))
-            counts += shares
+            quota = _advance(hot.producers[name], table, due)
+            # The topic's keys beside their shares, both kept from tick to tick: at 5,000
+            # topics of 4 partitions, building them a topic at a time was 8 ms a tick.
+            keys += _topic_keys(name, quota.partitions)
+            counts += _quota_shares(quota)
     return _append(hot, keys, counts, stopped) if keys else []
+
+
+@lru_cache(maxsize=1 << 16)
+def _topic_keys(name: str, partitions: int) -> tuple[Key, ...]:
+    return tuple(zip(repeat(name), range(partitions)))
+
+
+@lru_cache(maxsize=1 << 12)
+def _quota_shares(quota: TopicQuota) -> tuple[int, ...]:
+    return tuple(quota.shares())
 
 
 class TopicQuota(NamedTuple):

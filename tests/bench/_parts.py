@@ -15,7 +15,7 @@ from typing import Any
 
 
 def _parts() -> list[tuple[object, str, str]]:
-    from cluster.adapters import hot_save, lease, save_pieces
+    from cluster.adapters import hot_save, lease, live_batches, save_pieces
     from cluster.engine import mirror, unit
     from cluster.services import replication
     return [
@@ -26,11 +26,14 @@ def _parts() -> list[tuple[object, str, str]]:
         (hot_save, "compact_and_encode", "  save: compaction and encoding loop"),
         (hot_save, "_pieces", "  save: pieces' statuses and records"),
         (save_pieces, "packed_op", "    of which the scripts' args (slices)"),
+        (save_pieces, "row_pieces", "  save: rows' pieces"),
+        (hot_save, "_meta_ops", "  save: the meta's texts"),
         (lease, "fenced_write", "  save: fenced writes (redis-py)"),
         (unit, "changes", "  log: changed statuses"),
         (mirror.OffsetsMirror, "reserve", "  mirror: reservations"),
         (unit, "_project", "  projections"),
         (mirror.OffsetsMirror, "offsets", "    of which the offsets mirror"),
+        (live_batches, "_stage_changed", "    of which the live pages' staging"),
     ]
 
 

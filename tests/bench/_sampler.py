@@ -13,8 +13,10 @@ import time
 
 
 class Sampler:
-    def __init__(self, interval_s: float = 0.002) -> None:
+    def __init__(self, interval_s: float = 0.002, lines: bool = False) -> None:
         self.interval_s = interval_s
+        # Each frame also by its line (``file:function:line``): where inside a function.
+        self.lines = lines
         self.on = False
         self.samples = 0
         self.counts: collections.Counter[str] = collections.Counter()
@@ -43,10 +45,13 @@ class Sampler:
                 if name not in seen:
                     seen.add(name)
                     self.counts[name] += 1
+                if self.lines:
+                    self.counts[f"{name}:{frame.f_lineno}"] += 1
                 frame = frame.f_back
             self.samples += 1
 
-    def report(self, what: str = "the ticks with producers", top: int = 40) -> str:
+    def report(self, what: str = "the ticks with producers", top: int = 70) -> str:
+        top = 400 if self.lines else top
         lines = [f"--- wall-clock samples of {what}: {self.samples} "
                  f"(every {self.interval_s * 1000:.0f} ms); share of wall time inside ---"]
         lines += [f"{100 * n / max(1, self.samples):5.1f}%  {name}"

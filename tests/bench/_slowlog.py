@@ -2,6 +2,8 @@
 bench_replication_shell.py, which re-exports it)."""
 from __future__ import annotations
 
+from collections import Counter
+
 
 class SlowLog:
     """The private Redis's slow log around the ticks: every command is logged (threshold
@@ -25,15 +27,23 @@ class SlowLog:
         self.longest_tick = -1
         self.longest_burst_us = 0
         self.tick_totals_us: list[int] = []
+        # Each kind of command's time in all (``by_kind``: a script by its first key's kind),
+        # from ``start`` on: what the ticks ask of Redis, by what asks it.
+        self.kinds: Counter[str] = Counter()
         self.tick_cpu_s: list[float] = []
         # Put back as they were once the ticks are measured.
         self.saved = {name: self.redis.config_get(name)[name]
                       for name in ("slowlog-max-len", "slowlog-log-slower-than")}
 
+    def report(self, top: int = 8) -> str:
+        """The kinds of command that took Redis longest since ``start``, in ms."""
+        return ", ".join(f"{kind} {us / 1000:.1f}" for kind, us in self.kinds.most_common(top))
+
     def start(self) -> None:
         self.redis.config_set("slowlog-max-len", 1_000_000)
         self.redis.config_set("slowlog-log-slower-than", 0)
         self.redis.slowlog_reset()
+        self.kinds.clear()
         self.cpu = self._cpu()
 
     def collect(self) -> None:
@@ -53,6 +63,7 @@ class SlowLog:
             if who in (b"?:0", "?:0"):
                 continue  # a script's own call (6.2 logs them): already in its EVAL's time
             total += us
+            self.kinds[_kind(entry.get("command"), name)] += us
             # Another client, or a new transaction of the same one (a save in pieces):
             # between two transactions Redis serves whoever is waiting.
             if who != burst_client or name in ("MULTI", "WATCH"):
@@ -75,6 +86,18 @@ class SlowLog:
         for name, value in self.saved.items():
             self.redis.config_set(name, value)
         self.redis.slowlog_reset()
+
+
+def _kind(command: object, name: str) -> str:
+    """A command's kind: its name, and for a script the kind of its first key (the key's
+    last parts but numbers and the store's namespace: ``EVAL rows``, ``EVAL live:seq``)."""
+    if name not in ("EVAL", "EVALSHA"):
+        return name
+    words = _detail(command, name).split(" ")
+    if len(words) < 4:
+        return name
+    parts = [p for p in words[3].split(":")[1:] if p and not p.isdigit() and "-" not in p]
+    return f"{name} {':'.join(parts[:2])}"
 
 
 def _detail(command: object, name: str) -> str:

@@ -349,6 +349,7 @@ def bench_ticks(partitions: int, steps: int,
               f"{slowlog.longest_burst_us / 1000:.1f} ms; a tick's commands summed, at most "
               f"{max(slowlog.tick_totals_us, default=0) / 1000:.1f} ms; Redis's CPU a busy "
               f"tick, median {result['redis_busy_tick_cpu_ms']:.0f} ms")
+        print(f"Redis's time by kind of command over the busy ticks (ms): {slowlog.report()}")
     return now
 
 
@@ -473,7 +474,9 @@ def run(args: argparse.Namespace, busy: int, result: dict[str, object]) -> None:
         print(f"{args.spus} SPUs, {args.partitions} partitions ({busy} with producers), "
               f"replication 3 (store built in {ms:.0f} ms)")
         print(f"load average: {os.getloadavg()}")
-        profile = (Sampler() if args.sample else Parts() if args.parts
+        # BENCH_SAMPLE_LINES=1: the sampling profile counts each frame's line too.
+        profile = (Sampler(lines=bool(os.environ.get("BENCH_SAMPLE_LINES"))) if args.sample
+                   else Parts() if args.parts
                    else cProfile.Profile() if args.profile else None)
         failover_profile = profile if args.profile_ticks == "failover" else None
         now = bench_ticks(args.partitions, args.steps,

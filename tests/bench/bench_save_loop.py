@@ -12,7 +12,7 @@ rows' pieces (``rows``). ``--figures-rows``: not the product's loop but the one 
 row would need (tests/bench/_figures_rows.py, a design measurement; ``bare``: without the
 summaries too). Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8]
-        [--rows] [--spu-down] [--figures-rows {summed,bare}] [--json]
+        [--topics N] [--rows] [--spu-down] [--figures-rows {summed,bare}] [--json]
 """
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ap.add_argument("--rows", action="store_true",
                     help="steady sets in rows (status_rows.py), the rows' pieces timed too")
+    ap.add_argument("--topics", type=int, default=1, metavar="N",
+                    help="the partitions split over N topics (a block a topic when they are "
+                         "small: what a cluster of many topics costs the save)")
     ap.add_argument("--spu-down", action="store_true",
                     help="SPU 0 offline before the timed steps (an outage rehearsal's ticks: "
                          "the sets with a replica there keep it out of the LRS)")
@@ -50,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--figures-rows times steady sets alone: no --rows or --spu-down")
     if args.partitions < 1 or args.steps < 1 or args.spus < 3:
         ap.error("--partitions and --steps must be at least 1, --spus at least 3")
+    if not 1 <= args.topics <= args.partitions:
+        ap.error("--topics must be between 1 and --partitions")
     setup_throwaway_django()
     from _figures_rows import figures_rows
     from cluster.adapters import redis_keys, save_pieces, set_records, shards
@@ -60,11 +65,16 @@ def main(argv: list[str] | None = None) -> None:
                                           produce_spread, replication_step, run_elections)
 
     state = new_cluster(range(args.spus))
-    add_topic(state, "bench", replica_map(args.spus, args.partitions))
+    tables = {}
+    for i in range(args.topics):
+        name = "bench" if args.topics == 1 else f"bench-{i}"
+        size = args.partitions // args.topics + (i < args.partitions % args.topics)
+        add_topic(state, name, replica_map(args.spus, size))
+        tables[name] = {"pk": i + 1, "partitions": list(range(size)), "rate": 1.0}
     now = 1000
     replication_step(state, now)
     keys, counts = list(state.replica_sets), [1] * args.partitions
-    hot = HotState(state, {})
+    hot = HotState(state, tables if args.topics > 1 else {})
     ms: dict[str, list[float]] = {"producers": [], "round": [], "loop": []}
     if args.rows:
         ms["rows"] = []
@@ -115,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
             if written != args.partitions:
                 raise SystemExit(f"the loop encoded {written} sets, not "
                                  f"{args.partitions}: not every set was appended to")
-    result = {"partitions": args.partitions, "steps": args.steps, "rows": args.rows,
+    result = {"partitions": args.partitions, "topics": args.topics, "steps": args.steps,
+              "rows": args.rows,
               "spu_down": args.spu_down, "figures_rows": args.figures_rows,
               **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
               "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
