@@ -90,13 +90,14 @@ class SlowLog:
 
 def _kind(command: object, name: str) -> str:
     """A command's kind: its name, and for a script the kind of its first key (the key's
-    last parts but numbers and the store's namespace: ``EVAL rows``, ``EVAL live:seq``)."""
+    parts but numbers, names with dashes and the store's namespace: ``EVAL rows:orders``)."""
     if name not in ("EVAL", "EVALSHA"):
         return name
     words = _detail(command, name).split(" ")
-    if len(words) < 4:
-        return name
-    parts = [p for p in words[3].split(":")[1:] if p and not p.isdigit() and "-" not in p]
+    if len(words) < 4 or words[2] == "0":
+        return f"{name} (no keys)"
+    parts = [p for p in words[3].split(":")[1:]
+             if p and not p.isdigit() and "-" not in p and not p.startswith("{")]
     return f"{name} {':'.join(parts[:2])}"
 
 

@@ -30,6 +30,17 @@ def test_rows_times_the_rows_pieces_too():
     assert figures["rows"] is True and figures["rows_cpu_ms"] > 0
 
 
+def test_topics_splits_the_sets_over_topics_each_a_block_of_its_own():
+    done = run_bench("--partitions", "300", "--topics", "60", "--steps", "2", "--rows",
+                     "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert (figures["partitions"], figures["topics"]) == (300, 60)
+    assert figures["rows_cpu_ms"] > 0
+    refused = run_bench("--partitions", "3", "--topics", "4", "--json")
+    assert refused.returncode == 2 and "--topics" in refused.stderr
+
+
 def test_a_bad_size_is_refused_with_exit_2():
     done = run_bench("--partitions", "0", "--json")
     assert done.returncode == 2 and "--partitions" in done.stderr and done.stdout == ""

@@ -3,6 +3,8 @@ own calls once (inside its EVAL's time: Redis 6.2 logs them too, from client ``?
 Redis's CPU a tick comes from INFO cpu, read before the log is fetched."""
 from __future__ import annotations
 
+from collections import Counter
+
 from tests.bench.bench_replication_shell import SlowLog
 
 
@@ -41,6 +43,7 @@ def test_a_scripts_own_calls_count_once_and_the_tick_cpu_is_redis_own():
     log.redis, log.longest_us, log.longest_command, log.longest_burst_us = fake, 0, "", 0
     log.longest_detail, log.longest_tick = "", -1
     log.tick_totals_us, log.tick_cpu_s, log.cpu = [], [], 10.0  # as start() left it
+    log.kinds = Counter()
     log.collect()
     assert log.tick_totals_us == [2 + 3 + 1 + 500 + 4]
     assert log.longest_us == 500 and log.longest_command == "EVAL"
@@ -48,3 +51,18 @@ def test_a_scripts_own_calls_count_once_and_the_tick_cpu_is_redis_own():
     assert log.longest_burst_us == 504  # the EVAL and its PEXPIRE, after the MULTI
     assert log.tick_cpu_s == [0.5]  # read before the log: its reading is not the tick's
     assert log.cpu == 10.75  # read after it: the next tick starts there
+    assert log.kinds == {"WATCH": 2, "GET": 3, "MULTI": 1, "EVAL (no keys)": 500,
+                         "PEXPIRE": 4}
+
+
+def test_a_scripts_time_is_put_to_the_kind_of_its_first_key():
+    """Redis's time by kind of command: a script by its first key's kind, the store's
+    namespace ({...}), numbers and names with dashes left out."""
+    from tests.bench._slowlog import _kind
+
+    assert _kind(b"EVAL script 2 repl:{ns-1}:rows:orders 7", "EVAL") == "EVAL rows:orders"
+    assert _kind(b"EVAL script 501 repl:live:default:seq:topic-a.0 x", "EVAL") \
+        == "EVAL live:default"
+    assert _kind(b"EVAL script 0 3 x", "EVAL") == "EVAL (no keys)"  # the records' script
+    assert _kind(b"EVAL script 1 repl:{store}:lock", "EVAL") == "EVAL lock"
+    assert _kind(b"MGET a b", "MGET") == "MGET"
