@@ -58,7 +58,9 @@ class HotState:
     """A loaded (part of the) replication state and what the store already mirrors."""
     state: ClusterState
     topics: dict[str, TopicTable]
-    raw: dict[Key, bytes] = field(default_factory=dict)
+    # Each set's status as stored, or (a steady set saved in its block's row as its
+    # figures) those figures, steady_codec.Figures.
+    raw: dict[Key, Any] = field(default_factory=dict)
     before: dict[Key, Summary] = field(default_factory=dict)
     full: bool = True
     # Each producing topic's accounting (services/simulated_producers.py).

@@ -10,15 +10,15 @@ makes three, saved 3-5% (docs/engine-throughput.md, round 16).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
 from cluster.adapters import save_pieces, set_records, shards, status_rows
 from cluster.adapters.hot_types import HotState, TopicTable, partition_count
-from cluster.adapters.set_codec import encode_status
-from cluster.adapters.steady_codec import steady_encoder
+from cluster.adapters.set_codec import RECORDS_BLOCK, Summary, _new_summary, encode_status
+from cluster.adapters.steady_codec import NO_CLOCK, steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import (compact_at, compaction_cut,
                                                  reference_replica, retention_for)
@@ -81,7 +81,7 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
     steady.settle_levels(hot.state.replica_sets)
     # The sets in the steady index: their encoding's short form, with the index's clock.
     level, encode_steady = steady.keys, steady_encoder(steady.round_ms, steady.memo)
-    memo_get = steady.memo.get
+    memo_get: Callable[[Key], Any] = steady.memo.get
     if sets is None:
         loaded = hot.state.replica_sets
         steady.saving_under(retain)
@@ -99,7 +99,10 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
         # The block the last set in a row went to, its keys and its entries (status_rows:
         # sets come topic by topic, partition by partition, so one probe a block).
         at_topic, at_number = None, -1
-        in_block: tuple[list[Key], list[bytes], list[bytes]] = ([], [], [])
+        in_block: status_rows.Collected = ([], [], [], [])
+        # A trailing follower's clock as figures hold it (steady_codec.Figures).
+        clock = NO_CLOCK if steady.round_ms is None else steady.round_ms
+        new_summary = _new_summary
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             # The memo's keys are steady (core.replication.steady): one probe for most sets.
@@ -112,7 +115,56 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                     if gone:
                         released[set_key] = gone
                         released_at[set_key] = len(keys)
-                data, summed = encode_steady(set_key, rs, ref, parts)
+                if (dirty is not None and parts is not None and len(parts) == 10
+                        and parts[9] is None):
+                    # Every replica in the LRS (steady_codec.figured): in its block's row as
+                    # its figures, when it is in rows (below, as a status). Figures it was
+                    # saved as carry its entry's head (a write of its field, the only change
+                    # of its head, replaces them by bytes): one probe fewer a set.
+                    was = raw.get(set_key)
+                    if type(was) is tuple:
+                        headed, data = was[6], None
+                    else:  # stored as bytes: unchanged if they are what it encodes to
+                        data, summed = encode_steady(set_key, rs, ref, parts)
+                        if was == data:
+                            continue
+                        headed = rowed.get(set_key)
+                    if headed is not None and not (joined and set_key in joined):
+                        hw, log, start = rs.hw, ref.log, ref.start
+                        leo = start + len(log)
+                        # set_codec.apart_count, spelled out.
+                        end = leo - (leo + set_key[1]) % RECORDS_BLOCK
+                        count = end - start if end > start else 0
+                        figures = (hw, leo, start, log[count - 1] if count else -1,
+                                   clock if leo != hw else NO_CLOCK, log[count:], headed)
+                        if was == figures:
+                            continue
+                        raw[set_key] = figures
+                        number = set_key[1] // size
+                        if number != at_number or set_key[0] != at_topic:
+                            at_topic, at_number = set_key[0], number
+                            in_block = blocks.collect((at_topic, number))  # type: ignore[union-attr]
+                        in_block[0].append(set_key)
+                        in_block[3].append(figures)
+                        before = stored.get(set_key)
+                        stored[set_key] = (before is not None and row_append(set_key, before, ref)
+                                           or row_follow(set_key, before, ref))
+                        replicas: tuple[tuple[int, int, int], ...]
+                        if parts[2] is None:  # three replicas, nearly every set: spelled out
+                            x, y, z = parts[7]
+                            at = parts[8]
+                            replicas = (((x, leo, hw), (y, hw, hw), (z, hw, hw)) if at == 0 else
+                                        ((x, hw, hw), (y, leo, hw), (z, hw, hw)) if at == 1 else
+                                        ((x, hw, hw), (y, hw, hw), (z, leo, hw)))
+                        else:
+                            replicas = _replicas(parts, hw, leo)
+                        after[set_key] = new_summary(Summary, (
+                            parts[3], parts[4], parts[5], hw, leo, replicas, parts[6]))
+                        continue
+                    if data is None:
+                        data, summed = encode_steady(set_key, rs, ref, parts)
+                else:
+                    data, summed = encode_steady(set_key, rs, ref, parts)
             else:
                 ref = reference_replica(rs)
                 gone = _compact(rs, ref, retain, step)
@@ -164,8 +216,22 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                 # cost three times as much, in cache misses.
                 after[set_key] = summed
     if dirty:
-        save_pieces.sparse_to_fields(out, raw, rowed, records)
+        loaded = hot.state.replica_sets
+
+        def status_of(set_key: Key) -> bytes:
+            # A set collected as figures whose block is written as fields after all.
+            rs = loaded[set_key]
+            return encode_steady(set_key, rs, rs.replica[rs.leader])[0]  # type: ignore[index]
+
+        save_pieces.sparse_to_fields(out, raw, rowed, records, status_of)
     return out
+
+
+def _replicas(parts: tuple[Any, ...], hw: int, leo: int) -> tuple[tuple[int, int, int], ...]:
+    """A figured set's replicas as its summary holds them (steady_codec's ``encode``): the
+    leader at its LEO, every follower at HW. (``parts``: its template, Steady.memo.)"""
+    at = parts[8]
+    return tuple([(s, leo if i == at else hw, hw) for i, s in enumerate(parts[7])])
 
 
 def retention(topics: dict[str, TopicTable]) -> int:

@@ -188,7 +188,7 @@ def _dropped_values(gone: dict[str, list[int]], values_key: Callable[[str], str]
 
 
 def row_pieces(blocks: status_rows.Blocks | None, records: Writes | None,
-               raw: dict[Key, bytes], rowed: dict[Key, bytes],
+               raw: dict[Key, Any], rowed: dict[Key, bytes],
                released: dict[Key, list[int]], values_key: Callable[[str], str],
                kept: Callable[[str], bool]) -> list[list[WriteOp]]:
     """The rows a save rewrites (status_rows.py), in pieces of whole blocks of about
@@ -227,13 +227,13 @@ def row_pieces(blocks: status_rows.Blocks | None, records: Writes | None,
     return pieces
 
 
-def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes],
-                     records: Writes) -> None:
+def sparse_to_fields(encoded: Any, raw: dict[Key, Any], rowed: dict[Key, bytes],
+                     records: Writes, status_of: Callable[[Key], bytes]) -> None:
     """The changed sets of each block where fewer than 1 in ``DENSE`` of the sets its row
     holds changed (``encoded``: hot_save's ``_Encoded``), moved from the rows to the fields
     the save writes: appended to its aligned lists and ``records``, their heads now their
-    new fields'. Their entries stay in the row, which this save does not rewrite, until
-    the fields land; from then on the fields are what they are (status_rows.py)."""
+    new fields' (``status_of``: the status of a set collected as figures). Their entries
+    stay in the row, which this save does not rewrite, until the fields land; from then on the fields are what they are (status_rows.py)."""
     blocks, row_records = encoded.rows, encoded.row_records
     keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
     for block, changed in list(blocks.dirty.items()):
@@ -246,6 +246,8 @@ def sparse_to_fields(encoded: Any, raw: dict[Key, bytes], rowed: dict[Key, bytes
         fields = encoded.changed.setdefault(topic, {})
         for set_key in changed:
             data, field = raw[set_key], str(set_key[1])
+            if type(data) is tuple:  # figures (status_rows.py): the field is a status
+                data = raw[set_key] = status_of(set_key)
             if not keys or keys[-1][0] != topic:
                 runs.append(len(keys))
             if set_key in encoded.released_at:

@@ -40,6 +40,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from hashlib import blake2b
 from struct import Struct, iter_unpack
 from array import array
+from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 from django.conf import settings
@@ -47,16 +49,27 @@ from django.conf import settings
 from cluster.adapters import shards
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key
+from cluster.adapters.steady_codec import Figures, from_figures
 from cluster.core.replication import Key
 
 # A row: how many entries (uint32), then each entry's head (its partition, uint32, and the
 # anchor of the field it overrides, 8 bytes), then each status's length (uint32s), then the
 # statuses end to end. By columns, so a row is joined from its sets' heads (kept while
 # they stay in rows: ``HotState.rowed``) and statuses with no work a set in Python.
+# Then, when the row holds any, its *figures* entries (steady_codec.Figures: a steady set's
+# moving values, whose status is rebuilt from its anchored field by ``overlay``): how many,
+# their heads, each tail's length (uint32s), then int64s: five columns (HW, LEO, start,
+# last id apart, clock) and the tails' ids end to end. A busy save fills no template
+# and packs no status for such a set: its figures are a tuple, joined a column at a time.
 _COUNT = Struct(">I")
 _HEAD = Struct(">I8s")
-# (The lengths as ``array("I")``: native order, checked to be 4 bytes wide.)
-assert array("I").itemsize == 4
+# (The lengths as ``array("I")`` and the figures as ``array("q")``: native order, checked to
+# be 4 and 8 bytes wide.)
+assert array("I").itemsize == 4 and array("q").itemsize == 8
+
+
+# A block's lists as the save's loop collects them (``Blocks.collect``).
+Collected = tuple[list[Key], list[bytes], list[bytes], list[Figures]]
 
 
 def allowed(hot: HotState) -> bool:
@@ -88,14 +101,41 @@ def block_of(partition: int) -> int:
     return partition // shards.BLOCK
 
 
-def row_of(heads: list[bytes], statuses: list[bytes]) -> bytes:
-    """A row of these entries (``heads[i]`` is ``statuses[i]``'s)."""
-    return b"".join([_COUNT.pack(len(heads)), *heads,
-                     array("I", map(len, statuses)).tobytes(), *statuses])
+def row_of(heads: list[bytes], statuses: list[bytes], figures: list[Figures] | None = None
+           ) -> bytes:
+    """A row of these entries (``heads[i]`` is ``statuses[i]``'s; each of ``figures`` holds
+    its head last, as ``HotState.raw`` keeps it)."""
+    out = [_COUNT.pack(len(heads)), *heads, array("I", map(len, statuses)).tobytes(), *statuses]
+    if figures:
+        hw, leo, start, last, clock, tails, figure_heads = zip(*figures)
+        # One pack of every int64 (a column at a time through ``array`` cost twice as much).
+        ids = [*hw, *leo, *start, *last, *clock, *chain.from_iterable(tails)]
+        out += [_COUNT.pack(len(figures)), *figure_heads, array("I", map(len, tails)).tobytes(),
+                _int64s(len(ids)).pack(*ids)]
+    return b"".join(out)
 
 
-def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes]]:
-    """A row's entries: (partition, anchor, status)."""
+@lru_cache(maxsize=256)
+def _int64s(n: int) -> Struct:
+    """``n`` int64s in native order, as ``array("q")`` reads them back."""
+    return Struct(f"={n}q")
+
+
+def split(heads: list[bytes], payloads: list[bytes | Figures]) -> bytes:
+    """A row of entries each a status or figures (as ``HotState.raw`` holds them; figures
+    with their head last, which the entries' ``heads`` then stand for)."""
+    statuses, status_heads, figures = [], [], []
+    for h, payload in zip(heads, payloads):
+        if type(payload) is tuple:
+            figures.append(payload[:6] + (h,))
+        else:
+            status_heads.append(h)
+            statuses.append(payload)
+    return row_of(status_heads, statuses, figures)  # type: ignore[arg-type]
+
+
+def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes | Figures]]:
+    """A row's entries: (partition, anchor, status or figures)."""
     if not row:
         return
     (n,) = _COUNT.unpack_from(row)
@@ -107,6 +147,26 @@ def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes]]:
     for (partition, anchored), length in zip(heads, lengths):
         yield partition, anchored, row[at:at + length]
         at += length
+    if at < len(row):
+        yield from _figure_entries(row, at)
+
+
+def _figure_entries(row: bytes, at: int) -> Iterator[tuple[int, bytes, Figures]]:
+    (n,) = _COUNT.unpack_from(row, at)
+    at += _COUNT.size
+    heads = list(iter_unpack(_HEAD.format, row[at:at + n * _HEAD.size]))
+    at += n * _HEAD.size
+    lengths = array("I")
+    lengths.frombytes(row[at:at + 4 * n])
+    at += 4 * n
+    ids = array("q")
+    ids.frombytes(row[at:])
+    tail_at = 5 * n
+    for i, ((partition, anchored), length) in enumerate(zip(heads, lengths)):
+        tail = ids[tail_at:tail_at + length].tolist()
+        tail_at += length
+        yield partition, anchored, (ids[i], ids[n + i], ids[2 * n + i], ids[3 * n + i],
+                                    ids[4 * n + i], tail)
 
 
 def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
@@ -116,7 +176,7 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     (block number as the field's name, bytes or str; None: no such row). ``rowed``, when
     given, learns each set's state: its entries' head (``head``) where an entry applied,
     else nothing."""
-    found: dict[Key, tuple[bytes, bytes]] = {}
+    found: dict[Key, tuple[bytes, bytes | Figures]] = {}
     for topic, blocks in rows.items():
         for row in blocks.values():
             if row:
@@ -131,7 +191,8 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     for set_key, data in fields:
         hit = found.get(set_key)
         if hit is not None and hit[0] == anchor(data):
-            data = hit[1]
+            entry = hit[1]
+            data = from_figures(data, entry) if isinstance(entry, tuple) else entry
             if rowed is not None:
                 rowed[set_key] = _HEAD.pack(set_key[1], hit[0])
         elif rowed is not None:
@@ -172,22 +233,22 @@ class Blocks:
         self.dirty: dict[tuple[str, int], list[Key]] = {}
         # A set whose field this save writes: its entry (head, status) until that write
         # lands (None: it had none).
-        self.old: dict[Key, tuple[bytes, bytes] | None] = {}
+        self.old: dict[Key, tuple[bytes, bytes | Figures] | None] = {}
         # Each block's keys and its sets' heads as ``held`` read them, for its ``row``: the
         # same 200 lookups a block, once.
         self._read: dict[tuple[str, int], tuple[list[Key], list[bytes | None]]] = {}
-        # The heads and statuses of each dirty block's sets, as the save's loop found them
-        # (``collect``): a block all of whose sets changed, every block of a busy tick, is
-        # its row as it stands, with no lookup a set.
-        self._collected: dict[tuple[str, int], tuple[list[Key], list[bytes], list[bytes]]] = {}
+        # The heads and statuses (or figures) of each dirty block's sets, as the save's
+        # loop found them (``collect``): a block all of whose sets changed, every block of
+        # a busy tick, is its row as it stands, with no lookup a set.
+        self._collected: dict[tuple[str, int], Collected] = {}
         self._sizes: dict[tuple[str, int], int] = {}  # each collected block's (``_size``)
 
-    def collect(self, block: tuple[str, int]) -> tuple[list[Key], list[bytes], list[bytes]]:
+    def collect(self, block: tuple[str, int]) -> Collected:
         """The lists the save's loop appends a changed set of ``block`` to: its key (in
-        ``dirty``), its head and its status, in step."""
+        ``dirty``), then its head and its status, or its figures (their head last)."""
         found = self._collected.get(block)
         if found is None:
-            found = self._collected[block] = (self.dirty.setdefault(block, []), [], [])
+            found = self._collected[block] = (self.dirty.setdefault(block, []), [], [], [])
             self._sizes[block] = self._size(block)
         return found
 
@@ -226,7 +287,8 @@ class Blocks:
             count = max(count, 1 + max([p for _, p in changed]))
         return block_keys(block, count)
 
-    def leaving(self, set_key: Key, headed: bytes | None, status: bytes | None) -> None:
+    def leaving(self, set_key: Key, headed: bytes | None, status: bytes | Figures | None
+                ) -> None:
         """``set_key``'s field is written by this save; its entry (``headed``, ``status``:
         its last one, if it had one) stays in its row until that lands."""
         self.old[set_key] = ((headed, status) if headed is not None and status is not None
@@ -240,12 +302,12 @@ class Blocks:
         self._read[block] = keys, heads
         return len(heads) - heads.count(None)
 
-    def row(self, block: tuple[str, int], raw: Mapping[Key, bytes],
+    def row(self, block: tuple[str, int], raw: Mapping[Key, Any],
             rowed: Mapping[Key, bytes]) -> bytes:
         """The block's row: an entry for each of its sets whose truth is one."""
         if self.full(block):
             collected = self._collected.pop(block)
-            return row_of(collected[1], collected[2])
+            return row_of(collected[1], collected[2], collected[3])
         read = self._read.pop(block, None)
         if read is None:
             keys = self._keys(block)
@@ -262,4 +324,4 @@ class Blocks:
             # (A set out of rows, or gone: its topic deleted by another process.)
             pairs = [(h, s) for h, s in zip(heads, statuses) if h is not None and s is not None]
             heads, statuses = [h for h, _ in pairs], [s for _, s in pairs]
-        return row_of(heads, statuses)  # type: ignore[arg-type]
+        return split(heads, statuses)  # type: ignore[arg-type]

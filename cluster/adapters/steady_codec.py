@@ -27,9 +27,11 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
+import msgpack
+
 from cluster.adapters.set_codec import (RECORDS_APART, RECORDS_BLOCK, SET_FORMAT, Summary,
-                                        _extras, _new_summary, _packer, encode_status,
-                                        replica_state)
+                                        _extras, _new_summary, _packer, apart_count,
+                                        encode_status, replica_state)
 from cluster.core.replication import Key, Replica, ReplicaSet
 
 # msgpack's nil, and its empty array.
@@ -56,6 +58,63 @@ _WHOLE = (None, "whole")
 _LOOK = object()
 
 SteadyEncoder = Callable[..., tuple[bytes, Summary]]
+
+# A steady set's *figures* (status_rows.py's figures entries): what moves in its encoding
+# while it stays in the index, as ints. (HW, the leader's LEO, the log's start, the last id
+# of the records kept apart or -1, the index's clock as a trailing follower stores it or -1
+# for None, the ids after the records apart; then, as the save keeps them in
+# ``HotState.raw``, its entry's head, status_rows.head.) The rest of its status is its
+# field's, which the entry's anchor names: ``from_figures`` rebuilds the status from both.
+Figures = tuple[Any, ...]
+NO_CLOCK = -1
+
+
+def figured(parts: Any) -> bool:
+    """Whether a set whose memo holds ``parts`` may be stored as figures: its template is
+    made and every replica is in the LRS (none fixed), so every fixed field of its status
+    is its anchored field's (a change of any leaves the index and writes the field again).
+    The save's loop spells this test out."""
+    return parts is not None and len(parts) == 10 and parts[9] is None
+
+
+def figures_of(data: bytes) -> Figures | None:
+    """The figures of a status ``encode`` gave for a figured set (``from_figures``' inverse:
+    the set cache knows a set it committed as figures by them, less their head); None for
+    any other."""
+    fields = msgpack.unpackb(data)
+    replicas, leader, states, extras = fields[3], fields[4], fields[15], fields[16]
+    apart = extras.get(RECORDS_APART) if type(extras) is dict else None
+    if apart is None or leader not in replicas or len(states) != len(replicas):
+        return None
+    at = replicas.index(leader)
+    hw, leo = fields[7], states[at][0]
+    if type(leo) is not int:
+        return None
+    # (A set of one replica has no follower: its figures' clock is the save's, unknown here.)
+    clock = next((s[4] for i, s in enumerate(states) if i != at), None)
+    clock = clock if leo != hw and clock is not None else NO_CLOCK
+    last = apart[1] if apart[0] else -1
+    return hw, leo, fields[13], last, clock, fields[14]
+
+
+def from_figures(field: bytes, figures: Figures) -> bytes:
+    """The status ``encode`` gives for a set whose anchored field is ``field`` (an encoding
+    of the same set in the same stay in the index: three replicas, every one in the LRS)
+    and whose figures are ``figures``, byte for byte: the field unpacked, its moving values
+    replaced, packed again (msgpack packs each value one way only)."""
+    hw, leo, start, last, clock, tail = figures[:6]
+    fields = msgpack.unpackb(field)
+    count = apart_count(fields[2], start, leo - start)
+    fields[7], fields[13], fields[14] = hw, start, list(tail)
+    trailing = None if leo == hw or clock == NO_CLOCK else clock
+    leader = fields[4]
+    for s, state in zip(fields[3], fields[15]):
+        if s == leader:
+            state[0], state[1], state[4] = leo, hw, None
+        else:
+            state[0], state[1], state[4] = hw, hw, trailing
+    fields[16][RECORDS_APART] = [count, last if count else None]
+    return _packer().pack(fields)
 
 
 def steady_encoder(clock: int | None, memo: dict[Any, Any]) -> SteadyEncoder:

@@ -20,6 +20,7 @@ from cluster.adapters.hot_save import _by_hash
 from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
 from cluster.adapters.save_pieces import row_pieces
 from cluster.adapters.hot_types import HotState
+from cluster.adapters.set_codec import encode_status
 from cluster.adapters.set_loading import sets_key
 from tests.unit.cluster.core.replication.test_steady_sets import _Pair
 
@@ -99,13 +100,16 @@ def _check(redis: _Redis, pieces, before, after, where: str) -> None:
 @pytest.mark.parametrize("backwards", [False, True])
 @pytest.mark.parametrize("dense", [save_pieces.DENSE, 0])
 @pytest.mark.parametrize("block", [None, 2, "tables"])
-def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, block,
+@pytest.mark.parametrize("events", [1.0, 0.2])
+def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, block, events,
                                                               monkeypatch):
     """(``dense`` 0: every block counts as sparse, so every set a row held that changed is
     written as a field instead, save_pieces.sparse_to_fields. ``block`` 2: rows of two
     sets, so many blocks have every set changed, and their rows are the entries the loop
     collected, ``Blocks.full``. "tables": the topics' tables name their partitions, so a
-    block's keys stop at the topic's last, ``status_rows.block_keys``.)"""
+    block's keys stop at the topic's last, ``status_rows.block_keys``. ``events``: the share
+    of steps that play the schedule's next event; the others only produce and round, so
+    sets stay steady over several saves and are saved as their figures.)"""
     tables = block == "tables"
     block = 4 if tables else block
     from cluster.adapters import shards
@@ -113,21 +117,23 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
     monkeypatch.setattr(save_pieces, "DENSE", dense)
     if block is not None:
         monkeypatch.setattr(shards, "BLOCK", block)
-    rowed_saves = left = full = 0
+    rowed_saves = left = full = figured = 0
     for seed in range(30):
         pair, rng = _Pair(seed), Random(seed)
         counts = Counter(k[0] for k in pair.a.state.replica_sets)
         hot = HotState(pair.a.state, {t: {"pk": 1, "partitions": list(range(n))}
                                       for t, n in counts.items()} if tables else {})
         redis = _Redis()
+        raw: dict = {}
+        statuses: dict = {}
         for run in (pair.a, pair.b):  # only the save compacts, as in test_steady_encoding
             run._maybe_compact = lambda: None  # type: ignore[method-assign]
         for i in range(rng.randint(20, 40)):
-            for run in (pair.a, pair.b):
-                run.step()
-                run.elections_pass()
+            if events == 1.0 or rng.random() < events:
+                for run in (pair.a, pair.b):
+                    run.step()
+                    run.elections_pass()
             pair.tick()
-            before = dict(hot.raw)
             was_rowed = set(hot.rowed)
             records = set_records.Writes()
             encoded = _compact_and_encode(hot, rng.choice((2, 5, 10_000)), records, rows=True)
@@ -140,14 +146,41 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
             pieces.append([records.op(None, _by_hash(encoded.changed))])
             rowed_saves += bool(encoded.rows.dirty)
             left += len(was_rowed - set(hot.rowed))
-            _check(redis, pieces[::-1] if backwards else pieces, before, dict(hot.raw),
+            before, statuses = statuses, _statuses(hot, raw, statuses)
+            raw = dict(hot.raw)
+            figured += sum(type(v) is tuple for v in raw.values())
+            _check(redis, pieces[::-1] if backwards else pieces, before, statuses,
                    f"seed={seed} step {i}")
+    # (Fewer events: fewer sets leave rows, and more stay in them as their figures.)
+    leaving = 100 if events == 1.0 else 20
     if dense:
-        assert rowed_saves > 120 and left > 100, (rowed_saves, left)
+        assert rowed_saves > 120 and left > leaving, (rowed_saves, left)
         if block is not None:
             assert full > 10, full  # 29 with these seeds
+        if events < 1:  # sets whose truth was their figures after a save
+            assert figured > 500, figured
     else:  # no row is rewritten; the sets that were in rows leave them as fields
-        assert rowed_saves == 0 and left > 100, (rowed_saves, left)
+        assert rowed_saves == 0 and left > leaving, (rowed_saves, left)
+
+
+def _statuses(hot: HotState, raw: dict, statuses: dict) -> dict:
+    """Each set's status after a save: its field's or entry's bytes, or for a set saved as
+    its figures (status_rows.py) what ``encode_status`` gives for it (the reference: a
+    reader must rebuild exactly that from the field the entry names), whose summary must be
+    the one the save gave."""
+    out = {}
+    clock = hot.state.steady.round_ms
+    for key, value in hot.raw.items():
+        if type(value) is not tuple:
+            out[key] = value
+        elif raw.get(key) is value:  # not saved again: what it was
+            out[key] = statuses[key]
+        else:
+            rs = hot.state.replica_sets[key]
+            out[key], summary = encode_status(rs, rs.replica[rs.leader], steady=True,
+                                              lrs_clock=clock)
+            assert hot.after[key] == summary, key  # what the projections read of it
+    return out
 
 
 class _piece_limit:

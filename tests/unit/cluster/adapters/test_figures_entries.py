@@ -1,0 +1,91 @@
+"""A steady set saved as its figures (status_rows.py's figures entries, steady_codec.Figures):
+a reader rebuilds, from the field the entry names and the figures, the very bytes
+``encode_status`` gives for the set; the set cache knows a set it committed as figures by
+the status read back. The fault schedules' check (test_status_rows.py) covers the save's
+side; these pin the format and the rebuild on a set of each shape."""
+from __future__ import annotations
+
+import pytest
+
+from cluster.adapters import redis_keys, set_records, status_rows, steady_codec
+from cluster.adapters.hot_types import HotState
+from cluster.adapters.save_encoding import compact_and_encode
+from cluster.adapters.set_cache import Image, SetCache
+from cluster.adapters.set_codec import encode_status
+from cluster.core.replication import (Acks, add_topic, new_cluster, produce_many,
+                                      replication_step)
+
+SCOPE = ("test", ("lock",))
+
+
+@pytest.fixture(autouse=True)
+def _store():
+    with redis_keys.bound_to_store("figures"):  # key names only: no Redis is reached
+        yield
+
+
+def _saved_as_figures(replicas: list[list[int]], appends: int = 11):
+    """Sets saved until the save keeps them as figures; returns the hot state, each set's
+    field as first written (the anchor) and the saves' encodings."""
+    state = new_cluster(range(5))
+    add_topic(state, "t", replicas)
+    now = 0
+    replication_step(state, now)
+    hot = HotState(state, {})
+    fields = {}
+    for n in range(appends):
+        produce_many(state, [(k, 1 + n % 3) for k in state.replica_sets], Acks.LEADER)
+        if n % 2:  # now and then a round: followers level, or trail until the next
+            now += 10
+            replication_step(state, now)
+        encoded = compact_and_encode(hot, 10_000, set_records.Writes(), rows=True)
+        for topic, changed in encoded.changed.items():
+            for field, data in changed.items():
+                fields.setdefault((topic, int(field)), data)
+        state.steady.mark()
+    return hot, fields
+
+
+def _status(hot: HotState, key) -> bytes:
+    rs = hot.state.replica_sets[key]
+    return encode_status(rs, rs.replica[rs.leader], steady=True,
+                         lrs_clock=hot.state.steady.round_ms)[0]
+
+
+@pytest.mark.parametrize("replicas", [[[0, 1, 2], [1, 2, 0], [2, 0, 1]], [[3, 4]], [[4]],
+                                      [[0, 1, 2, 3, 4]]])
+def test_a_row_of_figures_reads_back_as_each_sets_status(replicas):
+    hot, fields = _saved_as_figures(replicas)
+    figures = {k: v for k, v in hot.raw.items() if type(v) is tuple}
+    assert set(figures) == set(hot.state.replica_sets)  # every set, whatever its shape
+    for key, kept in figures.items():
+        status = _status(hot, key)
+        assert steady_codec.from_figures(fields[key], kept) == status
+        assert steady_codec.figures_of(status) == kept[:6] or len(replicas[0]) == 1
+    # Through a row, with a status entry beside them (a set that is not figures).
+    row = status_rows.split([kept[6] for kept in figures.values()] + [status_rows.head(9, b"f")],
+                            [*figures.values(), b"a status"])
+    read = status_rows.overlay([*fields.items(), (("t", 9), b"f")], {"t": {"0": row}})
+    assert dict(read) == {**{k: _status(hot, k) for k in figures}, ("t", 9): b"a status"}
+
+
+def test_an_entry_of_figures_over_another_field_is_not_applied():
+    hot, fields = _saved_as_figures([[0, 1, 2]])
+    key, kept = next(iter(hot.raw.items()))
+    row = status_rows.row_of([], [], [kept])
+    newer = b"written since"
+    assert status_rows.overlay([(key, newer)], {"t": {"0": row}}) == [(key, newer)]
+    assert status_rows.overlay([(key, fields[key])], {"t": {"0": row}}) == [
+        (key, _status(hot, key))]
+
+
+def test_a_set_committed_as_figures_is_taken_by_the_status_read_back():
+    hot, fields = _saved_as_figures([[0, 1, 2], [1, 2, 0]])
+    status = {k: _status(hot, k) for k in hot.raw}
+    cache = SetCache.holding(SCOPE, Image(dict(hot.state.replica_sets), dict(hot.raw),
+                                          dict(hot.after), dict(hot.stored)))
+    first, second = sorted(hot.raw)
+    taken, _ = cache.take(SCOPE, first, status[first])
+    assert taken is not None and taken[0] is hot.state.replica_sets[first]
+    taken, _ = cache.take(SCOPE, second, fields[second])  # an older status: not that set
+    assert taken is None
