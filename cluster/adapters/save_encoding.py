@@ -135,8 +135,9 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                         # set_codec.apart_count, spelled out.
                         end = leo - (leo + set_key[1]) % RECORDS_BLOCK
                         count = end - start if end > start else 0
-                        figures = (hw, leo, start, log[count - 1] if count else -1,
-                                   clock if leo != hw else NO_CLOCK, log[count:], headed)
+                        last = log[count - 1] if count else -1
+                        figures = (hw, leo, start, last, clock if leo != hw else NO_CLOCK,
+                                   log[count:], headed)
                         if was == figures:
                             continue
                         raw[set_key] = figures
@@ -146,9 +147,13 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                             in_block = blocks.collect((at_topic, number))  # type: ignore[union-attr]
                         in_block[0].append(set_key)
                         in_block[3].append(figures)
-                        before = stored.get(set_key)
-                        stored[set_key] = (before is not None and row_append(set_key, before, ref)
-                                           or row_follow(set_key, before, ref))
+                        # Its records apart are the run it was saved with (same start, same
+                        # last id) seven ticks in eight: nothing to write, nothing to look up.
+                        if type(was) is not tuple or was[2] != start or was[3] != last:
+                            before = stored.get(set_key)
+                            stored[set_key] = (
+                                before is not None and row_append(set_key, before, ref)
+                                or row_follow(set_key, before, ref))
                         replicas: tuple[tuple[int, int, int], ...]
                         if parts[2] is None:  # three replicas, nearly every set: spelled out
                             x, y, z = parts[7]

@@ -20,7 +20,8 @@ from cluster.adapters.hot_save import _by_hash
 from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
 from cluster.adapters.save_pieces import row_pieces
 from cluster.adapters.hot_types import HotState
-from cluster.adapters.set_codec import encode_status
+from cluster.adapters.set_codec import apart_count, encode_status
+from cluster.core.replication.compaction import reference_replica
 from cluster.adapters.set_loading import sets_key
 from tests.unit.cluster.core.replication.test_steady_sets import _Pair
 
@@ -147,6 +148,7 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
             rowed_saves += bool(encoded.rows.dirty)
             left += len(was_rowed - set(hot.rowed))
             before, statuses = statuses, _statuses(hot, raw, statuses)
+            _records_followed(hot, f"seed={seed} step {i}")
             raw = dict(hot.raw)
             figured += sum(type(v) is tuple for v in raw.values())
             _check(redis, pieces[::-1] if backwards else pieces, before, statuses,
@@ -181,6 +183,20 @@ def _statuses(hot: HotState, raw: dict, statuses: dict) -> dict:
                                               lrs_clock=clock)
             assert hot.after[key] == summary, key  # what the projections read of it
     return out
+
+
+def _records_followed(hot: HotState, where: str) -> None:
+    """What each set's records key holds once the save lands (``HotState.stored``: it moves
+    only with a write the save makes) is the part of its reference log kept apart: a set
+    saved as its figures skips the lookup while its run is the one it was saved with."""
+    for key, rs in hot.state.replica_sets.items():
+        if key not in hot.stored:
+            continue
+        ref = reference_replica(rs)
+        count = apart_count(key[1], ref.start, len(ref.log))
+        start, n, last = hot.stored[key]
+        assert (n, last) == (count, ref.log[count - 1] if count else None), (where, key)
+        assert start == ref.start or not n, (where, key)
 
 
 class _piece_limit:
