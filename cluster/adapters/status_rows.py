@@ -41,7 +41,7 @@ from hashlib import blake2b
 from struct import Struct, iter_unpack
 from array import array
 from functools import lru_cache
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 from django.conf import settings
@@ -161,12 +161,12 @@ def _figure_entries(row: bytes, at: int) -> Iterator[tuple[int, bytes, Figures]]
     at += 4 * n
     ids = array("q")
     ids.frombytes(row[at:])
-    tail_at = 5 * n
-    for i, ((partition, anchored), length) in enumerate(zip(heads, lengths)):
-        tail = ids[tail_at:tail_at + length].tolist()
-        tail_at += length
-        yield partition, anchored, (ids[i], ids[n + i], ids[2 * n + i], ids[3 * n + i],
-                                    ids[4 * n + i], tail)
+    ends = list(accumulate(lengths, initial=5 * n))
+    tails = [ids[a:b].tolist() for a, b in zip(ends, ends[1:])]
+    # Each entry's figures zipped from the columns in C (a produce reads a whole row).
+    columns = [ids[k * n:(k + 1) * n] for k in range(5)]
+    for (partition, anchored), figures in zip(heads, zip(*columns, tails)):
+        yield partition, anchored, figures
 
 
 def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
