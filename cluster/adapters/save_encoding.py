@@ -1,12 +1,14 @@
 """A save's compaction and encoding loop: which loaded sets changed, their bytes, their
-records' writes, and whether each goes in a field or in its block's row (status_rows.py).
+records' writes, and whether each goes in a field or in its block's row (status_rows.py),
+as a status or, for a steady set whose every replica is in the LRS, as its figures
+(steady_codec.Figures: no status is packed for it).
 
 Split from hot_save.py, which writes what this finds (hot_save.py re-exports nothing of
 it: the bench and the tests name it here). At 100,000 busy partitions this loop is the
-largest part of a tick, and most of its cost is memory, not bytecode: each set's objects
-(the set, its replicas, its log, its stored bytes, its template) lie far apart, and a
-path of its own for the sets that go in rows, one dictionary probe where the general path
-makes three, saved 3-5% (docs/engine-throughput.md, round 16).
+largest part of a tick. A set is a few microseconds of dictionary probes and objects far
+apart in memory (docs/engine-throughput.md, rounds 16, 20 and 24): the figures' path
+probes the memo and ``raw`` (whose figures carry the entry's head), the records' run one
+tick in eight, and makes the summary, which is now about half of what it costs.
 """
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ block's arrays instead of a whole status (``status_rows``), so no template is fi
 status compared. It keeps what such a save would still do a set: read the figures, check
 and follow the set's records run (``set_records.Writes.append``), and, unless ``summaries``
 is false, sum the set up for the projections. Compaction is left out (a rare step). Used by
-``bench_save_loop.py --figures-rows``; nothing reads what it builds."""
+``bench_save_loop.py --figures-rows``; nothing reads what it builds. (Round 24 built its
+stored half in the product, save_encoding's figures path; this stays as the floor the
+design measured, summaries included or not.)"""
 from __future__ import annotations
 
 from array import array
