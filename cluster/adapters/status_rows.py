@@ -51,6 +51,7 @@ from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key
 from cluster.adapters.steady_codec import Figures, from_figures
 from cluster.core.replication import Key
+from cluster.perf import gc_paused
 
 # A row: how many entries (uint32), then each entry's head (its partition, uint32, and the
 # anchor of the field it overrides, 8 bytes), then each status's length (uint32s), then the
@@ -176,6 +177,12 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
     (block number as the field's name, bytes or str; None: no such row). ``rowed``, when
     given, learns each set's state: its entries' head (``head``) where an entry applied,
     else nothing."""
+    with gc_paused():  # tens of thousands of entries, figures and rebuilt statuses
+        return _overlay(fields, rows, rowed)
+
+
+def _overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
+             rowed: dict[Key, bytes] | None) -> list[tuple[Key, bytes]]:
     found: dict[Key, tuple[bytes, bytes | Figures]] = {}
     for topic, blocks in rows.items():
         for row in blocks.values():

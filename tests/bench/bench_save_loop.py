@@ -12,7 +12,8 @@ rows' pieces (``rows``). ``--figures-rows``: not the product's loop but the one 
 row would need (tests/bench/_figures_rows.py, a design measurement; ``bare``: without the
 summaries too). Asserts nothing about time. Run:
     .venv/bin/python tests/bench/bench_save_loop.py [--partitions 100000] [--steps 8]
-        [--topics N] [--rows] [--spu-down] [--figures-rows {summed,bare}] [--json]
+        [--topics N] [--rows [--read-back]] [--spu-down] [--figures-rows {summed,bare}]
+        [--json]
 """
 from __future__ import annotations
 
@@ -45,10 +46,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spu-down", action="store_true",
                     help="SPU 0 offline before the timed steps (an outage rehearsal's ticks: "
                          "the sets with a replica there keep it out of the LRS)")
+    ap.add_argument("--read-back", action="store_true",
+                    help="with --rows: then read every set back through its field and row, "
+                         "timed, against the same rows holding statuses (tests/bench/"
+                         "_read_back.py); exits 1 if a set reads other than encode_status")
     ap.add_argument("--figures-rows", choices=("summed", "bare"), default=None,
                     help="time the loop a row of figures would need instead of the save's "
                          "(tests/bench/_figures_rows.py: a design measurement)")
     args = ap.parse_args(argv)
+    if args.read_back and not args.rows:
+        ap.error("--read-back reads the rows back: it needs --rows")
     if args.figures_rows and (args.rows or args.spu_down):
         ap.error("--figures-rows times steady sets alone: no --rows or --spu-down")
     if args.partitions < 1 or args.steps < 1 or args.spus < 3:
@@ -57,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--topics must be between 1 and --partitions")
     setup_throwaway_django()
     from _figures_rows import figures_rows
+    from _read_back import read_back
     from cluster.adapters import redis_keys, save_pieces, set_records, shards
     from cluster.adapters.hot_records import values_key
     from cluster.adapters.save_encoding import compact_and_encode as _compact_and_encode
@@ -81,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     with redis_keys.bound_to_store("bench"):  # key names only: no Redis is reached
         # Warm: every set encoded once (packed whole), then a step untimed, whose encoding
         # builds the templates (steady_codec: a set's second encoding since it joined).
-        _compact_and_encode(hot, None, set_records.Writes())
+        fields: dict = {}  # each set's field as last written (--read-back)
+        _note_fields(fields, _compact_and_encode(hot, None, set_records.Writes()))
         state.steady.mark()
         warm = 1
         if args.spu_down:  # its sets leave the index, rejoin, then take templates: two steps
@@ -106,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
                     encoded = _compact_and_encode(hot, None, set_records.Writes(),
                                                   rows=args.rows)
                     written = len(encoded.every_key)
+                    if args.read_back:
+                        _note_fields(fields, encoded)
                 t3 = time.process_time()
                 if args.rows:
                     state.steady.mark()  # as the unit's log entries mark it
@@ -125,11 +136,28 @@ def main(argv: list[str] | None = None) -> None:
             if written != args.partitions:
                 raise SystemExit(f"the loop encoded {written} sets, not "
                                  f"{args.partitions}: not every set was appended to")
+        read: dict = {}
+        if args.read_back:  # one more save, its rows kept whole
+            now += 1000
+            replication_step(state, now)
+            produce_spread(state, keys, counts, 1, lost=frozenset())
+            hot.after = {}
+            encoded = _compact_and_encode(hot, None, set_records.Writes(), rows=True)
+            state.steady.mark()
+            _note_fields(fields, encoded)
+            rows: dict = {}
+            for block in list(encoded.rows.dirty):
+                rows.setdefault(block[0], {})[str(block[1])] = encoded.rows.row(
+                    block, hot.raw, hot.rowed)
+            read = read_back(hot, fields, rows)
+            if read["read_back_wrong"]:
+                raise SystemExit(f"{read['read_back_wrong']} sets read back other than "
+                                 "encode_status gives")
     result = {"partitions": args.partitions, "topics": args.topics, "steps": args.steps,
               "rows": args.rows,
               "spu_down": args.spu_down, "figures_rows": args.figures_rows,
               **{f"{name}_cpu_ms": round(statistics.median(v), 1) for name, v in ms.items()},
-              "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]]}
+              "loop_cpu_ms_each": [round(v, 1) for v in ms["loop"]], **read}
     if args.json:
         print(json.dumps(result))
         return
@@ -137,6 +165,17 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:10s} median {statistics.median(values):7.1f} ms CPU  (min "
               f"{min(values):.1f}, max {max(values):.1f}; {args.partitions:,} sets, "
               f"{args.steps} steps)")
+    if read:
+        print(f"read back {read['read_back_cpu_ms']:7.1f} ms CPU from the rows "
+              f"({read['read_back_figured']:,} sets as figures), "
+              f"{read['read_back_statuses_cpu_ms']:.1f} ms from the same rows as statuses")
+
+
+def _note_fields(fields: dict, encoded) -> None:
+    """The fields a save wrote (the anchors its rows' entries name)."""
+    for topic, changed in encoded.changed.items():
+        for name, data in changed.items():
+            fields[(topic, int(name))] = data
 
 
 if __name__ == "__main__":

@@ -66,3 +66,16 @@ def test_figures_rows_times_the_loop_a_columnar_row_would_need():
         assert figures["figures_rows"] == variant and figures["loop_cpu_ms"] > 0
     refused = run_bench("--figures-rows", "bare", "--rows", "--json")
     assert refused.returncode == 2 and "--figures-rows" in refused.stderr
+
+
+def test_read_back_times_the_reads_of_the_rows_and_checks_every_set():
+    """``--read-back``: every set read back through its field and its block's row (figures
+    entries, the busy steady sets') and through the same rows as statuses; the bench exits
+    1 if any set reads other than ``encode_status`` gives, and refuses it without rows."""
+    done = run_bench("--partitions", "400", "--steps", "2", "--rows", "--read-back", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["read_back_wrong"] == 0 and figures["read_back_figured"] == 400
+    assert figures["read_back_cpu_ms"] > 0 and figures["read_back_statuses_cpu_ms"] > 0
+    refused = run_bench("--partitions", "400", "--read-back", "--json")
+    assert refused.returncode == 2 and "--rows" in refused.stderr
