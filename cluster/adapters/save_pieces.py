@@ -233,7 +233,8 @@ def sparse_to_fields(encoded: Any, raw: dict[Key, Any], rowed: dict[Key, bytes],
     holds changed (``encoded``: hot_save's ``_Encoded``), moved from the rows to the fields
     the save writes: appended to its aligned lists and ``records``, their heads now their
     new fields' (``status_of``: the status of a set collected as figures). Their entries
-    stay in the row, which this save does not rewrite, until the fields land; from then on the fields are what they are (status_rows.py)."""
+    stay in the row, which this save does not rewrite, until the fields land; from then on
+    the fields are what they are (status_rows.py)."""
     blocks, row_records = encoded.rows, encoded.row_records
     keys, names, values, runs = encoded.keys, encoded.names, encoded.values, encoded.runs
     for block, changed in list(blocks.dirty.items()):
