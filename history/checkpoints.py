@@ -17,6 +17,7 @@ more behind, writes every partition at its first unit, as before.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -50,7 +51,7 @@ class HwCheckpoints:
     def __init__(self) -> None:
         self.memory = _Memory()
 
-    def __call__(self, hot: HotState, after: dict[Key, Summary], at: int,
+    def __call__(self, hot: HotState, after: Mapping[Key, Summary], at: int,
                  writes_entries: bool) -> list[dict[str, Any]]:
         return hw_checkpoint(self.memory, hot, after, at, writes_entries)
 
@@ -59,7 +60,7 @@ class HwCheckpoints:
         self.memory = _Memory()
 
 
-def hw_checkpoint(mem: _Memory, hot: HotState, after: dict[Key, Summary], at: int,
+def hw_checkpoint(mem: _Memory, hot: HotState, after: Mapping[Key, Summary], at: int,
                   writes_entries: bool) -> list[dict[str, Any]]:
     """The unit's ``hw`` entry, when one is due (``mem``: what was written before).
 
@@ -123,7 +124,7 @@ def _turns(mem: _Memory, at: int) -> frozenset[int]:
 _EVERY = frozenset(range(SLOTS))
 
 
-def _changed(hot: HotState, after: dict[Key, Summary], keys: Any,
+def _changed(hot: HotState, after: Mapping[Key, Summary], keys: Any,
              written: dict[Key, Offsets]) -> dict[Key, Offsets]:
     """The offsets of ``keys`` that differ from what this process last ``written``."""
     sets, view = hot.state.replica_sets, hot.state.steady.view

@@ -80,8 +80,10 @@ class HotState:
     # Metadata-log entries this unit of work appends with its save (the projections read
     # them back from the log, in offset order, with everyone else's).
     log: list[dict[str, Any]] = field(default_factory=list)
-    # The summaries of the sets the save wrote (the unit of work fills it).
+    # The summaries of the sets the save wrote (the unit of work fills it), but those it
+    # wrote as their figures (``figured``, in order: summaries.Saved makes theirs when read).
     after: dict[Key, Summary] = field(default_factory=dict)
+    figured: list[Key] = field(default_factory=list)
     # Of those, the ones whose logged status moved or that are new (engine/entries.py),
     # and the ones whose summary differs from ``before`` at all (offsets too).
     moved: list[Key] = field(default_factory=list)

@@ -7,8 +7,8 @@ Split from hot_save.py, which writes what this finds (hot_save.py re-exports not
 it: the bench and the tests name it here). At 100,000 busy partitions this loop is the
 largest part of a tick. A set is a few microseconds of dictionary probes and objects far
 apart in memory (docs/engine-throughput.md, rounds 16, 20 and 24): the figures' path
-probes the memo and ``raw`` (whose figures carry the entry's head), the records' run one
-tick in eight, and makes the summary, which is now about half of what it costs.
+probes the memo and ``raw`` (whose figures carry the entry's head) and the records' run
+one tick in eight, and makes no summary (summaries.Saved makes those the projections read).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from django.conf import settings
 
 from cluster.adapters import save_pieces, set_records, shards, status_rows
 from cluster.adapters.hot_types import HotState, TopicTable, partition_count
-from cluster.adapters.set_codec import RECORDS_BLOCK, Summary, _new_summary, encode_status
+from cluster.adapters.set_codec import RECORDS_BLOCK, encode_status
 from cluster.adapters.steady_codec import NO_CLOCK, steady_encoder
 from cluster.core.replication import Key, Replica, ReplicaSet
 from cluster.core.replication.compaction import (compact_at, compaction_cut,
@@ -104,7 +104,9 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
         in_block: status_rows.Collected = ([], [], [], [])
         # A trailing follower's clock as figures hold it (steady_codec.Figures).
         clock = NO_CLOCK if steady.round_ms is None else steady.round_ms
-        new_summary = _new_summary
+        if sets is None:  # (a spread save's parts, one a server, add to one list)
+            hot.figured = []
+        figured_append = hot.figured.append
         for set_key, rs in items:
             # Compaction moves every replica's start, never which one is the reference.
             # The memo's keys are steady (core.replication.steady): one probe for most sets.
@@ -138,10 +140,18 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                         end = leo - (leo + set_key[1]) % RECORDS_BLOCK
                         count = end - start if end > start else 0
                         last = log[count - 1] if count else -1
-                        figures = (hw, leo, start, last, clock if leo != hw else NO_CLOCK,
-                                   log[count:], headed)
-                        if was == figures:
-                            continue
+                        clocked = clock if leo != hw else NO_CLOCK
+                        if type(was) is tuple:
+                            # (The same HW, LEO, start and clock: the same figures. Its LEO
+                            # kept, for the reservations: summaries.Saved.leo_before.)
+                            if (was[1] == leo and was[0] == hw and was[2] == start
+                                    and was[4] == clocked):
+                                continue
+                            leo_before = was[1]
+                        else:
+                            leo_before = -1
+                        figures = (hw, leo, start, last, clocked, log[count:], headed,
+                                   leo_before)
                         raw[set_key] = figures
                         number = set_key[1] // size
                         if number != at_number or set_key[0] != at_topic:
@@ -156,17 +166,9 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                             stored[set_key] = (
                                 before is not None and row_append(set_key, before, ref)
                                 or row_follow(set_key, before, ref))
-                        replicas: tuple[tuple[int, int, int], ...]
-                        if parts[2] is None:  # three replicas, nearly every set: spelled out
-                            x, y, z = parts[7]
-                            at = parts[8]
-                            replicas = (((x, leo, hw), (y, hw, hw), (z, hw, hw)) if at == 0 else
-                                        ((x, hw, hw), (y, leo, hw), (z, hw, hw)) if at == 1 else
-                                        ((x, hw, hw), (y, hw, hw), (z, leo, hw)))
-                        else:
-                            replicas = _replicas(parts, hw, leo)
-                        after[set_key] = new_summary(Summary, (
-                            parts[3], parts[4], parts[5], hw, leo, replicas, parts[6]))
+                        # No summary: the projections make the few they read
+                        # (summaries.Saved).
+                        figured_append(set_key)
                         continue
                     if data is None:
                         data, summed = encode_steady(set_key, rs, ref, parts)
@@ -224,21 +226,20 @@ def compact_and_encode(hot: HotState, retain: int | None, records: set_records.W
                 after[set_key] = summed
     if dirty:
         loaded = hot.state.replica_sets
+        unfigured: set[Key] = set()
 
         def status_of(set_key: Key) -> bytes:
-            # A set collected as figures whose block is written as fields after all.
+            # A set collected as figures whose block is written as fields after all: its
+            # status, and its summary, as for any set whose field the save writes.
             rs = loaded[set_key]
-            return encode_steady(set_key, rs, rs.replica[rs.leader])[0]  # type: ignore[index]
+            data, after[set_key] = encode_steady(set_key, rs, rs.replica[rs.leader])  # type: ignore[index]
+            unfigured.add(set_key)
+            return data
 
         save_pieces.sparse_to_fields(out, raw, rowed, records, status_of)
+        if unfigured:
+            hot.figured = [k for k in hot.figured if k not in unfigured]
     return out
-
-
-def _replicas(parts: tuple[Any, ...], hw: int, leo: int) -> tuple[tuple[int, int, int], ...]:
-    """A figured set's replicas as its summary holds them (steady_codec's ``encode``): the
-    leader at its LEO, every follower at HW. (``parts``: its template, Steady.memo.)"""
-    at = parts[8]
-    return tuple([(s, leo if i == at else hw, hw) for i, s in enumerate(parts[7])])
 
 
 def retention(topics: dict[str, TopicTable]) -> int:

@@ -108,7 +108,7 @@ def row_of(heads: list[bytes], statuses: list[bytes], figures: list[Figures] | N
     its head last, as ``HotState.raw`` keeps it)."""
     out = [_COUNT.pack(len(heads)), *heads, array("I", map(len, statuses)).tobytes(), *statuses]
     if figures:
-        hw, leo, start, last, clock, tails, figure_heads = zip(*figures)
+        hw, leo, start, last, clock, tails, figure_heads, *_ = zip(*figures)
         # One pack of every int64 (a column at a time through ``array`` cost twice as much).
         ids = [*hw, *leo, *start, *last, *clock, *chain.from_iterable(tails)]
         out += [_COUNT.pack(len(figures)), *figure_heads, array("I", map(len, tails)).tobytes(),

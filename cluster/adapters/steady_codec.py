@@ -63,7 +63,8 @@ SteadyEncoder = Callable[..., tuple[bytes, Summary]]
 # while it stays in the index, as ints. (HW, the leader's LEO, the log's start, the last id
 # of the records kept apart or -1, the index's clock as a trailing follower stores it or -1
 # for None, the ids after the records apart; then, as the save keeps them in
-# ``HotState.raw``, its entry's head, status_rows.head.) The rest of its status is its
+# ``HotState.raw``, its entry's head, status_rows.head, and its LEO at the save before, or
+# -1: summaries.Saved.leo_before.) The rest of its status is its
 # field's, which the entry's anchor names: ``from_figures`` rebuilds the status from both.
 Figures = tuple[Any, ...]
 NO_CLOCK = -1

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import compress, groupby
 from operator import gt, itemgetter
 from typing import Any
@@ -44,6 +44,7 @@ from django.db import connection, transaction
 from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
 from cluster.adapters.lease import Held
 from cluster.adapters.redis_keys import store_namespace
+from cluster.adapters.summaries import Saved
 from cluster.core.replication import Key
 from cluster.models import Partition
 from cluster.selectors.sql import in_lists
@@ -109,7 +110,7 @@ class OffsetsMirror:
                      self.aligned):
             kept.clear()
 
-    def reserve(self, hot: HotState, after: dict[Key, Summary]) -> None:
+    def reserve(self, hot: HotState, after: Mapping[Key, Summary]) -> None:
         """Before the commit of ``hot``'s changed sets (``hot.differs``): raise the
         reservation of every row whose set's LEO passes it, in one write, so the offsets
         the commit gives out are reserved in the store before any reader is told them.
@@ -137,7 +138,12 @@ class OffsetsMirror:
             seen[i] = have = table.get(index, 0)
             if top > have and (pk := hot.partition_pk(key)) is not None:
                 old = before.get(key)
-                to = top + block(top - (given_out(old) if old else 0), cycle, pk)
+                # (A set saved as its figures: its LEO at the save before, which its
+                # ``before``, kept from its last status, may be older than.)
+                was = after.leo_before(key) if isinstance(after, Saved) else None
+                if was is None:
+                    was = given_out(old) if old else 0
+                to = top + block(top - was, cycle, pk)
                 grow.append((pk, to))
                 raised.append((table, index, to, i))
         write_reserved(grow)
@@ -147,7 +153,7 @@ class OffsetsMirror:
             table[index] = seen[i] = to
         self.reservations_written += len(grow)
 
-    def _candidates(self, hot: HotState, after: dict[Key, Summary],
+    def _candidates(self, hot: HotState, after: Mapping[Key, Summary],
                     store: str) -> tuple[Iterable[int], list[int]]:
         """The positions in ``hot.differs`` of the sets to check, and the reservations by
         position that ``reserve`` fills in for the next unit.
@@ -172,8 +178,15 @@ class OffsetsMirror:
             self.aligned[scope] = (list(differs), seen)
             return range(n), seen
         seen = kept[1]
-        found = after.values() if len(after) == n else map(after.__getitem__, differs)
-        tops = list(map(_leo, found))
+        # The sets saved as their figures come last, their LEOs in their figures.
+        figured = hot.figured if isinstance(after, Saved) else []
+        head = n - len(figured)
+        summed = after.after if isinstance(after, Saved) else after
+        found = (summed.values() if len(summed) == head
+                 else map(summed.__getitem__, differs[:head]))
+        tops: list[Any] = list(map(_leo, found))
+        if isinstance(after, Saved) and figured:
+            tops += after.figured_leos()
         if None in tops:  # sets without a leader: their longest log's
             tops = [given_out(after[key]) if top is None else top
                     for key, top in zip(differs, tops)]
@@ -185,7 +198,7 @@ class OffsetsMirror:
         tick = max(0.001, settings.REPLICATION_TICK_S)
         return max(1, slices_of(hot), math.ceil(interval / tick))
 
-    def offsets(self, hot: HotState, after: dict[Key, Summary], held: Held) -> list[Key]:
+    def offsets(self, hot: HotState, after: Mapping[Key, Summary], held: Held) -> list[Key]:
         """Write the offsets due (module docstring), tagged with the token of the leases
         the unit ``held``; return the key of every set whose summary moved and that has a
         row, written or not (live pages show them all, their summaries read from ``after``:
@@ -258,7 +271,8 @@ class OffsetsMirror:
         pk_of = hot.partition_pk
         slices = max(1, slices_of(hot))  # a unit that loaded no set still has one
         interval_ms = int(settings.REPLICATION_MIRROR_INTERVAL_S * 1000)
-        after, before, written = hot.after, hot.before, self.written
+        # (The sets saved as their figures: their summaries made as read, summaries.py.)
+        after, before, written = Saved(hot), hot.before, self.written
         if slices <= 1 and interval_ms <= 0:
             return [(pk_of(key), key, after[key]) for key in changed]
         # Walked from the moved sets and the slice, never every changed set: the rest wait.

@@ -51,6 +51,7 @@ from cluster.adapters.metadata_log import Entry
 from cluster.projections.live import publish_partitions
 from cluster.adapters.scheduler import Dispatch, Followups, Scheduler
 from cluster.adapters.set_cache import SetCache
+from cluster.adapters.summaries import Saved
 from cluster.engine.store_identity import locked_for_this_store
 from cluster.core import replication as core
 from cluster.core.replication import Action, Key
@@ -65,7 +66,7 @@ Save = Callable[..., list[Key]]
 Pick = Callable[[dict[str, Any]], Iterable[Key]]
 # Given the unit, its saved sets, its time and whether it writes entries already: more
 # entries for the same commit (history's HW checkpoints).
-ExtraEntries = Callable[[HotState, dict[Key, Summary], int, bool], list[dict[str, Any]]]
+ExtraEntries = Callable[[HotState, Mapping[Key, Summary], int, bool], list[dict[str, Any]]]
 # The store's projection: brings its rows up to the log (this commit's entries included) and
 # announces the event rows it wrote, as every catch-up does (cluster/projections/store.py);
 # given the entries the unit appended, as logged (offset, entry), it need not read them back.
@@ -294,20 +295,26 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
 
     def entries(_saved: list[Key]) -> list[dict[str, Any]]:
         # The save summed up each set it wrote into ``after`` (hot_state); the sets that
-        # stayed steady since the last save are not compared for a moved status.
+        # stayed steady since the last save are not compared for a moved status. The sets
+        # it wrote as their figures moved no status and all moved offsets: their summaries
+        # are made when read (summaries.Saved).
         hot.moved, hot.differs = changes(hot.before, after, hot.state.steady,
                                             hot.state.replica_sets)
-        wiring.mirror.reserve(hot, after)  # the offsets given out, reserved first
+        if hot.figured:
+            hot.differs = hot.differs + hot.figured
+        summed = Saved(hot)
+        wiring.mirror.reserve(hot, summed)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():
-            out += hook(hot, after, at, bool(out or hot.log))
+            out += hook(hot, summed, at, bool(out or hot.log))
         return out
 
     saved = save(hot, held, log=entries)
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    _project(hot, actions, after, wiring.mirror, wiring.store_rows, held, record.entries)
+    _project(hot, actions, Saved(hot), wiring.mirror, wiring.store_rows, held,
+             record.entries)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -316,7 +323,7 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     return record
 
 
-def _project(hot: HotState, actions: list[Action], after: dict[Key, Summary],
+def _project(hot: HotState, actions: list[Action], after: Mapping[Key, Summary],
             mirror: OffsetsMirror, store_rows: StoreRows, held: Held,
             entries: Sequence[Entry]) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's

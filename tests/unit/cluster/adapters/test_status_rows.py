@@ -21,6 +21,7 @@ from cluster.adapters.save_encoding import compact_and_encode as _compact_and_en
 from cluster.adapters.save_pieces import row_pieces
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.set_codec import apart_count, encode_status
+from cluster.adapters.summaries import Saved
 from cluster.core.replication.compaction import reference_replica
 from cluster.adapters.set_loading import sets_key
 from tests.unit.cluster.core.replication.test_steady_sets import _Pair
@@ -136,6 +137,7 @@ def test_every_set_reads_as_its_status_whatever_pieces_landed(backwards, dense, 
                     run.elections_pass()
             pair.tick()
             was_rowed = set(hot.rowed)
+            hot.after = {}  # a unit's own, as each unit of work starts with
             records = set_records.Writes()
             encoded = _compact_and_encode(hot, rng.choice((2, 5, 10_000)), records, rows=True)
             hot.state.steady.mark()  # the unit's log entries mark it (engine/entries.py)
@@ -181,7 +183,7 @@ def _statuses(hot: HotState, raw: dict, statuses: dict) -> dict:
             rs = hot.state.replica_sets[key]
             out[key], summary = encode_status(rs, rs.replica[rs.leader], steady=True,
                                               lrs_clock=clock)
-            assert hot.after[key] == summary, key  # what the projections read of it
+            assert Saved(hot)[key] == summary, key  # what the projections read of it
     return out
 
 
