@@ -41,16 +41,26 @@ class Saved(Mapping[Key, Summary]):
     saved as something else). Iterates ``after``, then the sets this save figured."""
 
     def __init__(self, hot: HotState) -> None:
-        self.after, self.figured, self.raw = hot.after, hot.figured, hot.raw
-        self.memo = hot.state.steady.memo
+        # Read through ``hot`` (the save replaces its ``figured`` list): one view a unit,
+        # made before its save.
+        self._hot = hot
+
+    @property
+    def after(self) -> dict[Key, Summary]:
+        return self._hot.after
+
+    @property
+    def figured(self) -> list[Key]:
+        return self._hot.figured
 
     def __getitem__(self, key: Key) -> Summary:
-        found = self.after.get(key)
+        hot = self._hot
+        found = hot.after.get(key)
         if found is not None:
             return found
-        was = self.raw.get(key)
+        was = hot.raw.get(key)
         if type(was) is tuple:
-            parts: Any = self.memo.get(key)
+            parts: Any = hot.state.steady.memo.get(key)
             if figured(parts):
                 return figured_summary(parts, was)
         raise KeyError(key)
@@ -63,12 +73,11 @@ class Saved(Mapping[Key, Summary]):
 
     def figured_leos(self) -> list[int]:
         """The LEO of each set this save figured, in ``figured``'s order (C-level)."""
-        return list(map(_LEO, map(self.raw.__getitem__, self.figured)))
+        return list(map(_LEO, map(self._hot.raw.__getitem__, self.figured)))
 
     def leo_before(self, key: Key) -> int | None:
         """A set this save figured: its LEO as its last save left it (its figures keep it);
-        None for any other set (its ``before`` says)."""
-        was = self.raw.get(key)
-        if key in self.after or type(was) is not tuple or was[7] < 0:
-            return None
-        return was[7]
+        None for any other set (its ``before`` says: a set whose summary is in ``after``
+        had its ``raw`` written as bytes by the same save)."""
+        was = self._hot.raw.get(key)
+        return was[7] if type(was) is tuple and was[7] >= 0 else None

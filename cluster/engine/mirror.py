@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from itertools import compress, groupby
 from operator import gt, itemgetter
 from typing import Any
@@ -110,7 +110,7 @@ class OffsetsMirror:
                      self.aligned):
             kept.clear()
 
-    def reserve(self, hot: HotState, after: Mapping[Key, Summary]) -> None:
+    def reserve(self, hot: HotState, after: Saved) -> None:
         """Before the commit of ``hot``'s changed sets (``hot.differs``): raise the
         reservation of every row whose set's LEO passes it, in one write, so the offsets
         the commit gives out are reserved in the store before any reader is told them.
@@ -140,7 +140,7 @@ class OffsetsMirror:
                 old = before.get(key)
                 # (A set saved as its figures: its LEO at the save before, which its
                 # ``before``, kept from its last status, may be older than.)
-                was = after.leo_before(key) if isinstance(after, Saved) else None
+                was = after.leo_before(key)
                 if was is None:
                     was = given_out(old) if old else 0
                 to = top + block(top - was, cycle, pk)
@@ -153,7 +153,7 @@ class OffsetsMirror:
             table[index] = seen[i] = to
         self.reservations_written += len(grow)
 
-    def _candidates(self, hot: HotState, after: Mapping[Key, Summary],
+    def _candidates(self, hot: HotState, after: Saved,
                     store: str) -> tuple[Iterable[int], list[int]]:
         """The positions in ``hot.differs`` of the sets to check, and the reservations by
         position that ``reserve`` fills in for the next unit.
@@ -178,15 +178,12 @@ class OffsetsMirror:
             self.aligned[scope] = (list(differs), seen)
             return range(n), seen
         seen = kept[1]
-        # The sets saved as their figures come last, their LEOs in their figures.
-        figured = hot.figured if isinstance(after, Saved) else []
-        head = n - len(figured)
-        summed = after.after if isinstance(after, Saved) else after
+        # The sets saved as their figures come last (unit.py), their LEOs in their figures.
+        head = n - len(after.figured)
+        summed = after.after
         found = (summed.values() if len(summed) == head
                  else map(summed.__getitem__, differs[:head]))
-        tops: list[Any] = list(map(_leo, found))
-        if isinstance(after, Saved) and figured:
-            tops += after.figured_leos()
+        tops: list[Any] = list(map(_leo, found)) + after.figured_leos()
         if None in tops:  # sets without a leader: their longest log's
             tops = [given_out(after[key]) if top is None else top
                     for key, top in zip(differs, tops)]
@@ -198,7 +195,7 @@ class OffsetsMirror:
         tick = max(0.001, settings.REPLICATION_TICK_S)
         return max(1, slices_of(hot), math.ceil(interval / tick))
 
-    def offsets(self, hot: HotState, after: Mapping[Key, Summary], held: Held) -> list[Key]:
+    def offsets(self, hot: HotState, after: Saved, held: Held) -> list[Key]:
         """Write the offsets due (module docstring), tagged with the token of the leases
         the unit ``held``; return the key of every set whose summary moved and that has a
         row, written or not (live pages show them all, their summaries read from ``after``:
@@ -206,7 +203,7 @@ class OffsetsMirror:
         # hot.differs: the sets whose summary differs from ``before`` (entries.changes).
         changed = with_rows(hot, hot.differs)
         store = store_namespace()
-        rows = self._due(hot, changed, store, held.names)
+        rows = self._due(hot, after, changed, store, held.names)
         self._write(hot, rows, store, held.token)
         return changed
 
@@ -264,15 +261,15 @@ class OffsetsMirror:
                 read[topic][index] = reserved
         self.reserved.update(((store, pk), rows) for pk, rows in read.items())
 
-    def _due(self, hot: HotState, changed: list[Key], store: str,
+    def _due(self, hot: HotState, after: Saved, changed: list[Key], store: str,
              held: tuple[str, ...]) -> list[Row]:
         """The rows to write: those whose status moved, and one slice's rows that differ
-        from what was written, when a slice is due (module docstring)."""
+        from what was written, when a slice is due (module docstring); ``after``: the
+        unit's summaries (the figured sets' made as read)."""
         pk_of = hot.partition_pk
         slices = max(1, slices_of(hot))  # a unit that loaded no set still has one
         interval_ms = int(settings.REPLICATION_MIRROR_INTERVAL_S * 1000)
-        # (The sets saved as their figures: their summaries made as read, summaries.py.)
-        after, before, written = Saved(hot), hot.before, self.written
+        before, written = hot.before, self.written
         if slices <= 1 and interval_ms <= 0:
             return [(pk_of(key), key, after[key]) for key in changed]
         # Walked from the moved sets and the slice, never every changed set: the rest wait.

@@ -300,21 +300,19 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
         # are made when read (summaries.Saved).
         hot.moved, hot.differs = changes(hot.before, after, hot.state.steady,
                                             hot.state.replica_sets)
-        if hot.figured:
-            hot.differs = hot.differs + hot.figured
-        summed = Saved(hot)
+        hot.differs += hot.figured  # last: the reservations read their LEOs apart
         wiring.mirror.reserve(hot, summed)  # the offsets given out, reserved first
         out = step_entries(hot, actions, after, at)
         for hook in wiring.extra_entries.values():
             out += hook(hot, summed, at, bool(out or hot.log))
         return out
 
+    summed = Saved(hot)  # read through ``hot``: what the save leaves in it
     saved = save(hot, held, log=entries)
     record = Committed(at=at, actions=tuple(actions), saved=tuple(saved),
                        moved=tuple(hot.moved), log=tuple(hot.log),
                        first_offset=hot.first_offset, meta_saved=meta_saved)
-    _project(hot, actions, Saved(hot), wiring.mirror, wiring.store_rows, held,
-             record.entries)
+    _project(hot, actions, summed, wiring.mirror, wiring.store_rows, held, record.entries)
     for name, projection in wiring.projections.items():
         projection.committed(hot, marks.get(name), record)
     later, hot.later = hot.later, []
@@ -323,7 +321,7 @@ def _commit(hot: HotState, actions: list[Action], at: int, save: Save, wiring: W
     return record
 
 
-def _project(hot: HotState, actions: list[Action], after: Mapping[Key, Summary],
+def _project(hot: HotState, actions: list[Action], after: Saved,
             mirror: OffsetsMirror, store_rows: StoreRows, held: Held,
             entries: Sequence[Entry]) -> None:
     """Everything readers see, once the commit landed (the offsets through the engine's

@@ -19,8 +19,8 @@ import pytest
 from cluster.adapters import hot_state
 from cluster.core import replication
 from cluster.core.replication import cluster_from_dict, cluster_to_dict
-from cluster.adapters.summaries import Saved
 from cluster.engine import entries, unit
+from cluster.engine.mirror import OffsetsMirror
 from cluster.services import topic_create
 from cluster.services.leaders import leader_elect_preferred
 from cluster.services.outages import spu_offline, spu_online
@@ -53,23 +53,23 @@ class Shadow:
 
 
 class FiguredShadow:
-    """``summaries.Saved`` as the units make it, once ``changes`` and the figured sets named
-    the unit's moved and differing sets: the general pass over every summary the unit's
-    save made (those of the sets it wrote as their figures made as read) must name the
-    same sets."""
+    """The offsets mirror's ``reserve`` as the units call it, once ``changes`` and the
+    figured sets named the unit's moved and differing sets: the general pass over every
+    summary the unit's save made (those of the sets it wrote as their figures made as
+    read, ``summaries.Saved``) must name the same sets."""
 
     def __init__(self, shadow: Shadow) -> None:
         self.shadow, self.figured = shadow, 0
+        self.real = OffsetsMirror.reserve
 
-    def __call__(self, hot):
-        saved = Saved(hot)
+    def __call__(self, mirror, hot, saved):
         general = entries.changes(hot.before, dict(saved))
         self.figured += len(hot.figured)
         if (set(general.moved), set(general.differs)) != (set(hot.moved), set(hot.differs)):
             self.shadow.mismatches.append(
                 f"{self.shadow.where}: figured {len(hot.figured)}, general {general} "
                 f"fast {hot.moved} {hot.differs}")
-        return saved
+        return self.real(mirror, hot, saved)
 
 
 class ProducersShadow:
@@ -108,7 +108,8 @@ def test_the_units_shortcuts_with_the_steady_index_are_the_general_rules(redis_u
                           else (replication, "produce_spread")), shadow)
     figured = FiguredShadow(shadow) if shadowed == "changes" else None
     if figured is not None:
-        monkeypatch.setattr(unit, "Saved", figured)
+        monkeypatch.setattr(OffsetsMirror, "reserve",
+                            lambda mirror, hot, saved: figured(mirror, hot, saved))
     register_spus(0, 1, 2, 3, online=True)
     topic_create(name="orders", partitions=8, replication=3)
     topic_create(name="quiet", partitions=4, replication=2)

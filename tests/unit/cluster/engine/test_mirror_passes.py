@@ -12,6 +12,7 @@ import pytest
 
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.set_codec import Summary
+from cluster.adapters.summaries import Saved
 from cluster.core.replication import Key, Resolution, new_cluster
 from cluster.engine import mirror
 from cluster.engine.mirror import OffsetsMirror, block, given_out, with_rows
@@ -35,6 +36,12 @@ def _general_reserve(m: OffsetsMirror, hot: HotState, after: dict[Key, Summary],
     for table, index, to in raised:
         table[index] = to
     return grow
+
+
+def _reserve(m: OffsetsMirror, hot: HotState, after: dict[Key, Summary]) -> None:
+    """``reserve`` as a unit calls it: the summaries its save made, none as figures."""
+    hot.after = after
+    m.reserve(hot, Saved(hot))
 
 
 def _unit(rng: Random) -> tuple[HotState, dict[Key, Summary], dict[str, dict[int, int]]]:
@@ -79,7 +86,7 @@ def _compare(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
         m.reserved[(STORE, table["pk"])] = dict(tables[name])
     expected = {name: dict(t) for name, t in tables.items() if name in hot.topics}
     grow = _general_reserve(m, hot, after, expected)
-    m.reserve(hot, after)
+    _reserve(m, hot, after)
     assert written == [grow], f"seed={seed}"
     assert m.reservations_written == len(grow)
     assert {name: m.reserved[(STORE, t["pk"])] for name, t in hot.topics.items()} == expected
@@ -134,7 +141,7 @@ def _units(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     for step in range(8):
         grow = _general_reserve(m, hot, after, expected)
         written.clear()
-        m.reserve(hot, after)
+        _reserve(m, hot, after)
         assert written == [grow], f"seed={seed} step={step}"
         assert {name: m.reserved[(STORE, t["pk"])] for name, t in hot.topics.items()} == \
             expected, f"seed={seed} step={step}"
