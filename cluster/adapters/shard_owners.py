@@ -11,10 +11,12 @@ the shared queue, and whichever node runs it may claim it.
 Nodes stay balanced: a node claims a shard only while it owns fewer than its fair
 share (the shards over the live nodes, rounded up) and gives one back when it owns
 more, so a node that joins late gets shards as the others give them back. A node that
-dies stops refreshing its presence and its claims: within ``STALE_TICKS`` ticks its
-shards go to the shared queue again, and the tasks left in its own queue expire as
-every shard task does (two ticks). Affinity only saves decoding; correctness never
-depends on it (every shard task still takes its shard's fenced lease).
+dies stops refreshing its presence: within ``STALE_TICKS`` ticks its shards go to the
+shared queue again, and the tasks left in its own queue expire as every shard task does
+(two ticks). A live node keeps its claims while it steps any of its shards: one that
+stepped none for ``CLAIM_TICKS`` ticks (held by a long task) loses them all. Affinity
+only saves decoding; correctness never depends on it (every shard task still takes its
+shard's fenced lease).
 
 The whole tick (``REPLICATION_SHARDS`` 1: every set in one task) has an owner too,
 field ``tick`` of the same hash: the node that ran it last, which keeps it while its
@@ -36,8 +38,13 @@ from collections.abc import Mapping
 
 from cluster.adapters.redis_keys import client, key
 
-# A claim or a presence older than this many ticks is a dead node's.
+# A presence (or the whole tick's claim) older than this many ticks is a dead node's.
 STALE_TICKS = 3
+# A live node keeps its shards while it stepped any of them within this many ticks: the
+# engine's periodic tasks (the reconcile, the healing check) hold a worker for seconds at
+# a few hundred thousand partitions, and a shard moved meanwhile costs a whole decode
+# where it lands, more than the ticks it misses where it is.
+CLAIM_TICKS = 10
 # The whole tick's fields in the owners hash (shard fields are digits): its owner, and
 # the node running one now.
 TICK_FIELD = "tick"
@@ -56,15 +63,34 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def fresh(entries: Mapping[bytes | str, bytes | str], now_ms: int, tick_ms: int
-          ) -> dict[str, tuple[str, int]]:
-    """Decode ``shard -> "queue ms"`` claims, keeping those made within STALE_TICKS."""
-    out: dict[str, tuple[str, int]] = {}
+def fresh(entries: Mapping[bytes | str, bytes | str], now_ms: int, tick_ms: int,
+          horizon_ticks: int = STALE_TICKS) -> dict[str, tuple[str, int]]:
+    """Decode ``shard -> "queue ms"`` claims, keeping every claim of a node that stepped
+    any of its shards within ``horizon_ticks`` ticks.
+
+    A node's progress, not each claim's age, decides: a node that owns several shards and
+    works through a backlog of their tasks steps each of them less often than every few
+    ticks. Were its claims lost one by one, the shards would go to nodes that must decode
+    them, which then fall behind in turn (docs/engine-throughput.md, round 25). A node
+    stuck in one long task steps none and loses them all."""
+    claims: dict[str, tuple[str, int]] = {}
+    progress: dict[str, int] = {}
     for field, value in entries.items():
         queue, _, ms = _text(value).rpartition(" ")
-        if queue and ms.isdigit() and now_ms - int(ms) <= STALE_TICKS * tick_ms:
-            out[_text(field)] = (queue, int(ms))
-    return out
+        if queue and ms.isdigit():
+            claims[_text(field)] = (queue, int(ms))
+            progress[queue] = max(progress.get(queue, 0), int(ms))
+    return {shard: claim for shard, claim in claims.items()
+            if now_ms - progress[claim[0]] <= horizon_ticks * tick_ms}
+
+
+def claims_of_live_nodes(entries: Mapping[bytes | str, bytes | str], alive: set[str],
+                         now_ms: int, tick_ms: int) -> dict[int, str]:
+    """Shard -> queue of the claims a live node holds and keeps (``fresh`` over
+    CLAIM_TICKS); a dead node's claims count for nothing, however recent."""
+    return {int(s): queue for s, (queue, _) in fresh(entries, now_ms, tick_ms,
+                                                      CLAIM_TICKS).items()
+            if s.isdigit() and queue in alive}
 
 
 def live_nodes(now_ms: int, tick_ms: int) -> set[str]:
@@ -79,20 +105,19 @@ def _alive(nodes: Mapping[bytes | str, bytes | str], now_ms: int, tick_ms: int) 
 
 def routes(shards: int, now_ms: int, tick_ms: int) -> dict[int, str]:
     """The queue of each shard whose owner is fresh and alive (others: the shared queue)."""
-    owners = fresh(client().hgetall(owners_key()), now_ms, tick_ms)
-    alive = live_nodes(now_ms, tick_ms)
-    return {int(s): queue for s, (queue, _) in owners.items()
-            if s.isdigit() and int(s) < shards and queue in alive}
+    owners = claims_of_live_nodes(client().hgetall(owners_key()),
+                                  live_nodes(now_ms, tick_ms), now_ms, tick_ms)
+    return {s: queue for s, queue in owners.items() if s < shards}
 
 
-def decide(shard: int, mine: str, owners: Mapping[str, tuple[str, int]], nodes: int,
+def decide(shard: int, mine: str, owners: Mapping[int, str], nodes: int,
            shards: int) -> bool | None:
     """After ``mine`` stepped ``shard``: True to claim it, False to give it back, None to
-    leave the claims as they are. ``owners``: the fresh claims (shard -> (queue, ms))."""
+    leave the claims as they are. ``owners``: the claims that count (shard -> queue:
+    ``claims_of_live_nodes``)."""
     fair = math.ceil(shards / max(1, nodes))
-    held = sum(1 for s, (queue, _) in owners.items() if queue == mine and s.isdigit()
-               and int(s) < shards)
-    current = owners.get(str(shard), (None, 0))[0]
+    held = sum(1 for s, queue in owners.items() if queue == mine and s < shards)
+    current = owners.get(shard)
     if current == mine:
         return held <= fair
     if current is None and held < fair:
@@ -103,8 +128,9 @@ def decide(shard: int, mine: str, owners: Mapping[str, tuple[str, int]], nodes: 
 def after_step(shard: int, mine: str, shards: int, now_ms: int, tick_ms: int) -> None:
     """Refresh, take or give back ``shard``'s claim after ``mine`` stepped it."""
     r = client()
-    owners = fresh(r.hgetall(owners_key()), now_ms, tick_ms)
-    verdict = decide(shard, mine, owners, len(live_nodes(now_ms, tick_ms) | {mine}), shards)
+    alive = live_nodes(now_ms, tick_ms) | {mine}
+    owners = claims_of_live_nodes(r.hgetall(owners_key()), alive, now_ms, tick_ms)
+    verdict = decide(shard, mine, owners, len(alive), shards)
     if verdict is True:
         r.hset(owners_key(), str(shard), f"{mine} {now_ms}")
     elif verdict is False:

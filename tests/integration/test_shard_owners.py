@@ -10,8 +10,8 @@ from cluster.adapters.shard_owners import decide, fresh
 TICK = 1000
 
 
-def claims(**owners: str) -> dict[str, tuple[str, int]]:
-    return {shard[1:]: (queue, 0) for shard, queue in owners.items()}
+def claims(**owners: str) -> dict[int, str]:
+    return {int(shard[1:]): queue for shard, queue in owners.items()}
 
 
 def test_a_node_claims_a_free_shard_while_under_its_fair_share():
@@ -35,6 +35,50 @@ def test_claims_and_presences_older_than_a_few_ticks_are_a_dead_nodes():
     entries = {b"0": b"q.node.a 10000", b"1": b"q.node.b 1000"}
     assert fresh(entries, now_ms=10_000 + shard_owners.STALE_TICKS * TICK, tick_ms=TICK) == {
         "0": ("q.node.a", 10000)}
+
+
+def test_a_busy_node_keeps_every_claim_while_it_steps_any_of_its_shards():
+    # Node a works through a backlog: shard 0 was stepped long ago, shard 1 just now.
+    now = 100_000
+    entries = {b"0": f"q.node.a {now - (shard_owners.CLAIM_TICKS - 1) * TICK}".encode(),
+               b"1": f"q.node.a {now - 10}".encode(),
+               b"2": f"q.node.b {now - (shard_owners.CLAIM_TICKS + 1) * TICK}".encode()}
+    alive = {"q.node.a", "q.node.b"}
+    assert shard_owners.claims_of_live_nodes(entries, alive, now, TICK) == {
+        0: "q.node.a", 1: "q.node.a"}
+
+
+def test_a_node_held_by_a_long_task_keeps_its_shards_for_a_while_then_loses_them_all():
+    stepped = 50_000
+    entries = {b"0": f"q.node.a {stepped}".encode(), b"1": f"q.node.a {stepped}".encode()}
+    alive = {"q.node.a"}
+    # Past the presence's few ticks (a reconcile of a few seconds) it keeps them ...
+    later = stepped + (shard_owners.STALE_TICKS + 2) * TICK
+    assert shard_owners.claims_of_live_nodes(entries, alive, later, TICK) == {
+        0: "q.node.a", 1: "q.node.a"}
+    # ... and past CLAIM_TICKS without a step, they go back to the shared queue.
+    much_later = stepped + (shard_owners.CLAIM_TICKS + 1) * TICK
+    assert shard_owners.claims_of_live_nodes(entries, alive, much_later, TICK) == {}
+
+
+def test_a_dead_nodes_recent_claims_count_for_nothing():
+    entries = {b"0": b"q.node.a 9000", b"1": b"q.node.b 9000"}
+    assert shard_owners.claims_of_live_nodes(entries, {"q.node.a"}, 10_000, TICK) == {
+        0: "q.node.a"}
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_a_live_node_takes_a_dead_nodes_shard_when_it_steps_it(redis_url):
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
+
+    with bound_to_store():
+        # b stepped shard 1 a tick ago, then died: its presence is past STALE_TICKS.
+        client().hset(shard_owners.nodes_key(), mapping={"q.node.a": "10000", "q.node.b": "0"})
+        client().hset(shard_owners.owners_key(), "1", "q.node.b 9000")
+        shard_owners.after_step(1, "q.node.a", 4, now_ms=10_000, tick_ms=TICK)
+        assert shard_owners.routes(4, now_ms=10_000, tick_ms=TICK) == {1: "q.node.a"}
 
 
 @pytest.mark.redis
@@ -153,6 +197,38 @@ def test_beat_sends_the_tick_to_its_owner_and_the_long_periodic_tasks_elsewhere(
     assert route("healing.tasks.healing_check") is None  # no other live node
     settings.REPLICATION_SHARDS = 4
     assert route("cluster.tasks.replication_tick") is None  # shards have owners of their own
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_sharded_each_long_periodic_task_keeps_to_one_live_node(redis_url, settings):
+    """Each worker holds its shards alone, so the tasks that read the whole cluster go to
+    the same node run after run, where what they read last is still at hand."""
+    import contextvars
+    import time
+
+    from cluster.adapters.redis_keys import client
+    from cluster.ports import bound_to_store
+    from cluster.routes import AWAY_FROM_THE_TICK, route_task
+
+    def route(name: str) -> dict[str, str] | None:
+        return contextvars.Context().run(route_task, name, (), {}, {})
+
+    settings.REPLICATION_SHARDS = 4
+    assert route("healing.tasks.healing_check") is None  # no live node: the shared queue
+    now = int(time.time() * 1000)
+    nodes = {f"q.node.{n}": str(now) for n in "abc"}
+    with bound_to_store():
+        client().hset(shard_owners.nodes_key(), mapping=nodes)
+    first = {name: route(name) for name in AWAY_FROM_THE_TICK}
+    assert all(queue is not None and queue["queue"] in nodes for queue in first.values())
+    assert len({queue["queue"] for queue in first.values()}) > 1  # spread, not all on one
+    assert {name: route(name) for name in AWAY_FROM_THE_TICK} == first  # run after run
+    assert route("cluster.tasks.replication_tick") is None
+    gone = first["healing.tasks.healing_check"]["queue"]
+    with bound_to_store():
+        client().hset(shard_owners.nodes_key(), gone, "0")  # that node died
+    assert route("healing.tasks.healing_check")["queue"] in set(nodes) - {gone}
 
 
 @pytest.mark.django_db
