@@ -22,6 +22,7 @@ from cluster.core.replication import (ClusterState, Key, LeaderMove, NotMoved,
 from cluster.errors import Conflict, NotFound
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit
+from cluster.metrics.figures import imbalance_ratio, spu_counts
 from cluster.models import Topic
 from cluster.services.events import Actor, log_event
 
@@ -112,11 +113,28 @@ def leader_rebalance(*, threshold: float | None = None) -> PreferredReport | Non
         return None
     if threshold is None:
         threshold = settings.LEADER_IMBALANCE_PER_SPU_PERCENTAGE / 100
+    if 0 <= threshold <= 1 and not _over_in_counts(threshold):
+        return PreferredReport.of(PreferredElection((), (), ()), None)  # as the core says
     report = _preferred(lambda state: core.rebalance_leaders(state, threshold), None)
     if report.moved:
         log_event(REBALANCER, "leaders", "*", "rebalance", {"moved": len(report.moved),
                                                             "threshold": threshold})
     return report
+
+
+def _over_in_counts(threshold: float) -> bool:
+    """Whether some SPU's imbalance is over ``threshold`` in the counts the store keeps
+    beside the rows (cluster/projections/aggregates.py), read without a replica set.
+
+    The check takes the whole state only when they say so: loading every set, under every
+    shard's lease, cost 3.5 s at 100,000 partitions and 16 s at 300,000 in a worker that
+    held none of them, every 30 s, with every shard waiting. The counts are the log's
+    projection, so they follow it within a tick. Unlike the core they count partitions in
+    a replica move too: a rebalance that only leaving them out would call for waits for
+    the moves to end."""
+    counts = spu_counts()
+    return any(imbalance_ratio(preferred, counts.preferred_leading[spu]) > threshold
+               for spu, preferred in counts.preferred.items())
 
 
 def leader_elect_unclean(*, topic: str, partition: int, spu: int | None = None,

@@ -80,6 +80,26 @@ def test_the_rebalancer_leaves_an_spu_at_or_under_the_threshold(after_outage, se
     assert len(not_preferred()) == len(after_outage)
 
 
+def test_the_rebalancer_loads_no_replica_set_while_the_counts_show_no_spu_over(
+        after_outage, monkeypatch):
+    """The check reads the per-SPU counts kept beside the rows; only an SPU over the
+    threshold there takes the whole state (every shard's lease) to elect."""
+    from cluster.services import leaders
+
+    loads = []
+    real = leaders.unit_now
+
+    def counted(*args, **kwargs):
+        loads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(leaders, "unit_now", counted)
+    assert leaders.leader_rebalance().moved != ()  # SPU 0 leads none of its partitions
+    assert len(loads) == 1 and not_preferred() == []
+    assert leaders.leader_rebalance().moved == ()  # balanced now: the counts say so alone
+    assert len(loads) == 1
+
+
 def test_an_unknown_topic_is_refused_with_exit_2(after_outage):
     assert "not found" in str(refused("leader", "elect", "--preferred", "--topic", "nope"))
 
