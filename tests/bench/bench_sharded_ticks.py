@@ -11,6 +11,7 @@ run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 
     .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
         [--workers 1,2,4] [--shards 4] [--window 20] [--acks-all 5] [--hot-redis N]
+        [--max-per-worker P] [--min-per-worker P]
 
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
@@ -23,6 +24,10 @@ write its append took (the produce's unit of work, its wait for the shard's leas
 the first; cluster/adapters/hot_servers.py), the broker staying on the first private
 Redis; each round then prints every Redis server's CPU. Without it the hot state and the
 broker share one Redis, as by default.
+
+``--max-per-worker`` / ``--min-per-worker`` skip the rounds whose partitions per worker
+lie outside those bounds, so that a ladder of sizes and worker counts spends its time
+near where each count stops holding 1 step/s.
 
 Each round is bounded (start, warm-up, window, stop): about 35 s, plus the
 first whole tick after each growth of the cluster.
@@ -120,14 +125,35 @@ def drop_database(postgres: bool) -> None:
         connection.creation.destroy_test_db(name, verbosity=0)
 
 
+TOPIC_MAX = 100_000  # the most partitions one topic may have (topic_create refuses more)
+
+
+def new_topics(partitions: int, have: int) -> list[tuple[str, int]]:
+    """The topics (name, partitions) that grow ``have`` partitions to ``partitions``, each
+    of at most TOPIC_MAX."""
+    out: list[tuple[str, int]] = []
+    while have < partitions:
+        count = min(TOPIC_MAX, partitions - have)
+        out.append((f"bench{partitions}" + (f"-{len(out)}" if out else ""), count))
+        have += count
+    return out
+
+
 def grow_to(partitions: int, have: int) -> None:
-    """Add a topic of the missing partitions; its producer writes one record per partition/s."""
+    """Add topics of the missing partitions; each topic's producer writes one record per
+    partition per second."""
     from cluster.services import topic_create
     from cluster.services.records import topic_set_producer_rate
 
-    name = f"bench{partitions}"
-    topic_create(name=name, partitions=partitions - have, replication=3, min_lrs=2)
-    topic_set_producer_rate(name=name, rate=partitions - have)
+    for name, count in new_topics(partitions, have):
+        topic_create(name=name, partitions=count, replication=3, min_lrs=2)
+        topic_set_producer_rate(name=name, rate=count)
+
+
+def skipped(size: int, workers: int, most: int, least: int) -> bool:
+    """A round outside the partitions-per-worker bounds (``most`` 0: no upper bound)."""
+    per_worker = size / workers
+    return bool(most and per_worker > most) or per_worker < least
 
 
 def env(shards: int) -> dict[str, str]:
@@ -249,10 +275,18 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
     names = [n for n in procs if n != "beat"]
     try:
         deadline = time.monotonic() + 240
+        started = time.monotonic()
         while not first_tick_done(logs, names):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no shard tick within 240 s; see {logs}")
+            ended = [n for n, p in procs.items() if p.poll() is not None]
+            if ended:  # a worker or beat that failed to start: say so now, not in 240 s
+                tail = (logs / f"{ended[0]}.log").read_text().splitlines()[-15:]
+                raise RuntimeError(f"{', '.join(ended)} ended before the first shard tick; "
+                                   f"{ended[0]}.log ends:\n" + "\n".join(tail))
             time.sleep(0.5)
+        print(f"{'':>20}{workers} worker(s): first shard tick done "
+              f"{time.monotonic() - started:.1f} s after the start", flush=True)
         time.sleep(warmup_s)
         watched = {n: psutil.Process(p.pid) for n, p in procs.items()}
         watched.update((name, psutil.Process(pid)) for name, pid in redis_pids.items())
@@ -374,6 +408,12 @@ def main() -> None:
                              "(HOT_STATE_REDIS_URLS); 0: on the broker's, as by default")
     parser.add_argument("--postgres", action="store_true",
                         help="a throwaway PostgreSQL database instead of SQLite")
+    parser.add_argument("--max-per-worker", type=int, default=0,
+                        help="skip a round whose partitions per worker exceed this (0: none "
+                             "skipped): a worker count far too small for a size only spends "
+                             "the run's time")
+    parser.add_argument("--min-per-worker", type=int, default=0,
+                        help="skip a round whose partitions per worker are under this")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: every round and the scale-out summary")
     args = parser.parse_args()
@@ -399,9 +439,15 @@ def main() -> None:
     have = 0
     try:
         for size in sizes:
+            t = time.monotonic()
             grow_to(size, have)
+            print(f"grew to {size:,} partitions in {time.monotonic() - t:.1f} s", flush=True)
             have = size
             for workers in counts:
+                if skipped(size, workers, args.max_per_worker, args.min_per_worker):
+                    print(f"{size:>7,} partitions  {workers} worker(s): skipped "
+                          f"({size / workers:,.0f} partitions a worker)", flush=True)
+                    continue
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
                 r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,

@@ -2,7 +2,7 @@
 size held at 1 step/s with the Redis servers' CPU there, and what the workers carried."""
 from __future__ import annotations
 
-from tests.bench.bench_sharded_ticks import scale_out
+from tests.bench.bench_sharded_ticks import TOPIC_MAX, new_topics, scale_out, skipped
 
 
 def round_(partitions: int, workers: int, rate: float, redis: float) -> dict:
@@ -35,3 +35,17 @@ def test_holding_the_largest_size_tried_says_the_limit_lies_above():
                          round_(1000, 2, 1.0, 0.1), round_(2000, 2, 1.0, 0.2)], [1, 2])
     assert not summary["1"]["held_every_size"]
     assert summary["2"]["held_every_size"]
+
+
+def test_a_size_past_one_topics_limit_grows_in_several_topics():
+    assert new_topics(250_000, 0) == [("bench250000", TOPIC_MAX), ("bench250000-1", TOPIC_MAX),
+                                      ("bench250000-2", 50_000)]
+    assert new_topics(120_000, 100_000) == [("bench120000", 20_000)]
+    assert new_topics(5_000, 5_000) == []
+
+
+def test_rounds_outside_the_partitions_per_worker_bounds_are_skipped():
+    assert not skipped(100_000, 4, most=0, least=0)
+    assert skipped(100_000, 1, most=90_000, least=0)
+    assert not skipped(90_000, 1, most=90_000, least=30_000)
+    assert skipped(100_000, 12, most=90_000, least=30_000)

@@ -1,0 +1,109 @@
+"""Benchmark: the engine's periodic tasks (beat's schedule besides the tick) at a size.
+
+A worker that runs one of them is not stepping its shards meanwhile, so at a few hundred
+thousand partitions they decide whether a sharded engine holds 1 step/s. For N
+partitions (topics of at most 100,000, replication 3 on 50 SPUs, the simulated producers
+on), after the first whole tick and a few shard ticks, each task runs in this process as a
+worker runs it (``task.apply()``), ``--repeat`` times; the figures are wall and CPU per
+run. Real private Redis, throwaway SQLite (``--postgres``: PostgreSQL). Prints figures,
+asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task.
+
+    .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
+        [--repeat 3] [--only healing_check,...] [--profile healing_check] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+
+SPUS = 50
+
+
+def tasks() -> dict[str, object]:
+    from cluster import tasks as cluster_tasks
+    from healing import tasks as healing_tasks
+    from history import tasks as history_tasks
+
+    return {"healing_check": healing_tasks.healing_check,
+            "leader_rebalance_check": cluster_tasks.leader_rebalance_check,
+            "reconcile_topics": cluster_tasks.reconcile_topics,
+            "history_snapshot": history_tasks.history_snapshot}
+
+
+def timed(task: object, repeat: int) -> tuple[list[float], list[float]]:
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        task.apply().get()  # type: ignore[attr-defined]
+        walls.append((time.perf_counter() - wall) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return walls, cpus
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", default="")
+    parser.add_argument("--only", default="", help="comma-separated task names to run")
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    from _django import setup_bench_store
+    from bench_sharded_ticks import grow_to
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-periodic-"))
+    redis = setup_bench_store(workdir, args.postgres, "periodic",
+                              REPLICATION_SHARDS=str(args.shards))
+    try:
+        from cluster.services import replication, spu_connect, spu_register
+
+        for i in range(SPUS):
+            spu_register(spu_id=i)
+            spu_connect(spu_id=i)
+        grow_to(args.partitions, 0)
+        t = time.perf_counter()
+        replication.replication_tick()
+        print(f"{args.partitions:,} partitions, {args.shards} shards: first whole tick "
+              f"{(time.perf_counter() - t):.1f} s", flush=True)
+        for _ in range(2):  # a quiet coordinator tick and every shard's, as the workers run
+            work = replication.replication_coordinate()
+            for shard, quotas in (work or {}).items():
+                replication.replication_shard_tick(shard, quotas=quotas)
+        out: dict[str, dict[str, float]] = {}
+        for name, task in tasks().items():
+            if args.only and name not in args.only.split(","):
+                continue
+            walls, cpus = timed(task, args.repeat)
+            out[name] = {"first_ms": round(walls[0], 1), "median_ms": round(
+                statistics.median(walls), 1), "median_cpu_ms": round(statistics.median(cpus), 1)}
+            print(f"  {name:<24} wall first {walls[0]:8.0f} ms, median {out[name]['median_ms']:8.0f}"
+                  f" ms; CPU median {out[name]['median_cpu_ms']:8.0f} ms", flush=True)
+            if name == args.profile:
+                profile = cProfile.Profile()
+                profile.runcall(lambda: task.apply().get())  # type: ignore[attr-defined]
+                pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        if args.json:
+            print(json.dumps({"partitions": args.partitions, "shards": args.shards,
+                              "tasks": out}))
+    finally:
+        import os
+        os.killpg(redis.pid, signal.SIGTERM)  # type: ignore[attr-defined]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""The periodic tasks' benchmark (tests/bench/bench_periodic_tasks.py) runs each task a
+worker runs besides the tick, and prints its figures, at a size that runs in seconds."""
+from __future__ import annotations
+
+import json
+from functools import partial
+
+from tests.helpers import run_bench as _run
+
+run_bench = partial(_run, "bench_periodic_tasks.py")
+
+
+def test_json_times_every_periodic_task_after_the_first_ticks():
+    done = run_bench("--partitions", "300", "--shards", "2", "--repeat", "2", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.splitlines()[-1])
+    assert (figures["partitions"], figures["shards"]) == (300, 2)
+    assert set(figures["tasks"]) == {"healing_check", "leader_rebalance_check",
+                                     "reconcile_topics", "history_snapshot"}
+    for name, task in figures["tasks"].items():
+        assert task["first_ms"] > 0 and task["median_ms"] > 0, name
