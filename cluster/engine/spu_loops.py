@@ -97,20 +97,29 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
 
 def topology_unchanged(hot: HotState) -> bool:
     """SPUs and provisioned topics as the hot state has them; topic settings applied here."""
+    return topics_added_in_rows(hot) == set()
+
+
+def topics_added_in_rows(hot: HotState) -> set[str] | None:
+    """The provisioned topics the hot state does not replicate yet, when they are all the
+    rows differ by (the SPUs as it has them, every topic it replicates still there under
+    its id); None when anything else differs. The settings of the topics it replicates
+    are applied here."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
     if {str(spu): rack or "" for spu, _, rack in rows} != hot.racks:
-        return False
+        return None
     spus = hot.state.spus
     if store.keys() - spus.keys() or any(
             up != (store.get(s) == ONLINE) for s, up in spus.items()):
-        return False
+        return None
     rows = provisioned_topics()
-    if {n: r[0] for n, r in rows.items()} != {n: t["pk"] for n, t in hot.topics.items()}:
-        return False
+    if any(rows.get(n, (None,))[0] != t["pk"] for n, t in hot.topics.items()):
+        return None
     for name, row in rows.items():
-        _apply_settings(hot, name, row)
-    return True
+        if name in hot.topics:
+            _apply_settings(hot, name, row)
+    return rows.keys() - hot.topics.keys()
 
 
 def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:

@@ -34,7 +34,7 @@ from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit, now_ms
 from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
-from cluster.engine.controllers import adopt_topology, topology_quiet
+from cluster.engine.controllers import Topology, adopt_added, adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
@@ -81,46 +81,67 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
-    When something cluster-wide must change replica sets (a topology or SPU
-    status change, a silent SPU, a tick step such as a running plan, a Redis
-    restart to check against the log) it runs the whole tick instead, under
-    every lease, and returns None: no shard task is needed that tick.
+    Topics added, and nothing else asked of the sets, are made under every lease with
+    no other set loaded (``_add_topics``). When something cluster-wide must change
+    replica sets (an SPU registered or changing status, a topic dropped, a silent SPU,
+    a tick step such as a running plan, a Redis restart to check against the log) it
+    runs the whole tick instead, under every lease. Either way it returns None: no
+    shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
     quotas: dict[str, TopicQuota] = {}
     with engine().unit(meta=True, lock_timeout_s=lock_timeout_s, now=at) as u:
-        quiet = _quiet_tick(u.state, at)
-        if quiet is None:
-            u.discard()  # nothing of the quiet tick is committed: the whole tick runs
+        topology, quiet = _quiet_tick(u.state, at)
+        if topology is not Topology.QUIET:
+            u.discard()  # nothing of the quiet tick is committed: the sets' unit runs
         else:
             u.actions += quiet
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
-    if quiet is None:
+    if topology is Topology.TOPICS_ADDED and _add_topics(at, dispatch, lock_timeout_s):
+        return None
+    if topology is not Topology.QUIET:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
     return {shard: quotas for shard in range(shards.count())}
 
 
-def _quiet_tick(hot: HotState, at: int) -> list[Action] | None:
-    """Cluster-wide work that needs no replica set, or None if this tick needs them all."""
-    if hot.checked != hot_state.redis_run_id() or not topology_quiet(hot, at):
-        return None
+def _add_topics(at: int, dispatch: Dispatch | None, lock_timeout_s: float | None) -> bool:
+    """The topics added (controllers.adopt_added), under every lease with no other set
+    loaded; False, committing nothing, when the intents ask more by then."""
+    with engine().unit(whole=True, pick=lambda _: (), dispatch=dispatch,
+                       lock_timeout_s=lock_timeout_s, now=at) as u:
+        actions = adopt_added(u.state, at)
+        if actions is None:
+            u.discard()
+            return False
+        u.actions += actions
+    return True
+
+
+def _quiet_tick(hot: HotState, at: int) -> tuple[Topology, list[Action]]:
+    """Cluster-wide work that needs no replica set (QUIET, with its actions), or what the
+    tick needs instead."""
+    if hot.checked != hot_state.redis_run_id():
+        return Topology.WHOLE, []
+    topology = topology_quiet(hot, at)
+    if topology is not Topology.QUIET:
+        return topology, []
     stopped = hot_state.killed()
     live = [s for s, up in hot.state.spus.items()
             if up and s not in stopped and core.links.beats(hot.state, s)]
     hot_state.beat(live, at)
     beats, timeout_ms = hot_state.heartbeats(), settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
     if any(at - beats.get(s, at) > timeout_ms for s, up in hot.state.spus.items() if up):
-        return None  # the connection manager drops an SPU: every set it is in changes
+        return Topology.WHOLE, []  # the connection manager drops an SPU: its sets change
     hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
     actions: list[Action] = []
     try:
         for extra in engine().tick_steps:
             actions += extra(hot, at)
     except shards.NeedsWholeState:
-        return None
-    return actions
+        return Topology.WHOLE, []
+    return Topology.QUIET, actions
 
 
 def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None = None,

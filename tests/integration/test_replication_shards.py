@@ -130,11 +130,71 @@ def whole_tick_with_timeout(seconds: float) -> None:
     replication_tick(dispatch=LocalQueue(), lock_timeout_s=seconds)
 
 
-def test_a_topology_change_runs_the_whole_tick_instead_of_the_shards(sharded):
+@pytest.fixture
+def loads(monkeypatch):
+    """How many sets each unit loaded, and whether a whole tick ran."""
+    from cluster.services import replication
+
+    seen: dict[str, list[int]] = {"sets": [], "whole": []}
+    load_selected, whole = hot_state.load_selected, replication.replication_tick
+
+    def counted(*args, **kwargs):
+        hot = load_selected(*args, **kwargs)
+        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
+            seen["sets"].append(len(hot.state.replica_sets))
+        return hot
+
+    def whole_counted(*args, **kwargs):
+        seen["whole"].append(1)
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(hot_state, "load_selected", counted)
+    monkeypatch.setattr(replication, "replication_tick", whole_counted)
+    return seen
+
+
+def test_a_topic_added_is_made_alone_under_every_lease_and_the_shards_step_it(sharded,
+                                                                              loads):
     assert sharded_tick() is not None
+    topic_create(name="late", partitions=8, replication=2)
+    loads["sets"].clear()
+    assert sharded_tick() is None  # no shard task that tick: the topic's unit ran
+    # The coordinator's quiet unit, then the topic's: neither loaded a set.
+    assert loads == {"sets": [0, 0], "whole": []}
+    hot = hot_state.load()
+    late = {k: rs for k, rs in hot.state.replica_sets.items() if k[0] == "late"}
+    assert len(late) == 8
+    assert all(rs.leader == rs.replicas[0] and rs.resolution.value == "Online"
+               for rs in late.values())
+    assert {k for k in hot.state.replica_sets if k[0] == "orders"} == {
+        ("orders", p) for p in range(16)}
+    assert sharded_tick() is not None  # every shard steps its share of both topics
+    queue = LocalQueue()
+    for p in range(8):
+        assert records_produce(topic="late", partition=p, acks=1, count=2,
+                               dispatch=queue).state == "acknowledged"
+    queue.drain()
+    sharded_tick()
+    sharded_tick()
+    hot = hot_state.load()
+    assert {rs.hw for k, rs in hot.state.replica_sets.items() if k[0] == "late"} == {2}
+    assert not loads["whole"]
+
+
+def test_a_topic_added_with_an_spu_change_or_over_a_deleted_one_takes_the_whole_tick(
+        sharded, loads):
+    from cluster.services import topic_delete
+
+    sharded_tick()
     topic_create(name="late", partitions=4, replication=2)
-    assert sharded_tick() is None
+    spu_offline(spu_id=3)  # the SPU's sets change cluster-wide
+    assert sharded_tick() is None and loads["whole"] == [1]
     assert "late" in hot_state.replicated_topics()
+    topic_delete(name="late")
+    topic_create(name="late", partitions=2, replication=2)
+    assert sharded_tick() is None and loads["whole"] == [1, 1]  # dropped, then made again
+    hot = hot_state.load()
+    assert sorted(p for t, p in hot.state.replica_sets if t == "late") == [0, 1]
     assert sharded_tick() is not None
 
 

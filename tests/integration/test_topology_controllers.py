@@ -181,3 +181,20 @@ def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(clus
     assert ticked(T0 + 1000) == []  # the recovery check notes the new run ...
     assert ticked(T0 + 2000)  # ... and the next tick compares every row under it
     assert ticked(T0 + 3000) == []
+
+
+def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other_set(
+        sharded, monkeypatch):
+    from cluster.services import replication
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
+    topic_create(name="late", partitions=3, replication=2)
+    with CaptureQueriesContext(connection) as queries:
+        assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is None
+    assert whole == [] and full_reads(queries.captured_queries) == []
+    hot = hot_state.load()
+    assert sorted(p for t, p in hot.state.replica_sets if t == "late") == [0, 1, 2]
+    assert hot.adopted["offset"] == intents_head()
+    assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is not None

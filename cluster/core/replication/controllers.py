@@ -119,6 +119,14 @@ def fold_topics(entries: Iterable[Entry]) -> TopicChanges:
     return out
 
 
+def only_topics_added(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
+    """Whether the one thing these changes ask of replica sets is topics added: no SPU
+    registered, forgotten or changing status, no topic dropped. The new topics' sets can
+    then be made without loading any other (a new set reads only the SPUs' statuses)."""
+    return (held.online == spec.online and held.racks.keys() == spec.racks.keys()
+            and not topics.dropped and bool(topics.added))
+
+
 def needs_replica_sets(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
     """Whether applying these changes touches replica sets (an SPU registered, forgotten
     or changing status; a topic added or dropped), or only the meta (racks, settings)."""
