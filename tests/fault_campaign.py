@@ -170,6 +170,21 @@ def hot_redis_paused(stack: ShardedStack, rng: random.Random) -> str:
     return f"hot-state Redis SIGSTOP: {', '.join(said)}"
 
 
+def topic_added(stack: Stack, rng: random.Random, seconds: float = 30) -> str:
+    """A topic created while the others are busy (sharded, its sets are made under every
+    lease with no other set loaded): every partition of it has a leader soon after."""
+    name = f"added-{rng.randrange(10**6)}"
+    made = stack.manage("topic", "create", name, "--partitions", "4", "--replication", "2")
+    assert made.returncode == 0, made.stderr[-2000:]
+    deadline, rows = time.monotonic() + seconds, []
+    while time.monotonic() < deadline:
+        rows = _rows(stack, name)
+        if len(rows) == 4 and all(r["leader"] is not None for r in rows):
+            return f"topic {name} created: every partition led"
+        time.sleep(0.3)
+    raise AssertionError(f"topic {name}: not every partition led after {seconds} s: {rows}")
+
+
 def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -181,7 +196,7 @@ def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None
 FAULTS = [spu_outage, election_with_worker_killed, election_with_worker_paused,
           redis_killed, unclean_election]
 # The hot state spread over servers of its own (ShardedStack.hot): they fail too.
-SPREAD_FAULTS = [*FAULTS, hot_redis_killed, hot_redis_paused]
+SPREAD_FAULTS = [*FAULTS, hot_redis_killed, hot_redis_paused, topic_added]
 
 
 def campaign(stack: Stack, seconds: float, rng: random.Random,
