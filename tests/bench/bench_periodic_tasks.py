@@ -6,10 +6,12 @@ partitions (topics of at most 100,000, replication 3 on 50 SPUs, the simulated p
 on), after the first whole tick and a few shard ticks, each task runs in this process as a
 worker runs it (``task.apply()``), ``--repeat`` times; the figures are wall and CPU per
 run. Real private Redis, throwaway SQLite (``--postgres``: PostgreSQL). Prints figures,
-asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task.
+asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task; ``--added P``
+then times the coordinator's tick that adopts a new topic of P partitions.
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
-        [--repeat 3] [--only healing_check,...] [--profile healing_check] [--json]
+        [--repeat 3] [--only healing_check,...] [--profile healing_check]
+        [--added 1000] [--json]
 """
 from __future__ import annotations
 
@@ -52,6 +54,21 @@ def timed(task: object, repeat: int) -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
+def time_topic_added(partitions: int) -> dict[str, float]:
+    """Create a topic of ``partitions`` and time the coordinator's tick that adopts it."""
+    from cluster.services import replication, topic_create
+
+    topic_create(name="added", partitions=partitions, replication=3, min_lrs=2)
+    wall, cpu = time.perf_counter(), time.process_time()
+    work = replication.replication_coordinate()
+    out = {"wall_ms": round((time.perf_counter() - wall) * 1000, 1),
+           "cpu_ms": round((time.process_time() - cpu) * 1000, 1)}
+    print(f"  a topic of {partitions:,} added: the coordinator's tick took {out['wall_ms']:.0f}"
+          f" ms ({out['cpu_ms']:.0f} ms CPU){'' if work is None else ', and found it quiet'}",
+          flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--partitions", type=int, default=100_000)
@@ -60,6 +77,9 @@ def main() -> None:
     parser.add_argument("--profile", default="")
     parser.add_argument("--only", default="", help="comma-separated task names to run")
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--added", type=int, default=0,
+                        help="then create a topic of this many partitions and time the "
+                             "coordinator's next tick, which adopts it")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -67,8 +87,9 @@ def main() -> None:
     from bench_sharded_ticks import grow_to
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-periodic-"))
+    # No live updates: no page watches, and their flusher would outlive the Redis at exit.
     redis = setup_bench_store(workdir, args.postgres, "periodic",
-                              REPLICATION_SHARDS=str(args.shards))
+                              REPLICATION_SHARDS=str(args.shards), LIVE_UPDATES="0")
     try:
         from cluster.services import replication, spu_connect, spu_register
 
@@ -97,9 +118,10 @@ def main() -> None:
                 profile = cProfile.Profile()
                 profile.runcall(lambda: task.apply().get())  # type: ignore[attr-defined]
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        added = time_topic_added(args.added) if args.added else None
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
-                              "tasks": out}))
+                              "tasks": out, "topic_added": added}))
     finally:
         import os
         os.killpg(redis.pid, signal.SIGTERM)  # type: ignore[attr-defined]

@@ -67,6 +67,9 @@ SPUS = 50
 LINE = re.compile(r"^\[(?P<at>[\d-]+ [\d:,]+): \w+/[^\]]+\] Task cluster\.tasks\."
                   r"(?P<task>replication_shard_tick|replication_tick)\[[^\]]+\] succeeded in "
                   r"(?P<s>[\d.e-]+)s: (?P<result>.*)$")
+# Any other task a worker ran (beat's periodic ones): the time it held the worker.
+OTHER = re.compile(r"^\[(?P<at>[\d-]+ [\d:,]+): \w+/[^\]]+\] Task (?P<task>[\w.]+)\[[^\]]+\] "
+                   r"succeeded in (?P<s>[\d.e-]+)s: ")
 
 
 @dataclass
@@ -84,6 +87,8 @@ class Round:
     acks_all_ms: list[float] = field(default_factory=list)        # idle topic's acks=all
     append_ms: list[float] = field(default_factory=list)          # of which the append
     lease_wait_ms: list[float] = field(default_factory=list)      # of which lease waits
+    # task -> [runs, seconds] of the other tasks the workers finished in the window
+    other: dict[str, list[float]] = field(default_factory=dict)
 
     def rate(self, shards: int) -> float:
         return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
@@ -193,6 +198,11 @@ def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) 
         for line in (logs / f"{name}.log").read_text().splitlines():
             m = LINE.match(line)
             if not m:
+                other = OTHER.match(line)
+                if other and t0 <= datetime.strptime(other["at"], "%Y-%m-%d %H:%M:%S,%f") <= t1:
+                    runs = out.other.setdefault(other["task"].rsplit(".", 1)[-1], [0, 0.0])
+                    runs[0] += 1
+                    runs[1] += float(other["s"])
                 continue
             at = datetime.strptime(m["at"], "%Y-%m-%d %H:%M:%S,%f")
             if not t0 <= at <= t1 or m["result"] == "None":
@@ -328,6 +338,8 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             "process_cpu_cores": {n: round(c / r.window_s, 3) for n, c in sorted(r.cpu.items())
                                   if not n.startswith("redis")},
             "machine_busy_pct": round(r.machine_busy, 1),
+            # Seconds the workers spent in beat's other tasks (the healing check...).
+            "other_tasks_s": {t: round(s, 2) for t, (_, s) in sorted(r.other.items())},
             "cpu_per_partition_step_us": round((coord_ms + shard_ms) * 1000 / size, 1)}
 
 
@@ -379,6 +391,10 @@ def report(size: int, shards: int, r: Round) -> None:
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
     print(f"{'':>20}Redis servers' CPU (cores): {redis_cpu(r)}")
+    if r.other:
+        print(f"{'':>20}other tasks on the workers: " + ", ".join(
+            f"{task} {int(runs)} run(s) {seconds:.1f} s" for task, (runs, seconds)
+            in sorted(r.other.items())))
     per_partition_us = (coord_ms + shard_ms) * 1000 / size
     cores = per_partition_us * 100_000 / 1e6
     print(f"{'':>20}CPU per partition per step {per_partition_us:.0f} us -> 100,000 partitions "

@@ -49,3 +49,26 @@ def test_rounds_outside_the_partitions_per_worker_bounds_are_skipped():
     assert skipped(100_000, 1, most=90_000, least=0)
     assert not skipped(90_000, 1, most=90_000, least=30_000)
     assert skipped(100_000, 12, most=90_000, least=30_000)
+
+
+def test_the_other_tasks_a_worker_ran_in_the_window_are_summed(tmp_path):
+    from datetime import datetime
+
+    from tests.bench.bench_sharded_ticks import Round, parse
+
+    def line(at: str, task: str, seconds: float, result: str) -> str:
+        return (f"[2026-11-30 {at},000: INFO/ForkPoolWorker-1] Task {task}[abc-1] "
+                f"succeeded in {seconds}s: {result}")
+
+    (tmp_path / "w0.log").write_text("\n".join([
+        line("10:00:01", "healing.tasks.healing_check", 2.5, "{'mode': 'off'}"),
+        line("10:00:02", "cluster.tasks.replication_shard_tick", 0.4,
+             "{'shard': 0, 'sets': 10, 'actions': 0, 'ms': 400, 'cpu_ms': 300}"),
+        line("10:00:03", "healing.tasks.healing_check", 1.5, "{'mode': 'off'}"),
+        line("10:00:09", "cluster.tasks.reconcile_topics", 4.0, "{'topics': []}"),  # after
+    ]))
+    out = Round(workers=1, window_s=5)
+    parse(tmp_path, ["w0"], datetime(2026, 11, 30, 10, 0, 0), datetime(2026, 11, 30, 10, 0, 5),
+          out)
+    assert out.other == {"healing_check": [2, 4.0]}
+    assert out.steps == {0: 1} and out.worker_cpu == {"w0": [300]}
