@@ -95,11 +95,6 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
         bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
-def topology_unchanged(hot: HotState) -> bool:
-    """SPUs and provisioned topics as the hot state has them; topic settings applied here."""
-    return topics_added_in_rows(hot) == set()
-
-
 def topics_added_in_rows(hot: HotState) -> set[str] | None:
     """The provisioned topics the hot state does not replicate yet, when they are all the
     rows differ by (the SPUs as it has them, every topic it replicates still there under
