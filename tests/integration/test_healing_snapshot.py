@@ -47,3 +47,23 @@ def test_a_topic_created_or_deleted_is_in_the_next_snapshot(redis_url):
     assert len(cluster_snapshot().partitions) == 5
     topic_delete(name="orders")
     assert {p.topic for p in cluster_snapshot().partitions} == {"more"}
+
+
+def test_a_run_over_the_same_rows_reuses_its_detection_and_a_move_detects_again(
+        redis_url, monkeypatch):
+    from healing import services
+
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=6, replication=3)
+    tick(1_000)
+    calls: list[int] = []
+    detect = services.core.detect
+    monkeypatch.setattr(services.core, "detect",
+                        lambda *args, **kwargs: calls.append(1) or detect(*args, **kwargs))
+    assert services.healing_check(now_ms=2_000)["anomalies"] == 0
+    assert services.healing_check(now_ms=3_000)["anomalies"] == 0
+    assert len(calls) == 1  # the same rows: the same findings, not read again
+    spu_offline(spu_id=0, by="test")
+    tick(4_000)
+    assert services.healing_check(now_ms=5_000)["anomalies"] == 1  # SPU 0 down, holding some
+    assert len(calls) == 2
