@@ -66,62 +66,62 @@ def topology_quiet(hot: HotState, at: int) -> Topology:
     """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
     none (racks, topic settings) and say QUIET; TOPICS_ADDED when the intents ask for new
     topics' sets and nothing else of the sets; WHOLE when a whole tick must adopt the rest
-    (an SPU registered, forgotten or changing status; a topic dropped)."""
-    head = metadata_log.intents_head()
-    if _compare_due(hot, head, at):
-        store_projection.catch_up()
-        added = topics_added_in_rows(hot)
-        if added is None:
-            return Topology.WHOLE
-        if added:
-            return Topology.TOPICS_ADDED
-        _adopt(hot, head, compared=at)
-        return Topology.QUIET
-    entries = _pending(hot, head)
-    if entries is None:
-        return Topology.WHOLE
-    if entries:
-        registered = _registered(hot)
-        spec, topics = fold_spus(registered, entries), fold_topics(entries)
-        if needs_replica_sets(registered, spec, topics):
-            return (Topology.TOPICS_ADDED if only_topics_added(registered, spec, topics)
-                    else Topology.WHOLE)
-        _adopt_meta(hot, spec, topics.settings)
-    _adopt(hot, head)
-    return Topology.QUIET
+    (an SPU registered, forgotten or changing status; a topic dropped or made again)."""
+    return _without_other_sets(hot, at, make_sets=False)[0]
 
 
 def adopt_added(hot: HotState, at: int) -> list[Action] | None:
     """Under every lease with no set loaded: make the sets of the topics the intents added
     since the adopted offset, with the racks and settings beside them, and record the
-    head. None when by now they ask more of the replica sets (a whole tick must adopt
-    them), or name a topic the engine replicates already (a re-creation drops it first).
+    head. None when by now they ask anything else of the replica sets, or nothing (a
+    whole tick must adopt it).
 
     A topic added at a few hundred thousand partitions cost a whole tick: every set loaded
     in one process (20 s at 300,000 here), with no shard stepping meanwhile. The new sets
     read nothing of the others (core.replication.topology.add_topic: the SPUs' statuses
     and the replica index), so they are made alone, and each shard's next tick reads only
     the new sets it holds."""
+    topology, actions = _without_other_sets(hot, at, make_sets=True)
+    return actions if topology is Topology.TOPICS_ADDED else None
+
+
+def _without_other_sets(hot: HotState, at: int, *, make_sets: bool
+                        ) -> tuple[Topology, list[Action]]:
+    """What the intents since the adopted offset ask, or the periodic comparison with the
+    rows finds, adopted where no loaded set is needed: the racks and settings, and when
+    ``make_sets`` (a unit of every lease) the new topics' sets. Nothing is adopted when
+    the answer is WHOLE, nor TOPICS_ADDED without ``make_sets``."""
     head = metadata_log.intents_head()
-    if _compare_due(hot, head, at):  # the periodic comparison with the rows
+    compared = None
+    if _compare_due(hot, head, at):
         store_projection.catch_up()
-        added = topics_added_in_rows(hot)
-        if not added:
-            return None
-        actions = reconcile_topics(hot, provisioned_topics(added), added)
-        _adopt(hot, head, compared=at)
-        return actions
-    entries = _pending(hot, head)
-    if not entries:
-        return None
-    registered = _registered(hot)
-    spec, topics = fold_spus(registered, entries), fold_topics(entries)
-    if not only_topics_added(registered, spec, topics) or topics.added & hot.topics.keys():
-        return None
-    _adopt_meta(hot, spec, topics.settings)
-    actions = reconcile_topics(hot, provisioned_topics(topics.added), topics.added)
-    _adopt(hot, head)
-    return actions
+        added = topics_added_in_rows(hot)  # the settings of the others applied
+        if added is None:
+            return Topology.WHOLE, []
+        compared = at
+    else:
+        entries = _pending(hot, head)
+        if entries is None:
+            return Topology.WHOLE, []
+        added = set()
+        if entries:
+            registered = _registered(hot)
+            spec, topics = fold_spus(registered, entries), fold_topics(entries)
+            if needs_replica_sets(registered, spec, topics):
+                # A name the engine replicates already is a re-creation: dropped first.
+                if (not only_topics_added(registered, spec, topics)
+                        or topics.added & hot.topics.keys()):
+                    return Topology.WHOLE, []
+                added = topics.added
+            _adopt_meta(hot, spec, topics.settings)
+    if not added:
+        _adopt(hot, head, compared=compared)
+        return Topology.QUIET, []
+    if not make_sets:
+        return Topology.TOPICS_ADDED, []
+    actions = reconcile_topics(hot, provisioned_topics(added), added)
+    _adopt(hot, head, compared=compared)
+    return Topology.TOPICS_ADDED, actions
 
 
 def _adopt_meta(hot: HotState, spec: SpuSpec, changed: dict[str, dict]) -> None:
