@@ -1,14 +1,18 @@
 """WebSocket consumer: authenticate at connect, join the page's groups, say hello, forward."""
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
+import redis
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from cluster.adapters.live_seqs import current_seqs, unwatch, watch
 from cluster.core.names import name_problem
@@ -25,6 +29,7 @@ FORBIDDEN = 4403
 # Block groups a cluster page may add (the partitions page: one per row at most).
 MAX_EXTRA_BLOCKS = 100
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def _int(query: dict[str, list[str]], name: str, default: int) -> int:
@@ -113,6 +118,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
     groups_joined: list[str] = []
     store = ""  # the store's id, read at connect
+    beacon: asyncio.Task | None = None
 
     async def connect(self) -> None:
         if await refused_reader(self):
@@ -134,8 +140,26 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         seqs = await sync_to_async(_in_store, thread_sensitive=False)(
             self.store, current_seqs, groups)
         await self.send_json({"type": "live.hello", "v": FORMAT_VERSION, "groups": seqs})
+        if settings.LIVE_BEACON_S > 0:
+            self.beacon = asyncio.ensure_future(self._beacons(settings.LIVE_BEACON_S))
+
+    async def _beacons(self, every_s: float) -> None:
+        """Each group's sequence, every ``every_s``: a message numbered and then lost (its
+        sender killed before it went out) would otherwise leave the page on old data
+        until the group's next change, which may never come (static/js/live.js)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                seqs = await sync_to_async(_in_store, thread_sensitive=False)(
+                    self.store, current_seqs, self.groups_joined)
+            except redis.RedisError:  # Redis away: the next beacon, or the reconnect, tells
+                log.warning("live beacon failed", exc_info=True)
+                continue
+            await self.send_json({"type": "live.seqs", "v": FORMAT_VERSION, "groups": seqs})
 
     async def disconnect(self, code: int) -> None:
+        if self.beacon is not None:
+            self.beacon.cancel()
         if self.groups_joined:
             await sync_to_async(_in_store, thread_sensitive=False)(
                 self.store, unwatch, self.groups_joined)

@@ -7,6 +7,9 @@ object with:
 
 * ``type``: ``live.update`` (the data message below); ``live.hello`` once per
   connection, listing the groups joined and each group's current sequence;
+  ``live.seqs`` every ``LIVE_BEACON_S`` (5 s), the same list: a group still beyond
+  what the page applied a second later lost a message (its sender died between
+  numbering and sending it), and the page resyncs it;
   older single-item payloads (``cluster.changed``, ``partition.changed``) are
   still forwarded and carry the same stamp.
 * ``v``: the format version; a page that does not know it reloads.

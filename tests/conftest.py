@@ -18,3 +18,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     the same thread as an async event loop". The sort is stable: order is kept otherwise.
     """
     items.sort(key=lambda item: "tests/browser/" in str(item.path))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    """A failed test on a real stack (tests/live_stack.py) shows the end of each of its
+    processes' logs: a CI run keeps nothing else of them."""
+    outcome = yield
+    report = outcome.get_result()
+    stack = getattr(item, "funcargs", {}).get("stack")
+    if report.failed and hasattr(stack, "log_tails"):
+        report.sections.append(("stack logs", stack.log_tails()))

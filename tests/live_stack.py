@@ -51,6 +51,14 @@ class Stack:
         self.procs.append(proc)
         return proc
 
+    def log_tails(self, lines: int = 60) -> str:
+        """The last ``lines`` of each process's log (for a failed test's report)."""
+        out = []
+        for log in sorted(self.var.glob("*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            out.append(f"---- {log.name} (last {len(tail)} lines)\n" + "\n".join(tail))
+        return "\n".join(out)
+
     def password(self) -> str:
         return (self.var / "operator-password.txt").read_text().strip()
 

@@ -278,6 +278,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # Announce store changes to open pages over Channels (cluster/live.py).
 LIVE_UPDATES = env_bool("LIVE_UPDATES", True)
+# Every this many seconds a live socket tells its page each group's sequence, so a page
+# whose last message was lost (a process killed between numbering and sending it) resyncs
+# that group rather than showing old data until the next change; 0 turns it off.
+LIVE_BEACON_S = env_float("LIVE_BEACON_S", 5.0)
 # redis-py's asyncio pool refuses the 101st concurrent connection; a burst of sockets
 # connecting at once needs more than that, each only for a moment (docs/live.md).
 CHANNEL_LAYER_MAX_CONNECTIONS = env_int("CHANNEL_LAYER_MAX_CONNECTIONS", 2000, minimum=10)

@@ -313,6 +313,19 @@
     });
     live.ever = true;
   }
+  // A beacon (each group's sequence, every few seconds): a group beyond what this page
+  // applied lost a message, or has one in flight. Still behind a moment later: resync.
+  const BEACON_GRACE_MS = 1000;
+  function beacon(message) {
+    Object.entries(message.groups).forEach(([group, seq]) => {
+      if (!behind(group, seq)) return;
+      setTimeout(() => { if (behind(group, seq)) resync(group); }, BEACON_GRACE_MS);
+    });
+  }
+  function behind(group, seq) {
+    const known = sequences.get(group);
+    return !resyncing[group] && (known === undefined || known < seq);
+  }
 
   // ---- the socket (static/js/socket.js) ------------------------------------------
   if (!window.ctrlSocket) return;  // the page did not load the socket module
@@ -321,6 +334,7 @@
     onMessage(message) {
       if (message.v !== VERSION) { window.location.reload(); return; }
       if (message.type === "live.hello") hello(message);
+      else if (message.type === "live.seqs") beacon(message);
       else receive(message);
     },
     onClose(event, final) {

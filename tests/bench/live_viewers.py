@@ -76,6 +76,8 @@ class Client:
             viewer.hello = at
             seqs.update(message["groups"])
             return
+        if message["type"] == "live.seqs":
+            return  # the beacon: no data (a page resyncs only a group still behind it)
         viewer.messages.append((at, len(raw)))
         group, last = message["group"], seqs.get(message["group"])
         self.note(viewer, held, message, at)

@@ -150,6 +150,27 @@ def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, s
         context.close()
 
 
+def test_a_message_numbered_and_lost_is_fetched_at_the_next_beacon(browser, stack):
+    """A sender killed between numbering a batch and sending it, and no change after: the
+    socket's beacon says the group moved on, and the page fetches its snapshot."""
+    context, page = logged_in_page(browser, stack)
+    try:
+        page.goto("/partitions/?topic=orders")
+        page.wait_for_function("() => window.liveState && window.liveState.open && document"
+                               ".getElementById('live-status').dataset.state === 'live'")
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
+        before = page.evaluate("window.liveState.snapshots")
+        stack.python("from cluster.adapters.live_batches import next_seq\n"
+                     "next_seq('topic-orders.0')")
+        page.wait_for_function(f"() => window.liveState.snapshots > {before}",
+                               timeout=BROWSER_WAIT_MS)
+        assert [r for r in requests if r.startswith("document")] == []
+        assert any("/api/live/snapshot/?group=topic-orders.0" in r for r in requests), requests
+    finally:
+        context.close()
+
+
 def test_a_change_between_the_render_and_the_socket_is_fetched_from_the_snapshot(browser,
                                                                               stack):
     context, page = logged_in_page(browser, stack)

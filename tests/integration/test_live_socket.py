@@ -84,3 +84,43 @@ def test_a_path_no_page_uses_is_closed_with_4404(application, operator, path):
         return await socket.connect()
 
     assert run_in_fresh_loop(scenario) == (False, 4404)
+
+
+def test_the_socket_tells_its_page_each_groups_sequence_every_beacon(application, viewer,
+                                                                     settings):
+    """A message numbered and then lost (its sender killed before it went out) shows in the
+    next beacon, which the page resyncs from (static/js/live.js)."""
+    from asgiref.sync import sync_to_async
+
+    from cluster.adapters.live_batches import next_seq
+    settings.LIVE_BEACON_S = 0.2
+    cookie = session_cookie(viewer)
+
+    async def scenario():
+        socket, hello = await open_socket(application, "/ws/topics/orders/", cookie)
+        await sync_to_async(next_seq)("topic-orders.0")  # numbered, never sent
+        beacons = []
+        while not beacons or beacons[-1]["groups"]["topic-orders.0"] <= hello["groups"][
+                "topic-orders.0"]:
+            beacons.append(await socket.receive_json_from(timeout=30))
+        await socket.disconnect()
+        return hello, beacons
+
+    hello, beacons = run_in_fresh_loop(scenario)
+    assert {b["type"] for b in beacons} == {"live.seqs"}
+    assert beacons[-1] == {"type": "live.seqs", "v": 1, "groups": {
+        "topic-orders": hello["groups"]["topic-orders"],
+        "topic-orders.0": hello["groups"]["topic-orders.0"] + 1}}
+
+
+def test_no_beacon_is_sent_when_turned_off(application, viewer, settings):
+    settings.LIVE_BEACON_S = 0
+    cookie = session_cookie(viewer)
+
+    async def scenario():
+        socket, _ = await open_socket(application, "/ws/cluster/", cookie)
+        quiet = await socket.receive_nothing(timeout=1.0, interval=0.05)
+        await socket.disconnect()
+        return quiet
+
+    assert run_in_fresh_loop(scenario) is True
