@@ -152,7 +152,10 @@ class Unit:
         elif keys is not None and shards.sharded():
             wanted = list(keys)
             locks, pick = shards.locks_of(wanted), lambda _: wanted
-        elif meta:
+            # No set, so no shard's lease: its entries go under the cluster lease, as the
+            # meta's (a journal's events; with no lease at all its save was refused).
+            meta = not wanted
+        if meta:
             locks, pick, elections = [CLUSTER_LOCK], _no_set, False
         elif locks is not None and pick is None:
             raise TypeError("locks= needs pick= (which sets of the topic table to load)")

@@ -295,3 +295,27 @@ def test_reconciliation_rewrites_drifted_rows_one_shard_at_a_time(sharded, setti
     assert replication_resync_store() == 3
     assert list(Partition.objects.order_by("index").values_list(
         "leader", "lrs", "hw", "leo")) == truth
+
+
+def test_a_unit_of_no_set_logs_its_entries_under_the_cluster_lease(sharded):
+    """A healing run's events (healing/journal.py) load no set: sharded, they took no
+    lease at all and the save was refused, so the events were lost."""
+    from cluster import ports
+
+    head = ports.log_head()
+    with ports.unit(keys=[]) as u:
+        u.log({"type": "event", "actor": "test", "object_type": "spu", "object_name": "1",
+               "operation": "note", "params": {}, "result": ""})
+    assert ports.log_head() == head + 1
+    assert ports.read_log(head + 1)[0].data["operation"] == "note"
+
+
+def test_a_healing_run_that_finds_an_spu_down_logs_its_events_when_sharded(sharded):
+    from cluster.models import Event
+    from healing.services import healing_check
+
+    spu_offline(spu_id=0, by="test")
+    sharded_tick()
+    sharded_tick()
+    assert healing_check(now_ms=int(time.time() * 1000))["anomalies"] == 1
+    assert Event.objects.filter(object_type="anomaly").exists()
