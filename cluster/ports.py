@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Engine", "ExtraEntries", "HotState", "LogEntry", "Summary", "TickStep", "Unit",
     "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
-    "log_start", "log_stream_key", "next_live_seq", "read_log", "read_log_from",
+    "log_start", "log_stream_key", "next_live_seq", "partition_rows_moved", "read_log",
+    "read_log_from",
     "sets_loaded", "store_namespace", "summary", "unit",
 ]
 
@@ -98,6 +99,12 @@ def bound_to_store(store_id: str | None = None) -> Iterator[str]:
 def applied_offset() -> int:
     """The log offset the store's rows have applied."""
     return store_projection.applied_offset()
+
+
+def partition_rows_moved(first: int, last: int) -> set[tuple[int, int]] | None:
+    """The (topic pk, index) of the partition rows whose status the log entries ``first``
+    to ``last`` wrote; None if they may have written others (projections/store.py)."""
+    return store_projection.partition_rows_moved(first, last)
 
 
 def catch_up_store() -> list[Event]:

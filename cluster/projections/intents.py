@@ -52,6 +52,13 @@ def apply(entry: Entry) -> list[Event]:
     return [] if theirs is None else list(theirs(entry))
 
 
+def writes_partition_rows(entry: Entry) -> bool:
+    """Whether applying ``entry`` may write partition rows: a topic made, provisioned or
+    dropped does; the SPU intents, a topic's settings and an outage write none (another
+    app's intent, unknown here, may)."""
+    return entry["type"] not in _ROW_FREE
+
+
 def hold() -> None:
     """Take, for the rest of the caller's transaction, the lock every catch-up takes first:
     an intent appended while it is held is applied by the caller's own catch-up, which sees
@@ -241,3 +248,6 @@ _APPLIERS: dict[str, Callable[[Entry], list[Event]]] = {
     intents.SPU_UNREGISTER: _spu_unregister, intents.SPU_UPDATE: _spu_update,
     intents.SPU_STATUS: _spu_status, intents.OUTAGE: _outage,
 }
+# The appliers above that write no partition row (``writes_partition_rows``).
+_ROW_FREE = frozenset({intents.TOPIC_UPDATE, intents.SPU_REGISTER, intents.SPU_UNREGISTER,
+                       intents.SPU_UPDATE, intents.SPU_STATUS, intents.OUTAGE})

@@ -139,6 +139,37 @@ def apply_entries(entries: Iterable[Entry]) -> list[Event]:
     return events
 
 
+def partition_rows_moved(first: int, last: int) -> set[tuple[int, int]] | None:
+    """The (topic pk, index) of every partition row whose status columns (replicas,
+    leader, LRS, resolution, epoch) the entries ``first`` to ``last`` wrote, as
+    ``apply_entries`` applies them; None when they may have written any other (an
+    operator's intent that makes or drops a topic's rows), or when the log no longer
+    holds them all. A reader that keeps the rows (healing/snapshot.py) reads again only
+    these."""
+    if last < first:
+        return set()
+    if metadata_log.start() > first:
+        return None
+    moved: set[tuple[int, int]] = set()
+    at = first
+    while at <= last:
+        entries = metadata_log.read(at, BATCH, last=last)
+        if not entries or entries[0].offset != at:
+            return None  # a gap: trimmed meanwhile
+        for _, data in entries:
+            kind = data["type"]
+            if kind == "partition":
+                if data.get("topic_pk") is not None:
+                    moved.add((data["topic_pk"], data["partition"]))
+            elif kind == "topic-replicated":
+                if data.get("topic_pk") is not None:
+                    moved.update((data["topic_pk"], i) for i in range(len(data["statuses"])))
+            elif intents.is_log_first(data) and intents.writes_partition_rows(data):
+                return None
+        at = entries[-1].offset + 1
+    return moved
+
+
 _EVENT_FIELDS = ("at", "actor", "object_type", "object_name", "operation", "params",
                  "result", "log_offset")
 

@@ -7,11 +7,13 @@ on), after the first whole tick and a few shard ticks, each task runs in this pr
 worker runs it (``task.apply()``), ``--repeat`` times; the figures are wall and CPU per
 run. Real private Redis, throwaway SQLite (``--postgres``: PostgreSQL). Prints figures,
 asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task; ``--added P``
-then times the coordinator's tick that adopts a new topic of P partitions.
+then times the coordinator's tick that adopts a new topic of P partitions;
+``--outage-between`` takes an SPU offline and steps before each run but the first, so
+that each finds the metadata log moved.
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
-        [--added 1000] [--json]
+        [--added 1000] [--outage-between] [--json]
 """
 from __future__ import annotations
 
@@ -44,14 +46,42 @@ def tasks() -> dict[str, object]:
             "history_snapshot": history_tasks.history_snapshot}
 
 
-def timed(task: object, repeat: int) -> tuple[list[float], list[float]]:
+def timed(task: object, repeat: int, between: object = None
+          ) -> tuple[list[float], list[float]]:
     walls, cpus = [], []
-    for _ in range(repeat):
+    for run in range(repeat):
+        if run and between is not None:
+            between(run)  # type: ignore[operator]
         wall, cpu = time.perf_counter(), time.process_time()
         task.apply().get()  # type: ignore[attr-defined]
         walls.append((time.perf_counter() - wall) * 1000)
         cpus.append((time.process_time() - cpu) * 1000)
     return walls, cpus
+
+
+def step_all() -> None:
+    """A coordinator tick and every shard's, as the workers run them."""
+    from cluster.services import replication
+
+    work = replication.replication_coordinate()
+    for shard, quotas in (work or {}).items():
+        replication.replication_shard_tick(shard, quotas=quotas)
+
+
+def spu_offline_and_step(run: int) -> None:
+    """SPU ``run`` taken offline (the one before back online) and the engine stepped until
+    the store applied the elections: the metadata log moved by an outage's entries."""
+    from cluster.ports import applied_offset, log_head
+    from cluster.services.outages import spu_offline, spu_online
+
+    if run > 1:
+        spu_online(spu_id=run - 1, by="bench")
+    spu_offline(spu_id=run, by="bench")
+    for _ in range(3):
+        step_all()
+    if applied_offset() < log_head():
+        from cluster.ports import catch_up_store
+        catch_up_store()
 
 
 def time_topic_added(partitions: int) -> dict[str, float]:
@@ -80,6 +110,9 @@ def main() -> None:
     parser.add_argument("--added", type=int, default=0,
                         help="then create a topic of this many partitions and time the "
                              "coordinator's next tick, which adopts it")
+    parser.add_argument("--outage-between", action="store_true",
+                        help="before each run but the first, take the next SPU offline "
+                             "(the one before back online) and step: the log moved")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -102,14 +135,13 @@ def main() -> None:
         print(f"{args.partitions:,} partitions, {args.shards} shards: first whole tick "
               f"{(time.perf_counter() - t):.1f} s", flush=True)
         for _ in range(2):  # a quiet coordinator tick and every shard's, as the workers run
-            work = replication.replication_coordinate()
-            for shard, quotas in (work or {}).items():
-                replication.replication_shard_tick(shard, quotas=quotas)
+            step_all()
         out: dict[str, dict[str, float]] = {}
         for name, task in tasks().items():
             if args.only and name not in args.only.split(","):
                 continue
-            walls, cpus = timed(task, args.repeat)
+            walls, cpus = timed(task, args.repeat,
+                                spu_offline_and_step if args.outage_between else None)
             out[name] = {"first_ms": round(walls[0], 1), "median_ms": round(
                 statistics.median(walls), 1), "median_cpu_ms": round(statistics.median(cpus), 1)}
             print(f"  {name:<24} wall first {walls[0]:8.0f} ms, median {out[name]['median_ms']:8.0f}"

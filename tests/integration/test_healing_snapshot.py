@@ -67,3 +67,131 @@ def test_a_run_over_the_same_rows_reuses_its_detection_and_a_move_detects_again(
     tick(4_000)
     assert services.healing_check(now_ms=5_000)["anomalies"] == 1  # SPU 0 down, holding some
     assert len(calls) == 2
+
+
+def partition_queries(queries) -> list[str]:
+    return [q["sql"] for q in queries if 'FROM "cluster_partition"' in q["sql"]]
+
+
+def by_key(snapshot) -> dict:
+    return {(p.topic, p.partition): p for p in snapshot.partitions}
+
+
+def test_a_leader_move_reads_again_only_the_rows_the_log_names(redis_url, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from cluster.ports import applied_offset, read_log
+    from healing import snapshot
+
+    monkeypatch.setattr(snapshot, "PATCH_MAX_SHARE", 1.0)  # however many SPU 0 holds
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=12, replication=3)
+    tick(1_000)
+    first = cluster_snapshot()
+    since = applied_offset()
+    spu_offline(spu_id=0, by="test")
+    tick(2_000)
+    named = {e.data["partition"] for e in read_log(since + 1)
+             if e.data["type"] == "partition"}
+    assert 0 < len(named) < 12
+    with CaptureQueriesContext(connection) as queries:
+        patched = cluster_snapshot()
+    reads = partition_queries(queries.captured_queries)
+    assert len(reads) == 1 and '"cluster_partition"."id" IN' in reads[0], reads
+    snapshot._read.clear()  # what a fresh process reads: every row
+    assert by_key(patched) == by_key(cluster_snapshot())
+    assert patched.partitions is not first.partitions
+    assert {p.partition for p, q in zip(patched.partitions, first.partitions) if p != q} \
+        <= named
+
+
+def test_hw_checkpoints_in_the_log_keep_the_same_rows(redis_url, settings):
+    from cluster.ports import applied_offset, read_log
+    from cluster.services.records import records_produce
+
+    settings.HISTORY_HW_INTERVAL_S = 0  # a checkpoint at every unit that moves an offset
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=3, replication=3)
+    tick(1_000)
+    first = cluster_snapshot()
+    since = applied_offset()
+    records_produce(topic="orders", partition=1, count=5)
+    tick(2_000)
+    tick(3_000)
+    kinds = {e.data["type"] for e in read_log(since + 1)}
+    assert applied_offset() > since and kinds == {"hw"}, kinds
+    assert cluster_snapshot().partitions is first.partitions
+
+
+def test_a_log_trimmed_past_the_rows_read_reads_every_row(redis_url, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from cluster.adapters import metadata_log
+    from cluster.ports import applied_offset, partition_rows_moved
+
+    register_spus(0, 1, 2, online=True)
+    topic_create(name="orders", partitions=6, replication=3)
+    tick(1_000)
+    first = cluster_snapshot()
+    since = applied_offset()
+    spu_offline(spu_id=0, by="test")
+    tick(2_000)
+    assert partition_rows_moved(since + 1, applied_offset())  # held: named
+    monkeypatch.setattr(metadata_log, "start", lambda *a, **k: since + 2)  # one trimmed
+    assert partition_rows_moved(since + 1, applied_offset()) is None
+    with CaptureQueriesContext(connection) as queries:
+        again = cluster_snapshot()
+    reads = partition_queries(queries.captured_queries)
+    assert len(reads) == 1 and '"cluster_partition"."topic_id" IN' in reads[0], reads
+    assert by_key(again) != by_key(first)
+    assert all(p.leader != 0 for p in again.partitions)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
+        redis_url, monkeypatch, seed):
+    """Outages, recoveries, preferred elections, topics made and dropped, in a random
+    order: after each step the snapshot patched from the log is what a fresh read gives."""
+    import random
+
+    from cluster.services.leaders import leader_elect_preferred
+    from cluster.services.outages import spu_online
+    from healing import snapshot
+
+    monkeypatch.setattr(snapshot, "PATCH_MAX_SHARE", 1.0)
+    patches: list[int] = []
+    patch = snapshot._patch
+    monkeypatch.setattr(snapshot, "_patch", lambda kept, moved, topics: patches.append(
+        len(moved)) or patch(kept, moved, topics))
+    rng = random.Random(seed)
+    register_spus(0, 1, 2, 3, 4, online=True)
+    topic_create(name="orders", partitions=10, replication=3)
+    names = ["orders"]
+    now = 1_000
+    tick(now)
+    cluster_snapshot()
+    for step in range(24):
+        move = rng.choice(["offline", "offline", "online", "online", "preferred", "topic",
+                           "drop"])
+        if move == "offline":
+            spu_offline(spu_id=rng.randrange(5), by="test")
+        elif move == "online":
+            spu_online(spu_id=rng.randrange(5), by="test")
+        elif move == "preferred":
+            leader_elect_preferred(by="test")
+        elif move == "topic":
+            names.append(f"t{step}")
+            topic_create(name=names[-1], partitions=rng.randint(1, 6), replication=2)
+        elif len(names) > 1:
+            topic_delete(name=names.pop(rng.randrange(len(names))))
+        now += 1_000
+        tick(now)
+        kept = by_key(cluster_snapshot())
+        held = dict(snapshot._read)
+        snapshot._read.clear()
+        assert kept == by_key(cluster_snapshot()), (seed, step, move)
+        snapshot._read.clear()
+        snapshot._read.update(held)  # patched on, not from the fresh read
+    assert len(patches) >= 3, patches
