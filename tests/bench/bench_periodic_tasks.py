@@ -9,11 +9,12 @@ run. Real private Redis, throwaway SQLite (``--postgres``: PostgreSQL). Prints f
 asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task; ``--added P``
 then times the coordinator's tick that adopts a new topic of P partitions;
 ``--outage-between`` takes an SPU offline and steps before each run but the first, so
-that each finds the metadata log moved.
+that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
+checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
-        [--added 1000] [--outage-between] [--json]
+        [--added 1000] [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -84,6 +85,17 @@ def spu_offline_and_step(run: int) -> None:
         catch_up_store()
 
 
+def log_moved_and_step(_run: int) -> None:
+    """A HW checkpoint appended (what moves a steady engine's log every few seconds), then
+    the engine stepped: the metadata log moved by entries that name no partition's
+    status."""
+    from django.test.utils import override_settings
+
+    with override_settings(HISTORY_HW_INTERVAL_S=0):  # a checkpoint at the next unit
+        step_all()
+    step_all()
+
+
 def time_topic_added(partitions: int) -> dict[str, float]:
     """Create a topic of ``partitions`` and time the coordinator's tick that adopts it."""
     from cluster.services import replication, topic_create
@@ -113,8 +125,13 @@ def main() -> None:
     parser.add_argument("--outage-between", action="store_true",
                         help="before each run but the first, take the next SPU offline "
                              "(the one before back online) and step: the log moved")
+    parser.add_argument("--checkpoint-between", action="store_true",
+                        help="before each run but the first, step with a HW checkpoint: "
+                             "the log moved by entries that name no partition's status")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    between = (spu_offline_and_step if args.outage_between
+               else log_moved_and_step if args.checkpoint_between else None)
 
     from _django import setup_bench_store
     from bench_sharded_ticks import grow_to
@@ -140,13 +157,15 @@ def main() -> None:
         for name, task in tasks().items():
             if args.only and name not in args.only.split(","):
                 continue
-            walls, cpus = timed(task, args.repeat,
-                                spu_offline_and_step if args.outage_between else None)
+            walls, cpus = timed(task, args.repeat, between)
             out[name] = {"first_ms": round(walls[0], 1), "median_ms": round(
-                statistics.median(walls), 1), "median_cpu_ms": round(statistics.median(cpus), 1)}
+                statistics.median(walls), 1), "median_cpu_ms": round(statistics.median(cpus), 1),
+                "runs_ms": [round(w, 1) for w in walls]}
             print(f"  {name:<24} wall first {walls[0]:8.0f} ms, median {out[name]['median_ms']:8.0f}"
                   f" ms; CPU median {out[name]['median_cpu_ms']:8.0f} ms", flush=True)
             if name == args.profile:
+                if between is not None:
+                    between(args.repeat)
                 profile = cProfile.Profile()
                 profile.runcall(lambda: task.apply().get())  # type: ignore[attr-defined]
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
