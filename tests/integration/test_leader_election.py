@@ -100,6 +100,46 @@ def test_the_rebalancer_loads_no_replica_set_while_the_counts_show_no_spu_over(
     assert len(loads) == 1
 
 
+def counted_units(monkeypatch) -> list:
+    from cluster.services import leaders
+
+    loads: list = []
+    real = leaders.unit_now
+
+    def counted(*args, **kwargs):
+        loads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(leaders, "unit_now", counted)
+    return loads
+
+
+def test_the_rebalancer_loads_only_the_partitions_of_the_spus_over_the_threshold(
+        after_outage, monkeypatch):
+    from cluster.services import leaders
+
+    run("topic", "create", "u", "--partitions", "9", "--replication", "2")
+    loads = counted_units(monkeypatch)
+    assert leaders.leader_rebalance().moved != ()
+    preferred_by_0 = sorted((r["topic"], r["partition"]) for topic in ("t", "u")
+                            for r in rows(topic) if r["replicas"][0] == 0)
+    assert loads == [(preferred_by_0,)]  # SPU 0's preferred partitions, none else
+    assert not_preferred() == []
+
+
+def test_the_rebalancer_loads_nothing_for_an_spu_that_is_offline(after_outage, monkeypatch):
+    """SPU 0 is over the threshold while it is down, but the core could give it nothing."""
+    from cluster.services import leaders
+
+    run("spu", "offline", "0")
+    loads = counted_units(monkeypatch)
+    assert leaders.leader_rebalance().moved == ()
+    assert loads == []
+    run("spu", "online", "0")
+    assert leaders.leader_rebalance().moved != ()
+    assert not_preferred() == []
+
+
 def test_an_unknown_topic_is_refused_with_exit_2(after_outage):
     assert "not found" in str(refused("leader", "elect", "--preferred", "--topic", "nope"))
 
