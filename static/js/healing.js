@@ -147,7 +147,22 @@
   const state = window.healingLive = {open: false, applied: 0};
   // For the browser tests: apply one socket message as it would come.
   window.healingReceive = (message) => receive(message);
+  // The socket's beacon (each group's sequence, every few seconds): a group still beyond
+  // what this page applied a moment later lost a message; the page reads the list again.
+  function beacon(groups) {
+    const behind = () => Object.entries(groups).some(([group, seq]) => {
+      const known = sequences.get(group);
+      return known !== undefined && known < seq;
+    });
+    if (!behind()) return;
+    setTimeout(() => {
+      if (!behind()) return;
+      Object.entries(groups).forEach(([group, seq]) => sequences.set(group, seq));
+      resync();
+    }, 1000);
+  }
   function receive(message) {
+    if (message.type === "live.seqs") { beacon(message.groups); return; }
     state.applied += 1;
     if (message.type === "live.hello") { resync(); return; }
     if (message.type === "plan.progress") progress(message);
