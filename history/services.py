@@ -25,21 +25,41 @@ from history.models import Snapshot
 BATCH = 5000
 
 
+# The moment this process saved last, by store. Beat sends the snapshot task to one node
+# (cluster/routes.py), so the next snapshot folds on from it instead of decoding the newest
+# one again: at 100,000 partitions the decode was about half of a snapshot's 2.5-5.6 s.
+_saved: dict[str, Moment] = {}
+
+
 def snapshot_take() -> Snapshot | None:
     """Fold the log from the newest snapshot to its head and keep it; None if nothing new."""
-    with ports.bound_to_store():
+    with ports.bound_to_store() as store:
         head = ports.log_head()
-        newest = Snapshot.objects.order_by("-offset").first()
-        if newest is not None and newest.offset >= head:
+        newest = Snapshot.objects.order_by("-offset").values_list("pk", "offset", "at").first()
+        if newest is not None and newest[1] >= head:
             return None
-        base = core.decode(bytes(newest.data)) if newest else _first_base()
+        base = _base(store, newest)
         for entry in ports.read_log_from(base.offset + 1):
             if entry.offset > head:
                 break
             core.apply(base, entry.offset, entry.data)
     snap = _save(base)
+    _saved[store] = base
     snapshot_prune()
     return snap
+
+
+def _base(store: str, newest: tuple[int, int, int] | None) -> Moment:
+    """What the next snapshot folds from: the newest one, as this process saved it when it
+    did (taken out of the memo: it is folded in place), else decoded."""
+    kept = _saved.pop(store, None)
+    _saved.clear()  # one store per process in practice; tests switch between several
+    if newest is None:
+        return _first_base()
+    pk, offset, at = newest
+    if kept is not None and (kept.offset, kept.at) == (offset, at):
+        return kept
+    return core.decode(bytes(Snapshot.objects.values_list("data", flat=True).get(pk=pk)))
 
 
 def _save(moment: Moment) -> Snapshot:
