@@ -71,6 +71,25 @@ class CommandAction(Protocol):
         stdout); each action names the options it takes."""
 
 
+class Kept:
+    """One value a use case keeps from one run to the next, for one store and one thing it
+    is valid for (history's last snapshot, by its offset and time). Taken out when used,
+    since the user may change it, and kept again once it is right."""
+
+    def __init__(self) -> None:
+        self._for: tuple[str, Any] | None = None
+        self._value: Any = None
+
+    def take(self, store: str, valid_for: Any) -> Any:
+        """The value kept for ``store`` and ``valid_for``, or None; nothing is kept after."""
+        found = self._value if self._for == (store, valid_for) else None
+        self._for, self._value = None, None
+        return found
+
+    def keep(self, store: str, valid_for: Any, value: Any) -> None:
+        self._for, self._value = (store, valid_for), value
+
+
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
@@ -106,6 +125,9 @@ class Engine:
     # The replica sets it last committed, decoded (adapters/set_cache.py): its loads take
     # them rather than decode them again.
     sets: SetCache = field(default_factory=SetCache)
+    # The moment history saved last (history/services.py): beat sends the snapshot task to
+    # one node, which folds the next snapshot on from it rather than decoding it again.
+    snapshot_kept: Kept = field(default_factory=Kept)
     # Where the store's id, the namespace of its Redis keys (adapters/redis_keys.py), is read:
     # the database's store row. A unit binds the id it checked against Redis
     # (store_identity.locked_for_this_store); a reader outside a unit binds it here, once.

@@ -126,25 +126,36 @@ def test_a_socket_on_a_path_no_page_uses_is_refused_without_a_server_error(stack
         assert outcome != 500 and outcome in (403, 4404), (path, outcome)
 
 
-def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, stack):
+def live_page(browser, stack, url: str) -> tuple:
+    """A page on ``url``, live, with the requests it makes from now on and the count of
+    snapshots it fetched so far."""
     context, page = logged_in_page(browser, stack)
+    page.goto(url)
+    page.wait_for_function("() => window.liveState && window.liveState.open && document"
+                           ".getElementById('live-status').dataset.state === 'live'")
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
+    return context, page, requests, page.evaluate("window.liveState.snapshots")
+
+
+def fetched_one_snapshot(page, requests: list[str], before: int, group: str) -> None:
+    """Wait until the page fetched a snapshot of ``group``, and loaded no page for it."""
+    page.wait_for_function(f"() => window.liveState.snapshots > {before}",
+                           timeout=BROWSER_WAIT_MS)
+    assert [r for r in requests if r.startswith("document")] == []
+    assert any(f"/api/live/snapshot/?group={group}" in r for r in requests), requests
+
+
+def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, stack):
+    context, page, requests, before = live_page(browser, stack, "/topics/orders/")
     try:
-        page.goto("/topics/orders/")
-        page.wait_for_function("() => window.liveState && window.liveState.open && document"
-                               ".getElementById('live-status').dataset.state === 'live'")
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
-        before = page.evaluate("window.liveState.snapshots")
         # A message this page never gets: the sequence moves on, then a real batch follows.
         stack.python("from cluster.adapters.live_batches import next_seq, stage\n"
                      "next_seq('topic-orders.0')\n"
                      "stage('topic-orders.0', {'topics': [{'name': 'orders', "
                      "'resolution': 'Provisioned', 'reason': ''}]})\n"
                      "import time; time.sleep(0.5)")
-        page.wait_for_function(f"() => window.liveState.snapshots > {before}",
-                               timeout=BROWSER_WAIT_MS)
-        assert [r for r in requests if r.startswith("document")] == []
-        assert any("/api/live/snapshot/?group=topic-orders.0" in r for r in requests), requests
+        fetched_one_snapshot(page, requests, before, "topic-orders.0")
         assert page.locator("#live-status").inner_text() == "live"
     finally:
         context.close()
@@ -153,20 +164,11 @@ def test_a_sequence_gap_makes_the_page_fetch_one_snapshot_and_no_page(browser, s
 def test_a_message_numbered_and_lost_is_fetched_at_the_next_beacon(browser, stack):
     """A sender killed between numbering a batch and sending it, and no change after: the
     socket's beacon says the group moved on, and the page fetches its snapshot."""
-    context, page = logged_in_page(browser, stack)
+    context, page, requests, before = live_page(browser, stack, "/partitions/?topic=orders")
     try:
-        page.goto("/partitions/?topic=orders")
-        page.wait_for_function("() => window.liveState && window.liveState.open && document"
-                               ".getElementById('live-status').dataset.state === 'live'")
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(f"{r.resource_type} {r.url}"))
-        before = page.evaluate("window.liveState.snapshots")
         stack.python("from cluster.adapters.live_batches import next_seq\n"
                      "next_seq('topic-orders.0')")
-        page.wait_for_function(f"() => window.liveState.snapshots > {before}",
-                               timeout=BROWSER_WAIT_MS)
-        assert [r for r in requests if r.startswith("document")] == []
-        assert any("/api/live/snapshot/?group=topic-orders.0" in r for r in requests), requests
+        fetched_one_snapshot(page, requests, before, "topic-orders.0")
     finally:
         context.close()
 

@@ -73,6 +73,19 @@ def partition_queries(queries) -> list[str]:
     return [q["sql"] for q in queries if 'FROM "cluster_partition"' in q["sql"]]
 
 
+def read_then_spu_0_down(*, spus: int, partitions: int) -> tuple:
+    """The snapshot read and the offset it was read at; then SPU 0 went down, and a tick."""
+    from cluster.ports import applied_offset
+
+    register_spus(*range(spus), online=True)
+    topic_create(name="orders", partitions=partitions, replication=3)
+    tick(1_000)
+    first, since = cluster_snapshot(), applied_offset()
+    spu_offline(spu_id=0, by="test")
+    tick(2_000)
+    return first, since
+
+
 def by_key(snapshot) -> dict:
     return {(p.topic, p.partition): p for p in snapshot.partitions}
 
@@ -81,17 +94,11 @@ def test_a_leader_move_reads_again_only_the_rows_the_log_names(redis_url, monkey
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from cluster.ports import applied_offset, read_log
+    from cluster.ports import read_log
     from healing import snapshot
 
     monkeypatch.setattr(snapshot, "PATCH_MAX_SHARE", 1.0)  # however many SPU 0 holds
-    register_spus(0, 1, 2, 3, online=True)
-    topic_create(name="orders", partitions=12, replication=3)
-    tick(1_000)
-    first = cluster_snapshot()
-    since = applied_offset()
-    spu_offline(spu_id=0, by="test")
-    tick(2_000)
+    first, since = read_then_spu_0_down(spus=4, partitions=12)
     named = {e.data["partition"] for e in read_log(since + 1)
              if e.data["type"] == "partition"}
     assert 0 < len(named) < 12
@@ -131,13 +138,7 @@ def test_a_log_trimmed_past_the_rows_read_reads_every_row(redis_url, monkeypatch
     from cluster.adapters import metadata_log
     from cluster.ports import applied_offset, partition_rows_moved
 
-    register_spus(0, 1, 2, online=True)
-    topic_create(name="orders", partitions=6, replication=3)
-    tick(1_000)
-    first = cluster_snapshot()
-    since = applied_offset()
-    spu_offline(spu_id=0, by="test")
-    tick(2_000)
+    first, since = read_then_spu_0_down(spus=3, partitions=6)
     assert partition_rows_moved(since + 1, applied_offset())  # held: named
     monkeypatch.setattr(metadata_log, "start", lambda *a, **k: since + 2)  # one trimmed
     assert partition_rows_moved(since + 1, applied_offset()) is None

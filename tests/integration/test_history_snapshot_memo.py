@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cluster import ports
+from cluster.engine import engine as engine_module
+from cluster.engine.engine import Kept
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_produce
@@ -43,8 +46,8 @@ def test_a_snapshot_folded_on_from_the_moment_kept_is_the_one_a_decode_gives(
     from_kept = decode(bytes(kept.data))
 
     Snapshot.objects.filter(pk=kept.pk).delete()
-    services._saved.clear()  # a process that did not save the one before
-    again = services.snapshot_take()
+    with engine_module.using(ports.engine().replaced(snapshot_kept=Kept())):
+        again = services.snapshot_take()  # a process that saved neither: it decodes
     assert decodes == [1]
     assert decode(bytes(again.data)) == from_kept
     assert from_kept.offsets[("orders", 2)][0] >= 4 and from_kept.spus[0] is False
@@ -57,11 +60,8 @@ def test_a_snapshot_another_process_saved_since_is_decoded(redis_url, monkeypatc
     services.snapshot_take()
     spu_offline(spu_id=1, by="test")
     tick(2_000)
-    other = services._saved.copy()
-    services._saved.clear()
-    services.snapshot_take()  # another process's: this one's memo is older
-    services._saved.clear()
-    services._saved.update(other)
+    with engine_module.using(ports.engine().replaced(snapshot_kept=Kept())):
+        services.snapshot_take()  # another process's: this one's moment is older
     spu_offline(spu_id=2, by="test")
     tick(3_000)
     decodes: list[int] = []
