@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
@@ -22,9 +23,12 @@ class _Kept:
     topics: tuple[Any, ...]         # the topics they were read for
     partitions: tuple[PartitionView, ...]
     at: dict[tuple[int, int], tuple[int, int]]  # (topic pk, index) -> (position, row id)
+    # What runs derived from these very rows (``derived``): name -> (other inputs, value).
+    derived: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 _read: dict[str, _Kept] = {}
+T = TypeVar("T")
 # Past this share of the rows moved, all are read again rather than patched.
 PATCH_MAX_SHARE = 0.25
 
@@ -97,6 +101,25 @@ def _patch(kept: _Kept, moved: set[tuple[int, int]], topics: dict[int, tuple[Any
                                           "leader"):
             partitions[position_of[row_id]] = _view(topics[t], index, replicas, lrs, leader)
     kept.partitions = tuple(partitions)
+    kept.derived.clear()
+
+
+def derived(snapshot: Snapshot, name: str, inputs: Any, compute: Callable[[], T]) -> T:
+    """``compute()``, or what it gave a run before over these very rows (the tuple kept
+    while the log names none of them) and equal other ``inputs``.
+
+    The detectors and the LRS members are passes over every partition: at 100,000
+    partitions 0.29 s of the 0.36 s a run took every 5 s, always to the same result while
+    nothing moved."""
+    kept = _read.get(store_namespace())
+    if kept is None or kept.partitions is not snapshot.partitions:
+        return compute()
+    found = kept.derived.get(name)
+    if found is not None and found[0] == inputs:
+        return found[1]
+    value = compute()
+    kept.derived[name] = (inputs, value)
+    return value
 
 
 def _view(topic: tuple[Any, ...], index: int, replicas: list[int], lrs: list[int] | None,
