@@ -43,7 +43,7 @@ __all__ = [
     "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
     "log_start", "log_stream_key", "next_live_seq", "partition_rows_moved", "read_log",
     "read_log_from",
-    "sets_loaded", "store_namespace", "summary", "unit",
+    "sets_loaded", "store_namespace", "summary", "unit", "view_summary",
 ]
 
 
@@ -124,6 +124,12 @@ def hold_store_log() -> None:
 def summary(replica_set: ReplicaSet) -> Summary:
     """What the store mirrors of a replica set (leader, LRS, offsets)."""
     return hot_state.summary(replica_set)
+
+
+def view_summary(hot: HotState, replica_set: ReplicaSet) -> Summary:
+    """A loaded set's summary as it stands whole (a steady one's followers as its index
+    keeps them), without copying the set."""
+    return hot_state.view_summary(hot.state.steady, replica_set)
 
 
 def sets_loaded(hot: HotState) -> bool:

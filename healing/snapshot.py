@@ -4,14 +4,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
+
+from django.db.models import QuerySet
 
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Event, Partition, Spu, Topic
 from cluster.ports import applied_offset, partition_rows_moved, store_namespace
-from cluster.selectors.sql import in_lists
+from cluster.selectors.sql import as_text, in_lists, tuple_parser
 from healing.core import PartitionView, Snapshot, SpuView
 
 
@@ -76,11 +78,11 @@ def _partitions(topics: dict[int, tuple[Any, ...]]) -> tuple[PartitionView, ...]
             _patch(kept, moved, topics)
             kept.offset = offset
             return kept.partitions
-    rows = Partition.objects.filter(topic_id__in=list(topics)).values_list(
-        "id", "topic_id", "index", "replicas", "lrs", "leader")
+    parse = tuple_parser()
     partitions, at = [], {}
-    for position, (row_id, t, index, replicas, lrs, leader) in enumerate(rows):
-        partitions.append(_view(topics[t], index, replicas, lrs, leader))
+    for position, (row_id, t, index, replicas, lrs, leader) in enumerate(
+            _rows(Partition.objects.filter(topic_id__in=list(topics)))):
+        partitions.append(_view(topics[t], index, parse(replicas), parse(lrs), leader))
         at[(t, index)] = (position, row_id)
     _read.clear()  # one store per process in practice; tests switch between several
     _read[store_namespace()] = _Kept(offset, key, tuple(partitions), at)
@@ -94,12 +96,12 @@ def _patch(kept: _Kept, moved: set[tuple[int, int]], topics: dict[int, tuple[Any
     if not found:
         return  # HW checkpoints, SPUs, rows of topics the check does not read
     position_of = dict((row_id, position) for position, row_id in found)
-    partitions = list(kept.partitions)
+    partitions, parse = list(kept.partitions), tuple_parser()
     for chunk in in_lists(sorted(position_of)):
-        for row_id, t, index, replicas, lrs, leader in Partition.objects.filter(
-                id__in=chunk).values_list("id", "topic_id", "index", "replicas", "lrs",
-                                          "leader"):
-            partitions[position_of[row_id]] = _view(topics[t], index, replicas, lrs, leader)
+        for row_id, t, index, replicas, lrs, leader in _rows(
+                Partition.objects.filter(id__in=chunk)):
+            partitions[position_of[row_id]] = _view(topics[t], index, parse(replicas),
+                                                    parse(lrs), leader)
     kept.partitions = tuple(partitions)
     kept.derived.clear()
 
@@ -122,7 +124,13 @@ def derived(snapshot: Snapshot, name: str, inputs: Any, compute: Callable[[], T]
     return value
 
 
-def _view(topic: tuple[Any, ...], index: int, replicas: list[int], lrs: list[int] | None,
-          leader: int | None) -> PartitionView:
-    return PartitionView(topic[0], index, tuple(replicas), tuple(lrs or ()), leader,
-                         topic[1], topic[2])
+def _rows(query: QuerySet[Partition]) -> Iterable[tuple[Any, ...]]:
+    """(row id, topic pk, index, replicas text, LRS text, leader) of each row: the JSON
+    columns as their text, for ``tuple_parser``."""
+    return query.annotate(replicas_text=as_text("replicas"), lrs_text=as_text("lrs")) \
+        .values_list("id", "topic_id", "index", "replicas_text", "lrs_text", "leader")
+
+
+def _view(topic: tuple[Any, ...], index: int, replicas: tuple[int, ...],
+          lrs: tuple[int, ...], leader: int | None) -> PartitionView:
+    return PartitionView(topic[0], index, replicas, lrs, leader, topic[1], topic[2])

@@ -127,11 +127,11 @@ _EVERY = frozenset(range(SLOTS))
 def _changed(hot: HotState, after: Mapping[Key, Summary], keys: Any,
              written: dict[Key, Offsets]) -> dict[Key, Offsets]:
     """The offsets of ``keys`` that differ from what this process last ``written``."""
-    sets, view = hot.state.replica_sets, hot.state.steady.view
+    sets = hot.state.replica_sets
     changed: dict[Key, Offsets] = {}
     for key in keys:
         # A steady set's followers as the index keeps them (core.replication.steady).
-        s = after.get(key) or (ports.summary(view(sets[key])) if key in sets else None)
+        s = after.get(key) or (ports.view_summary(hot, sets[key]) if key in sets else None)
         if s is None:
             continue
         offsets = (s.hw, s.replicas)

@@ -57,7 +57,8 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
                                         LeaderLog, ReplicaStatus, Summary, checked_records,
                                         decode_fields, decode_move, decode_set, encode_move,
                                         encode_set, encode_status, records_from,
-                                        start_and_apart, status_fields, summary)
+                                        start_and_apart, status_fields, summary,
+                                        view_summary)
 from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
                                           sets_key, take_after_others, take_trusted)
 from cluster.adapters.set_records import records_key  # noqa: F401 (re-exported)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from django.conf import settings
 
@@ -149,11 +149,19 @@ def _offset(stream_id: bytes | str) -> int:
 def read(first: int, limit: int = 1000, last: int | None = None, *,
          namespace: str | None = None) -> list[Entry]:
     """Entries from offset ``first`` on (to ``last`` when given), at most ``limit``, in order."""
+    return [Entry(offset, json.loads(raw))
+            for offset, raw in read_raw(first, limit, last, namespace=namespace)]
+
+
+def read_raw(first: int, limit: int = 1000, last: int | None = None, *,
+             namespace: str | None = None) -> list[tuple[int, bytes]]:
+    """``read``'s entries as (offset, the entry's JSON text): for a reader that decodes only
+    the entries it looks for."""
     if limit <= 0 or (last is not None and last < first):
         return []
     found = client().xrange(stream_key(namespace), min=f"{max(first, 0)}-0",
                             max="+" if last is None else f"{last}-1", count=limit)
-    return [Entry(_offset(sid), json.loads(fields[b"e"])) for sid, fields in found]
+    return [(_offset(sid), cast(bytes, fields[b"e"])) for sid, fields in found]
 
 
 def read_all(first: int = 0, batch: int = 5000) -> Iterator[Entry]:

@@ -39,6 +39,7 @@ import msgpack
 from cluster.core.replication import (MovePhase, Reassignment, Replica, ReplicaSet,
                                       Resolution)
 from cluster.core.replication.compaction import reference_replica
+from cluster.core.replication.steady import Steady
 from cluster.errors import Unavailable
 
 _RESOLUTIONS = {r.value: r for r in Resolution}
@@ -356,6 +357,18 @@ _optional_values = attrgetter(*(name for name, _, _ in _OPTIONAL_DEFAULTS), "__c
 _ALL_DEFAULT = (*(default for _, _, default in _OPTIONAL_DEFAULTS), ReplicaSet)
 
 _new_summary = tuple.__new__
+
+
+def view_summary(steady: Steady, rs: ReplicaSet) -> Summary:
+    """``summary(steady.view(rs))``, without the view's copy of a steady set."""
+    seen = steady.view_offsets(rs)
+    if seen is None:
+        return summary(rs)
+    hw, replicas = seen
+    leader = rs.leader
+    return _new_summary(Summary, (leader, tuple(rs.lrs), rs.resolution, hw,
+                                  rs.replica[leader].leo,  # type: ignore[index]
+                                  replicas, rs.epoch))
 
 
 def summary(rs: ReplicaSet) -> Summary:

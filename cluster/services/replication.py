@@ -40,6 +40,7 @@ from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
+from cluster.selectors.sql import as_text, tuple_parser
 from cluster.services.recovery import hot_state_check_against_store
 from cluster.services.simulated_producers import (TopicQuota, produce_quotas,
                                                   producer_quotas, records_due,
@@ -213,11 +214,7 @@ def replication_resync_store(*, heal: bool = True) -> int:
     n = shards.count() if shards.sharded() else 1
     # Rows read before a shard's lease may be a tick old: a row then healed needlessly
     # still gets the hot state's current values, written under that shard's lease.
-    stored = {pk: (tuple(replicas), leader, tuple(lrs), resolution, epoch, preferred, hw, leo)
-              for pk, replicas, leader, lrs, resolution, epoch, preferred, hw, leo in
-              Partition.objects.values_list("id", "replicas", "leader", "lrs", "resolution",
-                                            "epoch", "initial_leader", "hw", "leo")
-              .iterator(chunk_size=5000)}
+    stored = _stored_rows()
     drifted = 0
     for shard in range(n):  # unsharded, shard 0 is the whole state
         with engine().unit(shard=shard, dispatch=_nowhere) as u:
@@ -228,15 +225,26 @@ def replication_resync_store(*, heal: bool = True) -> int:
     return drifted
 
 
+def _stored_rows() -> dict[int, tuple[Any, ...]]:
+    """Every partition row's status and offsets, by id, shaped as ``_stored_shape``."""
+    parse = tuple_parser()
+    return {pk: (parse(replicas), leader, parse(lrs), resolution, epoch, preferred, hw, leo)
+            for pk, replicas, leader, lrs, resolution, epoch, preferred, hw, leo in
+            Partition.objects.annotate(replicas_text=as_text("replicas"),
+                                       lrs_text=as_text("lrs"))
+            .values_list("id", "replicas_text", "leader", "lrs_text", "resolution", "epoch",
+                         "initial_leader", "hw", "leo").iterator(chunk_size=5000)}
+
+
 def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
                ) -> list[tuple[int, Key, hot_state.Summary]]:
     """The rows of the unit's sets that drifted from the hot state (their offsets to write);
     a drifted status is logged as a ``partition`` entry of the unit's commit."""
     hot, rows = u.state, []
     sliced = trails_by_design(hot)  # only then may a row's offsets trail
-    view = hot.state.steady.view  # a steady set's followers as the index keeps them
+    steady = hot.state.steady  # a steady set's followers as the index keeps them
     for part, rs in hot.state.replica_sets.items():
-        pk, new = hot.partition_pk(part), hot_state.summary(view(rs))
+        pk, new = hot.partition_pk(part), hot_state.view_summary(steady, rs)
         row = stored.get(pk) if pk is not None else None
         if pk is None or row is None:
             continue

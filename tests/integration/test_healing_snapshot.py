@@ -196,3 +196,19 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
         snapshot._read.clear()
         snapshot._read.update(held)  # patched on, not from the fresh read
     assert len(patches) >= 3, patches
+
+
+def test_the_rows_read_as_text_are_the_replicas_and_lrs_the_orm_decodes(redis_url):
+    """The JSON columns are read as their text and each distinct text decoded once
+    (selectors.sql.tuple_parser): what the snapshot holds is what the ORM's decode gives,
+    an SPU down (LRS shorter than the replicas) included."""
+    from cluster.models import Partition
+
+    first, _ = read_then_spu_0_down(spus=4, partitions=12)
+    rows = {(p.topic.name, p.index): (tuple(p.replicas), tuple(p.lrs or ()), p.leader)
+            for p in Partition.objects.select_related("topic")}
+    snapshot = cluster_snapshot()
+    assert {(p.topic, p.partition): (p.replicas, p.lrs, p.leader)
+            for p in snapshot.partitions} == rows
+    assert any(len(lrs) < len(replicas) for replicas, lrs, _ in rows.values())
+    assert all(type(p.replicas) is tuple and type(p.lrs) is tuple for p in snapshot.partitions)

@@ -243,6 +243,34 @@ class Steady:
                                  caught_up_ms=r.caught_up_ms if at is None else at)
         return replace(rs, replica=replica, hw=hw)  # type: ignore[type-var]
 
+    def view_offsets(self, rs: ReplicaSet) -> tuple[int, tuple[tuple[int, int, int], ...]] | None:
+        """What ``view(rs)`` would give of its offsets, without the copy: its HW and each
+        replica's (SPU, LEO, HW) in ``rs.replicas`` order; None when ``rs`` is not steady
+        (it stands as it is). A pass over every set's summary (the store's resync, the HW
+        checkpoints) spent most of its time in ``view``'s replaced copies: 340,000 of them
+        at 100,000 partitions."""
+        key = (rs.topic, rs.partition)
+        rep, leader = rs.replica, rs.leader
+        if key not in self.keys or leader not in rep:
+            return None
+        lead = rep[leader]  # type: ignore[index]
+        start, length = lead.start, len(lead.log)
+        hw = start + length if key in self.levelled else rs.hw
+        # A follower's log in the view is ``lead.log[:hw - start]``: its length, as sliced.
+        cut = hw - start
+        follower_leo = start + (min(cut, length) if cut >= 0 else max(0, length + cut))
+        lrs, whole = rs.lrs, len(rs.lrs) == len(rep)
+        out = []
+        for s in rs.replicas:
+            if s == leader:
+                out.append((s, start + length, hw))
+            elif whole or s in lrs:
+                out.append((s, follower_leo, hw))
+            else:
+                r = rep[s]
+                out.append((s, r.start + len(r.log), r.hw))
+        return hw, tuple(out)
+
     def mark(self) -> None:
         """The shell's save summed up every set as it stands now (``joined``)."""
         self.joined.clear()

@@ -294,3 +294,29 @@ def test_a_steady_key_whose_set_is_gone_is_refused_in_its_run():
     assert [a.code for a in actions] == ["UNKNOWN_TOPIC_OR_PARTITION"]
     assert state.replica_sets[("t", 1)].replica[1].log == [0]
     assert set(state.steady.appended) == {("t", 1)}
+
+
+class _OffsetsPair(_Pair):
+    """A pair whose every comparison also reads each steady set's offsets both ways."""
+    compared = 0
+
+    def same(self, where: str) -> None:
+        super().same(where)
+        steady = self.a.state.steady
+        for key, rs in self.a.state.replica_sets.items():
+            seen = steady.view_offsets(rs)
+            view = steady.view(rs)
+            if seen is None:
+                assert view is rs, f"seed={self.seed} {where} {key}: steady, yet no offsets"
+                continue
+            whole = (view.hw, tuple((s, view.replica[s].leo, view.replica[s].hw)
+                                    for s in view.replicas))
+            assert seen == whole, f"seed={self.seed} {where} {key}: {seen} != {whole}"
+            _OffsetsPair.compared += 1
+
+
+def test_a_steady_sets_offsets_read_without_the_view_are_the_views():
+    _OffsetsPair.compared = 0
+    for seed in range(min(SEEDS, 100)):
+        _OffsetsPair(seed).play()
+    assert _OffsetsPair.compared > 1000  # steady sets, levelled and appended ones among them
