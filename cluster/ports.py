@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Engine", "ExtraEntries", "HotState", "LogEntry", "Summary", "TickStep", "Unit",
-    "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
+    "append_entries", "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
     "log_start", "log_stream_key", "next_live_seq", "partition_rows_moved", "read_log",
     "read_log_from",
     "sets_loaded", "store_namespace", "summary", "unit", "view_summary",
@@ -55,6 +55,14 @@ def engine() -> Engine:
 
 
 # --- The metadata log ---------------------------------------------------------------
+
+def append_entries(entries: list[dict[str, Any]]) -> list[int]:
+    """Append entries that are no engine state (a detection run's events) now, under no
+    lease, and project them into the store; their offsets (services/events.py)."""
+    from cluster.services.events import append_entries as append
+
+    return append(entries)
+
 
 def log_head() -> int:
     """The offset of the newest entry (0 for an empty log)."""

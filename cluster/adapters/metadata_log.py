@@ -81,8 +81,9 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
 # An operator's intent, appended when it is made, outside any unit of work: no lease guards
 # it (it is no engine state), and its offset comes above what the store already applied, so
 # an append to a Redis that lost its log is never taken for an entry the store has seen.
-# Every entry of ARGV[2..] at consecutive offsets, the intents head moved to the last, in
-# one script: the engine's controllers never see the head before its entries.
+# Every entry of ARGV[2..] at consecutive offsets, the intents head (KEYS[3], when given)
+# moved to the last, in one script: the engine's controllers never see the head before its
+# entries.
 _INTENT_SCRIPT = """
 local floor = tonumber(ARGV[1])
 if tonumber(redis.call('get', KEYS[1]) or '0') < floor then
@@ -93,7 +94,7 @@ for i = 2, #ARGV do
   offset = redis.call('incr', KEYS[1])
   redis.call('xadd', KEYS[2], offset .. '-1', 'e', ARGV[i])
 end
-redis.call('set', KEYS[3], offset)
+if KEYS[3] then redis.call('set', KEYS[3], offset) end
 return offset
 """
 
@@ -106,13 +107,20 @@ def append_intent(entry: dict[str, Any], *, floor: int) -> int:
 def append_intents(entries: list[dict[str, Any]], *, floor: int) -> list[int]:
     """Append ``entries`` now, in order, at consecutive offsets above ``floor``, in one
     script (an SPU group's hundred SPUs: one round trip, not a hundred); their offsets."""
+    return append_now(entries, floor=floor, intents=True)
+
+
+def append_now(entries: list[dict[str, Any]], *, floor: int, intents: bool = False
+               ) -> list[int]:
+    """``append_intents``, and for entries that are neither engine state nor an operator's
+    intent (a detection run's events) with ``intents`` False: the intents head stays."""
     if not entries:
         return []
     now = int(time.time() * 1000)
     texts = [_COMPACT.encode(e if "at" in e else {**e, "at": now}) for e in entries]
     ns = store_namespace()
-    last = int(client().eval(_INTENT_SCRIPT, 3, head_key(ns), stream_key(ns),
-                             intents_head_key(ns), floor, *texts))
+    keys = [head_key(ns), stream_key(ns), *([intents_head_key(ns)] if intents else [])]
+    last = int(client().eval(_INTENT_SCRIPT, len(keys), *keys, floor, *texts))
     return list(range(last - len(entries) + 1, last + 1))
 
 

@@ -11,13 +11,17 @@ run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 
     .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
         [--workers 1,2,4] [--shards 4] [--window 20] [--acks-all 5] [--hot-redis N]
-        [--max-per-worker P] [--min-per-worker P]
+        [--max-per-worker P] [--min-per-worker P] [--outage]
 
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
 times N produces with acks=all to an idle one-partition topic (``small``, replication 3)
 during the window, as a page or the API would send them, and prints how much of each
 write its append took (the produce's unit of work, its wait for the shard's lease included).
+
+``--outage`` takes SPU 0 offline a third into each window and back online at two thirds
+(the services an operator's command calls): the round then says how many coordinator
+ticks ran whole (every set in one process) and the CPU of the longest.
 
 ``--hot-redis N`` puts the hot state on N private Redis servers of its own
 (``HOT_STATE_REDIS_URLS``: shard s on server s mod N, the cluster lease, meta and log on
@@ -54,7 +58,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -279,8 +285,29 @@ def start_hot_redis(workdir: Path, n: int) -> list[tuple[subprocess.Popen, str]]
     return [start_private_redis(workdir / f"hot-redis-{i}") for i in range(n)]
 
 
+def outage_in(window_s: float) -> list[threading.Timer]:
+    """SPU 0 taken offline a third into the window and back online at two thirds, through
+    the services an operator's command calls (the engine adopts each at its next tick)."""
+    def at(fraction: float, call: Callable[[], object]) -> threading.Timer:
+        def run() -> None:
+            from django import db
+
+            try:
+                call()
+            finally:
+                db.connections.close_all()  # this thread's own connection
+        timer = threading.Timer(window_s * fraction, run)
+        timer.start()
+        return timer
+
+    from cluster.services.outages import spu_offline, spu_online
+
+    return [at(1 / 3, lambda: spu_offline(spu_id=0, by="bench")),
+            at(2 / 3, lambda: spu_online(spu_id=0, by="bench"))]
+
+
 def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], warmup_s: float,
-            window_s: float, acks_all: int = 0) -> Round:
+            window_s: float, acks_all: int = 0, outage: bool = False) -> Round:
     procs = start(workers, shards, logs)
     names = [n for n in procs if n != "beat"]
     try:
@@ -303,8 +330,11 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
         before, t0 = cpu_seconds(watched), datetime.now()
         psutil.cpu_percent()
         end = time.monotonic() + window_s
+        timers = outage_in(window_s) if outage else []
         acks, appends, waits = acks_all_latencies(acks_all, end) if acks_all else ([], [], [])
         time.sleep(max(0.0, end - time.monotonic()))
+        for timer in timers:
+            timer.join()
         busy, t1, after = psutil.cpu_percent(), datetime.now(), cpu_seconds(watched)
     finally:
         stop(procs)
@@ -340,7 +370,11 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             "machine_busy_pct": round(r.machine_busy, 1),
             # Seconds the workers spent in beat's other tasks (the healing check...).
             "other_tasks_s": {t: round(s, 2) for t, (_, s) in sorted(r.other.items())},
-            "cpu_per_partition_step_us": round((coord_ms + shard_ms) * 1000 / size, 1)}
+            "cpu_per_partition_step_us": round((coord_ms + shard_ms) * 1000 / size, 1),
+            # Ticks the coordinator ran whole (every lease, every set in one process: an
+            # SPU changing status, with --outage) and the CPU of the longest coordinator tick.
+            "whole_ticks": r.whole,
+            "longest_coordinator_cpu_ms": max(r.coordinator_cpu, default=0)}
 
 
 def scale_out(rounds: list[dict], counts: list[int]) -> dict[str, dict[str, object]]:
@@ -432,6 +466,9 @@ def main() -> None:
                         help="skip a round whose partitions per worker are under this")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: every round and the scale-out summary")
+    parser.add_argument("--outage", action="store_true",
+                        help="in each window SPU 0 goes offline at a third and back online at "
+                             "two thirds: what an outage rehearsal costs the steps")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = [int(w) for w in args.workers.split(",")]
@@ -467,7 +504,7 @@ def main() -> None:
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
                 r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,
-                            args.acks_all)
+                            args.acks_all, args.outage)
                 report(size, args.shards, r)
                 rounds.append(round_json(size, args.shards, r))
                 if r.rate(args.shards) >= 0.9:

@@ -210,10 +210,11 @@ def test_an_spu_group_made_in_a_caller_s_transaction_writes_its_rows_then_logs(r
     assert (entry["type"], entry["spu"], "log_first" in entry) == ("spu-register", 20, False)
 
 
-def test_a_detection_run_writes_its_rows_first_then_logs_its_events_through_one_unit(
+def test_a_detection_run_writes_its_rows_first_then_logs_its_events_under_no_lease(
         redis_url, monkeypatch):
-    """Healing logs through a unit (issue 32), not a database transaction wrapped in the
-    engine's lease: the unit runs once the run's rows committed, and a quiet run runs none."""
+    """Healing logs its events once the run's rows committed (issue 32), not in a database
+    transaction wrapped in the engine's lease, and through no unit of work: they are no
+    engine state. A quiet run logs nothing."""
     from cluster import ports
     from cluster.services.outages import spu_offline
     from healing.models import Anomaly
@@ -222,24 +223,68 @@ def test_a_detection_run_writes_its_rows_first_then_logs_its_events_through_one_
     register_spus(0, 1, 2, online=True)
     run("topic", "create", "t", "--partitions", "3", "--replication", "2")
     run("healing", "enable", "--notify-only")
-    units, real = [], ports.unit
+    appends, units, real = [], [], ports.append_entries
 
-    def watched(**kwargs):
-        units.append((transaction.get_connection().in_atomic_block,
-                      list(Anomaly.objects.values_list("state", flat=True))))
-        return real(**kwargs)
+    def watched(entries):
+        appends.append((transaction.get_connection().in_atomic_block,
+                        list(Anomaly.objects.values_list("state", flat=True))))
+        return real(entries)
 
-    monkeypatch.setattr(ports, "unit", watched)
+    monkeypatch.setattr(ports, "append_entries", watched)
+    monkeypatch.setattr(ports, "unit", lambda **kw: units.append(kw))
     spu_offline(spu_id=2)
     mark, t0 = head(), int(time.time() * 1000)
     healing_check(now_ms=t0)
-    assert units == [(False, ["detected"])]
+    assert appends == [(False, ["detected"])] and units == []
     [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] == "event"]
     assert (entry["actor"], entry["object_type"], entry["operation"]) == (
         "self-healing", "anomaly", "detected")
+    assert "log_first" not in entry
     assert Event.objects.get(log_offset=entry["offset"]).actor == "self-healing"
-    healing_check(now_ms=t0 + 100)  # nothing changed: no unit, nothing logged
-    assert len(units) == 1
+    healing_check(now_ms=t0 + 100)  # nothing changed: nothing logged
+    assert len(appends) == 1
+
+
+def test_a_detection_run_logs_its_events_while_a_unit_holds_every_lease(redis_url):
+    """A whole tick holds every lease for seconds at 100,000 partitions (an SPU changing
+    status): a detection run that found an anomaly then logs its events without waiting
+    for it, and the engine's controllers see no new intent in them."""
+    import threading
+
+    from django import db
+
+    from cluster import ports
+    from cluster.adapters import metadata_log
+    from cluster.services.outages import spu_offline
+    from healing.services import healing_check
+
+    register_spus(0, 1, 2, online=True)
+    run("topic", "create", "t", "--partitions", "3", "--replication", "2")
+    run("healing", "enable", "--notify-only")
+    spu_offline(spu_id=2)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with ports.unit(whole=True):
+                held.set()
+                release.wait(60)
+        finally:
+            db.connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        mark, intents_head = head(), metadata_log.intents_head()
+        healing_check(now_ms=int(time.time() * 1000))
+        assert holder.is_alive()  # the unit still holds every lease
+        [entry] = [e for e in dumped() if e["offset"] > mark and e["type"] == "event"]
+        assert Event.objects.get(log_offset=entry["offset"]).operation == "detected"
+        assert metadata_log.intents_head() == intents_head
+    finally:
+        release.set()
+        holder.join()
 
 
 def test_a_plan_applied_in_a_caller_s_transaction_writes_its_row_then_logs(redis_url):
