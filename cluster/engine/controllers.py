@@ -30,10 +30,10 @@ from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action
 from cluster.core.replication.controllers import (SpuSpec, fold_spus, fold_topics,
                                                   is_intent, needs_replica_sets,
-                                                  only_topics_added)
+                                                  only_topics_changed)
 from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_settings, drop_topic,
                                      provisioned_topics, reconcile_spus, reconcile_topics,
-                                     sync_racks, sync_topology, topics_added_in_rows)
+                                     sync_racks, sync_topology, topics_changed_in_rows)
 from cluster.projections import store as store_projection
 
 Entries = list[dict]
@@ -43,7 +43,8 @@ _BATCH = 5000
 class Topology(Enum):
     """What a sharded coordinator's quiet tick found the intents ask (``topology_quiet``)."""
     QUIET = "quiet"  # adopted by the quiet tick itself: no replica set touched
-    TOPICS_ADDED = "topics added"  # new topics' sets, and no other set (``adopt_added``)
+    # Topics added or dropped, and no other set touched (``adopt_topics``).
+    TOPICS = "topics added or dropped"
     WHOLE = "whole"  # a whole tick must adopt it
 
 
@@ -64,17 +65,21 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
 
 def topology_quiet(hot: HotState, at: int) -> Topology:
     """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
-    none (racks, topic settings) and say QUIET; TOPICS_ADDED when the intents ask for new
-    topics' sets and nothing else of the sets; WHOLE when a whole tick must adopt the rest
-    (an SPU registered, forgotten or changing status; a topic dropped or made again)."""
+    none (racks, topic settings) and say QUIET; TOPICS when the intents ask for topics
+    added or dropped and nothing else of the sets; WHOLE when a whole tick must adopt the
+    rest (an SPU registered, forgotten or changing status; a topic made again)."""
     return _without_other_sets(hot, at, make_sets=False)[0]
 
 
-def adopt_added(hot: HotState, at: int) -> list[Action] | None:
+def adopt_topics(hot: HotState, at: int) -> list[Action] | None:
     """Under every lease with no set loaded: make the sets of the topics the intents added
-    since the adopted offset, with the racks and settings beside them, and record the
-    head. None when by now they ask anything else of the replica sets, or nothing (a
-    whole tick must adopt it).
+    since the adopted offset and drop those of the topics they deleted, with the racks and
+    settings beside them, and record the head. None when by now they ask anything else of
+    the replica sets, or nothing (a whole tick must adopt it).
+
+    A dropped topic's sets are deleted by its name (the save deletes its keys, whatever
+    the unit loaded): a topic deleted cost a whole tick, every set loaded, stepped and
+    saved in one process.
 
     A topic added at a few hundred thousand partitions cost a whole tick: every set loaded
     in one process (20 s at 300,000 here), with no shard stepping meanwhile. The new sets
@@ -82,22 +87,25 @@ def adopt_added(hot: HotState, at: int) -> list[Action] | None:
     and the replica index), so they are made alone, and each shard's next tick reads only
     the new sets it holds."""
     topology, actions = _without_other_sets(hot, at, make_sets=True)
-    return actions if topology is Topology.TOPICS_ADDED else None
+    return actions if topology is Topology.TOPICS else None
 
 
 def _without_other_sets(hot: HotState, at: int, *, make_sets: bool
                         ) -> tuple[Topology, list[Action]]:
     """What the intents since the adopted offset ask, or the periodic comparison with the
     rows finds, adopted where no loaded set is needed: the racks and settings, and when
-    ``make_sets`` (a unit of every lease) the new topics' sets. Nothing is adopted when
-    the answer is WHOLE, nor TOPICS_ADDED without ``make_sets``."""
+    ``make_sets`` (a unit of every lease) the new topics' sets and the dropped ones'
+    deletion. Nothing is adopted when the answer is WHOLE, nor TOPICS without
+    ``make_sets``."""
     head = metadata_log.intents_head()
     compared = None
+    dropped: dict[str, int | None] = {}
     if _compare_due(hot, head, at):
         store_projection.catch_up()
-        added = topics_added_in_rows(hot)  # the settings of the others applied
-        if added is None:
+        changed = topics_changed_in_rows(hot)  # the settings of the others applied
+        if changed is None:
             return Topology.WHOLE, []
+        added, dropped = changed[0], dict(changed[1])
         compared = at
     else:
         entries = _pending(hot, head)
@@ -109,19 +117,21 @@ def _without_other_sets(hot: HotState, at: int, *, make_sets: bool
             spec, topics = fold_spus(registered, entries), fold_topics(entries)
             if needs_replica_sets(registered, spec, topics):
                 # A name the engine replicates already is a re-creation: dropped first.
-                if (not only_topics_added(registered, spec, topics)
+                if (not only_topics_changed(registered, spec, topics)
                         or topics.added & hot.topics.keys()):
                     return Topology.WHOLE, []
-                added = topics.added
+                added, dropped = topics.added, topics.dropped
             _adopt_meta(hot, spec, topics.settings)
-    if not added:
+    if not added and not dropped:
         _adopt(hot, head, compared=compared)
         return Topology.QUIET, []
     if not make_sets:
-        return Topology.TOPICS_ADDED, []
-    actions = reconcile_topics(hot, provisioned_topics(added), added)
+        return Topology.TOPICS, []
+    for name, pk in dropped.items():
+        drop_topic(hot, name, pk)
+    actions = reconcile_topics(hot, provisioned_topics(added), added) if added else []
     _adopt(hot, head, compared=compared)
-    return Topology.TOPICS_ADDED, actions
+    return Topology.TOPICS, actions
 
 
 def _adopt_meta(hot: HotState, spec: SpuSpec, changed: dict[str, dict]) -> None:

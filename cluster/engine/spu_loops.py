@@ -95,11 +95,12 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
         bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
-def topics_added_in_rows(hot: HotState) -> set[str] | None:
-    """The provisioned topics the hot state does not replicate yet, when they are all the
-    rows differ by (the SPUs as it has them, every topic it replicates still there under
-    its id); None when anything else differs. The settings of the topics it replicates
-    are applied here."""
+def topics_changed_in_rows(hot: HotState) -> tuple[set[str], dict[str, int]] | None:
+    """The provisioned topics the hot state does not replicate yet, and those it replicates
+    whose row is gone (by name, with the id it replicates them under), when they are all
+    the rows differ by (the SPUs as it has them, every other topic it replicates there
+    under its id); None when anything else differs (a topic made again under its name).
+    The settings of the topics it replicates are applied here."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
     if {str(spu): rack or "" for spu, _, rack in rows} != hot.racks:
@@ -108,13 +109,14 @@ def topics_added_in_rows(hot: HotState) -> set[str] | None:
     if store.keys() - spus.keys() or any(
             up != (store.get(s) == ONLINE) for s, up in spus.items()):
         return None
-    rows = provisioned_topics()
-    if any(rows.get(n, (None,))[0] != t["pk"] for n, t in hot.topics.items()):
+    topics = provisioned_topics()
+    dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics}
+    if any(topics[n][0] != t["pk"] for n, t in hot.topics.items() if n in topics):
         return None
-    for name, row in rows.items():
+    for name, row in topics.items():
         if name in hot.topics:
             _apply_settings(hot, name, row)
-    return rows.keys() - hot.topics.keys()
+    return topics.keys() - hot.topics.keys(), dropped
 
 
 def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:

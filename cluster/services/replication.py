@@ -34,7 +34,7 @@ from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit, now_ms
 from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
-from cluster.engine.controllers import Topology, adopt_added, adopt_topology, topology_quiet
+from cluster.engine.controllers import Topology, adopt_topics, adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
@@ -82,9 +82,9 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
-    Topics added, and nothing else asked of the sets, are made under every lease with
-    no other set loaded (``_add_topics``). When something cluster-wide must change
-    replica sets (an SPU registered or changing status, a topic dropped, a silent SPU,
+    Topics added or dropped, and nothing else asked of the sets, are made or deleted under
+    every lease with no other set loaded (``_topics``). When something cluster-wide must
+    change replica sets (an SPU registered or changing status, a topic made again, a silent SPU,
     a tick step such as a running plan, a Redis restart to check against the log) it
     runs the whole tick instead, under every lease. Either way it returns None: no
     shard task is needed that tick.
@@ -99,7 +99,7 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
             u.actions += quiet
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
-    if topology is Topology.TOPICS_ADDED and _add_topics(at, dispatch, lock_timeout_s):
+    if topology is Topology.TOPICS and _topics(at, dispatch, lock_timeout_s):
         return None
     if topology is not Topology.QUIET:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
@@ -107,12 +107,12 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     return {shard: quotas for shard in range(shards.count())}
 
 
-def _add_topics(at: int, dispatch: Dispatch | None, lock_timeout_s: float | None) -> bool:
-    """The topics added (controllers.adopt_added), under every lease with no other set
-    loaded; False, committing nothing, when the intents ask more by then."""
+def _topics(at: int, dispatch: Dispatch | None, lock_timeout_s: float | None) -> bool:
+    """The topics added or dropped (controllers.adopt_topics), under every lease with no
+    other set loaded; False, committing nothing, when the intents ask more by then."""
     with engine().unit(whole=True, pick=lambda _: (), dispatch=dispatch,
                        lock_timeout_s=lock_timeout_s, now=at) as u:
-        actions = adopt_added(u.state, at)
+        actions = adopt_topics(u.state, at)
         if actions is None:
             u.discard()
             return False

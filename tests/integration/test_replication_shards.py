@@ -319,3 +319,63 @@ def test_a_healing_run_that_finds_an_spu_down_logs_its_events_when_sharded(shard
     sharded_tick()
     assert healing_check(now_ms=int(time.time() * 1000))["anomalies"] == 1
     assert Event.objects.filter(object_type="anomaly").exists()
+
+
+def hot_keys_naming(topic: str) -> list[str]:
+    """Every key of every hot-state server whose name holds ``topic`` between separators."""
+    from cluster.adapters import hot_servers
+
+    found = []
+    for server in hot_servers.servers():
+        for k in hot_servers.client_of(server).scan_iter(match=f"*{topic}*"):
+            name = k.decode()
+            if any(sep + topic + end in name + ":" for sep in (":", "{")
+                   for end in (":", "}", ".")):
+                found.append(name)
+    return sorted(found)
+
+
+def test_a_topic_dropped_is_deleted_alone_under_every_lease_and_the_others_step_on(
+        sharded, loads):
+    """A topic deleted costs no whole tick: its sets, records and rows go by its name
+    under every lease with no set loaded, the others' encodings stay as they were, and a
+    topic made again under the name later is a topic added. (Found here by comparing the
+    rows; test_topology_controllers.py folds the intent.)"""
+    from cluster.adapters import hot_servers
+    from cluster.models import Topic
+    from cluster.ports import log_head, read_log
+    from cluster.services import topic_delete
+
+    topic_create(name="late", partitions=8, replication=2)
+    sharded_tick()
+    for p in range(8):
+        queue = LocalQueue()
+        records_produce(topic="late", partition=p, acks=1, count=2, dispatch=queue)
+        queue.drain()
+    produce(3)
+    sharded_tick()
+    assert hot_keys_naming("late")
+    pk = Topic.objects.get(name="late").pk
+    orders = {s: hot_servers.client_of(s).hgetall(hot_state.sets_key("orders"))
+              for s in hot_servers.servers()}
+    ids = sorted(record_ids())
+    since = log_head()
+    topic_delete(name="late")
+    loads["sets"].clear()
+    assert sharded_tick() is None  # the topics' unit ran, no shard task
+    assert loads == {"sets": [0, 0], "whole": []}
+    assert hot_keys_naming("late") == []
+    assert "late" not in hot_state.replicated_topics()
+    assert {s: hot_servers.client_of(s).hgetall(hot_state.sets_key("orders"))
+            for s in hot_servers.servers()} == orders
+    dropped = [e.data for e in read_log(since + 1) if e.data["type"] == "topic-dropped"]
+    assert dropped == [{**dropped[0], "topic": "late", "topic_pk": pk}]
+    assert sorted(record_ids()) == [i for i in ids if i in set(record_ids())]
+    assert {k[0] for k in hot_state.load().state.replica_sets} == {"orders"}
+    produce(5)
+    assert sharded_tick() is not None
+    CHECKER[:] = [InvariantChecker()]  # a new topic under the name: its HW starts again
+    topic_create(name="late", partitions=2, replication=2)  # made again: a topic added
+    assert sharded_tick() is None and not loads["whole"]
+    assert sorted(p for t, p in hot_state.load().state.replica_sets if t == "late") == [0, 1]
+    assert sharded_tick() is not None

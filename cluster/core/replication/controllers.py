@@ -119,12 +119,15 @@ def fold_topics(entries: Iterable[Entry]) -> TopicChanges:
     return out
 
 
-def only_topics_added(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
-    """Whether the one thing these changes ask of replica sets is topics added: no SPU
-    registered, forgotten or changing status, no topic dropped. The new topics' sets can
-    then be made without loading any other (a new set reads only the SPUs' statuses)."""
+def only_topics_changed(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
+    """Whether the one thing these changes ask of replica sets is topics added or dropped,
+    none of them both (made again under its name): no SPU registered, forgotten or
+    changing status. The new topics' sets can then be made, and the dropped ones' deleted,
+    without loading any other (a new set reads only the SPUs' statuses; a dropped topic's
+    sets are deleted by its name)."""
     return (held.online == spec.online and held.racks.keys() == spec.racks.keys()
-            and not topics.dropped and bool(topics.added))
+            and bool(topics.dropped or topics.added)
+            and not topics.added & topics.dropped.keys())
 
 
 def needs_replica_sets(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
