@@ -80,24 +80,6 @@ def _append_intent(entry: dict[str, Any]) -> None:
         log.warning("intent %s not logged: %s", entry["type"], exc)
 
 
-def append_entries(entries: list[dict[str, Any]]) -> list[int]:
-    """Append entries that are no engine state (a detection run's ``event`` entries) to the
-    metadata log now, under no lease, above what the store applied, as an operator's
-    intent is; then bring the store's projection up to them (their event rows). Their
-    offsets. Through a unit of work they waited for the engine's lease: a whole tick at
-    120,000 partitions held a worker 7-10 s that had only events to log."""
-    if not entries:
-        return []
-    at = int(time.time() * 1000)
-    stamped = [e if "at" in e else {**e, "at": at} for e in entries]
-    with engine().bound():  # the store's id read once, for the append and the catch-up
-        ensure_hot_state_is_ours()
-        offsets = metadata_log.append_now(stamped, floor=store_projection.applied_offset())
-        store_projection.catch_up(
-            known=[metadata_log.Entry(o, e) for o, e in zip(offsets, stamped)])
-    return offsets
-
-
 def record_intent(by: Actor, entry: dict[str, Any], *, inside: bool = False) -> int | None:
     """Log first (issue 32): append an operator's validated change to the metadata log,
     then bring the store's projection up to it, which writes the rows and the event rows
