@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Engine", "ExtraEntries", "HotState", "LogEntry", "Summary", "TickStep", "Unit",
-    "append_entries", "applied_offset", "bound_to_store", "catch_up_store", "engine", "hold_store_log", "log_head",
-    "log_start", "log_stream_key", "next_live_seq", "partition_rows_moved", "read_log",
-    "read_log_from",
-    "sets_loaded", "store_namespace", "summary", "unit", "view_summary",
+    "append_entries", "applied_offset", "bound_to_store", "catch_up_store", "engine",
+    "hold_store_log", "log_head", "log_start", "log_stream_key", "next_live_seq",
+    "partition_rows_moved", "read_log", "read_log_from", "sets_loaded", "store_namespace",
+    "summary", "unit", "view_summary",
 ]
 
 

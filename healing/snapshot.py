@@ -13,7 +13,7 @@ from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Event, Partition, Spu, Topic
 from cluster.ports import applied_offset, partition_rows_moved, store_namespace
-from cluster.selectors.sql import as_text, in_lists, tuple_parser
+from cluster.selectors.sql import in_lists, tuple_parser, with_texts
 from healing.core import PartitionView, Snapshot, SpuView
 
 
@@ -127,8 +127,8 @@ def derived(snapshot: Snapshot, name: str, inputs: Any, compute: Callable[[], T]
 def _rows(query: QuerySet[Partition]) -> Iterable[tuple[Any, ...]]:
     """(row id, topic pk, index, replicas text, LRS text, leader) of each row: the JSON
     columns as their text, for ``tuple_parser``."""
-    return query.annotate(replicas_text=as_text("replicas"), lrs_text=as_text("lrs")) \
-        .values_list("id", "topic_id", "index", "replicas_text", "lrs_text", "leader")
+    return with_texts(query, "replicas", "lrs").values_list(
+        "id", "topic_id", "index", "replicas_text", "lrs_text", "leader")
 
 
 def _view(topic: tuple[Any, ...], index: int, replicas: tuple[int, ...],

@@ -48,9 +48,9 @@ def snapshot_take() -> Snapshot | None:
 def _base(store: str, newest: tuple[int, int, int] | None) -> Moment:
     """What the next snapshot folds from: the newest one, as this process saved it when it
     did (taken out of the engine's keeping: it is folded in place), else decoded."""
-    kept = ports.engine().snapshot_kept.take(store, newest[1:] if newest else None)
     if newest is None:
         return _first_base()
+    kept = ports.engine().snapshot_kept.take(store, newest[1:])
     if kept is not None:
         return kept
     return core.decode(bytes(Snapshot.objects.values_list("data", flat=True).get(

@@ -4,13 +4,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from django.db.models import Count, F, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import Count, F, Q
 
 from cluster.models import Event, Partition, SpuGroup, Topic, TopicSpuCount
 from cluster.core.tally import TOPIC_TOTAL
 from cluster.selectors.shapes import TOPIC_MAPS
-from cluster.selectors.sql import decode_all, with_lengths
+from cluster.selectors.sql import decode_all, with_lengths, with_texts
 from cluster.perf import gc_paused
 from cluster.core.topic_controller import TopicResolution
 
@@ -53,8 +52,7 @@ def partitions_filtered(*, topic: str = "", spu: int | None = None,
     ids = query.values_list("id", flat=True)
     if spu is None:
         return ids
-    rows = query.annotate(replicas_text=Cast("replicas", TextField())).values_list(
-        "id", "replicas_text")
+    rows = with_texts(query, "replicas").values_list("id", "replicas_text")
     with gc_paused():
         rows = list(rows)
         replicas = decode_all(r[1] for r in rows)

@@ -28,14 +28,15 @@ def decode_all(texts: Iterable[str | None]) -> list[list[int]]:
     return json.loads("[" + ",".join(t or "[]" for t in texts) + "]")
 
 
-def as_text(column: str) -> Cast:
-    """A JSON column read as its text: the ORM's own decode (a converter a row and field)
-    was half of reading 100,000 partition rows."""
-    return Cast(column, TextField())
+def with_texts(query: QuerySet[Partition], *columns: str) -> QuerySet[Partition]:
+    """``query`` with each JSON column of ``columns`` also read as its text, as
+    ``<column>_text``: the ORM's own decode (a converter a row and field) was half of
+    reading 100,000 partition rows; ``decode_all`` or ``tuple_parser`` decode the texts."""
+    return query.annotate(**{f"{c}_text": Cast(c, TextField()) for c in columns})
 
 
 def tuple_parser() -> Callable[[str | None], tuple[int, ...]]:
-    """A parser of JSON arrays of ints (``as_text``) into tuples, each distinct text
+    """A parser of JSON arrays of ints (``with_texts``) into tuples, each distinct text
     decoded once: a partition table's replica lists and LRSs repeat (a few thousand
     distinct ones among 100,000 rows). The same text gives the same tuple."""
     memo: dict[str | None, tuple[int, ...]] = {}

@@ -40,7 +40,7 @@ from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
-from cluster.selectors.sql import as_text, tuple_parser
+from cluster.selectors.sql import tuple_parser, with_texts
 from cluster.services.recovery import hot_state_check_against_store
 from cluster.services.simulated_producers import (TopicQuota, produce_quotas,
                                                   producer_quotas, records_due,
@@ -230,10 +230,9 @@ def _stored_rows() -> dict[int, tuple[Any, ...]]:
     parse = tuple_parser()
     return {pk: (parse(replicas), leader, parse(lrs), resolution, epoch, preferred, hw, leo)
             for pk, replicas, leader, lrs, resolution, epoch, preferred, hw, leo in
-            Partition.objects.annotate(replicas_text=as_text("replicas"),
-                                       lrs_text=as_text("lrs"))
-            .values_list("id", "replicas_text", "leader", "lrs_text", "resolution", "epoch",
-                         "initial_leader", "hw", "leo").iterator(chunk_size=5000)}
+            with_texts(Partition.objects.all(), "replicas", "lrs").values_list(
+                "id", "replicas_text", "leader", "lrs_text", "resolution", "epoch",
+                "initial_leader", "hw", "leo").iterator(chunk_size=5000)}
 
 
 def _heal_rows(u: Unit, stored: dict[int, tuple[Any, ...]]
