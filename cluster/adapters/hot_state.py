@@ -59,8 +59,9 @@ from cluster.adapters.set_codec import (OPTIONAL_SET_FIELDS, SET_FORMAT,  # noqa
                                         encode_set, encode_status, records_from,
                                         start_and_apart, status_fields, summary,
                                         view_summary)
-from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full, fetch_some,
-                                          sets_key, take_after_others, take_trusted)
+from cluster.adapters.set_loading import (adopt, cache_scope, fetch_full,  # noqa: F401
+                                          fetch_some, keys_holding, sets_key,
+                                          take_after_others, take_trusted)
 from cluster.adapters.set_records import records_key  # noqa: F401 (re-exported)
 from cluster.adapters.hot_types import (HotState, Producer, Stored,  # noqa: F401 (re-exported)
                                        TopicTable)

@@ -7,7 +7,7 @@ lives in hot_types.py.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from cluster.adapters import hot_servers, set_cache, set_records, shards, status_rows
@@ -203,6 +203,23 @@ def fetch_full(topics: dict[str, Any], rowed: dict[Key, bytes] | None = None
                   for p, data in sets.items()]
         out += status_rows.overlay(fields, dict(zip(names, found[1::2])), rowed)
     return out
+
+
+def keys_holding(topics: dict[str, Any], spus: Collection[int]) -> list[Key]:
+    """Every set of the topics with a replica on one of ``spus``, from the statuses as
+    stored (``fetch_full``: every server's fields, a row's entry over its field where one
+    applies), each unpacked for its replicas alone and none decoded into a set.
+
+    What an SPU changing status needs loaded (engine/controllers.adopt_alone): the sets
+    ``ClusterState.sets_of`` would find in the whole state, read under every lease, so
+    none can be missed or gained meanwhile. At 100,000 partitions it reads the 11 MB of
+    statuses a whole load reads, and neither their records nor a decode (docs/engine-throughput.md)."""
+    wanted = set(spus)
+    if not wanted:
+        return []
+    with gc_paused():
+        return [set_key for set_key, data in fetch_full(topics)
+                if not wanted.isdisjoint(status_fields(data)[3])]
 
 
 def disagreeing(topics: dict[str, Any]) -> list[set_records.Disagreeing]:

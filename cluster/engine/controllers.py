@@ -21,19 +21,22 @@ save adopts nothing and the next tick folds the same entries again. A tick then:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
 from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action
-from cluster.core.replication.controllers import (SpuSpec, fold_spus, fold_topics,
-                                                  is_intent, needs_replica_sets,
-                                                  only_topics_changed)
-from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_settings, drop_topic,
-                                     provisioned_topics, reconcile_spus, reconcile_topics,
-                                     sync_racks, sync_topology, topics_changed_in_rows)
+from cluster.core.replication.controllers import (AloneChanges, SpuSpec, adoptable_alone,
+                                                  fold_spus, fold_topics, is_intent,
+                                                  needs_replica_sets)
+from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_rows, apply_settings,
+                                     changed_in_rows, drop_topic, provisioned_topics,
+                                     reconcile_spus, reconcile_topics, sync_racks,
+                                     sync_statuses, sync_topology)
 from cluster.projections import store as store_projection
 
 Entries = list[dict]
@@ -43,9 +46,17 @@ _BATCH = 5000
 class Topology(Enum):
     """What a sharded coordinator's quiet tick found the intents ask (``topology_quiet``)."""
     QUIET = "quiet"  # adopted by the quiet tick itself: no replica set touched
-    # Topics added or dropped, and no other set touched (``adopt_topics``).
-    TOPICS = "topics added or dropped"
-    WHOLE = "whole"  # a whole tick must adopt it
+    # SPUs changing status, topics added or dropped, and nothing else asked of the sets:
+    # adopted under every lease with only the changing SPUs' sets loaded (``adopt_alone``).
+    ALONE = "their sets alone"
+    WHOLE = "whole"  # a whole tick must adopt it (an SPU registered or forgotten; a topic
+    # made again under its name)
+
+
+class Found(NamedTuple):
+    """The quiet tick's answer, and for ALONE the SPUs whose sets the next unit loads."""
+    topology: Topology
+    spus: frozenset[int] = frozenset()
 
 
 def adopt_topology(hot: HotState, at: int) -> list[Action]:
@@ -63,83 +74,95 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
     return actions
 
 
-def topology_quiet(hot: HotState, at: int) -> Topology:
+def topology_quiet(hot: HotState, at: int) -> Found:
     """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
-    none (racks, topic settings) and say QUIET; TOPICS when the intents ask for topics
-    added or dropped and nothing else of the sets; WHOLE when a whole tick must adopt the
-    rest (an SPU registered, forgotten or changing status; a topic made again)."""
-    return _without_other_sets(hot, at, make_sets=False)[0]
+    none (racks, topic settings) and say QUIET; ALONE, with the SPUs changing status, when
+    the intents ask that and topics added or dropped and nothing else of the sets; WHOLE
+    when a whole tick must adopt the rest (an SPU registered or forgotten, a topic made
+    again)."""
+    topology, alone, _ = _without_other_sets(hot, at, loaded=None)
+    return Found(topology, frozenset(alone.statuses) if alone is not None else frozenset())
 
 
-def adopt_topics(hot: HotState, at: int) -> list[Action] | None:
-    """Under every lease with no set loaded: make the sets of the topics the intents added
-    since the adopted offset and drop those of the topics they deleted, with the racks and
-    settings beside them, and record the head. None when by now they ask anything else of
-    the replica sets, or nothing (a whole tick must adopt it).
+def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | None:
+    """Under every lease with only the sets of the SPUs ``spus`` loaded (every set with a
+    replica on one of them): adopt the status changes of those SPUs, make the sets of the
+    topics the intents added since the adopted offset and drop those of the topics they
+    deleted, with the racks and settings beside them, and record the head. None when by
+    now they ask anything else of the replica sets (another SPU changing status, an SPU
+    registered): a whole tick must adopt it.
+
+    An SPU going offline or coming back cost a whole tick: every set loaded, stepped and
+    saved in one process (7.8-10.2 s of CPU at 120,000 partitions, with no shard stepping
+    meanwhile), to change the 3/50 of them with a replica on it. Its reaction reaches sets
+    only through ``ClusterState.sets_of`` (core.replication.controllers.adoptable_alone),
+    and the sets loaded are those ``sets_of`` would find in the whole state: the unit
+    decides as the whole tick does (tests/unit/.../test_alone_adoption.py compares them
+    over the fault schedules).
 
     A dropped topic's sets are deleted by its name (the save deletes its keys, whatever
-    the unit loaded): a topic deleted cost a whole tick, every set loaded, stepped and
-    saved in one process.
-
-    A topic added at a few hundred thousand partitions cost a whole tick: every set loaded
-    in one process (20 s at 300,000 here), with no shard stepping meanwhile. The new sets
-    read nothing of the others (core.replication.topology.add_topic: the SPUs' statuses
-    and the replica index), so they are made alone, and each shard's next tick reads only
-    the new sets it holds."""
-    topology, actions = _without_other_sets(hot, at, make_sets=True)
-    return actions if topology is Topology.TOPICS else None
+    the unit loaded). A topic added reads nothing of the other sets
+    (core.replication.topology.add_topic: the SPUs' statuses and the replica index), so
+    its sets are made alone, and each shard's next tick reads only the new sets it
+    holds."""
+    topology, _, actions = _without_other_sets(hot, at, loaded=frozenset(spus))
+    return actions if topology is not Topology.WHOLE else None
 
 
-def _without_other_sets(hot: HotState, at: int, *, make_sets: bool
-                        ) -> tuple[Topology, list[Action]]:
+def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
+                        ) -> tuple[Topology, AloneChanges | None, list[Action]]:
     """What the intents since the adopted offset ask, or the periodic comparison with the
-    rows finds, adopted where no loaded set is needed: the racks and settings, and when
-    ``make_sets`` (a unit of every lease) the new topics' sets and the dropped ones'
-    deletion. Nothing is adopted when the answer is WHOLE, nor TOPICS without
-    ``make_sets``."""
+    rows finds, adopted where no set but the changing SPUs' is needed: the racks and
+    settings, and when ``loaded`` names the SPUs whose sets the unit holds (a unit of
+    every lease) the status changes of those SPUs, the new topics' sets and the dropped
+    ones' deletion. Nothing is adopted when the answer is WHOLE, nor ALONE without
+    ``loaded``."""
     head = metadata_log.intents_head()
     compared = None
-    dropped: dict[str, int | None] = {}
+    rows: dict[str, Any] = {}
     if _compare_due(hot, head, at):
         store_projection.catch_up()
-        changed = topics_changed_in_rows(hot)  # the settings of the others applied
-        if changed is None:
-            return Topology.WHOLE, []
-        added, dropped = changed[0], dict(changed[1])
+        found = changed_in_rows(hot)
+        if found is None:
+            return Topology.WHOLE, None, []
+        alone, rows = found
+        spec = None
+        settings_changed: dict[str, dict[str, Any]] = {}
         compared = at
     else:
         entries = _pending(hot, head)
         if entries is None:
-            return Topology.WHOLE, []
-        added = set()
+            return Topology.WHOLE, None, []
+        alone, spec, settings_changed = AloneChanges(), None, {}
         if entries:
             registered = _registered(hot)
             spec, topics = fold_spus(registered, entries), fold_topics(entries)
+            settings_changed = topics.settings
             if needs_replica_sets(registered, spec, topics):
+                found_alone = adoptable_alone(registered, spec, topics)
                 # A name the engine replicates already is a re-creation: dropped first.
-                if (not only_topics_changed(registered, spec, topics)
-                        or topics.added & hot.topics.keys()):
-                    return Topology.WHOLE, []
-                added, dropped = topics.added, topics.dropped
-            _adopt_meta(hot, spec, topics.settings)
-    if not added and not dropped:
-        _adopt(hot, head, compared=compared)
-        return Topology.QUIET, []
-    if not make_sets:
-        return Topology.TOPICS, []
-    for name, pk in dropped.items():
+                if found_alone is None or found_alone.added & hot.topics.keys():
+                    return Topology.WHOLE, None, []
+                alone = found_alone
+    if alone and loaded is None:
+        return Topology.ALONE, alone, []
+    if not alone.statuses.keys() <= (loaded or frozenset()):
+        return Topology.WHOLE, None, []  # another SPU's change logged since: not loaded
+    # As a whole tick orders them (``_fold``, ``sync_topology``): racks, the SPUs'
+    # statuses, topics dropped, topics added, then the settings.
+    if spec is not None:
+        sync_racks(hot, {str(s): rack for s, rack in sorted(spec.racks.items())})
+    actions = sync_statuses(hot, alone.statuses)
+    for name, pk in alone.dropped.items():
         drop_topic(hot, name, pk)
-    actions = reconcile_topics(hot, provisioned_topics(added), added) if added else []
-    _adopt(hot, head, compared=compared)
-    return Topology.TOPICS, actions
-
-
-def _adopt_meta(hot: HotState, spec: SpuSpec, changed: dict[str, dict]) -> None:
-    """What the intents changed that no replica set holds: racks, topic settings."""
-    sync_racks(hot, {str(s): rack for s, rack in spec.racks.items()})
-    for name, values in changed.items():
+    if alone.added:
+        actions += reconcile_topics(hot, provisioned_topics(alone.added), alone.added)
+    apply_rows(hot, rows)
+    for name, values in settings_changed.items():
         if name in hot.state.topics:
             apply_settings(hot, name, values)
+    _adopt(hot, head, compared=compared)
+    return (Topology.ALONE if alone else Topology.QUIET), alone, actions
 
 
 def _compare_due(hot: HotState, head: int, at: int) -> bool:

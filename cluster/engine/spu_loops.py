@@ -14,6 +14,7 @@ from cluster.adapters import hot_state
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
 from cluster.core.replication import Action
+from cluster.core.replication.controllers import AloneChanges
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Partition, Spu, Topic
@@ -95,28 +96,52 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
         bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
-def topics_changed_in_rows(hot: HotState) -> tuple[set[str], dict[str, int]] | None:
-    """The provisioned topics the hot state does not replicate yet, and those it replicates
-    whose row is gone (by name, with the id it replicates them under), when they are all
-    the rows differ by (the SPUs as it has them, every other topic it replicates there
-    under its id); None when anything else differs (a topic made again under its name).
-    The settings of the topics it replicates are applied here."""
+def changed_in_rows(hot: HotState) -> tuple[AloneChanges, dict[str, TopicRow]] | None:
+    """What the rows differ by when the replica sets it touches can adopt it alone
+    (core.replication.controllers.adoptable_alone): registered SPUs changing status, topics
+    provisioned that the hot state does not replicate yet, topics it replicates whose row
+    is gone (by name, with the id it replicates them under); with the rows of the topics it
+    replicates, whose settings ``apply_rows`` applies once the sets adopted the rest. None
+    when anything else differs (an SPU registered or forgotten, a rack, a topic made again
+    under its name)."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
     if {str(spu): rack or "" for spu, _, rack in rows} != hot.racks:
         return None
     spus = hot.state.spus
-    if store.keys() - spus.keys() or any(
-            up != (store.get(s) == ONLINE) for s, up in spus.items()):
+    if store.keys() - spus.keys():
         return None
+    # (An SPU no row names, kept for the replica maps that name it, stays offline.)
+    statuses = {s: store.get(s) == ONLINE for s, up in sorted(spus.items())
+                if up != (store.get(s) == ONLINE)}
     topics = provisioned_topics()
     dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics}
     if any(topics[n][0] != t["pk"] for n, t in hot.topics.items() if n in topics):
         return None
-    for name, row in topics.items():
-        if name in hot.topics:
+    kept = {name: row for name, row in topics.items() if name in hot.topics}
+    return AloneChanges(statuses, topics.keys() - hot.topics.keys(), dropped), kept
+
+
+def apply_rows(hot: HotState, rows: Mapping[str, TopicRow]) -> None:
+    """The settings of these topic rows, on the topics the engine still replicates."""
+    for name, row in rows.items():
+        if name in hot.state.topics:
             _apply_settings(hot, name, row)
-    return topics.keys() - hot.topics.keys(), dropped
+
+
+def sync_statuses(hot: HotState, online: Mapping[int, bool]) -> list[Action]:
+    """Registered SPUs changing status (``online``: SPU -> Online now), in SPU order as
+    the full comparison takes them (``reconcile_spus``): each one's reaction reaches only
+    the sets with a replica on it, so a unit that loaded those sets alone decides as a
+    whole tick does."""
+    actions: list[Action] = []
+    for spu, wanted in sorted(online.items()):
+        if hot.state.spus.get(spu) is None or hot.state.spus[spu] == wanted:
+            continue
+        hot.log.append({"type": "spu-sync", "spu": spu, "online": wanted})
+        actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
+                               else core.SpuOffline(spu))
+    return actions
 
 
 def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:
@@ -168,14 +193,7 @@ def sync_racks(hot: HotState, racks: dict[str, str]) -> None:
 
 
 def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
-    actions: list[Action] = []
-    for spu, online in sorted(hot.state.spus.items()):
-        wanted = store.get(spu) == ONLINE
-        if wanted != online:
-            hot.log.append({"type": "spu-sync", "spu": spu, "online": wanted})
-            actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
-                                   else core.SpuOffline(spu))
-    return actions
+    return sync_statuses(hot, {spu: store.get(spu) == ONLINE for spu in hot.state.spus})
 
 
 def _sync_topics(hot: HotState, rows: dict[str, TopicRow]) -> list[Action]:

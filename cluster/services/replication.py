@@ -34,7 +34,7 @@ from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit, now_ms
 from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
-from cluster.engine.controllers import Topology, adopt_topics, adopt_topology, topology_quiet
+from cluster.engine.controllers import Found, Topology, adopt_alone, adopt_topology, topology_quiet
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
@@ -82,37 +82,41 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
-    Topics added or dropped, and nothing else asked of the sets, are made or deleted under
-    every lease with no other set loaded (``_topics``). When something cluster-wide must
-    change replica sets (an SPU registered or changing status, a topic made again, a silent SPU,
-    a tick step such as a running plan, a Redis restart to check against the log) it
-    runs the whole tick instead, under every lease. Either way it returns None: no
-    shard task is needed that tick.
+    SPUs changing status and topics added or dropped, and nothing else asked of the sets,
+    are adopted under every lease with only the changing SPUs' sets loaded (``_alone``).
+    When something else cluster-wide must change replica sets (an SPU registered or
+    forgotten, a topic made again, a silent SPU, a tick step such as a running plan, a
+    Redis restart to check against the log) it runs the whole tick instead, under every
+    lease. Either way it returns None: no shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
     quotas: dict[str, TopicQuota] = {}
     with engine().unit(meta=True, lock_timeout_s=lock_timeout_s, now=at) as u:
-        topology, quiet = _quiet_tick(u.state, at)
-        if topology is not Topology.QUIET:
+        found, quiet = _quiet_tick(u.state, at)
+        if found.topology is not Topology.QUIET:
             u.discard()  # nothing of the quiet tick is committed: the sets' unit runs
         else:
             u.actions += quiet
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
-    if topology is Topology.TOPICS and _topics(at, dispatch, lock_timeout_s):
+    if found.topology is Topology.ALONE and _alone(at, found.spus, dispatch, lock_timeout_s):
         return None
-    if topology is not Topology.QUIET:
+    if found.topology is not Topology.QUIET:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
         return None
     return {shard: quotas for shard in range(shards.count())}
 
 
-def _topics(at: int, dispatch: Dispatch | None, lock_timeout_s: float | None) -> bool:
-    """The topics added or dropped (controllers.adopt_topics), under every lease with no
-    other set loaded; False, committing nothing, when the intents ask more by then."""
-    with engine().unit(whole=True, pick=lambda _: (), dispatch=dispatch,
+def _alone(at: int, spus: frozenset[int], dispatch: Dispatch | None,
+           lock_timeout_s: float | None) -> bool:
+    """SPUs changing status and topics added or dropped (controllers.adopt_alone), under
+    every lease with only the sets holding a replica on one of ``spus`` loaded (found from
+    their stored statuses, none decoded: ``hot_state.keys_holding``); False, committing
+    nothing, when the intents ask more by then."""
+    pick = (lambda topics: hot_state.keys_holding(topics, spus)) if spus else (lambda _: ())
+    with engine().unit(whole=True, pick=pick, dispatch=dispatch,
                        lock_timeout_s=lock_timeout_s, now=at) as u:
-        actions = adopt_topics(u.state, at)
+        actions = adopt_alone(u.state, at, spus)
         if actions is None:
             u.discard()
             return False
@@ -120,29 +124,29 @@ def _topics(at: int, dispatch: Dispatch | None, lock_timeout_s: float | None) ->
     return True
 
 
-def _quiet_tick(hot: HotState, at: int) -> tuple[Topology, list[Action]]:
+def _quiet_tick(hot: HotState, at: int) -> tuple[Found, list[Action]]:
     """Cluster-wide work that needs no replica set (QUIET, with its actions), or what the
     tick needs instead."""
     if hot.checked != hot_state.redis_run_id():
-        return Topology.WHOLE, []
-    topology = topology_quiet(hot, at)
-    if topology is not Topology.QUIET:
-        return topology, []
+        return Found(Topology.WHOLE), []
+    found = topology_quiet(hot, at)
+    if found.topology is not Topology.QUIET:
+        return found, []
     stopped = hot_state.killed()
     live = [s for s, up in hot.state.spus.items()
             if up and s not in stopped and core.links.beats(hot.state, s)]
     hot_state.beat(live, at)
     beats, timeout_ms = hot_state.heartbeats(), settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
     if any(at - beats.get(s, at) > timeout_ms for s, up in hot.state.spus.items() if up):
-        return Topology.WHOLE, []  # the connection manager drops an SPU: its sets change
+        return Found(Topology.WHOLE), []  # the connection manager drops an SPU: its sets change
     hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
     actions: list[Action] = []
     try:
         for extra in engine().tick_steps:
             actions += extra(hot, at)
     except shards.NeedsWholeState:
-        return Topology.WHOLE, []
-    return Topology.QUIET, actions
+        return Found(Topology.WHOLE), []
+    return found, actions
 
 
 def replication_shard_tick(shard: int, *, quotas: dict[str, TopicQuota] | None = None,

@@ -181,21 +181,66 @@ def test_a_topic_added_is_made_alone_under_every_lease_and_the_shards_step_it(sh
     assert not loads["whole"]
 
 
-def test_a_topic_added_with_an_spu_change_or_over_a_deleted_one_takes_the_whole_tick(
+def test_a_topic_added_with_an_spu_change_is_adopted_alone_but_over_a_deleted_one_whole(
         sharded, loads):
     from cluster.services import topic_delete
 
     sharded_tick()
     topic_create(name="late", partitions=4, replication=2)
-    spu_offline(spu_id=3)  # the SPU's sets change cluster-wide
-    assert sharded_tick() is None and loads["whole"] == [1]
+    spu_offline(spu_id=3)  # the SPU's sets change, and no other
+    holding = sorted(k for k, rs in hot_state.load().state.replica_sets.items()
+                     if 3 in rs.replicas)
+    loads["sets"].clear()
+    assert sharded_tick() is None and not loads["whole"]
+    assert loads["sets"] == [0, len(holding)]  # the quiet unit, then the SPU's sets alone
+    hot = hot_state.load()
     assert "late" in hot_state.replicated_topics()
+    # The new topic's sets were made after the SPU went offline: none is led there.
+    assert all(rs.leader != 3 for rs in hot.state.replica_sets.values())
     topic_delete(name="late")
     topic_create(name="late", partitions=2, replication=2)
-    assert sharded_tick() is None and loads["whole"] == [1, 1]  # dropped, then made again
+    assert sharded_tick() is None and loads["whole"] == [1]  # dropped, then made again
     hot = hot_state.load()
     assert sorted(p for t, p in hot.state.replica_sets if t == "late") == [0, 1]
     assert sharded_tick() is not None
+
+
+def _replica_sets(state) -> dict:
+    from cluster.core.replication import cluster_to_dict
+
+    return {(d["topic"], d["partition"]): d for d in cluster_to_dict(state)["replica_sets"]}
+
+
+@pytest.mark.parametrize("spu", [0, 2])
+def test_an_spu_changing_status_loads_only_its_sets_and_leaves_them_as_a_whole_tick_would(
+        sharded, loads, spu):
+    """Offline, then back: the unit under every lease loads exactly the sets with a replica
+    on the SPU, runs no whole tick, and leaves every set as the core's reaction over the
+    whole state does (the SPU's reaction and the elections, at the same time)."""
+    from cluster.core import replication as core
+
+    for p in range(16):
+        produce(p)
+    sharded_tick()
+    sharded_tick()
+    for change, event in ((spu_offline, core.SpuOffline), (spu_online, core.SpuOnline)):
+        at = int(time.time() * 1000)
+        expected = hot_state.load().state
+        holding = set(expected.keys_of(spu))
+        core.handle(expected, event(spu))
+        core.run_elections(expected, at, set())
+        change(spu_id=spu)
+        loads["sets"].clear()
+        assert sharded_tick(now=at) is None
+        assert loads == {"sets": [0, len(holding)], "whole": []}
+        after = hot_state.load().state
+        assert after.spus == expected.spus and after.connections == expected.connections
+        assert _replica_sets(after) == _replica_sets(expected)
+        for _ in range(3):
+            assert sharded_tick() is not None
+    hot = hot_state.load()
+    assert all(spu in rs.lrs for rs in hot.state.replica_sets.values() if spu in rs.replicas)
+    assert {rs.hw for rs in hot.state.replica_sets.values()} == {3}
 
 
 def test_an_spu_outage_and_return_elect_leaders_and_keep_every_record(sharded):

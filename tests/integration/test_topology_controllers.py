@@ -228,3 +228,72 @@ def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_s
     assert {t for t, _ in hot.state.replica_sets} == {"orders"}
     assert "late" not in hot.topics and hot.adopted["offset"] == intents_head()
     assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is not None
+
+
+def _counting_loads(monkeypatch) -> list[int]:
+    loaded: list[int] = []
+    load_selected = hot_state.load_selected
+
+    def counted(*args, **kwargs):
+        hot = load_selected(*args, **kwargs)
+        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
+            loaded.append(len(hot.state.replica_sets))
+        return hot
+
+    monkeypatch.setattr(hot_state, "load_selected", counted)
+    return loaded
+
+
+def test_a_sharded_coordinator_adopts_an_spu_offline_from_its_entry_on_its_sets_alone(
+        sharded, monkeypatch):
+    from cluster.services import replication
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    topic_create(name="single", partitions=6, replication=1)
+    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    holding = sorted(k for k, rs in hot_state.load().state.replica_sets.items()
+                     if 2 in rs.replicas)
+    assert 3 <= len(holding) < 9  # every set of orders, and some of single
+    spu_offline(spu_id=2)
+    loaded = _counting_loads(monkeypatch)
+    with CaptureQueriesContext(connection) as queries:
+        assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    # The quiet unit, then the SPU's sets alone under every lease; no row read.
+    assert whole == [] and loaded == [0, len(holding)]
+    assert full_reads(queries.captured_queries) == []
+    hot = hot_state.load()
+    assert hot.state.spus[2] is False and hot.adopted["offset"] == intents_head()
+    assert all(rs.leader != 2 for rs in hot.state.replica_sets.values() if len(rs.replicas) > 1)
+    assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is not None
+
+
+def test_another_spu_change_logged_while_the_sets_load_takes_the_whole_tick(sharded,
+                                                                            monkeypatch):
+    """The unit found the sets of the SPUs the quiet tick named; an SPU whose change was
+    logged since has sets it did not load, so it adopts nothing and the whole tick runs."""
+    from cluster.services import replication
+
+    whole_ticks: list[int] = []
+    whole = replication.replication_tick
+
+    def counted(*args, **kwargs):
+        whole_ticks.append(1)
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(replication, "replication_tick", counted)
+    keys_holding = hot_state.keys_holding
+
+    def meanwhile(topics, spus):
+        if not whole_ticks:
+            spu_offline(spu_id=1)  # an operator's intent: appended under no lease
+        return keys_holding(topics, spus)
+
+    monkeypatch.setattr(hot_state, "keys_holding", meanwhile)
+    spu_offline(spu_id=2)
+    assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    assert whole_ticks == [1]
+    hot = hot_state.load()
+    assert hot.state.spus[1] is False and hot.state.spus[2] is False
+    assert hot.adopted["offset"] == intents_head()
+    assert all(rs.leader not in (1, 2) for rs in hot.state.replica_sets.values())

@@ -119,15 +119,33 @@ def fold_topics(entries: Iterable[Entry]) -> TopicChanges:
     return out
 
 
-def only_topics_changed(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:
-    """Whether the one thing these changes ask of replica sets is topics added or dropped,
-    none of them both (made again under its name): no SPU registered, forgotten or
-    changing status. The new topics' sets can then be made, and the dropped ones' deleted,
-    without loading any other (a new set reads only the SPUs' statuses; a dropped topic's
-    sets are deleted by its name)."""
-    return (held.online == spec.online and held.racks.keys() == spec.racks.keys()
-            and bool(topics.dropped or topics.added)
-            and not topics.added & topics.dropped.keys())
+@dataclass
+class AloneChanges:
+    """What the intents ask of replica sets when it can be adopted without loading every
+    set: SPUs changing status (their sets alone), topics added (made alone) and dropped
+    (deleted by name)."""
+    statuses: dict[int, bool] = field(default_factory=dict)  # SPU -> Online now
+    added: set[str] = field(default_factory=set)
+    dropped: dict[str, int | None] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.statuses or self.added or self.dropped)
+
+
+def adoptable_alone(held: SpuSpec, spec: SpuSpec, topics: TopicChanges
+                    ) -> AloneChanges | None:
+    """These changes as the replica sets they touch can adopt them alone, or None when
+    they need every set loaded (an SPU registered or forgotten: who holds it is not named
+    by a status; a topic both dropped and added, made again under its name).
+
+    An SPU changing status touches exactly the sets with a replica on it: ``spu_offline``
+    and ``spu_back`` reach sets only through ``ClusterState.sets_of``, and change the
+    meta's SPU statuses, connections and expired sessions, which every unit loads. A new
+    topic's sets read only the SPUs' statuses; a dropped topic's are deleted by its name."""
+    if held.racks.keys() != spec.racks.keys() or topics.added & topics.dropped.keys():
+        return None
+    statuses = {s: up for s, up in sorted(spec.online.items()) if held.online.get(s) != up}
+    return AloneChanges(statuses, set(topics.added), dict(topics.dropped))
 
 
 def needs_replica_sets(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:

@@ -3,8 +3,8 @@ what the engine holds, as the store's rows would read once the entries were appl
 from __future__ import annotations
 
 from cluster.core.replication import intents
-from cluster.core.replication.controllers import (SpuSpec, fold_spus, fold_topics,
-                                                  needs_replica_sets)
+from cluster.core.replication.controllers import (AloneChanges, SpuSpec, adoptable_alone,
+                                                  fold_spus, fold_topics, needs_replica_sets)
 
 HELD = SpuSpec({0: "r1", 1: "r1"}, {0: True, 1: True})
 
@@ -80,3 +80,22 @@ def test_settings_changes_fold_into_the_last_value_of_each_field():
     assert changes.settings == {"t": {"producer_rate": 9, "min_lrs": 2}}
     assert not needs_replica_sets(HELD, HELD, changes)
     assert needs_replica_sets(HELD, HELD, fold_topics([provisioned("u")]))
+
+
+def test_spus_changing_status_and_topics_added_or_dropped_are_adopted_on_their_sets_alone():
+    spec = fold_spus(HELD, [status(0, "Offline"), status(1, "Offline"), status(1, "Online")])
+    topics = fold_topics([provisioned("u"), intents.topic_delete("v", 9)])
+    alone = adoptable_alone(HELD, spec, topics)
+    # SPU 1 went offline and came back: its status did not change, none of its sets moves.
+    assert alone == AloneChanges({0: False}, {"u"}, {"v": 9})
+    assert adoptable_alone(HELD, HELD, fold_topics([])) == AloneChanges()
+    assert not AloneChanges()
+
+
+def test_an_spu_registered_or_forgotten_or_a_topic_made_again_needs_every_set():
+    registered = fold_spus(HELD, [intents.spu_register(7, "r9", "p", "q")])
+    assert adoptable_alone(HELD, registered, fold_topics([])) is None
+    forgotten = fold_spus(HELD, [intents.spu_unregister(1, False)])
+    assert adoptable_alone(HELD, forgotten, fold_topics([])) is None
+    again = fold_topics([intents.topic_delete("u", 3), provisioned("u")])
+    assert adoptable_alone(HELD, HELD, again) is None
