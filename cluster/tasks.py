@@ -51,7 +51,7 @@ def reconcile_topics() -> dict[str, object]:
 
 
 @shared_task(bind=True, ignore_result=True)
-def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int] | None:
+def replication_tick(self: Any, forwarded: bool = False) -> dict[str, int | str] | None:
     # Overlapping ticks are pointless: wait at most one interval for the lock, then skip.
     try:
         if shards.sharded():
@@ -132,11 +132,12 @@ def _owner_note(note: Callable[[], None], mine: str | None) -> None:
         log.warning("could not record which node runs the tick")
 
 
-def _coordinate() -> dict[str, int]:
+def _coordinate() -> dict[str, int | str]:
     cpu = time.process_time()
-    work = replication.replication_coordinate(lock_timeout_s=settings.REPLICATION_TICK_S)
-    if work is None:
-        return {"shards": 0, "cpu_ms": int((time.process_time() - cpu) * 1000)}  # ran whole
+    ran, work = replication.coordinate(lock_timeout_s=settings.REPLICATION_TICK_S)
+    if work is None:  # ran whole, or the changing SPUs' sets alone (``ran``)
+        return {"shards": 0, "ran": ran.name.lower(),
+                "cpu_ms": int((time.process_time() - cpu) * 1000)}
     # Each tick starts the queue at another shard: when workers fall behind and tasks
     # expire, every shard loses ticks alike instead of the last one losing them all.
     first = int(time.time() / settings.REPLICATION_TICK_S) % len(work)
@@ -147,7 +148,8 @@ def _coordinate() -> dict[str, int]:
         replication_shard_tick.apply_async(
             args=[shard, [[t, *quota] for t, quota in work[shard].items()]],
             expires=2 * settings.REPLICATION_TICK_S, queue=owners.get(shard))
-    return {"shards": len(work), "cpu_ms": int((time.process_time() - cpu) * 1000)}
+    return {"shards": len(work), "ran": ran.name.lower(),
+            "cpu_ms": int((time.process_time() - cpu) * 1000)}
 
 
 def _tick_ms() -> int:

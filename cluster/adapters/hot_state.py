@@ -131,6 +131,7 @@ class _Meta(NamedTuple):
     checked: str | None  # the Redis run id under which the state was last checked
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
+    generations: dict[str, str | None]  # each lease's own (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
     adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
     raw: dict[str, bytes]  # the meta's keys as read (HotState.meta_raw)
@@ -157,9 +158,11 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
+    generations = {lock_key: token.decode() if token is not None else None
+                   for lock_key, token in zip(scope, tokens)}
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, {}, None, {}, generation, placed, {}, {})
+        return _Meta(fresh, {}, {}, None, {}, generation, generations, placed, {}, {})
     meta, raw, topics = read_meta(cast(bytes, raw), namespace, parts,
                                   lambda: cast(Both, tuple(client().mget(*names))))
     state = cluster_from_dict({**meta.core, "topics": ()})
@@ -168,7 +171,7 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
     if topics is not None:
         as_read[names[1]] = topics
     return _Meta(state, meta.tables, meta.producers, meta.checked, meta.racks, generation,
-                 placed, meta.adopted, as_read)
+                 generations, placed, meta.adopted, as_read)
 
 
 # The topics' parse this process keeps for its readers (loads outside a unit of work: the
@@ -206,8 +209,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
         parts = committed.meta if committed is not None else _READERS
-        state, topics, producers, checked, racks, generation, placed, adopted, raw = _meta(
-            scope, parts, namespace)
+        (state, topics, producers, checked, racks, generation, generations, placed, adopted,
+         raw) = _meta(scope, parts, namespace)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
@@ -217,11 +220,12 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
                 committed.clear()
         hot = HotState(state, topics, full=keys is None, producers=producers,
                        checked=checked, racks=racks,
-                       adopted=adopted, scope=scope, generation=generation, complete=complete,
+                       adopted=adopted, scope=scope, generation=generation,
+                       generations=generations, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace, meta_raw=raw)
         if committed is not None and (take_trusted(hot, keys, committed)
-                                      or take_after_others(hot, committed)):
+                                      or take_after_others(hot, committed, keys)):
             return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete

@@ -99,6 +99,9 @@ class HotState:
     # the same token); once the save landed, the token it wrote.
     scope: tuple[str, ...] = ()
     generation: str | None = None
+    # Each of those leases' own generation as the load read it (a holder of every lease,
+    # sharded, notes for each shard the sets it wrote there since: hot_save._noted).
+    generations: dict[str, str | None] = field(default_factory=dict)
     # The load read every set its leases guard: the whole store, or whole shards.
     complete: bool = False
     # Every set this process's set cache holds under the scope equals the store's, as of

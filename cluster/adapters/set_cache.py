@@ -60,6 +60,9 @@ Scope = tuple[str, tuple[str, ...]]
 # A save notes the sets it wrote when they are this few (a produce, a command, a quiet
 # tick); a larger one notes nothing, and a load behind it reads every set.
 NOTED_SETS = 500
+# A holder of every lease, sharded, notes for each shard the sets it wrote there when they
+# are this few at most (an SPU's sets: 1,500 a shard at 100,000 partitions over 4 shards).
+NOTED_SETS_BY_SHARD = 5000
 # How many saves' notes each lease keeps (newest first).
 NOTED_SAVES = 32
 
@@ -195,6 +198,11 @@ class SetCache:
         cache = cls()
         cache.images[scope] = image
         return cache
+
+    def keys(self, scope: Scope) -> set[Key]:
+        """The keys of the sets the image under ``scope`` holds (none if no image)."""
+        image = self.images.get(scope)
+        return set(image.sets) if image is not None else set()
 
     def token(self, scope: Scope) -> str | None:
         """The generation at which the image under ``scope`` was exact (None: none was)."""

@@ -71,16 +71,22 @@ def take_trusted(hot: HotState, keys: Iterable[Key] | None, cache: set_cache.Set
     return True
 
 
-def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
-    """A complete load of every set, when this process's image is not the store's only by
-    the saves the leases' notes name since (set_cache ``written_since``): the image whole
-    but for the sets those saves wrote, read and decoded anew; its steady index kept for
-    the rest. False (nothing taken) when the notes do not lead from the image to the store
-    (a large save noted nothing, the hot state is spread, no image)."""
+def take_after_others(hot: HotState, cache: set_cache.SetCache,
+                      keys: Iterable[Key] | None = None) -> bool:
+    """A complete load (every set, or ``keys``: whole shards), when this process's image is
+    not the store's only by the saves the leases' notes name since (set_cache
+    ``written_since``): the image whole but for the sets those saves wrote, read and
+    decoded anew; its steady index kept for the rest. False (nothing taken) when the notes
+    do not lead from the image to the store (a large save noted nothing, the hot state is
+    spread, no image), or the image and the sets written are not the sets the load reads.
+
+    A shard's unit takes this way after a holder of every lease wrote a few of its sets
+    (an SPU changing status: engine/controllers.adopt_alone), which notes for each shard
+    what it wrote there (hot_save._noted): it read and compared every set's bytes."""
     scope = cache_scope(hot)
     since = cache.token(scope)
-    if (not (hot.full and hot.complete) or hot_servers.spread() or not hot.scope
-            or hot.generation is None or since is None):
+    if (not hot.complete or (keys is None and not hot.full) or hot_servers.spread()
+            or not hot.scope or hot.generation is None or since is None):
         return False
     pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=False)
     for lock_key in hot.scope:
@@ -88,6 +94,11 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache) -> bool:
     written = set_cache.written_since(pipe.execute(), since, hot.generation)
     if written is None:
         return False
+    if keys is not None:
+        wanted = set(keys)
+        written &= wanted  # a whole-state holder's note names every shard's sets
+        if cache.keys(scope) | written != wanted:
+            return False
     taken = cache.take_behind(scope, hot.topics)
     if taken is None:
         return False

@@ -73,12 +73,22 @@ def replication_tick(*, now: int | None = None, dispatch: Dispatch | None = None
     return report
 
 
-@timed_tick()
 def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
                            lock_timeout_s: float | None = None
                            ) -> dict[int, dict[str, TopicQuota]] | None:
     """The cluster-wide part of a sharded tick; returns each shard's producer quotas
-    (the topics' quotas, the same for every shard: each appends its partitions' share).
+    (the topics' quotas, the same for every shard: each appends its partitions' share),
+    or None when it adopted a change of the sets itself (``coordinate``)."""
+    return coordinate(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)[1]
+
+
+@timed_tick()
+def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
+               lock_timeout_s: float | None = None
+               ) -> tuple[Topology, dict[int, dict[str, TopicQuota]] | None]:
+    """``replication_coordinate``, saying what the tick ran: QUIET (the quotas returned,
+    the shards' tasks to follow), ALONE (the changing SPUs' sets and the topics added or
+    dropped, under every lease) or WHOLE (the whole tick).
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
@@ -100,11 +110,11 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
     if found.topology is Topology.ALONE and _alone(at, found.spus, dispatch, lock_timeout_s):
-        return None
+        return Topology.ALONE, None
     if found.topology is not Topology.QUIET:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
-        return None
-    return {shard: quotas for shard in range(shards.count())}
+        return Topology.WHOLE, None
+    return Topology.QUIET, {shard: quotas for shard in range(shards.count())}
 
 
 def _alone(at: int, spus: frozenset[int], dispatch: Dispatch | None,

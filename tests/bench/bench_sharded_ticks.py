@@ -21,7 +21,8 @@ write its append took (the produce's unit of work, its wait for the shard's leas
 
 ``--outage`` takes SPU 0 offline a third into each window and back online at two thirds
 (the services an operator's command calls): the round then says how many coordinator
-ticks ran whole (every set in one process) and the CPU of the longest.
+ticks ran whole (every set in one process), how many adopted the change on the SPU's sets
+alone (``alone_ticks``), and the CPU of the longest.
 
 ``--hot-redis N`` puts the hot state on N private Redis servers of its own
 (``HOT_STATE_REDIS_URLS``: shard s on server s mod N, the cluster lease, meta and log on
@@ -88,6 +89,7 @@ class Round:
     coordinator: dict[str, int] = field(default_factory=dict)    # name -> coordinator ticks
     coordinator_cpu: list[float] = field(default_factory=list)
     whole: int = 0                                                # whole (unsharded) ticks
+    alone: int = 0                  # ticks that adopted SPUs' changes on their sets alone
     cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
     machine_busy: float = 0.0                                     # % of all cores
     acks_all_ms: list[float] = field(default_factory=list)        # idle topic's acks=all
@@ -220,7 +222,10 @@ def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) 
                 out.worker_cpu.setdefault(name, []).append(result["cpu_ms"])
             else:
                 out.coordinator[name] = out.coordinator.get(name, 0) + 1
-                out.whole += result.get("shards") == 0
+                # (A worker older than the "ran" key ran whole whenever it ran no shard.)
+                ran = result.get("ran", "whole" if result.get("shards") == 0 else "quiet")
+                out.whole += ran == "whole"
+                out.alone += ran == "alone"
                 out.coordinator_cpu.append(result.get("cpu_ms", 0))
 
 
@@ -374,6 +379,9 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             # Ticks the coordinator ran whole (every lease, every set in one process: an
             # SPU changing status, with --outage) and the CPU of the longest coordinator tick.
             "whole_ticks": r.whole,
+            # ... and the ticks that adopted it on the changing SPUs' sets alone, under
+            # every lease (engine/controllers.adopt_alone).
+            "alone_ticks": r.alone,
             "longest_coordinator_cpu_ms": max(r.coordinator_cpu, default=0)}
 
 
@@ -420,7 +428,8 @@ def report(size: int, shards: int, r: Round) -> None:
     coord_ms, shard_ms = r.cpu_per_tick(shards)
     print(f"{size:>7,} partitions  {r.workers} worker(s): {rate:4.2f} steps/s per shard "
           f"({'keeps' if rate >= 0.9 else 'MISSES'} 1/s); shard ticks {split}; "
-          f"coordinator ticks {dict(sorted(r.coordinator.items()))}, whole ticks {r.whole}")
+          f"coordinator ticks {dict(sorted(r.coordinator.items()))}, whole ticks {r.whole}, "
+          f"alone {r.alone}")
     print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")

@@ -28,10 +28,11 @@ class SetReads:
 
     def __init__(self):
         self.calls: list[str] = []
+        self.asked: list[list | None] = []  # each hmget's fields (the partitions read)
         self._patch = pytest.MonkeyPatch()
 
     def __enter__(self) -> "SetReads":
-        real, calls = hot_servers.client_of, self.calls
+        real, calls, asked = hot_servers.client_of, self.calls, self.asked
 
         class Pipe:
             def __init__(self, pipe):
@@ -52,6 +53,7 @@ class SetReads:
                 def counted(hash_key, *args, **kwargs):
                     if ":sets:" in hash_key:  # the sets' statuses, not their rows
                         calls.append(name)
+                        asked.append(list(args[0]) if name == "hmget" else None)
                     return read(hash_key, *args, **kwargs)
                 return counted
 
@@ -240,14 +242,39 @@ def test_a_shard_reads_its_sets_once_then_takes_them_whole_whatever_other_shards
 
 
 def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
+    from cluster.adapters import hot_servers
+
     shard_unit(2)  # after the fixture's whole unit
     with SetReads() as reads:
         sets, exact = taken()  # it holds every lease, shard 2's generation moved
     # one read of the topic per server holding its sets
     assert reads.calls == ["hgetall"] * len(hot_servers.servers()) and exact and sets == decoded()
     with SetReads() as reads:
-        shard_unit(2)  # and the whole unit moved every lease's generation
-    assert reads.calls == ["hmget"]
+        again, exact = shard_unit(2)  # the whole unit moved every lease's generation ...
+    # ... and noted, for each shard, that it wrote none of its sets (hot_save._noted): the
+    # shard takes its image whole. Spread over two servers nothing is noted: read again.
+    assert reads.calls == ([] if not hot_servers.spread() else ["hmget"]) and exact
+    assert again == {k: v for k, v in decoded().items() if k in again}
+
+
+def test_a_shard_after_a_whole_unit_wrote_some_of_its_sets_reads_those_alone(sharded):
+    """A holder of every lease (an SPU's change adopted on its sets alone) writes a few of a
+    shard's sets: the shard's next unit reads those, and takes the rest from its image."""
+    from cluster.adapters import hot_servers
+
+    first, _ = shard_unit(1)
+    keys = shard_unit_keys(1)
+    with engine().unit(whole=True, pick=lambda _: keys[:2],
+                       dispatch=lambda followups: None) as u:
+        for set_key in keys[:2]:
+            u.state.state.replica_sets[set_key].epoch += 7
+    with SetReads() as reads:
+        again, exact = shard_unit(1)
+    assert reads.calls == ["hmget"] and exact
+    assert again == {k: v for k, v in decoded().items() if k in first}
+    assert all(again[k][3] == first[k][3] + 7 for k in keys[:2])  # (figures: epoch 4th)
+    if not hot_servers.spread():
+        assert reads.asked == [[str(p) for _, p in keys[:2]]]
 
 
 def test_a_save_under_the_whole_states_lease_alone_moves_every_shards_generation(sharded):
