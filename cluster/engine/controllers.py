@@ -54,9 +54,11 @@ class Topology(Enum):
 
 
 class Found(NamedTuple):
-    """The quiet tick's answer, and for ALONE the SPUs whose sets the next unit loads."""
+    """The quiet tick's answer, and for ALONE the SPUs whose sets the next unit loads: those
+    the intents change the status of, and those the connection manager finds silent."""
     topology: Topology
     spus: frozenset[int] = frozenset()
+    silent: frozenset[int] = frozenset()
 
 
 def adopt_topology(hot: HotState, at: int) -> list[Action]:

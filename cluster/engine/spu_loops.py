@@ -4,7 +4,7 @@ silent SPUs offline. Every change is noted into the unit of work's log entries;
 the store hears of the engine's own decisions only through their projection."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -268,13 +268,14 @@ def run_spu_loops(hot: HotState, at: int, stopped: set[int]) -> list[Action]:
                                            stopped={s for s in stopped if state.spus.get(s)})
 
 
-def connection_manager(hot: HotState, at: int, stopped: set[int] = frozenset()
-                       ) -> list[Action]:
-    """An SPU whose heartbeat stopped loses its connection and is marked offline."""
+def connection_manager(hot: HotState, at: int, stopped: set[int] = frozenset(), *,
+                       only: Collection[int] | None = None) -> list[Action]:
+    """An SPU whose heartbeat stopped loses its connection and is marked offline (of the
+    SPUs ``only`` names, when given: a unit that loaded their sets alone)."""
     timeout_ms = settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
     beats = hot_state.heartbeats()
     actions: list[Action] = []
-    for spu in [s for s, up in hot.state.spus.items() if up]:
+    for spu in [s for s, up in hot.state.spus.items() if up and (only is None or s in only)]:
         last = beats.get(spu)
         if last is None:
             hot_state.beat([spu], at)  # first sight: the clock starts now

@@ -35,6 +35,7 @@ from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit, now_ms
 from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
 from cluster.engine.controllers import Found, Topology, adopt_alone, adopt_topology, topology_quiet
+from cluster.engine.spu_loops import connection_manager
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
                                      sync_topology)
 from cluster.metrics.counters import timed_shard_tick, timed_tick
@@ -109,7 +110,7 @@ def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
             u.actions += quiet
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
-    if found.topology is Topology.ALONE and _alone(at, found.spus, dispatch, lock_timeout_s):
+    if found.topology is Topology.ALONE and _alone(at, found, dispatch, lock_timeout_s):
         return Topology.ALONE, None
     if found.topology is not Topology.QUIET:
         replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
@@ -117,12 +118,14 @@ def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
     return Topology.QUIET, {shard: quotas for shard in range(shards.count())}
 
 
-def _alone(at: int, spus: frozenset[int], dispatch: Dispatch | None,
+def _alone(at: int, found: Found, dispatch: Dispatch | None,
            lock_timeout_s: float | None) -> bool:
-    """SPUs changing status and topics added or dropped (controllers.adopt_alone), under
-    every lease with only the sets holding a replica on one of ``spus`` loaded (found from
-    their stored statuses, none decoded: ``hot_state.keys_holding``); False, committing
-    nothing, when the intents ask more by then."""
+    """SPUs changing status and topics added or dropped (controllers.adopt_alone), then the
+    connection manager for the SPUs found silent, under every lease with only the sets
+    holding a replica on one of those SPUs loaded (found from their stored statuses, none
+    decoded: ``hot_state.keys_holding``); False, committing nothing, when the intents ask
+    more by then."""
+    spus = found.spus | found.silent
     pick = (lambda topics: hot_state.keys_holding(topics, spus)) if spus else (lambda _: ())
     with engine().unit(whole=True, pick=pick, dispatch=dispatch,
                        lock_timeout_s=lock_timeout_s, now=at) as u:
@@ -130,6 +133,8 @@ def _alone(at: int, spus: frozenset[int], dispatch: Dispatch | None,
         if actions is None:
             u.discard()
             return False
+        if found.silent:
+            actions += connection_manager(u.state, at, hot_state.killed(), only=found.silent)
         u.actions += actions
     return True
 
@@ -147,8 +152,10 @@ def _quiet_tick(hot: HotState, at: int) -> tuple[Found, list[Action]]:
             if up and s not in stopped and core.links.beats(hot.state, s)]
     hot_state.beat(live, at)
     beats, timeout_ms = hot_state.heartbeats(), settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000
-    if any(at - beats.get(s, at) > timeout_ms for s, up in hot.state.spus.items() if up):
-        return Found(Topology.WHOLE), []  # the connection manager drops an SPU: its sets change
+    silent = frozenset(s for s, up in hot.state.spus.items()
+                       if up and at - beats.get(s, at) > timeout_ms)
+    if silent:  # the connection manager drops an SPU: its sets change, and no other
+        return Found(Topology.ALONE, silent=silent), []
     hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
     actions: list[Action] = []
     try:

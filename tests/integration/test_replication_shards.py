@@ -307,7 +307,10 @@ def test_one_shard_takes_only_the_cluster_lease_as_before(redis_url, settings):
 
 
 def test_a_killed_spu_loop_is_dropped_by_the_coordinator_once_its_heartbeat_lapses(sharded,
-                                                                                   settings):
+                                                                                   settings,
+                                                                                   loads):
+    """On its sets alone: the unit of every lease loads the sets with a replica on the
+    silent SPU, and no whole tick runs."""
     from cluster.core.spus import SpuResolution
     from cluster.models import Spu
     from cluster.services.outages import spu_kill
@@ -316,7 +319,10 @@ def test_a_killed_spu_loop_is_dropped_by_the_coordinator_once_its_heartbeat_laps
     spu_kill(spu_id=2)
     assert sharded_tick(now=7_001_000) is not None  # silent for less than the timeout
     timeout_ms = int(settings.REPLICATION_HEARTBEAT_TIMEOUT_S * 1000)
+    holding = [k for k, rs in hot_state.load().state.replica_sets.items() if 2 in rs.replicas]
+    loads["sets"].clear()
     assert sharded_tick(now=7_001_000 + timeout_ms + 1000) is None
+    assert loads == {"sets": [0, len(holding)], "whole": []}
     assert Spu.objects.get(pk=2).resolution == SpuResolution.OFFLINE.value
     hot = hot_state.load()
     assert hot.state.spus[2] is False

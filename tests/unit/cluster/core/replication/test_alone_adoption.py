@@ -1,7 +1,8 @@
 """An SPU changing status can be adopted on its sets alone (engine/controllers.adopt_alone).
 
-The sharded engine adopts an SPU going offline or coming back under every lease with only
-the sets that have a replica on it loaded, where it used to load every set. That is sound
+The sharded engine adopts an SPU going offline or coming back, or found silent by the
+connection manager, under every lease with only the sets that have a replica on it
+loaded, where it used to load every set. That is sound
 only if the core's reaction reaches no other set and reads nothing of them. Over the
 fault schedules (cuts, moves, crashes, compaction, elections in flight), after every
 step, each SPU's change is applied twice to copies of the state: to the whole state, and
@@ -15,6 +16,7 @@ import os
 
 from cluster.core.replication import (SpuOffline, SpuOnline, cluster_from_dict,
                                       cluster_to_dict, handle, run_elections)
+from cluster.core.replication.links import SessionExpired
 from cluster.testing import faults
 
 SEEDS = int(os.environ.get("ALONE_SCHEDULES", "150"))
@@ -38,10 +40,18 @@ def _meta(state) -> dict:
 
 
 def _changes(state) -> list:
-    """Every SPU change that applies now: an online SPU offline, an offline one back (not
-    one whose session a cut broke: it comes back when the cut heals)."""
-    return [SpuOffline(s) if up else SpuOnline(s) for s, up in sorted(state.spus.items())
-            if up or s not in state.expired]
+    """Every SPU change that applies now: an online SPU offline, or silent (the connection
+    manager: its session expired, its loop stopped or still running behind a cut), an
+    offline one back (not one whose session a cut broke: it comes back when the cut
+    heals)."""
+    out: list = []
+    for s, up in sorted(state.spus.items()):
+        if up:
+            out += [SpuOffline(s), SessionExpired(s, running=True),
+                    SessionExpired(s, running=False)]
+        elif s not in state.expired:
+            out.append(SpuOnline(s))
+    return out
 
 
 def _compare(seed: int, where: str, state, now: int) -> int:
