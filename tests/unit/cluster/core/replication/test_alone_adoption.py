@@ -19,7 +19,7 @@ from cluster.core.replication import (SpuOffline, SpuOnline, cluster_from_dict,
 from cluster.core.replication.links import SessionExpired
 from cluster.testing import faults
 
-SEEDS = int(os.environ.get("ALONE_SCHEDULES", "150"))
+SEEDS = int(os.environ.get("ALONE_SCHEDULES", "100"))
 
 
 def _copy(state, keys=None):
