@@ -7,7 +7,7 @@ lives in hot_types.py.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from cluster.adapters import hot_servers, set_cache, set_records, shards, status_rows
@@ -202,34 +202,43 @@ def fetch_full(topics: dict[str, Any], rowed: dict[Key, bytes] | None = None
     """Every set of the topics, as stored (spread: from every server, each holding its
     shards' fields of the same hashes), a row's entry over its field where one applies
     (status_rows.overlay, which tells ``rowed``)."""
-    names = list(topics)
     out = []
+    for fields, rows in _stored(topics):
+        out += status_rows.overlay(fields, rows, rowed)
+    return out
+
+
+def _stored(topics: dict[str, Any]
+            ) -> Iterator[tuple[list[tuple[Key, bytes]], dict[str, dict[Any, bytes]]]]:
+    """Each server's fields of every set of the topics, and its blocks' rows by topic."""
+    names = list(topics)
     for server in hot_servers.servers():
         pipe = hot_servers.client_of(server).pipeline(transaction=True)
         for name in names:
             pipe.hgetall(sets_key(name))
             pipe.hgetall(status_rows.rows_key(name))  # the server's blocks' rows
         found = pipe.execute()
-        fields = [((name, int(p)), data) for name, sets in zip(names, found[::2])
-                  for p, data in sets.items()]
-        out += status_rows.overlay(fields, dict(zip(names, found[1::2])), rowed)
-    return out
+        yield ([((name, int(p)), data) for name, sets in zip(names, found[::2])
+                for p, data in sets.items()], dict(zip(names, found[1::2])))
 
 
 def keys_holding(topics: dict[str, Any], spus: Collection[int]) -> list[Key]:
     """Every set of the topics with a replica on one of ``spus``, from the statuses as
-    stored (``fetch_full``: every server's fields, a row's entry over its field where one
-    applies), each unpacked for its replicas alone and none decoded into a set.
+    stored (every server's fields, a row's status entry over its field where one applies:
+    status_rows.replica_sources), each unpacked for its replicas alone and none decoded
+    into a set.
 
     What an SPU changing status needs loaded (engine/controllers.adopt_alone): the sets
     ``ClusterState.sets_of`` would find in the whole state, read under every lease, so
     none can be missed or gained meanwhile. At 100,000 partitions it reads the 11 MB of
-    statuses a whole load reads, and neither their records nor a decode (docs/engine-throughput.md)."""
+    statuses a whole load reads, and neither their records nor a decode
+    (docs/engine-throughput.md)."""
     wanted = set(spus)
     if not wanted:
         return []
     with gc_paused():
-        return [set_key for set_key, data in fetch_full(topics)
+        return [set_key for fields, rows in _stored(topics)
+                for set_key, data in status_rows.replica_sources(fields, rows)
                 if not wanted.isdisjoint(status_fields(data)[3])]
 
 

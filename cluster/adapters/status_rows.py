@@ -139,17 +139,48 @@ def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes | Figures]]:
     """A row's entries: (partition, anchor, status or figures)."""
     if not row:
         return
+    statuses, at = _status_entries(row)
+    yield from statuses
+    if at < len(row):
+        yield from _figure_entries(row, at)
+
+
+def _status_entries(row: bytes) -> tuple[list[tuple[int, bytes, bytes]], int]:
+    """A row's status entries (partition, anchor, status), and where its figures start."""
     (n,) = _COUNT.unpack_from(row)
     at = _COUNT.size + n * _HEAD.size
     lengths = array("I")
     lengths.frombytes(row[at:at + 4 * n])
     at += 4 * n
     heads = iter_unpack(_HEAD.format, row[_COUNT.size:_COUNT.size + n * _HEAD.size])
+    out = []
     for (partition, anchored), length in zip(heads, lengths):
-        yield partition, anchored, row[at:at + length]
+        out.append((partition, anchored, row[at:at + length]))
         at += length
-    if at < len(row):
-        yield from _figure_entries(row, at)
+    return out, at
+
+
+def replica_sources(fields: list[tuple[Key, bytes]],
+                    rows: Mapping[str, Mapping[Any, bytes | None]]
+                    ) -> list[tuple[Key, bytes]]:
+    """``overlay`` for a reader of the sets' replicas alone: each set's field, or the status
+    of a row's status entry anchored to it. A figures entry is not read: the status it
+    stands for is its anchored field with the moving figures put in
+    (steady_codec.from_figures), replicas untouched, so the field names them. (Rebuilding
+    every steady set's status was 0.9 s of finding an SPU's sets at 100,000 partitions.)"""
+    found: dict[Key, tuple[bytes, bytes]] = {}
+    for topic, blocks in rows.items():
+        for row in blocks.values():
+            if row:
+                for partition, anchored, status in _status_entries(row)[0]:
+                    found[(topic, partition)] = anchored, status
+    if not found:
+        return fields
+    out = []
+    for set_key, data in fields:
+        hit = found.get(set_key)
+        out.append((set_key, hit[1] if hit is not None and hit[0] == anchor(data) else data))
+    return out
 
 
 def _figure_entries(row: bytes, at: int) -> Iterator[tuple[int, bytes, Figures]]:

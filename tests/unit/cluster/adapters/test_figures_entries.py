@@ -5,6 +5,7 @@ the status read back. The fault schedules' check (test_status_rows.py) covers th
 side; these pin the format and the rebuild on a set of each shape."""
 from __future__ import annotations
 
+import msgpack
 import pytest
 
 from cluster.adapters import redis_keys, set_records, status_rows, steady_codec
@@ -89,3 +90,27 @@ def test_a_set_committed_as_figures_is_taken_by_the_status_read_back():
     assert taken is not None and taken[0] is hot.state.replica_sets[first]
     taken, _ = cache.take(SCOPE, second, fields[second])  # an older status: not that set
     assert taken is None
+
+
+@pytest.mark.parametrize("replicas", [[[0, 1, 2], [1, 2, 0], [2, 0, 1]], [[3, 4], [4, 0]]])
+def test_the_replicas_read_without_rebuilding_figures_are_those_of_the_status_overlay_gives(
+        replicas):
+    """``replica_sources`` (finding an SPU's sets) reads the field under a figures entry and a
+    status entry over its anchored field, as ``overlay`` does, without rebuilding figures: the
+    replicas of every set are those of the status ``overlay`` gives."""
+    hot, fields = _saved_as_figures(replicas)
+    figures = {k: v for k, v in hot.raw.items() if type(v) is tuple}
+    assert figures
+    moved = msgpack.unpackb(fields[("t", 0)])
+    moved[3] = [9, 8]  # a status entry that names other replicas than its field's
+    other = msgpack.packb(moved)
+    heads = [kept[6] for kept in figures.values()] + [status_rows.head(9, b"f")]
+    row = status_rows.split(heads, [*figures.values(), other])
+    stored = [*fields.items(), (("t", 9), b"f")]
+    rows = {"t": {"0": row}}
+    sources = status_rows.replica_sources(stored, rows)
+    assert sources[-1] == (("t", 9), other)  # the status entry over its field
+    assert [(k, msgpack.unpackb(d)[3]) for k, d in sources[:-1]] == [
+        (k, msgpack.unpackb(d)[3]) for k, d in status_rows.overlay(stored, rows)[:-1]]
+    # A status entry over another field than the one it was anchored to is not applied.
+    assert status_rows.replica_sources([(("t", 9), b"g")], rows) == [(("t", 9), b"g")]
