@@ -8,13 +8,15 @@ worker runs it (``task.apply()``), ``--repeat`` times; the figures are wall and 
 run. Real private Redis, throwaway SQLite (``--postgres``: PostgreSQL). Prints figures,
 asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task; ``--added P``
 then times the coordinator's tick that adopts a new topic of P partitions;
+``--spu-changes N`` then takes SPUs 0..N-1 offline and back online one at a time and times
+the coordinator's tick that adopts each change and the shards' two steps after it;
 ``--outage-between`` takes an SPU offline and steps before each run but the first, so
 that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
 checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
-        [--added 1000] [--outage-between | --checkpoint-between] [--json]
+        [--added 1000] [--spu-changes 3] [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -111,6 +113,35 @@ def time_topic_added(partitions: int) -> dict[str, float]:
     return out
 
 
+def time_spu_changes(count: int) -> list[dict[str, float]]:
+    """SPU 0, 1, ... taken offline and back online, each change timed: the coordinator's tick
+    that adopts it (a whole tick before round 28, the SPU's sets alone since), then the step
+    of every shard after it, and the one after that."""
+    from cluster.services import replication
+    from cluster.services.outages import spu_offline, spu_online
+
+    out = []
+    for spu in range(count):
+        row: dict[str, float] = {"spu": spu}
+        for change, name in ((spu_offline, "offline"), (spu_online, "online")):
+            change(spu_id=spu, by="bench")
+            wall, cpu = time.perf_counter(), time.process_time()
+            work = replication.replication_coordinate()
+            row[f"{name}_coordinator_ms"] = round((time.perf_counter() - wall) * 1000, 1)
+            row[f"{name}_coordinator_cpu_ms"] = round((time.process_time() - cpu) * 1000, 1)
+            for step in ("next_step_ms", "step_after_ms"):
+                wall = time.perf_counter()
+                step_all()
+                row[f"{name}_{step}"] = round((time.perf_counter() - wall) * 1000, 1)
+            print(f"  SPU {spu} {name}: the coordinator's tick {row[f'{name}_coordinator_ms']:.0f}"
+                  f" ms ({row[f'{name}_coordinator_cpu_ms']:.0f} ms CPU"
+                  f"{', found it quiet' if work is not None else ''}); the shards' next step "
+                  f"{row[f'{name}_next_step_ms']:.0f} ms, the one after "
+                  f"{row[f'{name}_step_after_ms']:.0f} ms", flush=True)
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--partitions", type=int, default=100_000)
@@ -122,6 +153,10 @@ def main() -> None:
     parser.add_argument("--added", type=int, default=0,
                         help="then create a topic of this many partitions and time the "
                              "coordinator's next tick, which adopts it")
+    parser.add_argument("--spu-changes", type=int, default=0,
+                        help="then take SPUs 0..N-1 offline and back online one at a time, "
+                             "timing the coordinator's tick that adopts each change and the "
+                             "shards' steps after it (--only none: no task first)")
     parser.add_argument("--outage-between", action="store_true",
                         help="before each run but the first, take the next SPU offline "
                              "(the one before back online) and step: the log moved")
@@ -170,9 +205,10 @@ def main() -> None:
                 profile.runcall(lambda: task.apply().get())  # type: ignore[attr-defined]
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         added = time_topic_added(args.added) if args.added else None
+        changes = time_spu_changes(args.spu_changes) if args.spu_changes else None
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
-                              "tasks": out, "topic_added": added}))
+                              "tasks": out, "topic_added": added, "spu_changes": changes}))
     finally:
         import os
         os.killpg(redis.pid, signal.SIGTERM)  # type: ignore[attr-defined]

@@ -19,3 +19,16 @@ def test_json_times_every_periodic_task_after_the_first_ticks():
                                      "reconcile_topics", "history_snapshot"}
     for name, task in figures["tasks"].items():
         assert task["first_ms"] > 0 and task["median_ms"] > 0, name
+
+
+def test_spu_changes_time_the_coordinators_tick_and_the_shards_steps_after_each():
+    done = run_bench("--partitions", "300", "--shards", "2", "--only", "none",
+                     "--spu-changes", "2", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.splitlines()[-1])
+    assert figures["tasks"] == {}
+    assert [c["spu"] for c in figures["spu_changes"]] == [0, 1]
+    for change in figures["spu_changes"]:
+        for name in ("offline", "online"):
+            assert change[f"{name}_coordinator_ms"] > 0
+            assert change[f"{name}_next_step_ms"] > 0 and change[f"{name}_step_after_ms"] > 0

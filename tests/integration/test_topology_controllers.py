@@ -200,36 +200,6 @@ def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other
     assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is not None
 
 
-def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_set(
-        sharded, monkeypatch):
-    from cluster.services import replication, topic_delete
-
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
-    topic_create(name="late", partitions=3, replication=2)
-    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
-    assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
-    topic_delete(name="late")
-    loaded: list[int] = []
-    load_selected = hot_state.load_selected
-
-    def counted(*args, **kwargs):
-        hot = load_selected(*args, **kwargs)
-        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
-            loaded.append(len(hot.state.replica_sets))
-        return hot
-
-    monkeypatch.setattr(hot_state, "load_selected", counted)
-    with CaptureQueriesContext(connection) as queries:
-        assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
-    # The quiet unit, then the topics' unit of every lease: neither loaded a set.
-    assert whole == [] and loaded == [0, 0] and full_reads(queries.captured_queries) == []
-    hot = hot_state.load()
-    assert {t for t, _ in hot.state.replica_sets} == {"orders"}
-    assert "late" not in hot.topics and hot.adopted["offset"] == intents_head()
-    assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is not None
-
-
 def _counting_loads(monkeypatch) -> list[int]:
     loaded: list[int] = []
     load_selected = hot_state.load_selected
@@ -242,6 +212,27 @@ def _counting_loads(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(hot_state, "load_selected", counted)
     return loaded
+
+
+def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_set(
+        sharded, monkeypatch):
+    from cluster.services import replication, topic_delete
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    topic_create(name="late", partitions=3, replication=2)
+    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
+    topic_delete(name="late")
+    loaded = _counting_loads(monkeypatch)
+    with CaptureQueriesContext(connection) as queries:
+        assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    # The quiet unit, then the topics' unit of every lease: neither loaded a set.
+    assert whole == [] and loaded == [0, 0] and full_reads(queries.captured_queries) == []
+    hot = hot_state.load()
+    assert {t for t, _ in hot.state.replica_sets} == {"orders"}
+    assert "late" not in hot.topics and hot.adopted["offset"] == intents_head()
+    assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is not None
 
 
 def test_a_sharded_coordinator_adopts_an_spu_offline_from_its_entry_on_its_sets_alone(
