@@ -36,7 +36,7 @@ from cluster.core.replication.controllers import (AloneChanges, SpuSpec, adoptab
 from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_rows, apply_settings,
                                      changed_in_rows, drop_topic, provisioned_topics,
                                      reconcile_spus, reconcile_topics, sync_racks,
-                                     sync_statuses, sync_topology)
+                                     sync_topology)
 from cluster.projections import store as store_projection
 
 Entries = list[dict]
@@ -83,7 +83,7 @@ def topology_quiet(hot: HotState, at: int) -> Found:
     when a whole tick must adopt the rest (an SPU registered or forgotten, a topic made
     again)."""
     topology, alone, _ = _without_other_sets(hot, at, loaded=None)
-    return Found(topology, frozenset(alone.statuses) if alone is not None else frozenset())
+    return Found(topology, frozenset(alone.spus) if alone is not None else frozenset())
 
 
 def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | None:
@@ -116,45 +116,49 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
     """What the intents since the adopted offset ask, or the periodic comparison with the
     rows finds, adopted where no set but the changing SPUs' is needed: the racks and
     settings, and when ``loaded`` names the SPUs whose sets the unit holds (a unit of
-    every lease) the status changes of those SPUs, the new topics' sets and the dropped
-    ones' deletion. Nothing is adopted when the answer is WHOLE, nor ALONE without
-    ``loaded``."""
+    every lease) the SPUs registered, forgotten or changing status, the new topics' sets
+    and the dropped ones' deletion. Nothing is adopted when the answer is WHOLE, nor ALONE
+    without ``loaded``."""
     head = metadata_log.intents_head()
     compared = None
     rows: dict[str, Any] = {}
+    settings_changed: dict[str, dict[str, Any]] = {}
     if _compare_due(hot, head, at):
         store_projection.catch_up()
         found = changed_in_rows(hot)
         if found is None:
             return Topology.WHOLE, None, []
-        alone, rows = found
-        spec = None
-        settings_changed: dict[str, dict[str, Any]] = {}
-        compared = at
+        alone, rows, compared = found.alone, found.kept, at
+        store, racks = found.store, found.racks
     else:
         entries = _pending(hot, head)
         if entries is None:
             return Topology.WHOLE, None, []
-        alone, spec, settings_changed = AloneChanges(), None, {}
+        alone, store, racks = AloneChanges(), None, None
         if entries:
             registered = _registered(hot)
             spec, topics = fold_spus(registered, entries), fold_topics(entries)
             settings_changed = topics.settings
+            racks = {str(s): rack for s, rack in sorted(spec.racks.items())}
+            if spec != registered:  # (as ``_fold``: the SPUs reconciled with the spec)
+                store = {s: ONLINE if up else OFFLINE for s, up in spec.online.items()}
             if needs_replica_sets(registered, spec, topics):
-                found_alone = adoptable_alone(registered, spec, topics)
+                found_alone = adoptable_alone(registered, spec, topics, hot.state.spus)
                 # A name the engine replicates already is a re-creation: dropped first.
                 if found_alone is None or found_alone.added & hot.topics.keys():
                     return Topology.WHOLE, None, []
                 alone = found_alone
     if alone and loaded is None:
         return Topology.ALONE, alone, []
-    if not alone.statuses.keys() <= (loaded or frozenset()):
+    if not alone.spus <= (loaded or frozenset()):
         return Topology.WHOLE, None, []  # another SPU's change logged since: not loaded
-    # As a whole tick orders them (``_fold``, ``sync_topology``): racks, the SPUs'
-    # statuses, topics dropped, topics added, then the settings.
-    if spec is not None:
-        sync_racks(hot, {str(s): rack for s, rack in sorted(spec.racks.items())})
-    actions = sync_statuses(hot, alone.statuses)
+    # As a whole tick orders them (``_fold``, ``sync_topology``): the SPUs (registered,
+    # their racks, statuses), topics dropped, topics added, then the settings.
+    actions: list[Action] = []
+    if alone.spus and store is not None and racks is not None:
+        actions += reconcile_spus(hot, store, racks)  # every SPU it reaches, loaded
+    elif racks is not None:
+        sync_racks(hot, racks)  # no set reached: the racks alone
     for name, pk in alone.dropped.items():
         drop_topic(hot, name, pk)
     if alone.added:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
@@ -14,7 +14,8 @@ from cluster.adapters import hot_state
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
 from cluster.core.replication import Action
-from cluster.core.replication.controllers import AloneChanges
+from cluster.core.replication.controllers import (AloneChanges, SpuSpec, TopicChanges,
+                                                  adoptable_alone)
 from cluster.core.spus import SpuResolution
 from cluster.core.topic_controller import TopicResolution
 from cluster.models import Partition, Spu, Topic
@@ -96,30 +97,39 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
         bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
-def changed_in_rows(hot: HotState) -> tuple[AloneChanges, dict[str, TopicRow]] | None:
+class RowsChanged(NamedTuple):
+    """What the rows differ by (``changed_in_rows``), to be adopted on its sets alone."""
+    alone: AloneChanges
+    kept: dict[str, TopicRow]  # the rows of the topics the engine replicates and keeps
+    store: dict[int, str]  # every registered SPU's status, as ``reconcile_spus`` takes it
+    racks: dict[str, str]  # ... and its rack, by its id as text
+
+
+def changed_in_rows(hot: HotState) -> RowsChanged | None:
     """What the rows differ by when the replica sets it touches can adopt it alone
-    (core.replication.controllers.adoptable_alone): registered SPUs changing status, topics
-    provisioned that the hot state does not replicate yet, topics it replicates whose row
-    is gone (by name, with the id it replicates them under); with the rows of the topics it
-    replicates, whose settings ``apply_rows`` applies once the sets adopted the rest. None
-    when anything else differs (an SPU registered or forgotten, a rack, a topic made again
-    under its name)."""
+    (core.replication.controllers.adoptable_alone): SPUs registered, forgotten or changing
+    status, topics provisioned that the hot state does not replicate yet, topics it
+    replicates whose row is gone (by name, with the id it replicates them under); with the
+    rows of the topics it replicates, whose settings ``apply_rows`` applies once the sets
+    adopted the rest. None when a topic was made again under its name."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
-    if {str(spu): rack or "" for spu, _, rack in rows} != hot.racks:
-        return None
-    spus = hot.state.spus
-    if store.keys() - spus.keys():
-        return None
-    # (An SPU no row names, kept for the replica maps that name it, stays offline.)
-    statuses = {s: store.get(s) == ONLINE for s, up in sorted(spus.items())
-                if up != (store.get(s) == ONLINE)}
+    racks = {str(spu): rack or "" for spu, _, rack in rows}
     topics = provisioned_topics()
     dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics}
     if any(topics[n][0] != t["pk"] for n, t in hot.topics.items() if n in topics):
         return None
+    held = SpuSpec({int(s): rack for s, rack in hot.racks.items()},
+                   {int(s): bool(hot.state.spus.get(int(s))) for s in hot.racks})
+    spec = SpuSpec({spu: rack for spu, _, rack in rows},
+                   {spu: resolution == ONLINE for spu, resolution in store.items()})
+    changed = adoptable_alone(held, spec, TopicChanges(dropped,
+                                                       topics.keys() - hot.topics.keys()),
+                              hot.state.spus)
+    if changed is None:
+        return None
     kept = {name: row for name, row in topics.items() if name in hot.topics}
-    return AloneChanges(statuses, topics.keys() - hot.topics.keys(), dropped), kept
+    return RowsChanged(changed, kept, store, racks)
 
 
 def apply_rows(hot: HotState, rows: Mapping[str, TopicRow]) -> None:

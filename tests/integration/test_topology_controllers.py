@@ -153,8 +153,26 @@ def test_a_refused_save_adopts_nothing_and_the_next_tick_folds_the_entry_again(c
     assert adopted()["offset"] == intents_head() > before["offset"]
 
 
-def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_whole_tick(
-        sharded):
+def _counting_loads(monkeypatch) -> list[int]:
+    loaded: list[int] = []
+    load_selected = hot_state.load_selected
+
+    def counted(*args, **kwargs):
+        hot = load_selected(*args, **kwargs)
+        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
+            loaded.append(len(hot.state.replica_sets))
+        return hot
+
+    monkeypatch.setattr(hot_state, "load_selected", counted)
+    return loaded
+
+
+def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_loads_no_set(
+        sharded, monkeypatch):
+    from cluster.services import replication
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
     with CaptureQueriesContext(connection) as queries:
         assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
     assert full_reads(queries.captured_queries) == []
@@ -166,9 +184,19 @@ def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_takes_a_wh
     assert hot.topics["orders"]["rate"] == 6 and hot.racks["1"] == "r2"
     assert hot.adopted["offset"] == intents_head()
     spu_register(spu_id=9)
+    loaded = _counting_loads(monkeypatch)
     assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
-    assert 9 in hot_state.load().state.spus
+    # A new SPU holds no set: the unit of every lease loads none, and no whole tick runs.
+    assert whole == [] and loaded == [0, 0]
+    assert 9 in hot_state.load().state.spus and hot_state.load().racks["9"] == ""
     assert adopted()["offset"] == intents_head()
+    from cluster.services import spu_unregister
+
+    spu_unregister(spu_id=9)  # no set names it: forgotten, again with no set loaded
+    loaded.clear()
+    assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is None
+    assert whole == [] and loaded == [0, 0]
+    assert 9 not in hot_state.load().state.spus and "9" not in hot_state.load().racks
 
 
 def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(cluster):
@@ -198,20 +226,6 @@ def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other
     assert sorted(p for t, p in hot.state.replica_sets if t == "late") == [0, 1, 2]
     assert hot.adopted["offset"] == intents_head()
     assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is not None
-
-
-def _counting_loads(monkeypatch) -> list[int]:
-    loaded: list[int] = []
-    load_selected = hot_state.load_selected
-
-    def counted(*args, **kwargs):
-        hot = load_selected(*args, **kwargs)
-        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
-            loaded.append(len(hot.state.replica_sets))
-        return hot
-
-    monkeypatch.setattr(hot_state, "load_selected", counted)
-    return loaded
 
 
 def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_set(
@@ -288,3 +302,36 @@ def test_another_spu_change_logged_while_the_sets_load_takes_the_whole_tick(shar
     assert hot.state.spus[1] is False and hot.state.spus[2] is False
     assert hot.adopted["offset"] == intents_head()
     assert all(rs.leader not in (1, 2) for rs in hot.state.replica_sets.values())
+
+
+def test_an_spu_unregistered_by_force_is_adopted_on_its_sets_alone_and_stays_named(
+        sharded, monkeypatch):
+    """Unregistered while it holds replicas (``--force``): the unit loads its sets alone,
+    takes it offline there, and keeps it in the state, offline, since replica maps name it
+    (as the whole tick's reconcile does)."""
+    from cluster.services import replication, spu_unregister
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    topic_create(name="single", partitions=6, replication=1)
+    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    holding = [k for k, rs in hot_state.load().state.replica_sets.items() if 2 in rs.replicas]
+    spu_unregister(spu_id=2, force=True)
+    loaded = _counting_loads(monkeypatch)
+    assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    assert whole == [] and loaded == [0, len(holding)]
+    hot = hot_state.load()
+    assert hot.state.spus[2] is False and "2" not in hot.racks
+    assert all(rs.leader != 2 for rs in hot.state.replica_sets.values() if len(rs.replicas) > 1)
+    assert hot.adopted["offset"] == intents_head()
+    # Another SPU's change: the reconcile checks SPU 2 again (still named), so its sets are
+    # loaded with SPU 1's, and it stays.
+    sets = hot_state.load().state.replica_sets
+    reached = [k for k, rs in sets.items() if 1 in rs.replicas or 2 in rs.replicas]
+    assert len(reached) > len([k for k, rs in sets.items() if 1 in rs.replicas])
+    spu_offline(spu_id=1)
+    loaded.clear()
+    assert replication_coordinate(now=T0 + 3000, dispatch=LocalQueue()) is None
+    assert whole == [] and loaded == [0, len(reached)]
+    hot = hot_state.load()
+    assert hot.state.spus[1] is False and 2 in hot.state.spus

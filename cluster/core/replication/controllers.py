@@ -22,7 +22,7 @@ Each reducer says what the rows would say once the store applied the entries
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,30 +122,38 @@ def fold_topics(entries: Iterable[Entry]) -> TopicChanges:
 @dataclass
 class AloneChanges:
     """What the intents ask of replica sets when it can be adopted without loading every
-    set: SPUs changing status (their sets alone), topics added (made alone) and dropped
-    (deleted by name)."""
-    statuses: dict[int, bool] = field(default_factory=dict)  # SPU -> Online now
+    set: SPUs registered, forgotten or changing status (``spus``: those whose sets it
+    reaches, loaded alone), topics added (made alone) and dropped (deleted by name)."""
+    spus: set[int] = field(default_factory=set)
     added: set[str] = field(default_factory=set)
     dropped: dict[str, int | None] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.statuses or self.added or self.dropped)
+        return bool(self.spus or self.added or self.dropped)
 
 
-def adoptable_alone(held: SpuSpec, spec: SpuSpec, topics: TopicChanges
-                    ) -> AloneChanges | None:
+def adoptable_alone(held: SpuSpec, spec: SpuSpec, topics: TopicChanges,
+                    named: Collection[int] = ()) -> AloneChanges | None:
     """These changes as the replica sets they touch can adopt them alone, or None when
-    they need every set loaded (an SPU registered or forgotten: who holds it is not named
-    by a status; a topic both dropped and added, made again under its name).
+    they need every set loaded (a topic both dropped and added, made again under its
+    name). ``named``: every SPU the engine's state names (``ClusterState.spus``: the
+    registered ones, and any a replica map names, kept offline once unregistered).
 
     An SPU changing status touches exactly the sets with a replica on it: ``spu_offline``
     and ``spu_back`` reach sets only through ``ClusterState.sets_of``, and change the
-    meta's SPU statuses, connections and expired sessions, which every unit loads. A new
-    topic's sets read only the SPUs' statuses; a dropped topic's are deleted by its name."""
-    if held.racks.keys() != spec.racks.keys() or topics.added & topics.dropped.keys():
+    meta's SPU statuses, connections and expired sessions, which every unit loads. An SPU
+    registered touches no set; one forgotten is dropped from the state once no set names
+    it, which its sets alone tell, and so is every SPU the state names that is no longer
+    registered (the engine's reconcile checks them all at each SPU change): their sets
+    are loaded too. A new topic's sets read only the SPUs' statuses; a dropped topic's
+    are deleted by its name."""
+    if topics.added & topics.dropped.keys():
         return None
-    statuses = {s: up for s, up in sorted(spec.online.items()) if held.online.get(s) != up}
-    return AloneChanges(statuses, set(topics.added), dict(topics.dropped))
+    changed = {s for s, up in spec.online.items() if held.online.get(s) != up}
+    changed |= held.racks.keys() - spec.racks.keys()
+    if changed:
+        changed |= set(named) - spec.racks.keys()
+    return AloneChanges(changed, set(topics.added), dict(topics.dropped))
 
 
 def needs_replica_sets(held: SpuSpec, spec: SpuSpec, topics: TopicChanges) -> bool:

@@ -85,17 +85,27 @@ def test_settings_changes_fold_into_the_last_value_of_each_field():
 def test_spus_changing_status_and_topics_added_or_dropped_are_adopted_on_their_sets_alone():
     spec = fold_spus(HELD, [status(0, "Offline"), status(1, "Offline"), status(1, "Online")])
     topics = fold_topics([provisioned("u"), intents.topic_delete("v", 9)])
-    alone = adoptable_alone(HELD, spec, topics)
+    alone = adoptable_alone(HELD, spec, topics, named=[0, 1])
     # SPU 1 went offline and came back: its status did not change, none of its sets moves.
-    assert alone == AloneChanges({0: False}, {"u"}, {"v": 9})
+    assert alone == AloneChanges({0}, {"u"}, {"v": 9})
     assert adoptable_alone(HELD, HELD, fold_topics([])) == AloneChanges()
     assert not AloneChanges()
+    # A rack change reaches no set.
+    rack = fold_spus(HELD, [intents.spu_update(0, {"rack": {"from": "r1", "to": "r2"}})])
+    assert adoptable_alone(HELD, rack, fold_topics([]), named=[0, 1, 5]) == AloneChanges()
 
 
-def test_an_spu_registered_or_forgotten_or_a_topic_made_again_needs_every_set():
+def test_an_spu_registered_or_forgotten_reaches_its_sets_and_those_of_every_spu_unregistered():
+    """An SPU registered holds no set yet; one forgotten is dropped once no set names it; the
+    engine's reconcile checks every SPU it names that is no longer registered (5, named by a
+    replica map): their sets are loaded with the changing SPUs'."""
     registered = fold_spus(HELD, [intents.spu_register(7, "r9", "p", "q")])
-    assert adoptable_alone(HELD, registered, fold_topics([])) is None
+    assert adoptable_alone(HELD, registered, fold_topics([]), named=[0, 1, 5]) == AloneChanges(
+        {7, 5})
     forgotten = fold_spus(HELD, [intents.spu_unregister(1, False)])
-    assert adoptable_alone(HELD, forgotten, fold_topics([])) is None
+    assert adoptable_alone(HELD, forgotten, fold_topics([]), named=[0, 1]) == AloneChanges({1})
+
+
+def test_a_topic_made_again_under_its_name_needs_every_set():
     again = fold_topics([intents.topic_delete("u", 3), provisioned("u")])
     assert adoptable_alone(HELD, HELD, again) is None
