@@ -15,7 +15,7 @@ from typing import Any
 
 
 from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save_pieces,
-                              set_cache, set_records, shards, status_rows)
+                              set_cache, set_records, shards, spu_index, status_rows)
 from cluster.adapters.hot_records import values_key
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
@@ -82,7 +82,8 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
     generated: Ops = {}
     token = _generation_ops(generated, held)
     generations = generated.get(hot_servers.HOME, [])
-    tail = _meta_writes(hot, meta)
+    # The index of the sets by SPU, with the last piece only (the one that lands last).
+    tail = _meta_writes(hot, meta) + spu_index.ops(hot, token).get(hot_servers.HOME, [])
     if len(parts) == 1 and (len(rows) <= 1 or hold is None):
         generations += _noted(hot, token, every)
         ops = head + _present(records.op(None, _by_hash(encoded.changed)))
@@ -147,6 +148,8 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     if whole:
         home += _meta_writes(hot, _meta_ops(hot))
     token = _generation_ops(ops, held)
+    for server, written in spu_index.ops(hot, token).items():  # each with its generation
+        ops.setdefault(server, []).extend(written)
     _write_with_log(hot, held, ops, log(keys) if log else [])
     hot.generation = token
     return keys

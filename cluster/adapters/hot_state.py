@@ -44,7 +44,7 @@ from typing import Any, NamedTuple, cast
 from django.conf import settings
 
 from cluster.adapters import (hot_placement, hot_servers, lease, set_cache, shards,
-                              status_rows)
+                              spu_index, status_rows)
 from cluster.adapters.meta_json import MetaParts
 from cluster.adapters.meta_reading import read_meta
 from cluster.adapters.set_cache import SetCache
@@ -132,6 +132,7 @@ class _Meta(NamedTuple):
     racks: dict[str, str]
     generation: str | None  # the sets' generation under the leases held (HotState)
     generations: dict[str, str | None]  # each lease's own (HotState)
+    indexed: frozenset[str]  # the leases whose shard's SPU index was exact (HotState)
     placed: bytes | None  # the placement the sets were written under (hot_placement)
     adopted: dict[str, Any]  # what the engine's controllers adopted (HotState)
     raw: dict[str, bytes]  # the meta's keys as read (HotState.meta_raw)
@@ -146,15 +147,21 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
     this process wrote last under ``namespace``, lacks the text the small key names) and
     the scope's sets generation."""
     names = (key("meta"), key("meta:topics"))
+    # Each lease's generation, then its shard's index marker (spu_index.py) when sharded.
+    marked = scope if shards.sharded() else ()
+    read = ([set_cache.generation_key(k) for k in scope]
+            + [spu_index.marker_key(k) for k in marked])
     if hot_servers.spread():
-        (raw, placed), tokens = client().mget(names[0], hot_placement.placement_key()), \
-            hot_servers.get_each([set_cache.generation_key(k) for k in scope])
+        (raw, placed), found = client().mget(names[0], hot_placement.placement_key()), \
+            hot_servers.get_each(read)
     else:
         pipe = client().pipeline(transaction=True)
         pipe.mget(names[0], hot_placement.placement_key())
-        for lock_key in scope:
-            pipe.get(set_cache.generation_key(lock_key))
-        (raw, placed), *tokens = pipe.execute()
+        for k in read:
+            pipe.get(k)
+        (raw, placed), *found = pipe.execute()
+    tokens, markers = found[:len(scope)], found[len(scope):]
+    indexed = spu_index.exact_marks(marked, markers, tokens)
     generation = tokens[0].decode() if tokens and tokens[0] is not None else None
     if any(token != tokens[0] for token in tokens):
         generation = None  # some lease's sets were written by another holder
@@ -162,7 +169,8 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
                    for lock_key, token in zip(scope, tokens)}
     if raw is None:
         fresh = new_cluster([], election_timeout_ms=settings.REPLICATION_ELECTION_TIMEOUT_MS)
-        return _Meta(fresh, {}, {}, None, {}, generation, generations, placed, {}, {})
+        return _Meta(fresh, {}, {}, None, {}, generation, generations, indexed, placed, {},
+                     {})
     meta, raw, topics = read_meta(cast(bytes, raw), namespace, parts,
                                   lambda: cast(Both, tuple(client().mget(*names))))
     state = cluster_from_dict({**meta.core, "topics": ()})
@@ -171,7 +179,7 @@ def _meta(scope: tuple[str, ...] = (), parts: MetaParts | None = None,
     if topics is not None:
         as_read[names[1]] = topics
     return _Meta(state, meta.tables, meta.producers, meta.checked, meta.racks, generation,
-                 generations, placed, meta.adopted, as_read)
+                 generations, indexed, placed, meta.adopted, as_read)
 
 
 # The topics' parse this process keeps for its readers (loads outside a unit of work: the
@@ -209,8 +217,8 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
     with bound_to_store() as namespace:
         scope = held.names if committed is not None else ()
         parts = committed.meta if committed is not None else _READERS
-        (state, topics, producers, checked, racks, generation, generations, placed, adopted,
-         raw) = _meta(scope, parts, namespace)
+        (state, topics, producers, checked, racks, generation, generations, indexed, placed,
+         adopted, raw) = _meta(scope, parts, namespace)
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
@@ -221,7 +229,7 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
         hot = HotState(state, topics, full=keys is None, producers=producers,
                        checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation,
-                       generations=generations, complete=complete,
+                       generations=generations, indexed=indexed, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace, meta_raw=raw)
         if committed is not None and (take_trusted(hot, keys, committed)

@@ -102,6 +102,9 @@ class HotState:
     # Each of those leases' own generation as the load read it (a holder of every lease,
     # sharded, notes for each shard the sets it wrote there since: hot_save._noted).
     generations: dict[str, str | None] = field(default_factory=dict)
+    # Those leases whose shard's index of its sets by SPU was exact at the load
+    # (spu_index.py): a save carries it to its own token, or writes it again.
+    indexed: frozenset[str] = frozenset()
     # The load read every set its leases guard: the whole store, or whole shards.
     complete: bool = False
     # Every set this process's set cache holds under the scope equals the store's, as of

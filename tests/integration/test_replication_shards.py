@@ -430,3 +430,62 @@ def test_a_topic_dropped_is_deleted_alone_under_every_lease_and_the_others_step_
     assert sharded_tick() is None and not loads["whole"]
     assert sorted(p for t, p in hot_state.load().state.replica_sets if t == "late") == [0, 1]
     assert sharded_tick() is not None
+
+
+def _index_checked(exact: bool) -> None:
+    """Each shard's index of its sets by SPU (spu_index.py) is used only when exact, and then
+    names every set with a replica on the SPU; the SPU's sets are found either way."""
+    from cluster.adapters import spu_index
+
+    hot = hot_state.load()
+    with bound_to_store():
+        for spu in range(4):
+            truth = sorted(k for k, rs in hot.state.replica_sets.items() if spu in rs.replicas)
+            found = spu_index.find(hot.topics, {spu})
+            assert (found is not None) == exact, (spu, found)
+            if found is not None:
+                assert found == truth, spu
+            assert sorted(hot_state.keys_holding(hot.topics, {spu})) == truth, spu
+
+
+def test_each_shards_index_of_its_sets_by_spu_is_exact_or_not_used(sharded):
+    """Written again by a unit that loaded the whole shard when replicas changed or it was
+    behind, carried by every save that changed none, and left behind by any other: a topic
+    made or dropped under every lease, a move started by a unit of one set, a save that
+    read no marker."""
+    from cluster.core import replication as core
+    from cluster.engine.engine import current as engine
+    from cluster.services import topic_delete
+
+    _index_checked(exact=True)  # the whole tick wrote every shard's
+    sharded_tick()
+    produce(3)  # a unit of one set's shard: carried
+    _index_checked(exact=True)
+    topic_create(name="late", partitions=8, replication=2)
+    assert sharded_tick() is None  # made under every lease, no shard loaded whole
+    _index_checked(exact=False)
+    sharded_tick()  # each shard's tick writes its own again
+    _index_checked(exact=True)
+    hot = hot_state.load()
+    rs = hot.state.replica_sets[("late", 0)]
+    target = tuple(s for s in range(4) if s not in rs.replicas)[:1] + tuple(rs.replicas[:1])
+    with engine().unit(keys=[("late", 0)]) as u:
+        u.actions += core.handle(u.state.state, core.ReassignPartition("late", 0, target))
+    _index_checked(exact=False)  # the move's new replica: that shard's is behind
+    for _ in range(6):
+        sharded_tick()
+    assert tuple(hot_state.load().state.replica_sets[("late", 0)].replicas) == target
+    _index_checked(exact=True)  # the move's end written too
+    spu_offline(spu_id=1)
+    assert sharded_tick() is None  # the SPU's sets alone: no replica moved, carried
+    _index_checked(exact=True)
+    topic_delete(name="late")
+    assert sharded_tick() is None
+    _index_checked(exact=False)
+    sharded_tick()
+    _index_checked(exact=True)
+    with hot_state.locked() as held:  # a save that read no marker moves the generations
+        hot = hot_state.load()
+        hot.state.replica_sets[("orders", 1)].epoch += 1
+        hot_state.save(hot, held)
+    _index_checked(exact=False)

@@ -284,6 +284,10 @@ class ClusterState:
     _members: dict[int, dict[Key, None]] = field(default_factory=dict, repr=False, compare=False)
     # The sets a fetch round would leave as they are (``steady``): not stored, rebuilt.
     steady: Steady = field(default_factory=Steady, repr=False, compare=False)
+    # The keys of the sets whose replicas the rules changed since this state was built (a
+    # set made, a move started or ended): a save knows which stored index of the sets by
+    # SPU it must build again (cluster/adapters/spu_index.py). Not stored.
+    replicas_touched: set[Key] = field(default_factory=set, repr=False, compare=False)
 
     def is_online(self, spu: int) -> bool:
         return self.spus.get(spu, False)
@@ -327,11 +331,13 @@ class ClusterState:
     def index_add(self, key: Key, spu: int) -> None:
         """The set under ``key`` has a replica on ``spu`` now (an SPU not indexed yet
         finds it when it is: its pass reads the sets' replicas)."""
+        self.replicas_touched.add(key)
         members = self._members.get(spu)
         if members is not None:
             members[key] = None
 
     def index_remove(self, key: Key, spu: int) -> None:
+        self.replicas_touched.add(key)
         members = self._members.get(spu)
         if members is not None:
             members.pop(key, None)
