@@ -222,10 +222,13 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
         keys = keys_of(topics)
         if keys is None or keys:  # a load of no set (the quiet tick's) reads no server's
             every = {key(name) for name in shards.every_lock()}
-            if (hot_placement.check(placed, topics, whole=every <= set(held.names))
-                    is not None and committed is not None):
-                # The rows were folded into the fields: no image's anchors hold any more.
-                committed.clear()
+            if hot_placement.check(placed, topics, whole=every <= set(held.names)) is not None:
+                # Sets moved between servers, with no generation: no index marker read
+                # there can be trusted (spu_index.py) ...
+                indexed = frozenset()
+                if committed is not None:
+                    # ... and the rows were folded into the fields: no image's anchors hold.
+                    committed.clear()
         hot = HotState(state, topics, full=keys is None, producers=producers,
                        checked=checked, racks=racks,
                        adopted=adopted, scope=scope, generation=generation,

@@ -8,7 +8,7 @@ server of its lease:
 * ``<lock>:spu-sets``: a hash, field = SPU id, value = the keys of the shard's sets with a
   replica there (msgpack: topic -> partitions);
 * ``<lock>:spu-sets-gen``: the sets' generation (set_cache.generation_key) at which that
-  hash was exact.
+  hash was exact, and the shard count it was made under.
 
 **Trusted only at its own generation.** Every save of sets writes a fresh generation to
 each lease it holds (hot_save._generation_ops), so a writer that knows nothing of this
@@ -74,8 +74,15 @@ def ops(hot: HotState, token: str) -> dict[int, list[WriteOp]]:
                 written.append(WriteOp("hset", index_key(lock_key), {
                     str(spu): msgpack.packb(parts) for spu, parts in members[shard].items()}))
         out.setdefault(hot_servers.server_of_lock(lock_key), []).extend(
-            [*written, WriteOp("set", marker_key(lock_key), token)])
+            [*written, WriteOp("set", marker_key(lock_key), _mark(token, n))])
     return out
+
+
+def _mark(token: str | bytes, n: int) -> bytes:
+    """The marker of an index exact at generation ``token`` with ``n`` shards: an index
+    made under another shard count names other sets (shards.shard_of)."""
+    raw = token.encode() if isinstance(token, str) else token
+    return raw + b"|" + str(n).encode()
 
 
 def _members(hot: HotState, wanted: set[int], n: int) -> dict[int, dict[int, dict[str, list[int]]]]:
@@ -94,8 +101,9 @@ def exact_marks(scope: Iterable[str], markers: Iterable[Any], tokens: Iterable[A
                 ) -> frozenset[str]:
     """The leases of ``scope`` whose index was exact as the load read them (its marker is
     the lease's generation)."""
+    n = shards.count()
     return frozenset(lock for lock, mark, token in zip(scope, markers, tokens)
-                     if token is not None and mark == token)
+                     if token is not None and mark == _mark(token, n))
 
 
 def find(topics: dict[str, Any], spus: Collection[int]) -> list[Key] | None:
@@ -114,7 +122,7 @@ def find(topics: dict[str, Any], spus: Collection[int]) -> list[Key] | None:
         replies = pipe.execute()
         for at in range(0, len(replies), 3):
             mark, token, packed = replies[at:at + 3]
-            if token is None or mark != token:
+            if token is None or mark != _mark(token, n):
                 return None
             found.append(packed)
     out: set[Key] = set()

@@ -489,3 +489,17 @@ def test_each_shards_index_of_its_sets_by_spu_is_exact_or_not_used(sharded):
         hot.state.replica_sets[("orders", 1)].epoch += 1
         hot_state.save(hot, held)
     _index_checked(exact=False)
+    sharded_tick()
+    _index_checked(exact=True)
+
+
+def test_an_index_made_under_another_shard_count_is_not_used(sharded, settings):
+    _index_checked(exact=True)
+    from cluster.adapters import hot_servers
+
+    settings.REPLICATION_SHARDS = 2  # the shards' sets are others now (shards.shard_of)
+    if not hot_servers.spread():  # (spread, the sets move first: a whole tick, no reader)
+        _index_checked(exact=False)
+    sharded_tick()
+    sharded_tick()
+    _index_checked(exact=True)
