@@ -153,6 +153,15 @@ def test_a_refused_save_adopts_nothing_and_the_next_tick_folds_the_entry_again(c
     assert adopted()["offset"] == intents_head() > before["offset"]
 
 
+def _whole_ticks(monkeypatch) -> list[int]:
+    """One 1 a whole tick the coordinator asked for (none is run)."""
+    from cluster.services import replication
+
+    whole: list[int] = []
+    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    return whole
+
+
 def _counting_loads(monkeypatch) -> list[int]:
     loaded: list[int] = []
     load_selected = hot_state.load_selected
@@ -169,10 +178,7 @@ def _counting_loads(monkeypatch) -> list[int]:
 
 def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_loads_no_set(
         sharded, monkeypatch):
-    from cluster.services import replication
-
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    whole = _whole_ticks(monkeypatch)
     with CaptureQueriesContext(connection) as queries:
         assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
     assert full_reads(queries.captured_queries) == []
@@ -213,10 +219,7 @@ def test_a_redis_restart_since_the_last_comparison_compares_every_row_again(clus
 
 def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other_set(
         sharded, monkeypatch):
-    from cluster.services import replication
-
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    whole = _whole_ticks(monkeypatch)
     assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
     topic_create(name="late", partitions=3, replication=2)
     with CaptureQueriesContext(connection) as queries:
@@ -230,10 +233,9 @@ def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other
 
 def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_set(
         sharded, monkeypatch):
-    from cluster.services import replication, topic_delete
+    from cluster.services import topic_delete
 
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    whole = _whole_ticks(monkeypatch)
     topic_create(name="late", partitions=3, replication=2)
     assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
     assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
@@ -251,10 +253,7 @@ def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_s
 
 def test_a_sharded_coordinator_adopts_an_spu_offline_from_its_entry_on_its_sets_alone(
         sharded, monkeypatch):
-    from cluster.services import replication
-
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    whole = _whole_ticks(monkeypatch)
     topic_create(name="single", partitions=6, replication=1)
     assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
     holding = sorted(k for k, rs in hot_state.load().state.replica_sets.items()
@@ -309,10 +308,9 @@ def test_an_spu_unregistered_by_force_is_adopted_on_its_sets_alone_and_stays_nam
     """Unregistered while it holds replicas (``--force``): the unit loads its sets alone,
     takes it offline there, and keeps it in the state, offline, since replica maps name it
     (as the whole tick's reconcile does)."""
-    from cluster.services import replication, spu_unregister
+    from cluster.services import spu_unregister
 
-    whole: list[int] = []
-    monkeypatch.setattr(replication, "replication_tick", lambda *_, **__: whole.append(1))
+    whole = _whole_ticks(monkeypatch)
     topic_create(name="single", partitions=6, replication=1)
     assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
     holding = [k for k, rs in hot_state.load().state.replica_sets.items() if 2 in rs.replicas]
