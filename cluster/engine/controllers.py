@@ -46,11 +46,11 @@ _BATCH = 5000
 class Topology(Enum):
     """What a sharded coordinator's quiet tick found the intents ask (``topology_quiet``)."""
     QUIET = "quiet"  # adopted by the quiet tick itself: no replica set touched
-    # SPUs changing status, topics added or dropped, and nothing else asked of the sets:
-    # adopted under every lease with only the changing SPUs' sets loaded (``adopt_alone``).
+    # SPUs registered, forgotten or changing status, topics added or dropped, and nothing
+    # else asked of the sets: adopted under every lease with only the changing SPUs' sets
+    # loaded (``adopt_alone``).
     ALONE = "their sets alone"
-    WHOLE = "whole"  # a whole tick must adopt it (an SPU registered or forgotten; a topic
-    # made again under its name)
+    WHOLE = "whole"  # a whole tick must adopt it (a topic made again under its name)
 
 
 class Found(NamedTuple):
@@ -78,17 +78,18 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
 
 def topology_quiet(hot: HotState, at: int) -> Found:
     """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
-    none (racks, topic settings) and say QUIET; ALONE, with the SPUs changing status, when
-    the intents ask that and topics added or dropped and nothing else of the sets; WHOLE
-    when a whole tick must adopt the rest (an SPU registered or forgotten, a topic made
-    again)."""
+    none (racks, topic settings) and say QUIET; ALONE, with the SPUs registered, forgotten
+    or changing status, when the intents ask that and topics added or dropped and nothing
+    else of the sets; WHOLE when a whole tick must adopt the rest (a topic made again
+    under its name)."""
     topology, alone, _ = _without_other_sets(hot, at, loaded=None)
     return Found(topology, frozenset(alone.spus) if alone is not None else frozenset())
 
 
 def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | None:
     """Under every lease with only the sets of the SPUs ``spus`` loaded (every set with a
-    replica on one of them): adopt the status changes of those SPUs, make the sets of the
+    replica on one of them): adopt those SPUs registered, forgotten or changing status
+    (the engine's reconcile, ``reconcile_spus``), make the sets of the
     topics the intents added since the adopted offset and drop those of the topics they
     deleted, with the racks and settings beside them, and record the head. None when by
     now they ask anything else of the replica sets (another SPU changing status, an SPU
@@ -101,6 +102,10 @@ def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | N
     and the sets loaded are those ``sets_of`` would find in the whole state: the unit
     decides as the whole tick does (tests/unit/.../test_alone_adoption.py compares them
     over the fault schedules).
+
+    An SPU registered holds no set; one forgotten is dropped once no set names it, and the
+    reconcile checks every SPU the state names unregistered: their sets are among
+    ``spus`` (core.replication.controllers.adoptable_alone).
 
     A dropped topic's sets are deleted by its name (the save deletes its keys, whatever
     the unit loaded). A topic added reads nothing of the other sets

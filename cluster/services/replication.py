@@ -93,12 +93,12 @@ def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
     the live SPUs, applies topic settings and accounts the simulated producers.
-    SPUs changing status and topics added or dropped, and nothing else asked of the sets,
-    are adopted under every lease with only the changing SPUs' sets loaded (``_alone``).
-    When something else cluster-wide must change replica sets (an SPU registered or
-    forgotten, a topic made again, a silent SPU, a tick step such as a running plan, a
-    Redis restart to check against the log) it runs the whole tick instead, under every
-    lease. Either way it returns None: no shard task is needed that tick.
+    SPUs registered, forgotten, changing status or found silent, and topics added or
+    dropped, are adopted under every lease with only the changing SPUs' sets loaded
+    (``_alone``). When something else cluster-wide must change replica sets (a topic made
+    again under its name, a tick step such as a running plan, a Redis restart to check
+    against the log) it runs the whole tick instead, under every lease. Either way it
+    returns None: no shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
     quotas: dict[str, TopicQuota] = {}
@@ -120,11 +120,11 @@ def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
 
 def _alone(at: int, found: Found, dispatch: Dispatch | None,
            lock_timeout_s: float | None) -> bool:
-    """SPUs changing status and topics added or dropped (controllers.adopt_alone), then the
-    connection manager for the SPUs found silent, under every lease with only the sets
-    holding a replica on one of those SPUs loaded (found from their stored statuses, none
-    decoded: ``hot_state.keys_holding``); False, committing nothing, when the intents ask
-    more by then."""
+    """SPUs registered, forgotten or changing status and topics added or dropped
+    (controllers.adopt_alone), then the connection manager for the SPUs found silent, under
+    every lease with only the sets holding a replica on one of those SPUs loaded (found from
+    each shard's index, else from their stored statuses: ``hot_state.keys_holding``);
+    False, committing nothing, when the intents ask more by then."""
     spus = found.spus | found.silent
     pick = (lambda topics: hot_state.keys_holding(topics, spus)) if spus else (lambda _: ())
     with engine().unit(whole=True, pick=pick, dispatch=dispatch,
