@@ -21,6 +21,7 @@ save adopts nothing and the next tick folds the same entries again. A tick then:
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any, NamedTuple
@@ -30,9 +31,9 @@ from django.conf import settings
 from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action
-from cluster.core.replication.controllers import (AloneChanges, SpuSpec, adoptable_alone,
-                                                  fold_spus, fold_topics, is_intent,
-                                                  needs_replica_sets)
+from cluster.core.replication.controllers import (SPU_KINDS, TOPIC_KINDS, AloneChanges,
+                                                  SpuSpec, adoptable_alone, fold_spus,
+                                                  fold_topics, is_intent, needs_replica_sets)
 from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_rows, apply_settings,
                                      changed_in_rows, drop_topic, provisioned_topics,
                                      reconcile_spus, reconcile_topics, sync_racks,
@@ -211,12 +212,21 @@ def _pending(hot: HotState, head: int) -> Entries | None:
     store_projection.catch_up()
     out: Entries = []
     while first <= head:
-        batch = metadata_log.read(first, _BATCH, last=head)
-        out += [e.data for e in batch if is_intent(e.data)]
+        batch = metadata_log.read_raw(first, _BATCH, last=head)
+        # Only an entry whose text names an intent's type is decoded: the engine's own
+        # entries between two intents (an outage's elections, the HW checkpoints) were
+        # 48,000 decoded for nothing at 300,000 partitions, 1.3 s of an SPU's change.
+        out += [data for data in (json.loads(raw) for _, raw in batch
+                                  if any(needle in raw for needle in _INTENT_NEEDLES))
+                if is_intent(data)]
         if len(batch) < _BATCH:
             break
-        first = batch[-1].offset + 1
+        first = batch[-1][0] + 1
     return out
+
+
+# Each intent type as its entry's JSON holds it (a string value).
+_INTENT_NEEDLES = tuple(json.dumps(kind).encode() for kind in sorted(SPU_KINDS | TOPIC_KINDS))
 
 
 def _registered(hot: HotState) -> SpuSpec:
