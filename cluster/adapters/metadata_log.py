@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple, cast
 
 from django.conf import settings
@@ -170,6 +170,32 @@ def read_raw(first: int, limit: int = 1000, last: int | None = None, *,
     found = client().xrange(stream_key(namespace), min=f"{max(first, 0)}-0",
                             max="+" if last is None else f"{last}-1", count=limit)
     return [(_offset(sid), cast(bytes, fields[b"e"])) for sid, fields in found]
+
+
+def read_holding(first: int, last: int, needles: Iterable[bytes], *, batch: int = 5000,
+                 contiguous: bool = False) -> list[Entry] | None:
+    """The entries ``first`` to ``last`` whose JSON text holds one of ``needles`` (say a
+    type, as its JSON string: ``needle``), decoded; the others are passed over undecoded
+    (the HW checkpoints and an outage's elections, for a reader of intents). None, with
+    ``contiguous``, when an offset in the range is missing (trimmed meanwhile)."""
+    wanted = tuple(needles)
+    out: list[Entry] = []
+    at = first
+    while at <= last:
+        found = read_raw(at, batch, last=last)
+        if contiguous and (not found or found[0][0] != at):
+            return None
+        out += [Entry(offset, json.loads(raw)) for offset, raw in found
+                if any(n in raw for n in wanted)]
+        if len(found) < batch:
+            break
+        at = found[-1][0] + 1
+    return out
+
+
+def needle(value: str) -> bytes:
+    """``value`` as an entry's JSON text holds it as a string (``read_holding``)."""
+    return json.dumps(value).encode()
 
 
 def read_all(first: int = 0, batch: int = 5000) -> Iterator[Entry]:

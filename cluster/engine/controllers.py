@@ -21,7 +21,6 @@ save adopts nothing and the next tick folds the same entries again. A tick then:
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any, NamedTuple
@@ -32,12 +31,12 @@ from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action
 from cluster.core.replication.controllers import (SPU_KINDS, TOPIC_KINDS, AloneChanges,
-                                                  SpuSpec, adoptable_alone, fold_spus,
+                                                  adoptable_alone, fold_spus,
                                                   fold_topics, is_intent, needs_replica_sets)
 from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_rows, apply_settings,
                                      changed_in_rows, drop_topic, provisioned_topics,
-                                     reconcile_spus, reconcile_topics, sync_racks,
-                                     sync_topology)
+                                     reconcile_spus, reconcile_topics, registered_spus,
+                                     sync_racks, sync_topology)
 from cluster.projections import store as store_projection
 
 Entries = list[dict]
@@ -93,8 +92,8 @@ def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | N
     (the engine's reconcile, ``reconcile_spus``), make the sets of the
     topics the intents added since the adopted offset and drop those of the topics they
     deleted, with the racks and settings beside them, and record the head. None when by
-    now they ask anything else of the replica sets (another SPU changing status, an SPU
-    registered): a whole tick must adopt it.
+    now they ask more of the replica sets (another SPU's change, whose sets are not
+    loaded; a topic made again): a whole tick must adopt it.
 
     An SPU going offline or coming back cost a whole tick: every set loaded, stepped and
     saved in one process (7.8-10.2 s of CPU at 120,000 partitions, with no shard stepping
@@ -142,7 +141,7 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
             return Topology.WHOLE, None, []
         alone, store, racks = AloneChanges(), None, None
         if entries:
-            registered = _registered(hot)
+            registered = registered_spus(hot)
             spec, topics = fold_spus(registered, entries), fold_topics(entries)
             settings_changed = topics.settings
             racks = {str(s): rack for s, rack in sorted(spec.racks.items())}
@@ -210,36 +209,22 @@ def _pending(hot: HotState, head: int) -> Entries | None:
     if metadata_log.start() > first:
         return None
     store_projection.catch_up()
-    out: Entries = []
-    while first <= head:
-        batch = metadata_log.read_raw(first, _BATCH, last=head)
-        # Only an entry whose text names an intent's type is decoded: the engine's own
-        # entries between two intents (an outage's elections, the HW checkpoints) were
-        # 48,000 decoded for nothing at 300,000 partitions, 1.3 s of an SPU's change.
-        out += [data for data in (json.loads(raw) for _, raw in batch
-                                  if any(needle in raw for needle in _INTENT_NEEDLES))
-                if is_intent(data)]
-        if len(batch) < _BATCH:
-            break
-        first = batch[-1][0] + 1
-    return out
+    # Only an entry whose text names an intent's type is decoded: the engine's own entries
+    # between two intents (an outage's elections, the HW checkpoints) were 48,000 decoded
+    # for nothing at 300,000 partitions, 1.3 s of an SPU's change.
+    found = metadata_log.read_holding(first, head, _INTENT_NEEDLES, batch=_BATCH) or []
+    return [e.data for e in found if is_intent(e.data)]
 
 
-# Each intent type as its entry's JSON holds it (a string value).
-_INTENT_NEEDLES = tuple(json.dumps(kind).encode() for kind in sorted(SPU_KINDS | TOPIC_KINDS))
-
-
-def _registered(hot: HotState) -> SpuSpec:
-    """The registered SPUs as the engine holds them (``hot.racks`` names every one)."""
-    racks = {int(s): rack for s, rack in hot.racks.items()}
-    return SpuSpec(racks, {s: bool(hot.state.spus.get(s)) for s in racks})
+# Each intent type as its entry's JSON holds it.
+_INTENT_NEEDLES = tuple(map(metadata_log.needle, sorted(SPU_KINDS | TOPIC_KINDS)))
 
 
 def _fold(hot: HotState, entries: Entries) -> list[Action]:
     """The SPU controller, then the topic controller (as the full comparison orders them:
     a topic's replicas name registered SPUs)."""
     actions: list[Action] = []
-    registered = _registered(hot)
+    registered = registered_spus(hot)
     spec = fold_spus(registered, entries)
     if spec != registered:
         actions += reconcile_spus(

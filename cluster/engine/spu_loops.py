@@ -97,6 +97,12 @@ def apply_settings(hot: HotState, name: str, changed: Mapping[str, Any]) -> None
         bool(changed.get("unclean_leader_election", cfg.unclean_leader_election))))
 
 
+def registered_spus(hot: HotState) -> SpuSpec:
+    """The registered SPUs as the engine holds them (``hot.racks`` names every one)."""
+    racks = {int(s): rack for s, rack in hot.racks.items()}
+    return SpuSpec(racks, {s: bool(hot.state.spus.get(s)) for s in racks})
+
+
 class RowsChanged(NamedTuple):
     """What the rows differ by (``changed_in_rows``), to be adopted on its sets alone."""
     alone: AloneChanges
@@ -119,8 +125,7 @@ def changed_in_rows(hot: HotState) -> RowsChanged | None:
     dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics}
     if any(topics[n][0] != t["pk"] for n, t in hot.topics.items() if n in topics):
         return None
-    held = SpuSpec({int(s): rack for s, rack in hot.racks.items()},
-                   {int(s): bool(hot.state.spus.get(int(s))) for s in hot.racks})
+    held = registered_spus(hot)
     spec = SpuSpec({spu: rack for spu, _, rack in rows},
                    {spu: resolution == ONLINE for spu, resolution in store.items()})
     changed = adoptable_alone(held, spec, TopicChanges(dropped,
@@ -137,21 +142,6 @@ def apply_rows(hot: HotState, rows: Mapping[str, TopicRow]) -> None:
     for name, row in rows.items():
         if name in hot.state.topics:
             _apply_settings(hot, name, row)
-
-
-def sync_statuses(hot: HotState, online: Mapping[int, bool]) -> list[Action]:
-    """Registered SPUs changing status (``online``: SPU -> Online now), in SPU order as
-    the full comparison takes them (``reconcile_spus``): each one's reaction reaches only
-    the sets with a replica on it, so a unit that loaded those sets alone decides as a
-    whole tick does."""
-    actions: list[Action] = []
-    for spu, wanted in sorted(online.items()):
-        if hot.state.spus.get(spu) is None or hot.state.spus[spu] == wanted:
-            continue
-        hot.log.append({"type": "spu-sync", "spu": spu, "online": wanted})
-        actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
-                               else core.SpuOffline(spu))
-    return actions
 
 
 def _apply_settings(hot: HotState, name: str, row: TopicRow) -> None:
@@ -203,7 +193,14 @@ def sync_racks(hot: HotState, racks: dict[str, str]) -> None:
 
 
 def _sync_status(hot: HotState, store: dict[int, str]) -> list[Action]:
-    return sync_statuses(hot, {spu: store.get(spu) == ONLINE for spu in hot.state.spus})
+    actions: list[Action] = []
+    for spu, online in sorted(hot.state.spus.items()):
+        wanted = store.get(spu) == ONLINE
+        if wanted != online:
+            hot.log.append({"type": "spu-sync", "spu": spu, "online": wanted})
+            actions += core.handle(hot.state, core.SpuOnline(spu) if wanted
+                                   else core.SpuOffline(spu))
+    return actions
 
 
 def _sync_topics(hot: HotState, rows: dict[str, TopicRow]) -> list[Action]:

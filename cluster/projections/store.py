@@ -150,32 +150,29 @@ def partition_rows_moved(first: int, last: int) -> set[tuple[int, int]] | None:
         return set()
     if metadata_log.start() > first:
         return None
+    found = metadata_log.read_holding(first, last, _ROWS_NEEDLES, batch=BATCH,
+                                      contiguous=True)
+    if found is None:
+        return None  # a gap: trimmed meanwhile
     moved: set[tuple[int, int]] = set()
-    at = first
-    while at <= last:
-        entries = metadata_log.read_raw(at, BATCH, last=last)
-        if not entries or entries[0][0] != at:
-            return None  # a gap: trimmed meanwhile
-        for _, raw in entries:
-            if not any(needle in raw for needle in _ROWS_NEEDLES):
-                continue  # a HW checkpoint, an SPU's or an outage's entry: decoded for nothing
-            data = json.loads(raw)
-            kind = data["type"]
-            if kind == "partition":
-                if data.get("topic_pk") is not None:
-                    moved.add((data["topic_pk"], data["partition"]))
-            elif kind == "topic-replicated":
-                if data.get("topic_pk") is not None:
-                    moved.update((data["topic_pk"], i) for i in range(len(data["statuses"])))
-            elif intents.is_log_first(data) and intents.writes_partition_rows(data):
-                return None
-        at = entries[-1][0] + 1
+    for entry in found:  # (a HW checkpoint, an SPU's or an outage's entry: not decoded)
+        data = entry.data
+        kind = data["type"]
+        if kind == "partition":
+            if data.get("topic_pk") is not None:
+                moved.add((data["topic_pk"], data["partition"]))
+        elif kind == "topic-replicated":
+            if data.get("topic_pk") is not None:
+                moved.update((data["topic_pk"], i) for i in range(len(data["statuses"])))
+        elif intents.is_log_first(data) and intents.writes_partition_rows(data):
+            return None
     return moved
 
 
 # Every entry ``partition_rows_moved`` must decode holds one of these in its JSON text
 # (its type, or the log-first mark of an intent); an entry holding one may still name no row.
-_ROWS_NEEDLES = (b'"partition"', b'"topic-replicated"', f'"{intents.LOG_FIRST}"'.encode())
+_ROWS_NEEDLES = tuple(map(metadata_log.needle, ("partition", "topic-replicated",
+                                                  intents.LOG_FIRST)))
 
 
 _EVENT_FIELDS = ("at", "actor", "object_type", "object_name", "operation", "params",

@@ -126,8 +126,8 @@ def _alone(at: int, found: Found, dispatch: Dispatch | None,
     each shard's index, else from their stored statuses: ``hot_state.keys_holding``);
     False, committing nothing, when the intents ask more by then."""
     spus = found.spus | found.silent
-    pick = (lambda topics: hot_state.keys_holding(topics, spus)) if spus else (lambda _: ())
-    with engine().unit(whole=True, pick=pick, dispatch=dispatch,
+    with engine().unit(whole=True, pick=lambda topics: hot_state.keys_holding(topics, spus),
+                       dispatch=dispatch,
                        lock_timeout_s=lock_timeout_s, now=at) as u:
         actions = adopt_alone(u.state, at, spus)
         if actions is None:

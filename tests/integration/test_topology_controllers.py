@@ -46,6 +46,19 @@ def ticked(now: int) -> list[str]:
     return full_reads(queries.captured_queries)
 
 
+def coordinated(now: int) -> tuple[object, list[str]]:
+    """A sharded coordinator's tick: what it returned, and the full comparison's reads."""
+    with CaptureQueriesContext(connection) as queries:
+        work = replication_coordinate(now=now, dispatch=LocalQueue())
+    return work, full_reads(queries.captured_queries)
+
+
+def made_alone(name: str, partitions: int, replication: int) -> None:
+    """A topic created, and made by the coordinator's next tick under every lease alone."""
+    topic_create(name=name, partitions=partitions, replication=replication)
+    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+
+
 def adopted() -> dict:
     return hot_state.load().adopted
 
@@ -179,9 +192,9 @@ def _counting_loads(monkeypatch) -> list[int]:
 def test_a_sharded_coordinators_quiet_tick_reads_no_row_and_a_new_spu_loads_no_set(
         sharded, monkeypatch):
     whole = _whole_ticks(monkeypatch)
-    with CaptureQueriesContext(connection) as queries:
-        assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
-    assert full_reads(queries.captured_queries) == []
+    work, reads = coordinated(T0 + 1000)
+    assert work is not None
+    assert reads == []
     # A rate and a rack need no replica set: the quiet tick adopts them itself.
     topic_set_producer_rate(name="orders", rate=6)
     spu_update(spu_id=1, rack="r2")
@@ -222,9 +235,9 @@ def test_a_sharded_coordinator_makes_a_topic_created_from_its_entry_and_no_other
     whole = _whole_ticks(monkeypatch)
     assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is not None
     topic_create(name="late", partitions=3, replication=2)
-    with CaptureQueriesContext(connection) as queries:
-        assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is None
-    assert whole == [] and full_reads(queries.captured_queries) == []
+    work, reads = coordinated(T0 + 1500)
+    assert work is None
+    assert whole == [] and reads == []
     hot = hot_state.load()
     assert sorted(p for t, p in hot.state.replica_sets if t == "late") == [0, 1, 2]
     assert hot.adopted["offset"] == intents_head()
@@ -236,15 +249,14 @@ def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_s
     from cluster.services import topic_delete
 
     whole = _whole_ticks(monkeypatch)
-    topic_create(name="late", partitions=3, replication=2)
-    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    made_alone("late", 3, 2)
     assert replication_coordinate(now=T0 + 1500, dispatch=LocalQueue()) is not None
     topic_delete(name="late")
     loaded = _counting_loads(monkeypatch)
-    with CaptureQueriesContext(connection) as queries:
-        assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    work, reads = coordinated(T0 + 2000)
+    assert work is None
     # The quiet unit, then the topics' unit of every lease: neither loaded a set.
-    assert whole == [] and loaded == [0, 0] and full_reads(queries.captured_queries) == []
+    assert whole == [] and loaded == [0, 0] and reads == []
     hot = hot_state.load()
     assert {t for t, _ in hot.state.replica_sets} == {"orders"}
     assert "late" not in hot.topics and hot.adopted["offset"] == intents_head()
@@ -254,18 +266,17 @@ def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_s
 def test_a_sharded_coordinator_adopts_an_spu_offline_from_its_entry_on_its_sets_alone(
         sharded, monkeypatch):
     whole = _whole_ticks(monkeypatch)
-    topic_create(name="single", partitions=6, replication=1)
-    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    made_alone("single", 6, 1)
     holding = sorted(k for k, rs in hot_state.load().state.replica_sets.items()
                      if 2 in rs.replicas)
     assert 3 <= len(holding) < 9  # every set of orders, and some of single
     spu_offline(spu_id=2)
     loaded = _counting_loads(monkeypatch)
-    with CaptureQueriesContext(connection) as queries:
-        assert replication_coordinate(now=T0 + 2000, dispatch=LocalQueue()) is None
+    work, reads = coordinated(T0 + 2000)
+    assert work is None
     # The quiet unit, then the SPU's sets alone under every lease; no row read.
     assert whole == [] and loaded == [0, len(holding)]
-    assert full_reads(queries.captured_queries) == []
+    assert reads == []
     hot = hot_state.load()
     assert hot.state.spus[2] is False and hot.adopted["offset"] == intents_head()
     assert all(rs.leader != 2 for rs in hot.state.replica_sets.values() if len(rs.replicas) > 1)
@@ -311,8 +322,7 @@ def test_an_spu_unregistered_by_force_is_adopted_on_its_sets_alone_and_stays_nam
     from cluster.services import spu_unregister
 
     whole = _whole_ticks(monkeypatch)
-    topic_create(name="single", partitions=6, replication=1)
-    assert replication_coordinate(now=T0 + 1000, dispatch=LocalQueue()) is None
+    made_alone("single", 6, 1)
     holding = [k for k, rs in hot_state.load().state.replica_sets.items() if 2 in rs.replicas]
     spu_unregister(spu_id=2, force=True)
     loaded = _counting_loads(monkeypatch)
