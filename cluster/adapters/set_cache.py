@@ -171,19 +171,23 @@ class SetCache:
             return None
         return self.images.pop(scope)
 
-    def take(self, scope: Scope, set_key: Key, data: bytes
+    def take(self, scope: Scope, set_key: Key, data: bytes, head: bytes | None = None
              ) -> tuple[tuple[ReplicaSet, Summary, Stored] | None, Known | None]:
         """The set committed as ``data`` by this process, if it is that one; else what this
         process last knew of its records, if anything. Either way, removed from here.
         (The encoding names the count and last id of the records kept apart, so equal bytes
-        mean the records are the ones committed too.)"""
+        mean the records are the ones committed too.) ``head``: the head of the row entry
+        the fetch read ``data`` from (status_rows.overlay), None when it read the field."""
         image = self.images.get(scope)
         kept = image.pop(set_key) if image is not None else None
         if kept is None:
             return None, None
-        if kept[0] != data and not (type(kept[0]) is tuple
+        if kept[0] != data and not (type(kept[0]) is tuple and head == kept[0][6]
                                     and figures_of(data) == kept[0][:6]):
-            # (Committed as figures, status_rows.py: known by them.)
+            # (Committed as figures, status_rows.py: known by them, read from the very row
+            # entry it committed, anchored to the very field. Another writer's status in
+            # the field (a move started, a leader elected: its figures may well be the
+            # same) is read anew.)
             # Another worker ran this set since (a shard task lands on any worker): the load
             # fetches only the records appended after these, not the whole retained run.
             start, count, _ = kept[3]

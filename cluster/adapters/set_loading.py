@@ -145,7 +145,7 @@ def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],
         for set_key, data in fetched:
             kept = known = None
             if committed is not None:
-                kept, known = committed.take(scope, set_key, data)
+                kept, known = committed.take(scope, set_key, data, hot.rowed.get(set_key))
             if kept is None:
                 missed.append((set_key, status_fields(data), known))
             else:

@@ -13,7 +13,8 @@ from cluster.adapters.set_codec import encode_status
 from cluster.adapters.set_loading import sets_key
 from cluster.core.replication import cluster_from_dict, cluster_to_dict
 from cluster.core.replication.compaction import reference_replica
-from cluster.engine.engine import using
+from cluster.core import replication as core
+from cluster.engine.engine import current, using
 from cluster.selectors.hot_offsets import hot_offsets
 from cluster.services import topic_create
 from cluster.services.records import (records_consume, records_produce,
@@ -117,6 +118,30 @@ def test_a_field_another_process_writes_wins_over_the_row(redis_url):
     anchors = {p: a for p, a, _ in status_rows.entries(row)}
     assert anchors[3] == status_rows.anchor(fields("orders")[3])
     assert stored_sets("orders")[3] != fields("orders")[3]
+
+
+def test_a_status_another_process_changes_with_the_same_figures_is_read_not_taken(redis_url):
+    """A set this process committed as figures in its row is known again by them, read from
+    the very row entry it wrote. Another writer's status in the field (here a move started
+    under the lease, by a plan's step: no record moved, so the figures are the same) must
+    be read anew: taken by its figures, the tick saved the set without its move."""
+    at = busy()
+    register_spus(3, online=True)
+    at += 1_000
+    tick(at)  # SPU 3 adopted; the sets stay in their rows
+    assert rows("orders") == {0: list(range(64)), 1: list(range(64, PARTITIONS))}
+    key = ("orders", 5)
+    with using(another_process()):
+        with current().unit(keys=[key], dispatch=LocalQueue()) as u:
+            rs = u.state.state.replica_sets[key]
+            target = [*rs.replicas[:2], 3]
+            u.actions += core.handle(u.state.state, core.ReassignPartition(
+                "orders", 5, target, now_ms=at))
+    assert hot_state.load().state.replica_sets[key].move is not None
+    at += 1_000
+    tick(at)
+    rs = hot_state.load().state.replica_sets[key]
+    assert 3 in rs.replicas and (rs.move is not None or rs.replicas == target)
 
 
 def test_a_dropped_topic_takes_its_rows_and_one_created_again_starts_from_fields(redis_url):
