@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, shards
+from cluster.adapters import hot_state, live_seqs, metadata_log, redis_keys, unloaded
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.metadata_log import Entry as LogEntry
 from cluster.adapters.set_codec import Summary
@@ -153,8 +153,8 @@ def view_summary(hot: HotState, replica_set: ReplicaSet) -> Summary:
 
 def sets_loaded(hot: HotState) -> bool:
     """Whether the unit loaded replica sets: the coordinator's quiet tick loads none (any
-    read of its sets asks for the whole state, ``shards.NeedsWholeState``)."""
-    return not isinstance(hot.state.replica_sets, shards.UnloadedSets)
+    read of its sets asks for the whole state, ``unloaded.NeedsWholeState``)."""
+    return not isinstance(hot.state.replica_sets, unloaded.UnloadedSets)
 
 
 def unit(**scope: Any) -> Unit:

@@ -134,9 +134,9 @@ def _owner_note(note: Callable[[], None], mine: str | None) -> None:
 
 def _coordinate() -> dict[str, int | str]:
     cpu = time.process_time()
-    ran, work = replication.coordinate(lock_timeout_s=settings.REPLICATION_TICK_S)
+    ran, work, step_sets = replication.coordinate(lock_timeout_s=settings.REPLICATION_TICK_S)
     if work is None:  # ran whole, or the changing SPUs' sets alone (``ran``)
-        return {"shards": 0, "ran": ran.name.lower(),
+        return {"shards": 0, "ran": ran.name.lower(), "step_sets": step_sets,
                 "cpu_ms": int((time.process_time() - cpu) * 1000)}
     # Each tick starts the queue at another shard: when workers fall behind and tasks
     # expire, every shard loses ticks alike instead of the last one losing them all.
@@ -148,7 +148,7 @@ def _coordinate() -> dict[str, int | str]:
         replication_shard_tick.apply_async(
             args=[shard, [[t, *quota] for t, quota in work[shard].items()]],
             expires=2 * settings.REPLICATION_TICK_S, queue=owners.get(shard))
-    return {"shards": len(work), "ran": ran.name.lower(),
+    return {"shards": len(work), "ran": ran.name.lower(), "step_sets": step_sets,
             "cpu_ms": int((time.process_time() - cpu) * 1000)}
 
 

@@ -15,13 +15,14 @@ again by a later tick.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from cluster.core import replication as core
-from cluster.core.replication import Action, ReplicationError
+from cluster.core.replication import Action, Key, ReplicationError
 from cluster.live import PlanProgress
 from cluster.ports import HotState
 from cluster.services.events import log_event
@@ -43,14 +44,39 @@ PROGRESS = ("moves_done", "moves_failed", "bytes_moved", "bytes_copied", "starte
 
 def plan_executor_step(hot: HotState, at: int) -> list[Action]:
     """Note ended moves, start or cancel moves, and hand the progress to after the save."""
+    running = [(execution, moves_of(execution.plan_id)) for execution in executing()]
+    # Named before any is read: a unit that loaded only some sets (the sharded coordinator's)
+    # then loads them all at once. A generator: a whole load asks nothing of it.
+    hot.reads(key for e, moves in running for key in _sets_read(hot, e, moves))
     actions: list[Action] = []
-    for execution in executing():
-        actions += _step(hot, execution, at)
+    for execution, moves in running:
+        actions += _step(hot, execution, moves, at)
     return actions
 
 
-def _step(hot: HotState, e: PlanExecution, at: int) -> list[Action]:
-    moves = moves_of(e.plan_id)
+def _sets_read(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> Iterator[Key]:
+    """The sets a step may read: the moves in flight, and those it may start, chosen next to
+    the moves in flight as they stand and as if all of them had ended (a start beyond both,
+    once some ended, is read when reached: the coordinator's step unit loads it then)."""
+    flying = [moves[i] for i in e.in_flight]
+    chosen: list[PlanMove] = []
+    if e.state == S.RUNNING.value:
+        pending = _pending(e, moves, hot.state.spus)
+        for beside in (flying, []):
+            chosen += core.moves_to_start(pending, beside, max_per_spu=e.max_moves_per_spu,
+                                          max_moves=e.max_moves)
+    for move in flying + chosen:
+        yield move.topic, move.partition
+
+
+def _pending(e: PlanExecution, moves: list[PlanMove], spus: dict[int, bool]) -> list[PlanMove]:
+    """The moves not started, but those onto an SPU that is down (they would only stall:
+    they wait, unstarted, for the SPU)."""
+    started = set(e.started)
+    return [m for m in moves if m.index not in started and all(spus.get(s) for s in m.added)]
+
+
+def _step(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
     saved = _progress(e)
     shown = _shown(e)
     _note_finished(hot, e, moves, at)
@@ -163,10 +189,7 @@ def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
 
 def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
     _give_up_waiting(hot, e, moves, at)
-    started, spus = set(e.started), hot.state.spus
-    # A move onto an SPU that is down would only stall: it waits, unstarted, for the SPU.
-    pending = [m for m in moves
-               if m.index not in started and all(spus.get(s) for s in m.added)]
+    pending = _pending(e, moves, hot.state.spus)
     flying = [moves[i] for i in e.in_flight]
     chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
                                  max_moves=e.max_moves)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from operator import methodcaller
 from typing import Any, NamedTuple, TypedDict
 
+from cluster.adapters import unloaded
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.meta_json import MetaParts
 from cluster.adapters.set_codec import Summary
@@ -139,3 +140,14 @@ class HotState:
         table = self.topics.get(key[0])
         pks = table["partitions"] if table else []
         return pks[key[1]] if key[1] < len(pks) else None
+
+    def holds(self, key: Key) -> bool:
+        """Whether the topic table names the partition (its set exists, loaded or not)."""
+        table = self.topics.get(key[0])
+        return table is not None and 0 <= key[1] < len(table["partitions"])
+
+    def reads(self, keys: Iterable[Key]) -> None:
+        """A step names the sets it is about to read: a unit that did not load one of them
+        stops here (``unloaded.NeedsSets`` with all of them) rather than at the first read,
+        so it runs again with every one loaded (the coordinator's step unit)."""
+        unloaded.require(self.state.replica_sets, keys)

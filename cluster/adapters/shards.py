@@ -124,17 +124,3 @@ def adopt_record_ids(state: ClusterState) -> None:
     handed_out = client().get(key(RECORD_IDS))
     if handed_out is not None:
         state.next_record_id = max(state.next_record_id, int(handed_out))
-
-
-class NeedsWholeState(Exception):
-    """A cluster-wide step reached for a replica set the quiet tick did not load."""
-
-
-class UnloadedSets(dict):  # type: ignore[type-arg]
-    """Stands in for the replica sets on the coordinator's quiet tick: any read asks for
-    the whole state, so a tick step with work (a plan moving partitions) runs exclusively."""
-
-    def _refuse(self, *_: Any, **__: Any) -> Any:
-        raise NeedsWholeState
-
-    __getitem__ = __contains__ = __iter__ = __len__ = get = items = values = keys = _refuse

@@ -29,7 +29,7 @@ from django.conf import settings
 
 from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
-from cluster.core.replication import Action
+from cluster.core.replication import Action, Key
 from cluster.core.replication.controllers import (SPU_KINDS, TOPIC_KINDS, AloneChanges,
                                                   adoptable_alone, fold_spus,
                                                   fold_topics, is_intent, needs_replica_sets)
@@ -55,10 +55,13 @@ class Topology(Enum):
 
 class Found(NamedTuple):
     """The quiet tick's answer, and for ALONE the SPUs whose sets the next unit loads: those
-    the intents change the status of, and those the connection manager finds silent."""
+    the intents change the status of, and those the connection manager finds silent. With
+    QUIET, ``sets``: the replica sets the tick steps reached for (a running plan's), which
+    a unit of their own loads before the quiet tick runs without the steps."""
     topology: Topology
     spus: frozenset[int] = frozenset()
     silent: frozenset[int] = frozenset()
+    sets: frozenset[Key] = frozenset()
 
 
 def adopt_topology(hot: HotState, at: int) -> list[Action]:

@@ -43,7 +43,7 @@ from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, Protocol
 
-from cluster.adapters import hot_state, shards
+from cluster.adapters import hot_state, shards, unloaded
 from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import CLUSTER_LOCK, Held, WriteOp
 from cluster.adapters.live_batches import Changed
@@ -124,7 +124,7 @@ class Unit:
     changed sets and the meta (``hot_state.save``), of some shards' leases their sets only
     (``save_sets``: the meta is the coordinator's), of the cluster lease with no set loaded
     the meta only (``save_meta``; no election runs, no follow-up is asked for, no set is
-    kept: any read of a set raises ``shards.NeedsWholeState``).
+    kept: any read of a set raises ``unloaded.NeedsWholeState``).
 
     ``record_ids``: how many records the block may produce, or how to count them from the
     loaded state (sharded, ids come in blocks reserved at the load; a block that produced
@@ -230,7 +230,7 @@ class Unit:
         hot = hot_state.load_selected(self._pick, committed=sets, complete=self._complete,
                                       held=held)
         if self._meta:
-            hot.state.replica_sets = shards.UnloadedSets()
+            hot.state.replica_sets = unloaded.UnloadedSets()
             return hot
         count = self._record_ids(hot) if callable(self._record_ids) else self._record_ids
         self._reserved, self._first_id = count, hot.state.next_record_id

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
-from cluster.adapters import hot_state, metadata_log, shards
+from cluster.adapters import hot_state, metadata_log, shards, unloaded
 from cluster.adapters.hot_state import HotState
 from cluster.adapters.redis_keys import client, key
 from cluster.adapters.scheduler import Dispatch
@@ -80,42 +80,99 @@ def replication_coordinate(*, now: int | None = None, dispatch: Dispatch | None 
     """The cluster-wide part of a sharded tick; returns each shard's producer quotas
     (the topics' quotas, the same for every shard: each appends its partitions' share),
     or None when it adopted a change of the sets itself (``coordinate``)."""
-    return coordinate(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)[1]
+    return coordinate(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s).quotas
+
+
+class Coordinated(NamedTuple):
+    """What a coordinator's tick ran: QUIET (the shards' ``quotas`` returned, their tasks to
+    follow), ALONE (the changing SPUs' sets and the topics added or dropped, under every
+    lease) or WHOLE (the whole tick); ``step_sets``, how many sets the tick steps (a running
+    plan's) read in a unit of their own before it (0: none, or the whole tick ran them)."""
+    ran: Topology
+    quotas: dict[int, dict[str, TopicQuota]] | None
+    step_sets: int = 0
 
 
 @timed_tick()
 def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
-               lock_timeout_s: float | None = None
-               ) -> tuple[Topology, dict[int, dict[str, TopicQuota]] | None]:
-    """``replication_coordinate``, saying what the tick ran: QUIET (the quotas returned,
-    the shards' tasks to follow), ALONE (the changing SPUs' sets and the topics added or
-    dropped, under every lease) or WHOLE (the whole tick).
+               lock_timeout_s: float | None = None) -> Coordinated:
+    """``replication_coordinate``, saying what the tick ran (``Coordinated``).
 
     A quiet tick holds only the cluster lease and loads no replica set: it beats
-    the live SPUs, applies topic settings and accounts the simulated producers.
-    SPUs registered, forgotten, changing status or found silent, and topics added or
-    dropped, are adopted under every lease with only the changing SPUs' sets loaded
-    (``_alone``). When something else cluster-wide must change replica sets (a topic made
-    again under its name, a tick step such as a running plan, a Redis restart to check
-    against the log) it runs the whole tick instead, under every lease. Either way it
-    returns None: no shard task is needed that tick.
+    the live SPUs, applies topic settings, runs the tick steps and accounts the simulated
+    producers. A tick step that reads replica sets (a running plan's) names them
+    (``unloaded.NeedsSets``): it runs under every lease with only those sets loaded
+    (``_steps_alone``), then the quiet tick runs without it. SPUs registered, forgotten,
+    changing status or found silent, and topics added or dropped, are adopted under every
+    lease with only the changing SPUs' sets loaded (``_alone``). When something else
+    cluster-wide must change replica sets (a topic made again under its name, a tick step
+    that goes over every set, a Redis restart to check against the log) it runs the whole
+    tick instead, under every lease. Either way no shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
+    found, quotas = _quiet(at, lock_timeout_s, steps=True)
+    step_sets = 0
+    if found.sets:
+        ran = _steps_alone(at, found.sets, dispatch, lock_timeout_s)
+        if ran is None:
+            found = Found(Topology.WHOLE)
+        else:  # the steps ran: the quiet tick's own work, without them
+            step_sets = ran
+            found, quotas = _quiet(at, lock_timeout_s, steps=False)
+    if found.topology is Topology.ALONE and _alone(at, found, dispatch, lock_timeout_s):
+        return Coordinated(Topology.ALONE, None, step_sets)
+    if found.topology is not Topology.QUIET:
+        replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
+        return Coordinated(Topology.WHOLE, None, step_sets)
+    return Coordinated(Topology.QUIET, {shard: quotas for shard in range(shards.count())},
+                       step_sets)
+
+
+def _quiet(at: int, lock_timeout_s: float | None, *, steps: bool
+           ) -> tuple[Found, dict[str, TopicQuota]]:
+    """The quiet tick under the cluster lease (``_quiet_tick``), committed only when it
+    found nothing more to do; with it, the topics' producer quotas."""
     quotas: dict[str, TopicQuota] = {}
     with engine().unit(meta=True, lock_timeout_s=lock_timeout_s, now=at) as u:
-        found, quiet = _quiet_tick(u.state, at)
-        if found.topology is not Topology.QUIET:
+        found, quiet = _quiet_tick(u.state, at, steps=steps)
+        if found.topology is not Topology.QUIET or found.sets:
             u.discard()  # nothing of the quiet tick is committed: the sets' unit runs
         else:
             u.actions += quiet
             if settings.REPLICATION_SIMULATED_PRODUCERS:
                 quotas.update(producer_quotas(u.state, at))
-    if found.topology is Topology.ALONE and _alone(at, found, dispatch, lock_timeout_s):
-        return Topology.ALONE, None
-    if found.topology is not Topology.QUIET:
-        replication_tick(now=now, dispatch=dispatch, lock_timeout_s=lock_timeout_s)
-        return Topology.WHOLE, None
-    return Topology.QUIET, {shard: quotas for shard in range(shards.count())}
+    return found, quotas
+
+
+# A tick step that reaches for sets its unit did not load runs again with them loaded; one
+# that keeps reaching for more than it named this many times takes the whole tick.
+STEP_ATTEMPTS = 3
+
+
+def _steps_alone(at: int, named: frozenset[Key], dispatch: Dispatch | None,
+                 lock_timeout_s: float | None) -> int | None:
+    """The tick steps under every lease with only the sets they read loaded (those they
+    ``named``, then any more they reach for); how many sets that was, or None, committing
+    nothing, when they go over every set or keep reaching for more (``STEP_ATTEMPTS``)."""
+    wanted = set(named)
+    for _ in range(STEP_ATTEMPTS):
+        with engine().unit(whole=True, pick=lambda topics: [k for k in wanted if k[0] in topics],
+                           dispatch=dispatch, lock_timeout_s=lock_timeout_s, now=at) as u:
+            hot, actions = u.state, []
+            try:
+                with unloaded.picked(hot.state, hot.holds):
+                    for extra in engine().tick_steps:
+                        actions += extra(hot, at)
+            except unloaded.NeedsSets as more:
+                u.discard()
+                wanted |= more.keys
+                continue
+            except unloaded.NeedsWholeState:
+                u.discard()
+                return None
+            u.actions += actions
+            return len(hot.state.replica_sets)
+    return None
 
 
 def _alone(at: int, found: Found, dispatch: Dispatch | None,
@@ -139,9 +196,11 @@ def _alone(at: int, found: Found, dispatch: Dispatch | None,
     return True
 
 
-def _quiet_tick(hot: HotState, at: int) -> tuple[Found, list[Action]]:
+def _quiet_tick(hot: HotState, at: int, *, steps: bool = True
+                ) -> tuple[Found, list[Action]]:
     """Cluster-wide work that needs no replica set (QUIET, with its actions), or what the
-    tick needs instead."""
+    tick needs instead (QUIET with ``sets``: the tick steps read those; ``steps`` False:
+    they ran already)."""
     if hot.checked != hot_state.redis_run_id():
         return Found(Topology.WHOLE), []
     found = topology_quiet(hot, at)
@@ -159,9 +218,11 @@ def _quiet_tick(hot: HotState, at: int) -> tuple[Found, list[Action]]:
     hot_state.beat([s for s, up in hot.state.spus.items() if up and s not in beats], at)
     actions: list[Action] = []
     try:
-        for extra in engine().tick_steps:
+        for extra in engine().tick_steps if steps else ():
             actions += extra(hot, at)
-    except shards.NeedsWholeState:
+    except unloaded.NeedsSets as reached:
+        return Found(Topology.QUIET, sets=reached.keys), []
+    except unloaded.NeedsWholeState:
         return Found(Topology.WHOLE), []
     return found, actions
 

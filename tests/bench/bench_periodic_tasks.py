@@ -10,13 +10,17 @@ asserts nothing; ``--profile NAME`` adds cProfile's top 25 for that task; ``--ad
 then times the coordinator's tick that adopts a new topic of P partitions;
 ``--spu-changes N`` then takes SPUs 0..N-1 offline and back online one at a time and times
 the coordinator's tick that adopts each change and the shards' two steps after it;
+``--plan-ticks N`` then plans the drain of the last SPU, applies it, and times N ticks while
+it runs: the coordinator's tick (sharded, a whole tick every tick before round 29; the
+step's own sets under every lease since) and the shards' steps after it;
 ``--outage-between`` takes an SPU offline and steps before each run but the first, so
 that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
 checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
-        [--added 1000] [--spu-changes 3] [--outage-between | --checkpoint-between] [--json]
+        [--added 1000] [--spu-changes 3] [--plan-ticks 10]
+        [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -142,6 +146,43 @@ def time_spu_changes(count: int) -> list[dict[str, float]]:
     return out
 
 
+def time_plan_ticks(count: int) -> dict[str, object]:
+    """The drain of the last SPU planned and applied, then ``count`` ticks timed while it
+    runs: the coordinator's (with the plan's step) and every shard's step after it."""
+    from cluster.services import replication
+    from planner.drain import plan_drain
+    from planner.execution import plan_apply
+    from planner.models import PlanExecution
+
+    wall = time.perf_counter()
+    plan = plan_drain(spu_id=SPUS - 1, by="bench")
+    plan_apply(plan_id=plan.pk, by="bench")
+    planned_ms = round((time.perf_counter() - wall) * 1000, 1)
+    print(f"  the drain of SPU {SPUS - 1}: {len(plan.moves):,} moves, planned and applied in "
+          f"{planned_ms:.0f} ms", flush=True)
+    ticks = []
+    for _ in range(count):
+        wall, cpu = time.perf_counter(), time.process_time()
+        work = replication.replication_coordinate()
+        row: dict[str, object] = {
+            "coordinator_ms": round((time.perf_counter() - wall) * 1000, 1),
+            "coordinator_cpu_ms": round((time.process_time() - cpu) * 1000, 1),
+            "ran_shards": work is not None}
+        wall = time.perf_counter()
+        for shard, quotas in (work or {}).items():
+            replication.replication_shard_tick(shard, quotas=quotas)
+        row["shards_ms"] = round((time.perf_counter() - wall) * 1000, 1)
+        e = PlanExecution.objects.get(plan_id=plan.pk)
+        row.update(moves_done=e.moves_done, in_flight=len(e.in_flight))
+        ticks.append(row)
+        print(f"  a tick with the plan running: coordinator {row['coordinator_ms']:.0f} ms "
+              f"({row['coordinator_cpu_ms']:.0f} ms CPU), "
+              + (f"then the shards' steps {row['shards_ms']:.0f} ms" if work is not None
+                 else "a whole tick (no shard step)")
+              + f"; moves done {e.moves_done}, in flight {len(e.in_flight)}", flush=True)
+    return {"moves": len(plan.moves), "planned_ms": planned_ms, "ticks": ticks}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--partitions", type=int, default=100_000)
@@ -157,6 +198,9 @@ def main() -> None:
                         help="then take SPUs 0..N-1 offline and back online one at a time, "
                              "timing the coordinator's tick that adopts each change and the "
                              "shards' steps after it (--only none: no task first)")
+    parser.add_argument("--plan-ticks", type=int, default=0,
+                        help="then plan and apply the drain of the last SPU and time this "
+                             "many ticks while it runs (--only none: no task first)")
     parser.add_argument("--outage-between", action="store_true",
                         help="before each run but the first, take the next SPU offline "
                              "(the one before back online) and step: the log moved")
@@ -206,9 +250,11 @@ def main() -> None:
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         added = time_topic_added(args.added) if args.added else None
         changes = time_spu_changes(args.spu_changes) if args.spu_changes else None
+        plan = time_plan_ticks(args.plan_ticks) if args.plan_ticks else None
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
-                              "tasks": out, "topic_added": added, "spu_changes": changes}))
+                              "tasks": out, "topic_added": added, "spu_changes": changes,
+                              "plan_ticks": plan}))
     finally:
         import os
         os.killpg(redis.pid, signal.SIGTERM)  # type: ignore[attr-defined]

@@ -32,3 +32,16 @@ def test_spu_changes_time_the_coordinators_tick_and_the_shards_steps_after_each(
         for name in ("offline", "online"):
             assert change[f"{name}_coordinator_ms"] > 0
             assert change[f"{name}_next_step_ms"] > 0 and change[f"{name}_step_after_ms"] > 0
+
+
+def test_plan_ticks_time_the_ticks_while_a_drain_runs_and_its_moves_go_on():
+    done = run_bench("--partitions", "300", "--shards", "2", "--only", "none",
+                     "--plan-ticks", "4", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.splitlines()[-1])
+    plan = figures["plan_ticks"]
+    assert plan["moves"] > 0 and len(plan["ticks"]) == 4
+    for tick in plan["ticks"]:
+        # Sharded, the plan's step runs on its own sets and the shards step every tick.
+        assert tick["coordinator_ms"] > 0 and tick["ran_shards"] is True
+    assert plan["ticks"][0]["in_flight"] > 0

@@ -185,7 +185,7 @@ def test_a_unit_with_no_set_loaded_leaves_the_turn_to_the_next_with_sets(monkeyp
     slot, still writes that slot's partitions."""
     from types import SimpleNamespace
 
-    from cluster.adapters import shards
+    from cluster.adapters import unloaded
     from cluster.core.replication.hw_codec import unpack
 
     keys, hook, hot = _busy_hook(monkeypatch, settings, 200)
@@ -193,7 +193,7 @@ def test_a_unit_with_no_set_loaded_leaves_the_turn_to_the_next_with_sets(monkeyp
     assert len(unpack(hook(hot, summaries, at=1_000_000, writes_entries=False)[0]["topics"]
                       ["pay"])) == 200
     quiet = SimpleNamespace(differs=[], moved=[], topics=hot.topics,
-                            state=SimpleNamespace(replica_sets=shards.UnloadedSets(),
+                            state=SimpleNamespace(replica_sets=unloaded.UnloadedSets(),
                                                   steady=Steady()))
     at = 1_000_000 + 6_000  # the next slot
     assert hook(quiet, {}, at=at, writes_entries=True) == []

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from cluster.adapters import hot_state, lease, shards
+from cluster.adapters import hot_state, lease, shards, unloaded
 from cluster.adapters.lease import CLUSTER_LOCK, LeaseLost
 from cluster.ports import bound_to_store
 from cluster.services.waiting import LocalQueue
@@ -140,7 +140,7 @@ def loads(monkeypatch):
 
     def counted(*args, **kwargs):
         hot = load_selected(*args, **kwargs)
-        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
+        if not isinstance(hot.state.replica_sets, unloaded.UnloadedSets):
             seen["sets"].append(len(hot.state.replica_sets))
         return hot
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from cluster.adapters import hot_state, metadata_log, shards
+from cluster.adapters import hot_state, metadata_log, shards, unloaded
 from cluster.adapters.lease import LeaseLost
 from cluster.ports import bound_to_store
 from cluster.engine.store_identity import locked_for_this_store
@@ -181,7 +181,7 @@ def _counting_loads(monkeypatch) -> list[int]:
 
     def counted(*args, **kwargs):
         hot = load_selected(*args, **kwargs)
-        if not isinstance(hot.state.replica_sets, shards.UnloadedSets):
+        if not isinstance(hot.state.replica_sets, unloaded.UnloadedSets):
             loaded.append(len(hot.state.replica_sets))
         return hot
 

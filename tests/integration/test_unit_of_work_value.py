@@ -172,7 +172,7 @@ def test_a_meta_unit_holds_the_cluster_lease_reads_no_set_and_saves_the_meta_alo
     holds their leases nor writes their sets."""
     import json
 
-    from cluster.adapters import shards
+    from cluster.adapters import unloaded
 
     def stored() -> tuple[dict, dict]:
         with bound_to_store():
@@ -184,7 +184,7 @@ def test_a_meta_unit_holds_the_cluster_lease_reads_no_set_and_saves_the_meta_alo
     asked: list[object] = []
     with current().unit(meta=True, dispatch=asked.append) as u:
         assert u.held.names == (hot_state.key("lock"),)
-        with pytest.raises(shards.NeedsWholeState):
+        with pytest.raises(unloaded.NeedsWholeState):
             u.state.state.replica_sets.get(("orders", 0))
         with current().unit(shard=0, lock_timeout_s=0.5, dispatch=LocalQueue()):
             pass  # a shard's lease is free
