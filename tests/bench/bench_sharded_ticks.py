@@ -11,7 +11,7 @@ run`'s) and a throwaway SQLite database. Prints figures; asserts nothing.
 
     .venv/bin/python tests/bench/bench_sharded_ticks.py [--sizes 2500,5000,10000,20000]
         [--workers 1,2,4] [--shards 4] [--window 20] [--acks-all 5] [--hot-redis N]
-        [--max-per-worker P] [--min-per-worker P] [--outage]
+        [--max-per-worker P] [--min-per-worker P] [--outage] [--plan]
 
 Each round also prints the CPU one step costs per partition and how many cores (and
 two-core machines) 1 step/s at 100,000 partitions needs at that cost. ``--acks-all N``
@@ -23,6 +23,11 @@ write its append took (the produce's unit of work, its wait for the shard's leas
 (the services an operator's command calls): the round then says how many coordinator
 ticks ran whole (every set in one process), how many adopted the change on the SPU's sets
 alone (``alone_ticks``), and the CPU of the longest.
+
+``--plan`` plans the drain of the last SPU and applies it once the first shard tick is done
+(before the warm-up), so its moves run through every window: the round then counts the
+coordinator ticks that ran the plan's step on its own sets (``plan_step_ticks``) beside
+the whole ones.
 
 ``--hot-redis N`` puts the hot state on N private Redis servers of its own
 (``HOT_STATE_REDIS_URLS``: shard s on server s mod N, the cluster lease, meta and log on
@@ -90,6 +95,7 @@ class Round:
     coordinator_cpu: list[float] = field(default_factory=list)
     whole: int = 0                                                # whole (unsharded) ticks
     alone: int = 0                  # ticks that adopted SPUs' changes on their sets alone
+    plan_steps: int = 0             # ticks that ran a tick step (a plan's) on its sets alone
     cpu: dict[str, float] = field(default_factory=dict)           # process -> CPU s in window
     machine_busy: float = 0.0                                     # % of all cores
     acks_all_ms: list[float] = field(default_factory=list)        # idle topic's acks=all
@@ -226,6 +232,7 @@ def parse(logs: Path, names: list[str], t0: datetime, t1: datetime, out: Round) 
                 ran = result.get("ran", "whole" if result.get("shards") == 0 else "quiet")
                 out.whole += ran == "whole"
                 out.alone += ran == "alone"
+                out.plan_steps += result.get("step_sets", 0) > 0
                 out.coordinator_cpu.append(result.get("cpu_ms", 0))
 
 
@@ -311,8 +318,27 @@ def outage_in(window_s: float) -> list[threading.Timer]:
             at(2 / 3, lambda: spu_online(spu_id=0, by="bench"))]
 
 
+def drain_applied() -> None:
+    """The drain of the last SPU planned and applied (once: a plan already running goes on)."""
+    from django import db
+
+    from planner.drain import plan_drain
+    from planner.execution import plan_apply
+    from planner.running import executing
+
+    if executing():
+        return
+    started = time.monotonic()
+    plan = plan_drain(spu_id=SPUS - 1, by="bench")
+    plan_apply(plan_id=plan.pk, by="bench")
+    db.connections.close_all()
+    print(f"{'':>20}the drain of SPU {SPUS - 1} applied: {len(plan.moves):,} moves, planned in "
+          f"{time.monotonic() - started:.1f} s", flush=True)
+
+
 def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], warmup_s: float,
-            window_s: float, acks_all: int = 0, outage: bool = False) -> Round:
+            window_s: float, acks_all: int = 0, outage: bool = False,
+            plan: bool = False) -> Round:
     procs = start(workers, shards, logs)
     names = [n for n in procs if n != "beat"]
     try:
@@ -329,6 +355,8 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
             time.sleep(0.5)
         print(f"{'':>20}{workers} worker(s): first shard tick done "
               f"{time.monotonic() - started:.1f} s after the start", flush=True)
+        if plan:
+            drain_applied()
         time.sleep(warmup_s)
         watched = {n: psutil.Process(p.pid) for n, p in procs.items()}
         watched.update((name, psutil.Process(pid)) for name, pid in redis_pids.items())
@@ -382,6 +410,8 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             # ... and the ticks that adopted it on the changing SPUs' sets alone, under
             # every lease (engine/controllers.adopt_alone).
             "alone_ticks": r.alone,
+            # ... and those that ran a running plan's step on its own sets (--plan).
+            "plan_step_ticks": r.plan_steps,
             "longest_coordinator_cpu_ms": max(r.coordinator_cpu, default=0)}
 
 
@@ -429,7 +459,7 @@ def report(size: int, shards: int, r: Round) -> None:
     print(f"{size:>7,} partitions  {r.workers} worker(s): {rate:4.2f} steps/s per shard "
           f"({'keeps' if rate >= 0.9 else 'MISSES'} 1/s); shard ticks {split}; "
           f"coordinator ticks {dict(sorted(r.coordinator.items()))}, whole ticks {r.whole}, "
-          f"alone {r.alone}")
+          f"alone {r.alone}, a plan's step alone {r.plan_steps}")
     print(f"{'':>20}one tick's CPU: coordinator {coord_ms:.0f} ms + {shards} shard tasks "
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
@@ -475,6 +505,9 @@ def main() -> None:
                         help="skip a round whose partitions per worker are under this")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: every round and the scale-out summary")
+    parser.add_argument("--plan", action="store_true",
+                        help="apply the drain of the last SPU before the warm-up: its moves "
+                             "run through the windows")
     parser.add_argument("--outage", action="store_true",
                         help="in each window SPU 0 goes offline at a third and back online at "
                              "two thirds: what an outage rehearsal costs the steps")
@@ -513,7 +546,7 @@ def main() -> None:
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
                 r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,
-                            args.acks_all, args.outage)
+                            args.acks_all, args.outage, args.plan)
                 report(size, args.shards, r)
                 rounds.append(round_json(size, args.shards, r))
                 if r.rate(args.shards) >= 0.9:

@@ -243,6 +243,41 @@ def test_an_spu_changing_status_loads_only_its_sets_and_leaves_them_as_a_whole_t
     assert {rs.hw for rs in hot.state.replica_sets.values()} == {3}
 
 
+def _statuses(state) -> dict:
+    """Each set's status less its offsets: replicas, leader, LRS, epoch, resolution, move."""
+    return {k: (rs.replicas, rs.leader, sorted(rs.lrs), rs.epoch, rs.resolution, rs.move)
+            for k, rs in state.replica_sets.items()}
+
+
+def test_an_spu_offline_adopted_alone_holds_through_busy_shards_saving_steady_sets(
+        sharded, settings):
+    """With producers on every partition the shards save their steady sets as figures in
+    their blocks' rows. The unit of every lease that takes SPU 0 offline writes its sets'
+    fields; the shards' next steps, busy, must read those and save them on, not their own
+    images of the sets (test_status_rows.py has the case where the figures stay equal)."""
+    from cluster.adapters import status_rows
+
+    settings.REPLICATION_SIMULATED_PRODUCERS = True
+    topic_set_producer_rate(name="orders", rate=16)
+    at = 7_000_000
+    for _ in range(4):
+        at += 1_000
+        sharded_tick(now=at)
+    with bound_to_store():
+        assert hot_state.client().hlen(status_rows.rows_key("orders")) > 0, "sets in rows"
+    spu_offline(spu_id=0)
+    at += 1_000
+    assert sharded_tick(now=at) is None  # the SPU's sets alone, under every lease
+    adopted = _statuses(hot_state.load().state)
+    assert all(leader != 0 and 0 not in lrs for _, leader, lrs, _, _, _ in adopted.values())
+    for _ in range(3):
+        at += 1_000
+        assert sharded_tick(now=at) is not None
+        # Nothing goes back to what the sets were before the unit: SPU 0 neither leads
+        # nor is in an LRS, and the leaders and epochs are the unit's.
+        assert _statuses(hot_state.load().state) == adopted
+
+
 def test_an_spu_outage_and_return_elect_leaders_and_keep_every_record(sharded):
     for p in range(16):
         produce(p)
