@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import secrets
 
+import msgpack
+
 from cluster.ports import store_namespace
 from healing.core.detect import InLrs
 from healing.models import HealingConfig
@@ -29,9 +31,10 @@ def last_seen(row: HealingConfig) -> InLrs:
     if kept is not None and kept[0] == row.in_lrs_version:
         return kept[1]
     stored = HealingConfig.objects.filter(pk=row.pk).values_list(
-        "in_lrs", "in_lrs_version").first() or ([], 0)
-    members = frozenset((topic, partition, spu) for topic, partition, spu in stored[0])
-    _keep(stored[1], members)
+        "in_lrs_packed", "in_lrs", "in_lrs_version").first() or (b"", [], 0)
+    members = (unpacked(bytes(stored[0])) if stored[0] else
+               frozenset((topic, partition, spu) for topic, partition, spu in stored[1]))
+    _keep(stored[2], members)
     return members
 
 
@@ -40,14 +43,29 @@ def remember(row: HealingConfig, seen: InLrs, now: InLrs, fields: list[str]) -> 
     ``last_seen`` gave this run), adding the fields to write to ``fields``."""
     if now == seen:
         return
-    # The set's own tuples (JSON arrays once encoded), in no order: they are read back into
-    # a set. Sorted as new lists, 300,000 members took 0.5-0.9 s of each run that found
-    # them changed (an outage's, at 100,000 partitions), most of it the collector's passes
-    # over what the new lists made it scan.
-    row.in_lrs = list(now)
+    row.in_lrs, row.in_lrs_packed = [], packed(now)
     row.in_lrs_version = secrets.randbits(62)
-    fields += ["in_lrs", "in_lrs_version"]
+    fields += ["in_lrs", "in_lrs_packed", "in_lrs_version"]
     _keep(row.in_lrs_version, now)
+
+
+def packed(members: InLrs) -> bytes:
+    """The members by topic, each a flat run of (partition, SPU) pairs, in no order: they
+    are read back into a set. As JSON arrays, one a member, 300,000 took 0.3 s to encode
+    at each run that found them changed (every run of an outage or a plan's moves)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition, spu in members:
+        pairs = by_topic.get(topic)
+        if pairs is None:
+            pairs = by_topic[topic] = []
+        pairs += (partition, spu)
+    return msgpack.packb(by_topic)
+
+
+def unpacked(data: bytes) -> InLrs:
+    return frozenset((topic, pairs[i], pairs[i + 1])
+                     for topic, pairs in msgpack.unpackb(data).items()
+                     for i in range(0, len(pairs), 2))
 
 
 def _keep(version: int, members: InLrs) -> None:

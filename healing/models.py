@@ -21,8 +21,11 @@ class HealingConfig(models.Model):
     id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
     mode = models.CharField(max_length=16, choices=_choices(Mode), default=Mode.OFF.value)
     values = models.JSONField(default=dict, blank=True, help_text="settings set by name")
+    # The LRS members last seen, as written before round 29 (JSON, one array a member);
+    # since, packed in ``in_lrs_packed`` (healing/members.py) and this left empty.
     in_lrs = models.JSONField(default=list, blank=True)
-    # Names the last write of in_lrs: a process keeps the set it last decoded by it
+    in_lrs_packed = models.BinaryField(default=b"", blank=True)
+    # Names the last write of the members: a process keeps the set it last decoded by it
     # (300,000 pairs at 100,000 partitions; decoding them every check cost a second).
     in_lrs_version = models.PositiveBigIntegerField(default=0)
     shrinks = models.JSONField(default=dict, blank=True)

@@ -38,7 +38,7 @@ from planner.core import PlanError
 def config() -> HealingConfig:
     # Without the LRS members: hundreds of thousands of pairs, read only when they
     # changed (healing/members.py).
-    return HealingConfig.objects.defer("in_lrs").get_or_create(pk=HealingConfig.SINGLETON)[0]
+    return HealingConfig.objects.defer("in_lrs", "in_lrs_packed").get_or_create(pk=HealingConfig.SINGLETON)[0]
 
 
 def current_settings(row: HealingConfig | None = None) -> core.Settings:
@@ -132,13 +132,16 @@ def _check(now: int) -> dict[str, Any]:
     row, snapshot = config(), cluster_snapshot(now)
     settings, mode = current_settings(row), Mode(row.mode)
     seen = last_seen(row)
-    members = derived(snapshot, "in_lrs", (), lambda: core.in_lrs(snapshot))
+    members = derived(snapshot, "in_lrs", (), lambda: core.in_lrs(snapshot), core.in_lrs_moved)
     fresh = core.new_shrinks(seen, snapshot, members)
     shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
                                      settings.slow_spu_window_s, spus_down_since(row.checked_at))
     slow = tuple((s, len(t)) for s, t in shrinks.items())
+    counts = derived(snapshot, "tally", snapshot.spus,
+                     lambda: core.tally(snapshot.partitions, snapshot.spus),
+                     lambda tally, moved: core.tally_moved(tally, snapshot.spus, moved))
     findings = list(derived(snapshot, "detect", (snapshot.spus, settings, slow),
-                            lambda: tuple(core.detect(snapshot, settings, slow))))
+                            lambda: tuple(core.detect(snapshot, settings, slow, counts))))
     present = {(f.type.value, f.subject) for f in findings}
     open_rows = list(Anomaly.objects.filter(state__in=[s.value for s in core.OPEN_STATES]))
     hold = hold_of(row, now)

@@ -10,28 +10,95 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable
+from functools import partial
+from typing import NamedTuple
 
-from healing.core.model import AnomalyType, Finding, PartitionView, Settings, Snapshot
+from healing.core.model import (AnomalyType, Finding, PartitionView, Settings, Snapshot,
+                                SpuView)
 
 
 def detect(snapshot: Snapshot, settings: Settings,
-           slow: Iterable[tuple[int, int]] = ()) -> list[Finding]:
-    """Every enabled anomaly the snapshot shows; ``slow`` is (SPU, shrinks in the window)."""
+           slow: Iterable[tuple[int, int]] = (), counts: Tally | None = None) -> list[Finding]:
+    """Every enabled anomaly the snapshot shows; ``slow`` is (SPU, shrinks in the window);
+    ``counts``: the partitions' ``tally`` (made here when not given)."""
+    counts = counts if counts is not None else tally(snapshot.partitions, snapshot.spus)
     found: list[Finding] = []
+    down = _spus_down(snapshot, counts.held)
     if settings.spu_down_enabled:
-        found += spus_down(snapshot)
+        found += down
     if settings.under_replicated_enabled:
-        found += under_replicated(snapshot)
-    settled = not spus_down(snapshot)
+        found += _under_replicated(counts.short)
+    settled = not down
     if settled and settings.rack_spread_enabled:
-        found += rack_spread(snapshot)
+        found += _rack_spread(counts.spread)
     if settled and settings.goal_violation_enabled:
-        found += goal_violation(snapshot, settings)
+        found += _goal_violation(snapshot, settings, counts)
     if settings.slow_spu_enabled:
         found += [Finding(AnomalyType.SLOW_SPU, f"spu-{spu}",
                           f"SPU {spu} left the LRS {n} times in {settings.slow_spu_window_s:g} s",
                           (spu,), n) for spu, n in slow if n >= settings.slow_spu_shrinks]
     return found
+
+
+class Tally(NamedTuple):
+    """What the detectors count over every partition, kept so that a few partitions moved
+    cost a few partitions (``tally_moved``): replicas and preferred leaders by SPU, the
+    partitions short of replicas on registered SPUs, and those spread over too few racks."""
+    held: Counter[int]
+    leading: Counter[int]
+    short: int
+    spread: int
+
+
+class _Seen(NamedTuple):
+    """What a partition's counts depend on besides itself: the SPUs as registered and racked."""
+    registered: frozenset[int]
+    racks: dict[int, str | None]
+    up: set[str]
+    racked: bool  # every SPU has a rack: only then are racks kept apart (DESIGN.md)
+
+
+def _seen(spus: Iterable[SpuView]) -> _Seen:
+    spus = tuple(spus)
+    racks = {s.id: s.rack for s in spus}
+    return _Seen(frozenset(s.id for s in spus if s.registered), racks,
+                 {s.rack for s in spus if s.online and s.rack},
+                 not any(r is None for r in racks.values()))
+
+
+def tally(partitions: Iterable[PartitionView], spus: Iterable[SpuView]) -> Tally:
+    """The detectors' counts over ``partitions``, with the SPUs ``spus``."""
+    seen = _seen(spus)
+    partitions = tuple(partitions)
+    return Tally(Counter(s for p in partitions for s in p.replicas),
+                 Counter(p.replicas[0] for p in partitions if p.replicas),
+                 sum(map(partial(_short, seen), partitions)),
+                 sum(map(partial(_badly_spread, seen), partitions)))
+
+
+def tally_moved(counts: Tally, spus: Iterable[SpuView],
+                moved: Iterable[tuple[PartitionView, PartitionView]]) -> Tally:
+    """``counts`` with each partition ``moved`` (its view before, its view now) counted as
+    it is now; the SPUs must be those ``counts`` was made with."""
+    seen, held, leading = _seen(spus), Counter(counts.held), Counter(counts.leading)
+    short, spread = counts.short, counts.spread
+    for before, now in moved:
+        held.subtract(before.replicas)
+        held.update(now.replicas)
+        leading.subtract(before.replicas[:1])
+        leading.update(now.replicas[:1])
+        short += _short(seen, now) - _short(seen, before)
+        spread += _badly_spread(seen, now) - _badly_spread(seen, before)
+    return Tally(+held, +leading, short, spread)
+
+
+def _short(seen: _Seen, p: PartitionView) -> bool:
+    return sum(r in seen.registered for r in p.replicas) < p.factor
+
+
+def _badly_spread(seen: _Seen, p: PartitionView) -> bool:
+    return seen.racked and len({seen.racks.get(r) for r in p.replicas}) < \
+        spread_wanted(p, seen.racks, seen.up)
 
 
 def replicas_per_spu(snapshot: Snapshot) -> Counter[int]:
@@ -40,7 +107,10 @@ def replicas_per_spu(snapshot: Snapshot) -> Counter[int]:
 
 def spus_down(snapshot: Snapshot) -> list[Finding]:
     """Registered SPUs that are down and still hold replicas."""
-    held = replicas_per_spu(snapshot)
+    return _spus_down(snapshot, replicas_per_spu(snapshot))
+
+
+def _spus_down(snapshot: Snapshot, held: Counter[int]) -> list[Finding]:
     return [Finding(AnomalyType.SPU_DOWN, f"spu-{s.id}",
                     f"SPU {s.id} is offline and holds {held[s.id]} replica(s)", (s.id,),
                     held[s.id])
@@ -55,12 +125,15 @@ def short_partitions(snapshot: Snapshot) -> list[PartitionView]:
 
 
 def under_replicated(snapshot: Snapshot) -> list[Finding]:
-    short = short_partitions(snapshot)
+    return _under_replicated(len(short_partitions(snapshot)))
+
+
+def _under_replicated(short: int) -> list[Finding]:
     if not short:
         return []
     return [Finding(AnomalyType.UNDER_REPLICATED, "topology",
-                    f"{len(short)} partition(s) have fewer assigned replicas than their factor",
-                    count=len(short))]
+                    f"{short} partition(s) have fewer assigned replicas than their factor",
+                    count=short)]
 
 
 def rack_of(snapshot: Snapshot) -> dict[int, str | None]:
@@ -87,12 +160,15 @@ def badly_spread(snapshot: Snapshot) -> list[PartitionView]:
 
 
 def rack_spread(snapshot: Snapshot) -> list[Finding]:
-    bad = badly_spread(snapshot)
+    return _rack_spread(len(badly_spread(snapshot)))
+
+
+def _rack_spread(bad: int) -> list[Finding]:
     if not bad:
         return []
     return [Finding(AnomalyType.RACK_SPREAD, "racks",
-                    f"{len(bad)} partition(s) span fewer racks than the racks up allow",
-                    count=len(bad))]
+                    f"{bad} partition(s) span fewer racks than the racks up allow",
+                    count=bad)]
 
 
 def skew_exceeded(counts: list[int], percent: float) -> bool:
@@ -106,9 +182,12 @@ def skew_exceeded(counts: list[int], percent: float) -> bool:
 
 def goal_violation(snapshot: Snapshot, settings: Settings) -> list[Finding]:
     """Replica or preferred-leader skew over the SPUs that are up (Kafka's 10 % for leaders)."""
+    return _goal_violation(snapshot, settings, tally(snapshot.partitions, snapshot.spus))
+
+
+def _goal_violation(snapshot: Snapshot, settings: Settings, counts: Tally) -> list[Finding]:
     up = [s.id for s in snapshot.spus if s.online]
-    held = replicas_per_spu(snapshot)
-    leading = Counter(p.replicas[0] for p in snapshot.partitions if p.replicas)
+    held, leading = counts.held, counts.leading
     problems = []
     if skew_exceeded([held[s] for s in up], settings.replica_skew_percent):
         problems.append(f"replica skew over {settings.replica_skew_percent:g} %")
@@ -126,6 +205,20 @@ InLrs = frozenset[tuple[str, int, int]]
 def in_lrs(snapshot: Snapshot) -> InLrs:
     """(topic, partition, SPU) of every LRS member."""
     return frozenset((p.topic, p.partition, r) for p in snapshot.partitions for r in p.lrs)
+
+
+def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionView]]
+                 ) -> InLrs:
+    """``members`` with each partition ``moved`` (its view before, its view now, in order:
+    one may move several times) as it is now."""
+    first: dict[tuple[str, int], PartitionView] = {}
+    last: dict[tuple[str, int], PartitionView] = {}
+    for before, now in moved:
+        first.setdefault((before.topic, before.partition), before)
+        last[(now.topic, now.partition)] = now
+    gone = {(b.topic, b.partition, r) for b in first.values() for r in b.lrs}
+    came = {(n.topic, n.partition, r) for n in last.values() for r in n.lrs}
+    return (members - gone) | came
 
 
 def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> Counter[int]:

@@ -33,7 +33,14 @@ def row() -> HealingConfig:
 
 
 def mentions_members(queries) -> list[str]:
-    return [q["sql"] for q in queries if '"in_lrs"' in q["sql"]]
+    return [q["sql"] for q in queries
+            if '"in_lrs"' in q["sql"] or '"in_lrs_packed"' in q["sql"]]
+
+
+def stored(config: HealingConfig) -> frozenset:
+    """The members the row holds, packed (since round 29, the JSON column left empty)."""
+    assert config.in_lrs == []
+    return members.unpacked(bytes(config.in_lrs_packed))
 
 
 def behind_the_projections_back(**changes) -> None:
@@ -44,7 +51,7 @@ def behind_the_projections_back(**changes) -> None:
 
 def test_a_run_where_nothing_moved_neither_reads_nor_writes_the_members(cluster):
     first = row()
-    assert len(first.in_lrs) == 12 and first.in_lrs_version != 0
+    assert len(stored(first)) == 12 and first.in_lrs_version != 0
     with CaptureQueriesContext(connection) as queries:
         healing_check(now_ms=3_000)
     assert mentions_members(queries) == []
@@ -58,8 +65,8 @@ def test_a_replica_leaving_an_lrs_is_a_shrink_and_the_new_members_are_written(cl
     healing_check(now_ms=3_000)
     after = row()
     assert after.shrinks == {"2": [3_000]}
-    assert after.in_lrs_version != version and len(after.in_lrs) == 11
-    assert ["orders", 0, 2] not in after.in_lrs
+    assert after.in_lrs_version != version and len(stored(after)) == 11
+    assert ("orders", 0, 2) not in stored(after)
 
 
 def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(cluster):
@@ -70,12 +77,32 @@ def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(
     lrs = Partition.objects.get(index=0).lrs
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     healing_check(now_ms=3_000)  # this process now remembers the shorter LRS
-    stored = row()
-    HealingConfig.objects.filter(pk=stored.pk).update(
-        in_lrs=sorted([*stored.in_lrs, ["orders", 0, 2]]), in_lrs_version=7)
+    other = stored(row()) | {("orders", 0, 2)}
+    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
+        in_lrs_packed=members.packed(other), in_lrs_version=7)
     healing_check(now_ms=4_000)
     assert row().shrinks == {"2": [3_000, 4_000]}  # found from the members in the row
-    assert members.last_seen(row()) == {tuple(m) for m in row().in_lrs}
+    assert members.last_seen(row()) == stored(row()) == other - {("orders", 0, 2)}
+
+
+def test_members_written_as_json_before_round_29_are_read_and_written_packed(cluster):
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    healing_check(now_ms=3_000)
+    # A row as an older version left it: the JSON arrays, with the pair this run lacks.
+    as_json = sorted([list(m) for m in stored(row())] + [["orders", 0, 2]])
+    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
+        in_lrs=as_json, in_lrs_packed=b"", in_lrs_version=8)
+    assert members.last_seen(row()) == {tuple(m) for m in as_json}
+    healing_check(now_ms=4_000)
+    assert row().shrinks == {"2": [3_000, 4_000]}
+    assert len(stored(row())) == 11 and row().in_lrs_version != 8
+
+
+def test_packed_members_read_back_as_the_same_set():
+    many = frozenset((f"t{t}", p, s) for t in range(3) for p in range(500) for s in (p % 7, 9))
+    assert members.unpacked(members.packed(many)) == many
+    assert members.unpacked(members.packed(frozenset())) == frozenset()
 
 
 def test_a_replica_leaving_because_its_spu_went_down_and_came_back_is_no_shrink(cluster):

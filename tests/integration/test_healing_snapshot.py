@@ -153,13 +153,15 @@ def test_a_log_trimmed_past_the_rows_read_reads_every_row(redis_url, monkeypatch
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
         redis_url, monkeypatch, seed):
-    """Outages, recoveries, preferred elections, topics made and dropped, in a random
-    order: after each step the snapshot patched from the log is what a fresh read gives."""
+    """Outages, recoveries, preferred elections, replicas moved, topics made and dropped, in
+    a random order: after each step the snapshot patched from the log is what a fresh read
+    gives, and what the check derives from it (the LRS members, the detectors' counts),
+    brought up to date from the views the patches replaced, is what it derives afresh."""
     import random
 
     from cluster.services.leaders import leader_elect_preferred
     from cluster.services.outages import spu_online
-    from healing import snapshot
+    from healing import core, snapshot
 
     monkeypatch.setattr(snapshot, "PATCH_MAX_SHARE", 1.0)
     patches: list[int] = []
@@ -173,10 +175,28 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
     now = 1_000
     tick(now)
     cluster_snapshot()
+    updated = {"in_lrs": 0, "tally": 0}
+
+    def derivations(snap):
+        def counted(name, update):
+            def moved(value, views):
+                updated[name] += 1
+                return update(value, views)
+            return moved
+        return (snapshot.derived(snap, "in_lrs", (), lambda: core.in_lrs(snap),
+                                 counted("in_lrs", core.in_lrs_moved)),
+                snapshot.derived(snap, "tally", snap.spus,
+                                 lambda: core.tally(snap.partitions, snap.spus),
+                                 counted("tally", lambda t, views: core.tally_moved(
+                                     t, snap.spus, views))))
+
+    derivations(cluster_snapshot())
     for step in range(24):
         move = rng.choice(["offline", "offline", "online", "online", "preferred", "topic",
-                           "drop"])
-        if move == "offline":
+                           "drop", "move", "move"])
+        if move == "move":
+            moving_one_replica(rng, now)
+        elif move == "offline":
             spu_offline(spu_id=rng.randrange(5), by="test")
         elif move == "online":
             spu_online(spu_id=rng.randrange(5), by="test")
@@ -189,13 +209,35 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
             topic_delete(name=names.pop(rng.randrange(len(names))))
         now += 1_000
         tick(now)
-        kept = by_key(cluster_snapshot())
+        patched = cluster_snapshot()
+        kept, derived = by_key(patched), derivations(patched)
         held = dict(snapshot._read)
         snapshot._read.clear()
-        assert kept == by_key(cluster_snapshot()), (seed, step, move)
+        fresh = cluster_snapshot()
+        assert kept == by_key(fresh), (seed, step, move)
+        assert derived == (core.in_lrs(fresh), core.tally(fresh.partitions, fresh.spus)), \
+            (seed, step, move)
         snapshot._read.clear()
         snapshot._read.update(held)  # patched on, not from the fresh read
     assert len(patches) >= 3, patches
+    assert updated["in_lrs"] >= 3 and updated["tally"] >= 3, updated
+
+
+def moving_one_replica(rng, now: int) -> None:
+    """A move of one partition's replica to an SPU it lacks (as a plan's step starts one)."""
+    from cluster.adapters import hot_state
+    from cluster.core import replication as replication_core
+    from cluster.engine.engine import current
+
+    state = hot_state.load().state
+    key = rng.choice(sorted(k for k, rs in state.replica_sets.items() if rs.move is None))
+    with current().unit(keys=[key], dispatch=LocalQueue()) as u:
+        rs = u.state.state.replica_sets[key]
+        spare = rng.choice([s for s in u.state.state.spus if s not in rs.replicas])
+        target = list(rs.replicas)
+        target[rng.randrange(len(target))] = spare
+        u.actions += replication_core.handle(u.state.state, replication_core.ReassignPartition(
+            key[0], key[1], target, elect_preferred=True, timeout_ms=10_000, now_ms=now))
 
 
 def test_the_rows_read_as_text_are_the_replicas_and_lrs_the_orm_decodes(redis_url):
