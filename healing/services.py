@@ -137,7 +137,7 @@ def _check(now: int) -> dict[str, Any]:
     shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
                                      settings.slow_spu_window_s, spus_down_since(row.checked_at))
     slow = tuple((s, len(t)) for s, t in shrinks.items())
-    counts = derived(snapshot, "tally", snapshot.spus,
+    counts = derived(snapshot, "tally", core.tally_basis(snapshot.spus),
                      lambda: core.tally(snapshot.partitions, snapshot.spus),
                      lambda tally, moved: core.tally_moved(tally, snapshot.spus, moved))
     findings = list(derived(snapshot, "detect", (snapshot.spus, settings, slow),

@@ -9,7 +9,7 @@ from cluster.core.lazy import lazy_exports
 # models need a few enums, not every rule of the core, at every command's start.
 if TYPE_CHECKING:
     from healing.core.detect import (InLrs, Tally, detect, in_lrs, in_lrs_moved, new_shrinks,
-                                     shrinks_in_window, tally, tally_moved)
+                                     shrinks_in_window, tally, tally_basis, tally_moved)
     from healing.core.fixes import Fix, plan_fix, target_of
     from healing.core.lifecycle import (advance, due, held, moves_allowed, planned, preempt, resume,
                                         plan_ended)
@@ -23,7 +23,8 @@ __all__ = [
     "InLrs", "Mode", "PartitionView", "SettingError", "Settings", "Snapshot", "SpuView", "Tally",
     "advance", "check_thresholds", "detect", "due", "held", "in_lrs", "in_lrs_moved",
     "moves_allowed", "new_shrinks", "parse_setting", "plan_fix", "planned", "preempt", "resume",
-    "settings_from", "plan_ended", "shrinks_in_window", "tally", "tally_moved", "target_of",
+    "settings_from", "plan_ended", "shrinks_in_window", "tally", "tally_basis", "tally_moved",
+    "target_of",
 ]
 
 if not TYPE_CHECKING:

@@ -50,25 +50,27 @@ class Tally(NamedTuple):
     spread: int
 
 
-class _Seen(NamedTuple):
-    """What a partition's counts depend on besides itself: the SPUs as registered and racked."""
+class Basis(NamedTuple):
+    """What a partition's counts depend on besides itself (``tally``): the SPUs registered,
+    their racks and the racks up. An SPU going down changes none of it while its rack has
+    another SPU up, so the counts are kept up to date through an outage."""
     registered: frozenset[int]
     racks: dict[int, str | None]
     up: set[str]
     racked: bool  # every SPU has a rack: only then are racks kept apart (DESIGN.md)
 
 
-def _seen(spus: Iterable[SpuView]) -> _Seen:
+def tally_basis(spus: Iterable[SpuView]) -> Basis:
     spus = tuple(spus)
     racks = {s.id: s.rack for s in spus}
-    return _Seen(frozenset(s.id for s in spus if s.registered), racks,
+    return Basis(frozenset(s.id for s in spus if s.registered), racks,
                  {s.rack for s in spus if s.online and s.rack},
                  not any(r is None for r in racks.values()))
 
 
 def tally(partitions: Iterable[PartitionView], spus: Iterable[SpuView]) -> Tally:
     """The detectors' counts over ``partitions``, with the SPUs ``spus``."""
-    seen = _seen(spus)
+    seen = tally_basis(spus)
     partitions = tuple(partitions)
     return Tally(Counter(s for p in partitions for s in p.replicas),
                  Counter(p.replicas[0] for p in partitions if p.replicas),
@@ -79,8 +81,8 @@ def tally(partitions: Iterable[PartitionView], spus: Iterable[SpuView]) -> Tally
 def tally_moved(counts: Tally, spus: Iterable[SpuView],
                 moved: Iterable[tuple[PartitionView, PartitionView]]) -> Tally:
     """``counts`` with each partition ``moved`` (its view before, its view now) counted as
-    it is now; the SPUs must be those ``counts`` was made with."""
-    seen, held, leading = _seen(spus), Counter(counts.held), Counter(counts.leading)
+    it is now; the SPUs' ``tally_basis`` must be the one ``counts`` was made with."""
+    seen, held, leading = tally_basis(spus), Counter(counts.held), Counter(counts.leading)
     short, spread = counts.short, counts.spread
     for before, now in moved:
         held.subtract(before.replicas)
@@ -92,11 +94,11 @@ def tally_moved(counts: Tally, spus: Iterable[SpuView],
     return Tally(+held, +leading, short, spread)
 
 
-def _short(seen: _Seen, p: PartitionView) -> bool:
+def _short(seen: Basis, p: PartitionView) -> bool:
     return sum(r in seen.registered for r in p.replicas) < p.factor
 
 
-def _badly_spread(seen: _Seen, p: PartitionView) -> bool:
+def _badly_spread(seen: Basis, p: PartitionView) -> bool:
     return seen.racked and len({seen.racks.get(r) for r in p.replicas}) < \
         spread_wanted(p, seen.racks, seen.up)
 
@@ -229,7 +231,13 @@ def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> 
     if not gone:  # the usual run: reading every partition's replicas is for nothing
         return Counter()
     up = {s.id for s in snapshot.spus if s.online}
-    held = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+    # The replicas of the partitions that lost a member alone: a dict of every partition
+    # was 0.27 s of a run after an outage at 100,000 partitions.
+    lost: dict[str, set[int]] = {}
+    for topic, pid, _ in gone:
+        lost.setdefault(topic, set()).add(pid)
+    held = {(p.topic, p.partition): p.replicas for p in snapshot.partitions
+            if p.topic in lost and p.partition in lost[p.topic]}
     return Counter(spu for (topic, pid, spu) in gone
                    if spu in up and spu in held.get((topic, pid), ()))
 

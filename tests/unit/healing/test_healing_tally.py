@@ -8,7 +8,7 @@ import random
 import pytest
 
 from healing.core import (PartitionView, Settings, Snapshot, SpuView, detect, in_lrs,
-                          in_lrs_moved, tally, tally_moved)
+                          in_lrs_moved, tally, tally_basis, tally_moved)
 
 
 def spus(rng: random.Random) -> tuple[SpuView, ...]:
@@ -56,3 +56,14 @@ def test_a_partition_moved_twice_counts_as_it_is_now():
     members = in_lrs_moved(in_lrs(Snapshot(cluster, (first,), 0)),
                            [(first, second), (second, third)])
     assert members == {("t", 0, 2), ("t", 0, 0)}
+
+
+def test_an_spu_down_in_a_rack_still_up_leaves_the_counts_basis_as_it_was():
+    up = (SpuView(0, "a", True), SpuView(1, "a", True), SpuView(2, "b", True))
+    one_down = (SpuView(0, "a", True), SpuView(1, "a", False), SpuView(2, "b", True))
+    rack_down = (SpuView(0, "a", True), SpuView(1, "a", True), SpuView(2, "b", False))
+    assert tally_basis(up) == tally_basis(one_down) != tally_basis(rack_down)
+    partitions = [PartitionView("t", p, (p % 3, (p + 1) % 3), (p % 3,), p % 3, 2)
+                  for p in range(9)]
+    assert tally(partitions, up) == tally(partitions, one_down)
+    assert tally(partitions, up) != tally(partitions, rack_down)  # spread over racks up
