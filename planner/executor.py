@@ -64,9 +64,13 @@ def _sets_read(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> Iterat
         pending = _pending(e, moves, hot.state.spus)
         for beside in (flying, []):
             chosen += core.moves_to_start(pending, beside, max_per_spu=e.max_moves_per_spu,
-                                          max_moves=e.max_moves)
+                                          max_moves=e.max_moves, spus_of=_moved)
     for move in flying + chosen:
         yield move.topic, move.partition
+
+
+def _moved(move: PlanMove) -> frozenset[int]:
+    return move.moved
 
 
 def _pending(e: PlanExecution, moves: list[PlanMove], spus: dict[int, bool]) -> list[PlanMove]:
@@ -192,7 +196,7 @@ def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
     pending = _pending(e, moves, hot.state.spus)
     flying = [moves[i] for i in e.in_flight]
     chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
-                                 max_moves=e.max_moves)
+                                 max_moves=e.max_moves, spus_of=_moved)
     chosen_moves = _within_byte_rate(hot, e, chosen, at)
     actions: list[Action] = []
     for move in chosen_moves:

@@ -7,6 +7,7 @@ taken in plan order, so a shell that orders its plan by safety keeps that order.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, Sequence, TypeVar
 
 DEFAULT_MAX_MOVES_PER_SPU = 5
@@ -48,22 +49,28 @@ def spu_load(moves: Sequence[PlannedMove]) -> dict[int, int]:
 
 def moves_to_start(pending: Sequence[M], in_flight: Sequence[PlannedMove], *,
                    max_per_spu: int = DEFAULT_MAX_MOVES_PER_SPU,
-                   max_moves: int = DEFAULT_MAX_MOVES) -> list[M]:
-    """The pending moves, in order, that fit under both caps next to those in flight."""
+                   max_moves: int = DEFAULT_MAX_MOVES,
+                   spus_of: Callable[[M], frozenset[int]] = moved_spus) -> list[M]:
+    """The pending moves, in order, that fit under both caps next to those in flight.
+    ``spus_of``: the SPUs a move loads (``moved_spus``; a caller that keeps them per move
+    passes its own: a plan of thousands of moves is scanned whole while its SPUs are full)."""
     if max_per_spu < 1 or max_moves < 1:
         raise ValueError("max_per_spu and max_moves must be at least 1")
     load = spu_load(in_flight)
+    full = {s for s, n in load.items() if n >= max_per_spu}
     room = max_moves - len(in_flight)
     busy = {(m.topic, m.partition) for m in in_flight}
     chosen: list[M] = []
     for m in pending:
         if len(chosen) >= room:
             break
-        spus = moved_spus(m)
-        if (m.topic, m.partition) in busy or any(load.get(s, 0) >= max_per_spu for s in spus):
+        spus = spus_of(m)
+        if not full.isdisjoint(spus) or (m.topic, m.partition) in busy:
             continue
         chosen.append(m)
         busy.add((m.topic, m.partition))
         for s in spus:
             load[s] = load.get(s, 0) + 1
+            if load[s] >= max_per_spu:
+                full.add(s)
     return chosen

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -16,16 +16,20 @@ from typing import Any, NamedTuple
 @dataclass(frozen=True, slots=True)
 class PlanMove:
     """One stored move of a plan, as the executor reads it (a dataclass: a tuple's own
-    ``index`` method would clash with the field)."""
+    ``index`` method would clash with the field). ``added`` and ``moved`` (the SPUs it
+    loads, the throttle's ``moved_spus``) are made once: the executor goes over every
+    move not started at every tick of a running plan."""
     index: int
     topic: str
     partition: int
     before: tuple[int, ...]
     after: tuple[int, ...]
+    added: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    moved: frozenset[int] = field(init=False, compare=False, repr=False)
 
-    @property
-    def added(self) -> tuple[int, ...]:
-        return tuple(s for s in self.after if s not in self.before)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "added", tuple(s for s in self.after if s not in self.before))
+        object.__setattr__(self, "moved", frozenset(self.before).symmetric_difference(self.after))
 
 
 def plan_moves(moves: Iterable[Mapping[str, Any]]) -> list[PlanMove]:

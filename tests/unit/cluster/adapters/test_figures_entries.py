@@ -83,12 +83,21 @@ def test_an_entry_of_figures_over_another_field_is_not_applied():
 def test_a_set_committed_as_figures_is_taken_by_the_status_read_back():
     hot, fields = _saved_as_figures([[0, 1, 2], [1, 2, 0]])
     status = {k: _status(hot, k) for k in hot.raw}
-    cache = SetCache.holding(SCOPE, Image(dict(hot.state.replica_sets), dict(hot.raw),
-                                          dict(hot.after), dict(hot.stored)))
+
+    def cache() -> SetCache:
+        return SetCache.holding(SCOPE, Image(dict(hot.state.replica_sets), dict(hot.raw),
+                                             dict(hot.after), dict(hot.stored)))
+
     first, second = sorted(hot.raw)
-    taken, _ = cache.take(SCOPE, first, status[first])
+    head = hot.raw[first][6]  # the row entry it was committed in, which the fetch read
+    kept = cache()
+    taken, _ = kept.take(SCOPE, first, status[first], head)
     assert taken is not None and taken[0] is hot.state.replica_sets[first]
-    taken, _ = cache.take(SCOPE, second, fields[second])  # an older status: not that set
+    taken, _ = kept.take(SCOPE, second, fields[second], hot.raw[second][6])
+    assert taken is None  # an older status: not that set
+    # The same figures, read from the set's field rather than its row entry: another writer
+    # put a status there (its figures may be the same), so it is read anew.
+    taken, _ = cache().take(SCOPE, first, status[first])
     assert taken is None
 
 
