@@ -125,3 +125,26 @@ def assert_stored_like(topic: str, partition: int, log: list[int], start: int) -
     assert held == log[:count], (topic, partition, "records key")
     assert status[14] == log[count:], (topic, partition, "the status's own tail")
     assert status[16]["recs"] == [count, log[count - 1] if count else None], (topic, partition)
+
+
+def watching_loads(monkeypatch, seen) -> list[int]:
+    """Hand ``seen`` every hot state a unit of work loads by pick (every unit but a whole
+    load), and count the whole ticks the coordinator runs (a 1 each; they still run)."""
+    from cluster.adapters import hot_state
+    from cluster.services import replication
+
+    whole: list[int] = []
+    load_selected, tick = hot_state.load_selected, replication.replication_tick
+
+    def counted(*args, **kwargs):
+        hot = load_selected(*args, **kwargs)
+        seen(hot)
+        return hot
+
+    def whole_counted(*args, **kwargs):
+        whole.append(1)
+        return tick(*args, **kwargs)
+
+    monkeypatch.setattr(hot_state, "load_selected", counted)
+    monkeypatch.setattr(replication, "replication_tick", whole_counted)
+    return whole

@@ -20,7 +20,7 @@ from cluster.testing.invariants import InvariantChecker
 from planner.drain import plan_drain
 from planner.execution import plan_apply
 from planner.models import PlanExecution
-from tests.helpers import register_spus
+from tests.helpers import register_spus, watching_loads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
@@ -48,24 +48,13 @@ def sharded(request, redis_url, settings, monkeypatch):
 @pytest.fixture
 def loads(monkeypatch) -> dict[str, list]:
     """The sets each unit of every lease loaded (by key), and the whole ticks asked for."""
-    from cluster.services import replication
+    picked: list[set] = []
 
-    seen: dict[str, list] = {"picked": [], "whole": []}
-    load_selected, whole = hot_state.load_selected, replication.replication_tick
-
-    def counted(*args, **kwargs):
-        hot = load_selected(*args, **kwargs)
+    def seen(hot):
         if len(hot.scope) == SHARDS + 1:  # every lease's: the cluster's and each shard's
-            seen["picked"].append(set(hot.state.replica_sets))
-        return hot
+            picked.append(set(hot.state.replica_sets))
 
-    def whole_counted(*args, **kwargs):
-        seen["whole"].append(1)
-        return whole(*args, **kwargs)
-
-    monkeypatch.setattr(hot_state, "load_selected", counted)
-    monkeypatch.setattr(replication, "replication_tick", whole_counted)
-    return seen
+    return {"picked": picked, "whole": watching_loads(monkeypatch, seen)}
 
 
 def sharded_tick(now: int, checker: InvariantChecker):

@@ -18,7 +18,7 @@ from cluster.services.outages import spu_offline, spu_online
 from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import (replication_coordinate, replication_shard_tick,
                                           replication_tick)
-from tests.helpers import register_spus
+from tests.helpers import register_spus, watching_loads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
@@ -133,24 +133,13 @@ def whole_tick_with_timeout(seconds: float) -> None:
 @pytest.fixture
 def loads(monkeypatch):
     """How many sets each unit loaded, and whether a whole tick ran."""
-    from cluster.services import replication
+    sets: list[int] = []
 
-    seen: dict[str, list[int]] = {"sets": [], "whole": []}
-    load_selected, whole = hot_state.load_selected, replication.replication_tick
-
-    def counted(*args, **kwargs):
-        hot = load_selected(*args, **kwargs)
+    def seen(hot):
         if not isinstance(hot.state.replica_sets, unloaded.UnloadedSets):
-            seen["sets"].append(len(hot.state.replica_sets))
-        return hot
+            sets.append(len(hot.state.replica_sets))
 
-    def whole_counted(*args, **kwargs):
-        seen["whole"].append(1)
-        return whole(*args, **kwargs)
-
-    monkeypatch.setattr(hot_state, "load_selected", counted)
-    monkeypatch.setattr(replication, "replication_tick", whole_counted)
-    return seen
+    return {"sets": sets, "whole": watching_loads(monkeypatch, seen)}
 
 
 def test_a_topic_added_is_made_alone_under_every_lease_and_the_shards_step_it(sharded,
