@@ -174,6 +174,47 @@ def _anchored(rows: Mapping[str, Mapping[Any, bytes | None]],
     return found
 
 
+def _anchored_of(rows: Mapping[str, Mapping[Any, bytes | None]],
+                 wanted: Mapping[str, set[int]]) -> dict[Key, tuple[bytes, Any]]:
+    """``_anchored`` for the entries of the ``wanted`` partitions alone (by topic): a load
+    of some sets reads their blocks' whole rows, and decoding every entry of them was
+    0.24 s of an SPU's change at 100,000 partitions (6,000 sets, 100,000 entries)."""
+    found: dict[Key, tuple[bytes, Any]] = {}
+    for topic, blocks in rows.items():
+        parts = wanted.get(topic, set())
+        for row in blocks.values():
+            if row:
+                for partition, anchored, status in _entries_of(row, parts):
+                    found[(topic, partition)] = anchored, status
+    return found
+
+
+def _entries_of(row: bytes, partitions: set[int]) -> Iterator[tuple[int, bytes, bytes | Figures]]:
+    """``entries`` of ``partitions`` alone."""
+    statuses, at = _status_entries(row)
+    yield from (entry for entry in statuses if entry[0] in partitions)
+    if at >= len(row):
+        return
+    (n,) = _COUNT.unpack_from(row, at)
+    heads = list(iter_unpack(_HEAD.format, row[at + _COUNT.size:at + _COUNT.size + n * _HEAD.size]))
+    picked = [i for i, (partition, _) in enumerate(heads) if partition in partitions]
+    if len(picked) * 2 > n:  # most of the row: its columns zipped in C, as ``entries``
+        yield from (entry for entry in _figure_entries(row, at) if entry[0] in partitions)
+        return
+    if not picked:
+        return
+    at += _COUNT.size + n * _HEAD.size
+    lengths = array("I")
+    lengths.frombytes(row[at:at + 4 * n])
+    ids = array("q")
+    ids.frombytes(row[at + 4 * n:])
+    ends = list(accumulate(lengths, initial=5 * n))
+    for i in picked:
+        partition, anchored = heads[i]
+        yield partition, anchored, (ids[i], ids[n + i], ids[2 * n + i], ids[3 * n + i],
+                                    ids[4 * n + i], ids[ends[i]:ends[i + 1]].tolist())
+
+
 def replica_sources(fields: list[tuple[Key, bytes]],
                     rows: Mapping[str, Mapping[Any, bytes | None]]
                     ) -> list[tuple[Key, bytes]]:
@@ -223,7 +264,13 @@ def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, byt
 
 def _overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
              rowed: dict[Key, bytes] | None) -> list[tuple[Key, bytes]]:
-    found = _anchored(rows, entries)
+    wanted: dict[str, set[int]] = {}
+    for topic, partition in (set_key for set_key, _ in fields):
+        parts = wanted.get(topic)
+        if parts is None:
+            parts = wanted[topic] = set()
+        parts.add(partition)
+    found = _anchored_of(rows, wanted)
     if not found:
         if rowed:
             for set_key, _ in fields:

@@ -123,3 +123,28 @@ def test_the_replicas_read_without_rebuilding_figures_are_those_of_the_status_ov
         (k, msgpack.unpackb(d)[3]) for k, d in status_rows.overlay(stored, rows)[:-1]]
     # A status entry over another field than the one it was anchored to is not applied.
     assert status_rows.replica_sources([(("t", 9), b"g")], rows) == [(("t", 9), b"g")]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_entries_of_some_partitions_are_those_every_entry_gives_for_them(seed):
+    """A load of some sets decodes only their entries of the rows it reads
+    (``_entries_of``): the same entries, in the same order, as decoding every one."""
+    import random
+
+    rng = random.Random(seed)
+    n_figures, n_statuses = rng.randint(0, 40), rng.randint(0, 5)
+    figures = [(rng.randint(0, 99), rng.randint(0, 99), rng.randint(0, 9), rng.randint(-1, 99),
+                rng.choice([-1, rng.randint(0, 10**12)]),
+                [rng.randint(0, 10**6) for _ in range(rng.randint(0, 4))],
+                status_rows.head(p, b"field %d" % p)) for p in range(n_figures)]
+    statuses = [b"status %d" % p for p in range(n_statuses)]
+    heads = [status_rows.head(100 + p, b"s") for p in range(n_statuses)]
+    row = status_rows.row_of(heads, statuses, figures)
+    every = list(status_rows.entries(row))
+    for share in (0.0, 0.1, 0.4, 0.9, 1.0):
+        wanted = {p for p in [*range(n_figures), *range(100, 100 + n_statuses)]
+                  if rng.random() < share}
+        some = [(p, a, tuple(f) if type(f) is tuple else f)
+                for p, a, f in status_rows._entries_of(row, wanted)]
+        assert some == [(p, a, tuple(f) if type(f) is tuple else f)
+                        for p, a, f in every if p in wanted]
