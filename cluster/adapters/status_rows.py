@@ -36,12 +36,8 @@ read): every decoder then sees the very bytes ``encode_status`` gave, as before.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
-from struct import Struct, iter_unpack
-from array import array
-from functools import lru_cache
-from itertools import accumulate, chain
 from typing import Any
 
 from django.conf import settings
@@ -49,24 +45,11 @@ from django.conf import settings
 from cluster.adapters import shards
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key
+from cluster.adapters.row_format import (HEAD, entries, entries_of,  # noqa: F401 (entries: readers')
+                                         row_of, status_entries)
 from cluster.adapters.steady_codec import Figures, from_figures
 from cluster.core.replication import Key
 from cluster.perf import gc_paused
-
-# A row: how many entries (uint32), then each entry's head (its partition, uint32, and the
-# anchor of the field it overrides, 8 bytes), then each status's length (uint32s), then the
-# statuses end to end. By columns, so a row is joined from its sets' heads (kept while
-# they stay in rows: ``HotState.rowed``) and statuses with no work a set in Python.
-# Then, when the row holds any, its *figures* entries (steady_codec.Figures: a steady set's
-# moving values, whose status is rebuilt from its anchored field by ``overlay``): how many,
-# their heads, each tail's length (uint32s), then int64s: five columns (HW, LEO, start,
-# last id apart, clock) and the tails' ids end to end. A busy save fills no template
-# and packs no status for such a set: its figures are a tuple, joined a column at a time.
-_COUNT = Struct(">I")
-_HEAD = Struct(">I8s")
-# (The lengths as ``array("I")`` and the figures as ``array("q")``: native order, checked to
-# be 4 and 8 bytes wide.)
-assert array("I").itemsize == 4 and array("q").itemsize == 8
 
 
 # A block's lists as the save's loop collects them (``Blocks.collect``).
@@ -80,7 +63,7 @@ def allowed(hot: HotState) -> bool:
 
 
 def rows_key(topic: str) -> str:
-    """The hash of a topic's rows (field: block number, value: its entries, ``_COUNT``)."""
+    """The hash of a topic's rows (field: block number, value: its entries, row_format.py)."""
     return key(f"rows:{topic}")
 
 
@@ -92,7 +75,7 @@ def anchor(field: bytes) -> bytes:
 def head(partition: int, field: bytes) -> bytes:
     """The head of a set's entries while its field is ``field``: its partition and the
     field's anchor (``HotState.rowed`` keeps it)."""
-    return _HEAD.pack(partition, anchor(field))
+    return HEAD.pack(partition, anchor(field))
 
 
 def block_of(partition: int) -> int:
@@ -100,26 +83,6 @@ def block_of(partition: int) -> int:
     busy tick rewrites 500 rows at 100,000 partitions, each about 20 KB, where it wrote
     100,000 fields)."""
     return partition // shards.BLOCK
-
-
-def row_of(heads: list[bytes], statuses: list[bytes], figures: list[Figures] | None = None
-           ) -> bytes:
-    """A row of these entries (``heads[i]`` is ``statuses[i]``'s; each of ``figures`` holds
-    its head last, as ``HotState.raw`` keeps it)."""
-    out = [_COUNT.pack(len(heads)), *heads, array("I", map(len, statuses)).tobytes(), *statuses]
-    if figures:
-        hw, leo, start, last, clock, tails, figure_heads, *_ = zip(*figures)
-        # One pack of every int64 (a column at a time through ``array`` cost twice as much).
-        ids = [*hw, *leo, *start, *last, *clock, *chain.from_iterable(tails)]
-        out += [_COUNT.pack(len(figures)), *figure_heads, array("I", map(len, tails)).tobytes(),
-                _int64s(len(ids)).pack(*ids)]
-    return b"".join(out)
-
-
-@lru_cache(maxsize=256)
-def _int64s(n: int) -> Struct:
-    """``n`` int64s in native order, as ``array("q")`` reads them back."""
-    return Struct(f"={n}q")
 
 
 def split(heads: list[bytes], payloads: list[bytes | Figures]) -> bytes:
@@ -133,31 +96,6 @@ def split(heads: list[bytes], payloads: list[bytes | Figures]) -> bytes:
             status_heads.append(h)
             statuses.append(payload)
     return row_of(status_heads, statuses, figures)  # type: ignore[arg-type]
-
-
-def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes | Figures]]:
-    """A row's entries: (partition, anchor, status or figures)."""
-    if not row:
-        return
-    statuses, at = _status_entries(row)
-    yield from statuses
-    if at < len(row):
-        yield from _figure_entries(row, at)
-
-
-def _status_entries(row: bytes) -> tuple[list[tuple[int, bytes, bytes]], int]:
-    """A row's status entries (partition, anchor, status), and where its figures start."""
-    (n,) = _COUNT.unpack_from(row)
-    at = _COUNT.size + n * _HEAD.size
-    lengths = array("I")
-    lengths.frombytes(row[at:at + 4 * n])
-    at += 4 * n
-    heads = iter_unpack(_HEAD.format, row[_COUNT.size:_COUNT.size + n * _HEAD.size])
-    out = []
-    for (partition, anchored), length in zip(heads, lengths):
-        out.append((partition, anchored, row[at:at + length]))
-        at += length
-    return out, at
 
 
 def _anchored(rows: Mapping[str, Mapping[Any, bytes | None]],
@@ -184,35 +122,9 @@ def _anchored_of(rows: Mapping[str, Mapping[Any, bytes | None]],
         parts = wanted.get(topic, set())
         for row in blocks.values():
             if row:
-                for partition, anchored, status in _entries_of(row, parts):
+                for partition, anchored, status in entries_of(row, parts):
                     found[(topic, partition)] = anchored, status
     return found
-
-
-def _entries_of(row: bytes, partitions: set[int]) -> Iterator[tuple[int, bytes, bytes | Figures]]:
-    """``entries`` of ``partitions`` alone."""
-    statuses, at = _status_entries(row)
-    yield from (entry for entry in statuses if entry[0] in partitions)
-    if at >= len(row):
-        return
-    (n,) = _COUNT.unpack_from(row, at)
-    heads = list(iter_unpack(_HEAD.format, row[at + _COUNT.size:at + _COUNT.size + n * _HEAD.size]))
-    picked = [i for i, (partition, _) in enumerate(heads) if partition in partitions]
-    if len(picked) * 2 > n:  # most of the row: its columns zipped in C, as ``entries``
-        yield from (entry for entry in _figure_entries(row, at) if entry[0] in partitions)
-        return
-    if not picked:
-        return
-    at += _COUNT.size + n * _HEAD.size
-    lengths = array("I")
-    lengths.frombytes(row[at:at + 4 * n])
-    ids = array("q")
-    ids.frombytes(row[at + 4 * n:])
-    ends = list(accumulate(lengths, initial=5 * n))
-    for i in picked:
-        partition, anchored = heads[i]
-        yield partition, anchored, (ids[i], ids[n + i], ids[2 * n + i], ids[3 * n + i],
-                                    ids[4 * n + i], ids[ends[i]:ends[i + 1]].tolist())
 
 
 def replica_sources(fields: list[tuple[Key, bytes]],
@@ -223,7 +135,7 @@ def replica_sources(fields: list[tuple[Key, bytes]],
     stands for is its anchored field with the moving figures put in
     (steady_codec.from_figures), replicas untouched, so the field names them. (Rebuilding
     every steady set's status was 0.9 s of finding an SPU's sets at 100,000 partitions.)"""
-    found = _anchored(rows, lambda row: _status_entries(row)[0])
+    found = _anchored(rows, lambda row: status_entries(row)[0])
     if not found:
         return fields
     out = []
@@ -231,24 +143,6 @@ def replica_sources(fields: list[tuple[Key, bytes]],
         hit = found.get(set_key)
         out.append((set_key, hit[1] if hit is not None and hit[0] == anchor(data) else data))
     return out
-
-
-def _figure_entries(row: bytes, at: int) -> Iterator[tuple[int, bytes, Figures]]:
-    (n,) = _COUNT.unpack_from(row, at)
-    at += _COUNT.size
-    heads = list(iter_unpack(_HEAD.format, row[at:at + n * _HEAD.size]))
-    at += n * _HEAD.size
-    lengths = array("I")
-    lengths.frombytes(row[at:at + 4 * n])
-    at += 4 * n
-    ids = array("q")
-    ids.frombytes(row[at:])
-    ends = list(accumulate(lengths, initial=5 * n))
-    tails = [ids[a:b].tolist() for a, b in zip(ends, ends[1:])]
-    # Each entry's figures zipped from the columns in C (a produce reads a whole row).
-    columns = [ids[k * n:(k + 1) * n] for k in range(5)]
-    for (partition, anchored), figures in zip(heads, zip(*columns, tails)):
-        yield partition, anchored, figures
 
 
 def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
@@ -283,7 +177,7 @@ def _overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, by
             entry = hit[1]
             data = from_figures(data, entry) if isinstance(entry, tuple) else entry
             if rowed is not None:
-                rowed[set_key] = _HEAD.pack(set_key[1], hit[0])
+                rowed[set_key] = HEAD.pack(set_key[1], hit[0])
         elif rowed is not None:
             rowed.pop(set_key, None)
         out.append((set_key, data))

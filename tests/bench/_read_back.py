@@ -41,5 +41,5 @@ def read_back(hot: HotState, fields: dict[Any, bytes], rows: dict[str, dict[str,
 
 def _with_statuses(topic: str, row: bytes, read: dict[Any, bytes]) -> bytes:
     entries = list(status_rows.entries(row))
-    return status_rows.row_of([status_rows._HEAD.pack(p, anchored) for p, anchored, _ in entries],
+    return status_rows.row_of([status_rows.HEAD.pack(p, anchored) for p, anchored, _ in entries],
                               [read[(topic, p)] for p, _, _ in entries])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from cluster.adapters import redis_keys, set_records, status_rows, steady_codec
+from cluster.adapters import redis_keys, row_format, set_records, status_rows, steady_codec
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.save_encoding import compact_and_encode
 from cluster.adapters.set_cache import Image, SetCache
@@ -145,6 +145,6 @@ def test_the_entries_of_some_partitions_are_those_every_entry_gives_for_them(see
         wanted = {p for p in [*range(n_figures), *range(100, 100 + n_statuses)]
                   if rng.random() < share}
         some = [(p, a, tuple(f) if type(f) is tuple else f)
-                for p, a, f in status_rows._entries_of(row, wanted)]
+                for p, a, f in row_format.entries_of(row, wanted)]
         assert some == [(p, a, tuple(f) if type(f) is tuple else f)
                         for p, a, f in every if p in wanted]

@@ -60,9 +60,9 @@ def test_a_blocks_keys_stop_at_its_topics_last_partition():
 def test_a_row_keeps_the_old_entry_of_a_set_whose_field_the_save_writes():
     blocks = status_rows.Blocks()
     raw = {("t", 0): b"a", ("t", 1): b"b", ("t", 270): b"c"}  # 270: block 1 (shards.BLOCK)
-    rowed = {k: status_rows._HEAD.pack(k[1], bytes([65 + k[1] % 26]) * 8)
+    rowed = {k: status_rows.HEAD.pack(k[1], bytes([65 + k[1] % 26]) * 8)
              for k in (("t", 0), ("t", 270))}
-    blocks.leaving(("t", 1), status_rows._HEAD.pack(1, b"B" * 8), b"old-b")
+    blocks.leaving(("t", 1), status_rows.HEAD.pack(1, b"B" * 8), b"old-b")
     row = blocks.row(("t", 0), raw, rowed)
     assert [(p, a) for p, a, _ in status_rows.entries(row)] == [(0, b"A" * 8), (1, b"B" * 8)]
     assert [s for _, _, s in status_rows.entries(row)] == [b"a", b"old-b"]
