@@ -70,41 +70,45 @@ def status_entries(row: bytes) -> tuple[list[tuple[int, bytes, bytes]], int]:
     return out, at
 
 def entries_of(row: bytes, partitions: set[int]) -> Iterator[tuple[int, bytes, bytes | Figures]]:
-    """``entries`` of ``partitions`` alone."""
+    """``entries`` of ``partitions`` alone: their figures taken from the columns by index
+    (most of the row wanted: zipped in C, as ``entries``)."""
+    if not row:
+        return
     statuses, at = status_entries(row)
     yield from (entry for entry in statuses if entry[0] in partitions)
     if at >= len(row):
         return
-    (n,) = COUNT.unpack_from(row, at)
-    heads = list(iter_unpack(HEAD.format, row[at + COUNT.size:at + COUNT.size + n * HEAD.size]))
+    n, heads, ids, ends = _figures_columns(row, at)
     picked = [i for i, (partition, _) in enumerate(heads) if partition in partitions]
-    if len(picked) * 2 > n:  # most of the row: its columns zipped in C, as ``entries``
-        yield from (entry for entry in figure_entries(row, at) if entry[0] in partitions)
+    if len(picked) * 2 > n:
+        yield from (entry for entry in _zipped(n, heads, ids, ends) if entry[0] in partitions)
         return
-    if not picked:
-        return
-    at += COUNT.size + n * HEAD.size
-    lengths = array("I")
-    lengths.frombytes(row[at:at + 4 * n])
-    ids = array("q")
-    ids.frombytes(row[at + 4 * n:])
-    ends = list(accumulate(lengths, initial=5 * n))
     for i in picked:
         partition, anchored = heads[i]
         yield partition, anchored, (ids[i], ids[n + i], ids[2 * n + i], ids[3 * n + i],
                                     ids[4 * n + i], ids[ends[i]:ends[i + 1]].tolist())
 
+
 def figure_entries(row: bytes, at: int) -> Iterator[tuple[int, bytes, Figures]]:
+    return _zipped(*_figures_columns(row, at))
+
+
+def _figures_columns(row: bytes, at: int
+                     ) -> tuple[int, list[tuple[int, bytes]], array[int], list[int]]:
+    """The figures section from ``at``: its count, heads, int64s and where each tail ends."""
     (n,) = COUNT.unpack_from(row, at)
     at += COUNT.size
     heads = list(iter_unpack(HEAD.format, row[at:at + n * HEAD.size]))
     at += n * HEAD.size
     lengths = array("I")
     lengths.frombytes(row[at:at + 4 * n])
-    at += 4 * n
     ids = array("q")
-    ids.frombytes(row[at:])
-    ends = list(accumulate(lengths, initial=5 * n))
+    ids.frombytes(row[at + 4 * n:])
+    return n, heads, ids, list(accumulate(lengths, initial=5 * n))
+
+
+def _zipped(n: int, heads: list[tuple[int, bytes]], ids: array[int], ends: list[int]
+            ) -> Iterator[tuple[int, bytes, Figures]]:
     tails = [ids[a:b].tolist() for a, b in zip(ends, ends[1:])]
     # Each entry's figures zipped from the columns in C (a produce reads a whole row).
     columns = [ids[k * n:(k + 1) * n] for k in range(5)]

@@ -40,6 +40,9 @@ class UnloadedSets(dict):  # type: ignore[type-arg]
     def _named(self, key: Any, *_: Any) -> Any:
         raise NeedsSets([key])
 
+    def missing(self, keys: Iterable[Key]) -> set[Key]:
+        return set(keys)
+
     __getitem__ = __contains__ = get = _named
     __iter__ = __len__ = items = values = keys = _refuse
 
@@ -73,6 +76,10 @@ class PickedSets(dict):  # type: ignore[type-arg]
         self._absent(key)  # type: ignore[arg-type]
         return False
 
+    def missing(self, keys: Iterable[Key]) -> set[Key]:
+        """Those of ``keys`` that exist and were not picked."""
+        return {k for k in keys if not dict.__contains__(self, k) and self._exists(k)}
+
     def _refuse(self, *_: Any, **__: Any) -> Any:
         raise NeedsWholeState
 
@@ -82,14 +89,10 @@ class PickedSets(dict):  # type: ignore[type-arg]
 def require(sets: dict[Key, Any], keys: Iterable[Key]) -> None:
     """Raise ``NeedsSets`` with every key of ``keys`` that ``sets`` stands in for without
     holding it; a whole load's plain dict holds every set, so nothing is raised there."""
-    if isinstance(sets, UnloadedSets):
-        missing = set(keys)
-    elif isinstance(sets, PickedSets):
-        missing = {k for k in keys if not dict.__contains__(sets, k) and sets._exists(k)}
-    else:
-        return
-    if missing:
-        raise NeedsSets(missing)
+    if isinstance(sets, (UnloadedSets, PickedSets)):
+        missing = sets.missing(keys)
+        if missing:
+            raise NeedsSets(missing)
 
 
 @contextmanager

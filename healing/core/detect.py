@@ -99,20 +99,13 @@ def _short(seen: Basis, p: PartitionView) -> bool:
 
 
 def _badly_spread(seen: Basis, p: PartitionView) -> bool:
+    # Racks are kept apart only when every SPU has one (DESIGN.md).
     return seen.racked and len({seen.racks.get(r) for r in p.replicas}) < \
         spread_wanted(p, seen.racks, seen.up)
 
 
-def replicas_per_spu(snapshot: Snapshot) -> Counter[int]:
-    return Counter(s for p in snapshot.partitions for s in p.replicas)
-
-
-def spus_down(snapshot: Snapshot) -> list[Finding]:
-    """Registered SPUs that are down and still hold replicas."""
-    return _spus_down(snapshot, replicas_per_spu(snapshot))
-
-
 def _spus_down(snapshot: Snapshot, held: Counter[int]) -> list[Finding]:
+    """Registered SPUs that are down and still hold replicas."""
     return [Finding(AnomalyType.SPU_DOWN, f"spu-{s.id}",
                     f"SPU {s.id} is offline and holds {held[s.id]} replica(s)", (s.id,),
                     held[s.id])
@@ -121,13 +114,8 @@ def _spus_down(snapshot: Snapshot, held: Counter[int]) -> list[Finding]:
 
 def short_partitions(snapshot: Snapshot) -> list[PartitionView]:
     """Partitions with fewer replicas on registered SPUs than their topic's factor."""
-    registered = {s.id for s in snapshot.spus if s.registered}
-    return [p for p in snapshot.partitions
-            if sum(r in registered for r in p.replicas) < p.factor]
-
-
-def under_replicated(snapshot: Snapshot) -> list[Finding]:
-    return _under_replicated(len(short_partitions(snapshot)))
+    basis = tally_basis(snapshot.spus)
+    return [p for p in snapshot.partitions if _short(basis, p)]
 
 
 def _under_replicated(short: int) -> list[Finding]:
@@ -153,16 +141,8 @@ def spread_wanted(p: PartitionView, racks: dict[int, str | None], up: set[str]) 
 
 def badly_spread(snapshot: Snapshot) -> list[PartitionView]:
     """Partitions spanning fewer racks than they could (Redpanda's rack-awareness goal)."""
-    racks = rack_of(snapshot)
-    if any(r is None for r in racks.values()):
-        return []  # racks are kept apart only when every SPU has one (DESIGN.md)
-    up = racks_up(snapshot)
-    return [p for p in snapshot.partitions
-            if len({racks.get(r) for r in p.replicas}) < spread_wanted(p, racks, up)]
-
-
-def rack_spread(snapshot: Snapshot) -> list[Finding]:
-    return _rack_spread(len(badly_spread(snapshot)))
+    basis = tally_basis(snapshot.spus)
+    return [p for p in snapshot.partitions if _badly_spread(basis, p)]
 
 
 def _rack_spread(bad: int) -> list[Finding]:
@@ -182,12 +162,8 @@ def skew_exceeded(counts: list[int], percent: float) -> bool:
     return max(counts) > math.ceil(mean * (1 + percent / 100) - 1e-9)
 
 
-def goal_violation(snapshot: Snapshot, settings: Settings) -> list[Finding]:
-    """Replica or preferred-leader skew over the SPUs that are up (Kafka's 10 % for leaders)."""
-    return _goal_violation(snapshot, settings, tally(snapshot.partitions, snapshot.spus))
-
-
 def _goal_violation(snapshot: Snapshot, settings: Settings, counts: Tally) -> list[Finding]:
+    """Replica or preferred-leader skew over the SPUs that are up (Kafka's 10 % for leaders)."""
     up = [s.id for s in snapshot.spus if s.online]
     held, leading = counts.held, counts.leading
     problems = []
