@@ -80,6 +80,11 @@ class InvariantChecker:
         """An operator override for this partition is about to be applied."""
         self.unclean_allowed.add(key)
 
+    def forget(self, topic: str) -> None:
+        """The topic was dropped: a set made again under its name starts a new history."""
+        self.tracks = {k: t for k, t in self.tracks.items() if k[0] != topic}
+        self.unclean_allowed = {k for k in self.unclean_allowed if k[0] != topic}
+
     def check(self, state: ClusterState, actions: Iterable[Action] = ()) -> None:
         """Check every set; ``actions`` are the step's, for the unclean elections in it."""
         actions = actions if isinstance(actions, (list, tuple)) else list(actions)
