@@ -10,7 +10,7 @@ thought of; round 29 found by chance that a move started by another process, lea
 figures the same, was taken from a stale image and saved back without the move. Here every
 writer (the coordinator's tick and the shards' tasks on any process, produces, moves
 started by a plan's step, SPUs going offline, coming back and killed, preferred elections,
-producer rates, a topic created and dropped) runs on a random process, so a stale take
+producer rates, a topic created and dropped, network cuts and heals, store repair) runs on a random process, so a stale take
 shows the step after it became possible, whatever way it came by."""
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ from cluster.core.replication.serial import replica_set_to_dict
 from cluster.engine.engine import Engine, using
 from cluster.services import topic_create
 from cluster.services.leaders import leader_elect_preferred
+from cluster.services.network import CutRequest, net_cut, net_heal
 from cluster.services.outages import spu_kill, spu_offline, spu_online
 from cluster.services.records import records_produce, topic_set_producer_rate
+from cluster.services.repair import store_repair
 from cluster.services.replication import replication_coordinate, replication_shard_tick
 from cluster.services.topics import topic_delete
 from cluster.services.waiting import LocalQueue
@@ -132,6 +134,7 @@ class Schedule:
         self.checker = InvariantChecker()
         self.other = False
         self.down: int | None = None
+        self.cut = False
 
     def on(self) -> tuple[int, Engine]:
         n = self.rng.randrange(len(self.procs))
@@ -189,6 +192,27 @@ class Schedule:
             change(spu_id=spu)
         return f"{change.__name__} {spu} by {n}"
 
+    def network(self) -> str:
+        """One cut at a time: an SPU cut off from the controller or a peer, then healed."""
+        n, proc = self.on()
+        with using(proc):
+            if self.cut:
+                net_heal(heal_all=True)
+                self.cut = False
+                return f"cuts healed by {n}"
+            spu = self.rng.randrange(SPUS)
+            peer = self.rng.choice([None, (spu + 1) % SPUS])
+            net_cut(request=CutRequest(spu=spu, source="controller" if peer is None else "spu",
+                                       peer=peer))
+            self.cut = True
+        return f"SPU {spu} cut from {peer if peer is not None else 'the controller'} by {n}"
+
+    def repair(self) -> str:
+        n, proc = self.on()
+        with using(proc):
+            store_repair()
+        return f"store repair by {n}"
+
     def elect(self) -> str:
         n, proc = self.on()
         with using(proc):
@@ -215,7 +239,7 @@ class Schedule:
 
     def step(self) -> str:
         writers = [self.tick] * 8 + [self.produce] * 3 + [self.move] * 3 + [
-            self.outage, self.elect, self.rate, self.topic]
+            self.outage, self.network, self.elect, self.rate, self.topic, self.repair]
         return self.rng.choice(writers)()
 
 
