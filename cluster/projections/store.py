@@ -245,13 +245,40 @@ def _quoted(column: str) -> str:
     return connection.ops.quote_name(column)
 
 
+# Partitions whose replicas one statement writes into their topic's map (SQLite takes at
+# most 127 arguments a function; a pair is two).
+MAP_BATCH = 50
+
+
 def _write_maps(maps: dict[int, dict[int, list[int]]]) -> None:
-    for topic in Topic.objects.select_for_update().filter(pk__in=list(maps)):
-        replica_map = list(topic.replica_map)
-        for index, replicas in maps[topic.pk].items():
-            if index < len(replica_map):
-                replica_map[index] = replicas
-        Topic.objects.filter(pk=topic.pk).update(replica_map=replica_map)
+    """Each partition's replicas into its topic's map, element by element in the database:
+    read and written back whole, a move's end cost a 100,000-partition topic's map
+    decoded and encoded again (55 ms of the unit that ended it, under every lease). An
+    index past the map's end is left alone, as before."""
+    table = connection.ops.quote_name(Topic._meta.db_table)
+    for pk, changed in maps.items():
+        items = sorted(changed.items())
+        for at in range(0, len(items), MAP_BATCH):
+            expression, params = _elements_replaced(items[at:at + MAP_BATCH])
+            with connection.cursor() as cursor:
+                cursor.execute(f"UPDATE {table} SET {_quoted('replica_map')} = {expression} "
+                               f"WHERE {_quoted(Topic._meta.pk.column)} = %s", [*params, pk])
+
+
+def _elements_replaced(items: list[tuple[int, list[int]]]) -> tuple[str, list[Any]]:
+    """The SQL of the map with these elements replaced (none added), and its parameters."""
+    column, params = _quoted("replica_map"), []
+    if connection.vendor == "postgresql":  # a jsonb column
+        expression = column
+        for index, replicas in items:
+            expression = f"jsonb_set({expression}, %s, %s::jsonb, false)"
+            params += [[str(index)], json.dumps(replicas)]
+        return expression, params
+    pairs = []
+    for index, replicas in items:
+        pairs.append("%s, json(%s)")
+        params += [f"$[{index}]", json.dumps(replicas)]
+    return f"json_replace({column}, {', '.join(pairs)})", params
 
 
 def _apply_spu(data: dict[str, Any]) -> None:

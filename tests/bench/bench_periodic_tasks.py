@@ -146,9 +146,10 @@ def time_spu_changes(count: int) -> list[dict[str, float]]:
     return out
 
 
-def time_plan_ticks(count: int) -> dict[str, object]:
+def time_plan_ticks(count: int, profile: bool = False) -> dict[str, object]:
     """The drain of the last SPU planned and applied, then ``count`` ticks timed while it
-    runs: the coordinator's (with the plan's step) and every shard's step after it."""
+    runs: the coordinator's (with the plan's step) and every shard's step after it;
+    ``profile``: the last coordinator's tick profiled (``--profile plan_coordinator``)."""
     from cluster.services import replication
     from planner.drain import plan_drain
     from planner.execution import plan_apply
@@ -161,9 +162,11 @@ def time_plan_ticks(count: int) -> dict[str, object]:
     print(f"  the drain of SPU {SPUS - 1}: {len(plan.moves):,} moves, planned and applied in "
           f"{planned_ms:.0f} ms", flush=True)
     ticks = []
-    for _ in range(count):
+    for n in range(count):
+        profiler = cProfile.Profile() if profile and n == count - 1 else None
         wall, cpu = time.perf_counter(), time.process_time()
-        work = replication.replication_coordinate()
+        work = (replication.replication_coordinate() if profiler is None
+                else profiler.runcall(replication.replication_coordinate))
         row: dict[str, object] = {
             "coordinator_ms": round((time.perf_counter() - wall) * 1000, 1),
             "coordinator_cpu_ms": round((time.process_time() - cpu) * 1000, 1),
@@ -175,6 +178,8 @@ def time_plan_ticks(count: int) -> dict[str, object]:
         e = PlanExecution.objects.get(plan_id=plan.pk)
         row.update(moves_done=e.moves_done, in_flight=len(e.in_flight))
         ticks.append(row)
+        if profiler is not None:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
         print(f"  a tick with the plan running: coordinator {row['coordinator_ms']:.0f} ms "
               f"({row['coordinator_cpu_ms']:.0f} ms CPU), "
               + (f"then the shards' steps {row['shards_ms']:.0f} ms" if work is not None
@@ -188,7 +193,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--profile", default="")
+    parser.add_argument("--profile", default="",
+                        help="a task's name, or plan_coordinator (the last of --plan-ticks)")
     parser.add_argument("--only", default="", help="comma-separated task names to run")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--added", type=int, default=0,
@@ -250,7 +256,8 @@ def main() -> None:
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         added = time_topic_added(args.added) if args.added else None
         changes = time_spu_changes(args.spu_changes) if args.spu_changes else None
-        plan = time_plan_ticks(args.plan_ticks) if args.plan_ticks else None
+        plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
+                if args.plan_ticks else None)
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
                               "tasks": out, "topic_added": added, "spu_changes": changes,
