@@ -18,6 +18,8 @@ class HealingConfig(models.Model):
     memory between runs (LRS members last seen, each SPU's recent LRS shrinks)."""
 
     SINGLETON = 1
+    # The columns of the LRS members (healing/members.py): most reads of the row defer them.
+    MEMBERS = ("in_lrs", "in_lrs_packed", "in_lrs_changes")
     id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
     mode = models.CharField(max_length=16, choices=_choices(Mode), default=Mode.OFF.value)
     values = models.JSONField(default=dict, blank=True, help_text="settings set by name")
@@ -25,6 +27,9 @@ class HealingConfig(models.Model):
     # since, packed in ``in_lrs_packed`` (healing/members.py) and this left empty.
     in_lrs = models.JSONField(default=list, blank=True)
     in_lrs_packed = models.BinaryField(default=b"", blank=True)
+    # The pairs added to and removed from that base since it was written (msgpack: two
+    # arrays): a run that changed some members writes these, not the whole base.
+    in_lrs_changes = models.BinaryField(default=b"", blank=True)
     # Names the last write of the members: a process keeps the set it last decoded by it
     # (300,000 pairs at 100,000 partitions; decoding them every check cost a second).
     in_lrs_version = models.PositiveBigIntegerField(default=0)

@@ -38,7 +38,7 @@ from planner.core import PlanError
 def config() -> HealingConfig:
     # Without the LRS members: hundreds of thousands of pairs, read only when they
     # changed (healing/members.py).
-    return HealingConfig.objects.defer("in_lrs", "in_lrs_packed").get_or_create(pk=HealingConfig.SINGLETON)[0]
+    return HealingConfig.objects.defer(*HealingConfig.MEMBERS).get_or_create(pk=HealingConfig.SINGLETON)[0]
 
 
 def current_settings(row: HealingConfig | None = None) -> core.Settings:

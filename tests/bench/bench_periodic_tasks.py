@@ -91,6 +91,23 @@ def spu_offline_and_step(run: int) -> None:
         catch_up_store()
 
 
+_APPLIED: list[int] = []
+
+
+def plan_steps_between(_run: int) -> None:
+    """The drain of the last SPU applied (once), then five ticks of it: what the log and the
+    rows moved by between two healing checks (every 5 s) while a plan runs."""
+    if not _APPLIED:
+        from planner.drain import plan_drain
+        from planner.execution import plan_apply
+
+        plan = plan_drain(spu_id=SPUS - 1, by="bench")
+        plan_apply(plan_id=plan.pk, by="bench")
+        _APPLIED.append(plan.pk)
+    for _ in range(5):
+        step_all()
+
+
 def log_moved_and_step(_run: int) -> None:
     """A HW checkpoint appended (what moves a steady engine's log every few seconds), then
     the engine stepped: the metadata log moved by entries that name no partition's
@@ -213,10 +230,13 @@ def main() -> None:
     parser.add_argument("--checkpoint-between", action="store_true",
                         help="before each run but the first, step with a HW checkpoint: "
                              "the log moved by entries that name no partition's status")
+    parser.add_argument("--plan-between", action="store_true",
+                        help="before each run after the first: five ticks of a running drain")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     between = (spu_offline_and_step if args.outage_between
-               else log_moved_and_step if args.checkpoint_between else None)
+               else log_moved_and_step if args.checkpoint_between
+               else plan_steps_between if args.plan_between else None)
 
     from _django import setup_bench_store
     from bench_sharded_ticks import grow_to

@@ -1,7 +1,11 @@
 """The detector's memory of LRS members: read only when another run changed it, written
-only when the members changed, and a shrink still found from it (healing/members.py)."""
+only when the members changed, as what changed since its base until that passes a share of
+them, and a shrink still found from it (healing/members.py)."""
 from __future__ import annotations
 
+import random
+
+import msgpack
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -33,14 +37,15 @@ def row() -> HealingConfig:
 
 
 def mentions_members(queries) -> list[str]:
-    return [q["sql"] for q in queries
-            if '"in_lrs"' in q["sql"] or '"in_lrs_packed"' in q["sql"]]
+    return [q["sql"] for q in queries if any(f'"{c}"' in q["sql"] for c in HealingConfig.MEMBERS)]
 
 
 def stored(config: HealingConfig) -> frozenset:
-    """The members the row holds, packed (since round 29, the JSON column left empty)."""
+    """The members the row holds: its packed base and the changes since (the JSON column
+    left empty since round 29)."""
     assert config.in_lrs == []
-    return members.unpacked(bytes(config.in_lrs_packed))
+    added, removed = members.changes_unpacked(bytes(config.in_lrs_changes))
+    return (members.unpacked(bytes(config.in_lrs_packed)) - removed) | added
 
 
 def behind_the_projections_back(**changes) -> None:
@@ -69,6 +74,59 @@ def test_a_replica_leaving_an_lrs_is_a_shrink_and_the_new_members_are_written(cl
     assert ("orders", 0, 2) not in stored(after)
 
 
+def test_a_run_that_changed_some_members_writes_those_changes_not_the_base(cluster):
+    base = bytes(row().in_lrs_packed)
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    with CaptureQueriesContext(connection) as queries:
+        healing_check(now_ms=3_000)
+    written = [sql for sql in mentions_members(queries) if sql.startswith("UPDATE")]
+    assert written and all('"in_lrs_packed"' not in sql for sql in written)
+    after = row()
+    assert bytes(after.in_lrs_packed) == base
+    assert members.changes_unpacked(bytes(after.in_lrs_changes)) == (
+        frozenset(), frozenset({("orders", 0, 2)}))
+    # Another process (nothing kept) reads the base and the changes: the same members.
+    members._kept.clear()
+    assert members.last_seen(row()) == stored(after) and len(stored(after)) == 11
+    # Back in the LRS: the pair is in the base again, and nothing is left changed.
+    behind_the_projections_back(lrs=lrs)
+    healing_check(now_ms=4_000)
+    assert bytes(row().in_lrs_changes) == msgpack.packb([[], []])
+    assert stored(row()) == members.unpacked(base)
+
+
+def test_once_the_changes_pass_their_share_of_the_members_the_base_is_written_again(
+        cluster, monkeypatch):
+    monkeypatch.setattr(members, "REBASE_AT_LEAST", 0)
+    monkeypatch.setattr(members, "REBASE_SHARE", 100)  # 12 members: any change passes
+    lrs = Partition.objects.get(index=0).lrs
+    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
+    healing_check(now_ms=3_000)
+    after = row()
+    assert bytes(after.in_lrs_changes) == b""
+    assert members.unpacked(bytes(after.in_lrs_packed)) == stored(after)
+    assert len(stored(after)) == 11
+
+
+def test_the_changes_since_the_base_follow_any_members_through_a_process_s_runs():
+    """Random members run after run: what the row would hold (the base, less the pairs
+    removed, with the pairs added) is each run's members, the added pairs are never in the
+    base and the removed ones always are."""
+    rng = random.Random(7)
+    universe = [("t", p, s) for p in range(40) for s in range(4)]
+    for _ in range(30):
+        base = frozenset(rng.sample(universe, 60))
+        kept = members.Kept(1, base, frozenset(), frozenset())
+        for _ in range(12):
+            seen = kept.members
+            now = frozenset(rng.sample(universe, rng.randint(40, 80)))
+            added, removed = members._since_base(kept, seen, now)
+            assert (base - removed) | added == now
+            assert added.isdisjoint(base) and removed <= base
+            kept = members.Kept(kept.version + 1, now, added, removed)
+
+
 def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(cluster):
     # Another worker's run saw SPU 2 leave partition 0's LRS and come back: its members
     # lack the pair, so to this run SPU 2 rejoined, which is no shrink; had this process
@@ -79,7 +137,7 @@ def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(
     healing_check(now_ms=3_000)  # this process now remembers the shorter LRS
     other = stored(row()) | {("orders", 0, 2)}
     HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
-        in_lrs_packed=members.packed(other), in_lrs_version=7)
+        in_lrs_packed=members.packed(other), in_lrs_changes=b"", in_lrs_version=7)
     healing_check(now_ms=4_000)
     assert row().shrinks == {"2": [3_000, 4_000]}  # found from the members in the row
     assert members.last_seen(row()) == stored(row()) == other - {("orders", 0, 2)}
@@ -92,7 +150,7 @@ def test_members_written_as_json_before_round_29_are_read_and_written_packed(clu
     # A row as an older version left it: the JSON arrays, with the pair this run lacks.
     as_json = sorted([list(m) for m in stored(row())] + [["orders", 0, 2]])
     HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
-        in_lrs=as_json, in_lrs_packed=b"", in_lrs_version=8)
+        in_lrs=as_json, in_lrs_packed=b"", in_lrs_changes=b"", in_lrs_version=8)
     assert members.last_seen(row()) == {tuple(m) for m in as_json}
     healing_check(now_ms=4_000)
     assert row().shrinks == {"2": [3_000, 4_000]}
