@@ -29,8 +29,8 @@ def apply(entry: dict[str, Any]) -> list[Event]:
     name, value = entry["name"], entry["value"]
     if name == MODE and value not in {m.value for m in Mode}:
         return []
-    # Without the LRS members (hundreds of thousands of pairs); under the row's lock.
-    row = HealingConfig.objects.select_for_update().defer(*HealingConfig.MEMBERS).get_or_create(
+    # Under the row's lock.
+    row = HealingConfig.objects.select_for_update().get_or_create(
         pk=HealingConfig.SINGLETON)[0]
     params: dict[str, Any]
     if name == MODE:

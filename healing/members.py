@@ -1,17 +1,16 @@
 """The detector's memory between runs of which SPUs were LRS members of which partition.
 
 A run finds the replicas that left an LRS since the last one (healing/core/detect.py,
-``new_shrinks``) from the members that run saw, kept in the config row. At 100,000
-partitions that is 300,000 pairs: decoding them at every check (twice: the row was read
-whole to claim the run too) and sorting them again to see whether they changed cost a
-worker about a second every five. So the row is read without them, each process keeps
-the set it last read or wrote by the row's ``in_lrs_version``, and the pairs are written
-(under a new version) only when the members changed.
+``new_shrinks``) from the members that run saw, kept in their own row (``LrsMembers``). At
+100,000 partitions that is 300,000 pairs: decoding them at every check and sorting them
+again to see whether they changed cost a worker about a second every five. So each
+process keeps the set it last read or wrote by the config row's ``in_lrs_version``, and
+the pairs are written (under a new version) only when the members changed.
 
 **Written as what changed.** While an outage or a plan's moves run, the members change at
 every check, and packing and writing all 300,000 pairs was 0.2 s of a 0.3-0.5 s run (a
-5 MB value). The row holds a base (``in_lrs_packed``) and what changed since it
-(``in_lrs_changes``: the pairs added and the pairs removed); a run that changed some
+5 MB value). The row holds a base (``packed``) and what changed since it (``changes``:
+the pairs added and the pairs removed); a run that changed some
 writes those two lists again, as they now stand against the base, and the base only once
 they pass an eighth of the members (``REBASE_SHARE``), when writing the whole is worth it.
 
@@ -27,7 +26,7 @@ import msgpack
 
 from cluster.ports import store_namespace
 from healing.core.detect import InLrs
-from healing.models import HealingConfig
+from healing.models import HealingConfig, LrsMembers
 
 # The base is written again once the pairs changed since it pass this share of the members.
 REBASE_SHARE = 8
@@ -42,8 +41,6 @@ class Kept:
     members: InLrs
     added: InLrs
     removed: InLrs
-    # False: the row's base is JSON an older version wrote, which the next write replaces.
-    packed_base: bool = True
 
     def base_size(self) -> int:
         """How many members the row's base holds (none: the next write makes one)."""
@@ -55,43 +52,46 @@ _kept: dict[str, Kept] = {}
 
 
 def last_seen(row: HealingConfig) -> InLrs:
-    """The members the last run saw (``row`` may have been read without them)."""
+    """The members the last run saw (``row``: the config row, naming their version)."""
     kept = _kept.get(store_namespace())
     if kept is not None and kept.version == row.in_lrs_version:
         return kept.members
-    stored = HealingConfig.objects.filter(pk=row.pk).values_list(
-        "in_lrs_packed", "in_lrs", "in_lrs_changes", "in_lrs_version").first() or (
-        b"", [], b"", 0)
-    base = (unpacked(bytes(stored[0])) if stored[0] or not stored[1] else
-            frozenset((topic, partition, spu) for topic, partition, spu in stored[1]))
+    stored = LrsMembers.objects.filter(pk=LrsMembers.SINGLETON).values_list(
+        "version", "packed", "changes").first() or (0, b"", b"")
     added, removed = changes_unpacked(bytes(stored[2]))
-    members = (base - removed) | added
-    _keep(Kept(stored[3], members, added, removed, packed_base=not stored[1]))
+    members = (unpacked(bytes(stored[1])) - removed) | added
+    _keep(Kept(stored[0], members, added, removed))
     return members
 
 
 def remember(row: HealingConfig, seen: InLrs, now: InLrs, fields: list[str]) -> None:
-    """Set ``row`` to hold the members ``now`` if they differ from ``seen`` (what
-    ``last_seen`` gave this run), adding the fields to write to ``fields``: what changed
-    since the row's base, or a new base."""
+    """Write the members ``now`` if they differ from ``seen`` (what ``last_seen`` gave this
+    run): what changed since the base, or a new base, under a new version that ``row``
+    (the config row, its field added to ``fields``) is to name. The caller's transaction
+    writes both."""
     if now == seen:
         return
     kept = _kept.get(store_namespace())
     row.in_lrs_version = secrets.randbits(62)
     # What changed since the base, when ``seen`` is what this process kept (a caller that
-    # did not ask ``last_seen`` leaves no base known to build on) and there is a packed base.
+    # did not ask ``last_seen`` leaves no base known to build on) and there is a base.
     since = (_since_base(kept, seen, now)
-             if kept is not None and kept.members is seen and kept.packed_base
-             and kept.base_size() else None)
+             if kept is not None and kept.members is seen and kept.base_size() else None)
+    fields.append("in_lrs_version")
+    version = row.in_lrs_version
     if since is None or sum(map(len, since)) > max(REBASE_AT_LEAST, len(now) // REBASE_SHARE):
-        row.in_lrs, row.in_lrs_packed, row.in_lrs_changes = [], packed(now), b""
-        fields += ["in_lrs", "in_lrs_packed", "in_lrs_changes", "in_lrs_version"]
-        _keep(Kept(row.in_lrs_version, now, frozenset(), frozenset()))
+        _write(version=version, packed=packed(now), changes=b"")
+        _keep(Kept(version, now, frozenset(), frozenset()))
         return
     added, removed = since
-    row.in_lrs_changes = msgpack.packb([list(added), list(removed)])
-    fields += ["in_lrs_changes", "in_lrs_version"]
-    _keep(Kept(row.in_lrs_version, now, added, removed))
+    _write(version=version, changes=msgpack.packb([list(added), list(removed)]))
+    _keep(Kept(version, now, added, removed))
+
+
+def _write(**columns: object) -> None:
+    """These columns of the members' row (made if missing), the others left unread."""
+    if not LrsMembers.objects.filter(pk=LrsMembers.SINGLETON).update(**columns):
+        LrsMembers.objects.create(pk=LrsMembers.SINGLETON, **columns)
 
 
 def _since_base(kept: Kept, seen: InLrs, now: InLrs) -> tuple[InLrs, InLrs]:

@@ -15,23 +15,15 @@ def _choices(enum: type) -> list[tuple[str, str]]:
 
 class HealingConfig(models.Model):
     """A single row: the mode, the settings changed from their defaults, and the detector's
-    memory between runs (LRS members last seen, each SPU's recent LRS shrinks)."""
+    memory between runs (which LRS members it saw last, each SPU's recent LRS shrinks)."""
 
     SINGLETON = 1
-    # The columns of the LRS members (healing/members.py): most reads of the row defer them.
-    MEMBERS = ("in_lrs", "in_lrs_packed", "in_lrs_changes")
     id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
     mode = models.CharField(max_length=16, choices=_choices(Mode), default=Mode.OFF.value)
     values = models.JSONField(default=dict, blank=True, help_text="settings set by name")
-    # The LRS members last seen, as written before round 29 (JSON, one array a member);
-    # since, packed in ``in_lrs_packed`` (healing/members.py) and this left empty.
-    in_lrs = models.JSONField(default=list, blank=True)
-    in_lrs_packed = models.BinaryField(default=b"", blank=True)
-    # The pairs added to and removed from that base since it was written (msgpack: two
-    # arrays): a run that changed some members writes these, not the whole base.
-    in_lrs_changes = models.BinaryField(default=b"", blank=True)
-    # Names the last write of the members: a process keeps the set it last decoded by it
-    # (300,000 pairs at 100,000 partitions; decoding them every check cost a second).
+    # Names the last write of the LRS members last seen (``LrsMembers``): a process keeps
+    # the set it last decoded by it (300,000 pairs at 100,000 partitions; decoding them
+    # every check cost a second).
     in_lrs_version = models.PositiveBigIntegerField(default=0)
     shrinks = models.JSONField(default=dict, blank=True)
     # Why the last run did not plan (an operator's plan runs, the hourly bound), or "".
@@ -50,6 +42,24 @@ class HealingConfig(models.Model):
 
     def __str__(self) -> str:
         return f"self-healing: {self.mode}"
+
+
+class LrsMembers(models.Model):
+    """The detector's memory of which SPUs were LRS members of which partition (a single
+    row, healing/members.py), apart from the config row: SQLite writes a row whole at any
+    update, and the config row is updated twice a check (its claim and its outcome), which
+    with 540,000 pairs in it (9 MB at 180,000 partitions) cost 60 ms each."""
+
+    SINGLETON = 1
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON)
+    # The config row's ``in_lrs_version`` these are. Before the packed columns: SQLite reads
+    # a row's later columns through the earlier ones' overflow pages.
+    version = models.PositiveBigIntegerField(default=0)
+    # A base: one msgpack array of (topic, partition, SPU) arrays.
+    packed = models.BinaryField(default=b"", blank=True)
+    # The pairs added to and removed from the base since it was written (msgpack: two
+    # arrays): a run that changed some members writes these, not the whole base.
+    changes = models.BinaryField(default=b"", blank=True)
 
 
 class Anomaly(models.Model):

@@ -36,9 +36,7 @@ from healing.snapshot import cluster_snapshot, derived, spus_down_since
 from planner.core import PlanError
 
 def config() -> HealingConfig:
-    # Without the LRS members: hundreds of thousands of pairs, read only when they
-    # changed (healing/members.py).
-    return HealingConfig.objects.defer(*HealingConfig.MEMBERS).get_or_create(pk=HealingConfig.SINGLETON)[0]
+    return HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)[0]
 
 
 def current_settings(row: HealingConfig | None = None) -> core.Settings:

@@ -15,7 +15,7 @@ from cluster.services import topic_create
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from healing import members, snapshot
-from healing.models import HealingConfig
+from healing.models import HealingConfig, LrsMembers
 from healing.services import healing_check
 from tests.helpers import register_spus
 
@@ -36,16 +36,21 @@ def row() -> HealingConfig:
     return HealingConfig.objects.get(pk=HealingConfig.SINGLETON)
 
 
+def held() -> LrsMembers:
+    return LrsMembers.objects.get(pk=LrsMembers.SINGLETON)
+
+
 def mentions_members(queries) -> list[str]:
-    return [q["sql"] for q in queries if any(f'"{c}"' in q["sql"] for c in HealingConfig.MEMBERS)]
+    return [q["sql"] for q in queries if LrsMembers._meta.db_table in q["sql"]]
 
 
 def stored(config: HealingConfig) -> frozenset:
-    """The members the row holds: its packed base and the changes since (the JSON column
-    left empty since round 29)."""
-    assert config.in_lrs == []
-    added, removed = members.changes_unpacked(bytes(config.in_lrs_changes))
-    return (members.unpacked(bytes(config.in_lrs_packed)) - removed) | added
+    """The members their row holds (its packed base and the changes since), of the version
+    the config row names."""
+    row = held()
+    assert row.version == config.in_lrs_version
+    added, removed = members.changes_unpacked(bytes(row.changes))
+    return (members.unpacked(bytes(row.packed)) - removed) | added
 
 
 def behind_the_projections_back(**changes) -> None:
@@ -75,16 +80,16 @@ def test_a_replica_leaving_an_lrs_is_a_shrink_and_the_new_members_are_written(cl
 
 
 def test_a_run_that_changed_some_members_writes_those_changes_not_the_base(cluster):
-    base = bytes(row().in_lrs_packed)
+    base = bytes(held().packed)
     lrs = Partition.objects.get(index=0).lrs
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     with CaptureQueriesContext(connection) as queries:
         healing_check(now_ms=3_000)
     written = [sql for sql in mentions_members(queries) if sql.startswith("UPDATE")]
-    assert written and all('"in_lrs_packed"' not in sql for sql in written)
+    assert written and all('"packed"' not in sql for sql in written)
     after = row()
-    assert bytes(after.in_lrs_packed) == base
-    assert members.changes_unpacked(bytes(after.in_lrs_changes)) == (
+    assert bytes(held().packed) == base
+    assert members.changes_unpacked(bytes(held().changes)) == (
         frozenset(), frozenset({("orders", 0, 2)}))
     # Another process (nothing kept) reads the base and the changes: the same members.
     members._kept.clear()
@@ -92,7 +97,7 @@ def test_a_run_that_changed_some_members_writes_those_changes_not_the_base(clust
     # Back in the LRS: the pair is in the base again, and nothing is left changed.
     behind_the_projections_back(lrs=lrs)
     healing_check(now_ms=4_000)
-    assert bytes(row().in_lrs_changes) == msgpack.packb([[], []])
+    assert bytes(held().changes) == msgpack.packb([[], []])
     assert stored(row()) == members.unpacked(base)
 
 
@@ -104,8 +109,8 @@ def test_once_the_changes_pass_their_share_of_the_members_the_base_is_written_ag
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     healing_check(now_ms=3_000)
     after = row()
-    assert bytes(after.in_lrs_changes) == b""
-    assert members.unpacked(bytes(after.in_lrs_packed)) == stored(after)
+    assert bytes(held().changes) == b""
+    assert members.unpacked(bytes(held().packed)) == stored(after)
     assert len(stored(after)) == 11
 
 
@@ -136,25 +141,33 @@ def test_members_another_process_wrote_are_read_not_taken_from_this_ones_memory(
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     healing_check(now_ms=3_000)  # this process now remembers the shorter LRS
     other = stored(row()) | {("orders", 0, 2)}
-    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
-        in_lrs_packed=members.packed(other), in_lrs_changes=b"", in_lrs_version=7)
+    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(in_lrs_version=7)
+    LrsMembers.objects.filter(pk=LrsMembers.SINGLETON).update(
+        version=7, packed=members.packed(other), changes=b"")
     healing_check(now_ms=4_000)
     assert row().shrinks == {"2": [3_000, 4_000]}  # found from the members in the row
     assert members.last_seen(row()) == stored(row()) == other - {("orders", 0, 2)}
 
 
-def test_members_written_as_json_before_round_29_are_read_and_written_packed(cluster):
-    lrs = Partition.objects.get(index=0).lrs
-    behind_the_projections_back(lrs=[s for s in lrs if s != 2])
-    healing_check(now_ms=3_000)
-    # A row as an older version left it: the JSON arrays, with the pair this run lacks.
-    as_json = sorted([list(m) for m in stored(row())] + [["orders", 0, 2]])
-    HealingConfig.objects.filter(pk=HealingConfig.SINGLETON).update(
-        in_lrs=as_json, in_lrs_packed=b"", in_lrs_changes=b"", in_lrs_version=8)
+@pytest.mark.django_db(transaction=True)
+def test_members_in_the_config_row_move_to_their_own_row_packed_with_their_version():
+    """Migration 0005: the members an older version kept in the config row (packed, or as
+    JSON arrays before round 29) are read from their own row after it, as they were."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    before, after = [("healing", "0004_in_lrs_packed")], [("healing", "0005_lrs_members_apart")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("healing", "HealingConfig")
+    as_json = [["orders", 0, 1], ["orders", 0, 2], ["orders", 1, 2]]
+    old.objects.create(pk=1, in_lrs=as_json, in_lrs_packed=b"", in_lrs_version=8)
+    executor = MigrationExecutor(connection)  # (the loader reads the applied ones again)
+    executor.migrate(after)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    members._kept.clear()
+    assert row().in_lrs_version == 8 == held().version
     assert members.last_seen(row()) == {tuple(m) for m in as_json}
-    healing_check(now_ms=4_000)
-    assert row().shrinks == {"2": [3_000, 4_000]}
-    assert len(stored(row())) == 11 and row().in_lrs_version != 8
 
 
 def test_packed_members_read_back_as_the_same_set():
