@@ -22,6 +22,18 @@ def register_spus(*ids: int, rack: str = "", online: bool = False) -> list:
     return registered
 
 
+def sharded_over(request, settings, monkeypatch, shards: int, block: int = 4) -> None:
+    """The engine in ``shards`` shards of ``block``-partition blocks (small, so a few
+    partitions spread over them), the hot state on two Redis servers when the fixture's
+    param is "two-redis" (shards 1 and 3 on the second: cluster/adapters/hot_servers.py)."""
+    from cluster.adapters import shards as shards_module
+
+    if request.param == "two-redis":
+        request.getfixturevalue("two_hot_servers")
+    settings.REPLICATION_SHARDS = shards
+    monkeypatch.setattr(shards_module, "BLOCK", block)
+
+
 def store_counts() -> dict[str, int]:
     """Row counts of the store, to assert that a refusal wrote nothing."""
     from cluster.models import ClusterState, Partition, Spu, SpuGroup, Topic
@@ -78,6 +90,32 @@ def another_process():
     from cluster.engine.mirror import OffsetsMirror
 
     return current().replaced(sets=SetCache(), mirror=OffsetsMirror())
+
+
+POSTGRES = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+
+def passed_on_postgresql(test_file: str | Path, keyword: str, name: str, passed: int, *,
+                         env: dict[str, str] | None = None,
+                         args: tuple[str, ...] = ()) -> None:
+    """Run the tests of ``test_file`` that ``keyword`` selects in a pytest of their own,
+    whose store is a fresh PostgreSQL database (``test_<name>_<pid>``, dropped after,
+    whatever database the suite runs on), and check that ``passed`` of them passed."""
+    import psycopg
+
+    database = f"{name}_{os.getpid()}"
+    base = POSTGRES.rsplit("/", 1)[0]
+    env = {**os.environ, **(env or {}), "DATABASE_URL": f"{base}/{database}"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                               "-p", "no:cacheprovider", "-p", "no:xdist", "--create-db",
+                               *args, str(test_file), "-k", keyword], env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        with psycopg.connect(POSTGRES, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{database}" WITH (FORCE)')
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"{passed} passed" in done.stdout, done.stdout[-3000:]
 
 
 # A benchmark makes its own throwaway database and private Redis: none of the suite's.

@@ -127,31 +127,13 @@ def test_a_save_refused_for_a_lost_lease_records_no_started_move_and_it_starts_l
     assert done["moves_done"] == done["moves_total"] > 0
 
 
-POSTGRES = "postgres://postgres@127.0.0.1:5432"
-
-
 def test_the_races_hold_on_postgresql_too():
     """SQLite serialises whole transactions (IMMEDIATE); PostgreSQL's read committed is
     where a read-then-write races: run the two race tests there, in a fresh database of
     their own (whatever database the suite itself runs on)."""
-    import os
-    import subprocess
-    import sys
+    from tests.helpers import passed_on_postgresql
 
-    import psycopg
-
-    name = f"h19race_{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": f"{POSTGRES}/{name}"}
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
-                               "-p", "no:cacheprovider", "--create-db", __file__, "-k",
-                               "at_once"], env=env, capture_output=True, text=True,
-                              timeout=300)
-    finally:
-        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout
+    passed_on_postgresql(__file__, "at_once", "h19race", 2)
 
 
 @pytest.mark.django_db

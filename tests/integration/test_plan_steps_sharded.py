@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.adapters import hot_state, shards, unloaded
+from cluster.adapters import hot_state, unloaded
 from cluster.core import replication as core
 from cluster.core.replication import Key
 from cluster.engine.controllers import Topology
@@ -20,7 +20,7 @@ from cluster.testing.invariants import InvariantChecker
 from planner.drain import plan_drain
 from planner.execution import plan_apply
 from planner.models import PlanExecution
-from tests.helpers import register_spus, watching_loads
+from tests.helpers import register_spus, sharded_over, watching_loads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
@@ -30,10 +30,7 @@ STEP_MS = 500
 
 @pytest.fixture(params=["one-redis", "two-redis"])
 def sharded(request, redis_url, settings, monkeypatch):
-    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
-        request.getfixturevalue("two_hot_servers")
-    settings.REPLICATION_SHARDS = SHARDS
-    monkeypatch.setattr(shards, "BLOCK", 4)  # 16 partitions over the 4 shards
+    sharded_over(request, settings, monkeypatch, SHARDS)  # 16 partitions over the 4 shards
     register_spus(0, 1, 2, 3, 4, online=True)
     topic_create(name="orders", partitions=16, replication=3)
     queue = LocalQueue()

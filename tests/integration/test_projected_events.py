@@ -4,18 +4,14 @@ time stamped, and the same on PostgreSQL as on SQLite (the rows are written with
 prepared INSERT, not the ORM)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 from django.db import transaction
 
 from cluster.adapters.metadata_log import Entry
 from cluster.models import Event
 from cluster.projections.store import apply_entries
+from tests.helpers import passed_on_postgresql
 
-POSTGRES = "postgres://postgres@127.0.0.1:5432"
 
 
 def _entries(first: int, n: int) -> list[Entry]:
@@ -49,20 +45,7 @@ def test_projected_events_are_stored_once_however_often_their_entries_are_applie
 def test_projected_events_are_stored_once_on_postgresql_too():
     """The same test in a fresh PostgreSQL database of its own (whatever database the
     suite itself runs on): the JSON and time columns take that backend's values."""
-    import psycopg
-
-    name = f"h33events_{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": f"{POSTGRES}/{name}"}
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
-                               "-p", "no:cacheprovider", "-p", "no:xdist", "--create-db",
-                               __file__, "-k", "however_often"], env=env,
-                              capture_output=True, text=True, timeout=300)
-    finally:
-        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "1 passed" in done.stdout
+    passed_on_postgresql(__file__, "however_often", "h33events", 1)
 
 
 def test_an_event_built_for_the_projection_is_the_one_keywords_would_build():

@@ -18,7 +18,7 @@ from cluster.services.outages import spu_offline, spu_online
 from cluster.services.records import records_produce, topic_set_producer_rate
 from cluster.services.replication import (replication_coordinate, replication_shard_tick,
                                           replication_tick)
-from tests.helpers import register_spus, watching_loads
+from tests.helpers import register_spus, sharded_over, watching_loads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
@@ -26,11 +26,8 @@ SHARDS = 4
 
 @pytest.fixture(params=["one-redis", "two-redis"])
 def sharded(request, redis_url, settings, monkeypatch):
-    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
-        request.getfixturevalue("two_hot_servers")
-    settings.REPLICATION_SHARDS = SHARDS
     # Shards take whole live blocks (200 partitions); blocks of 4 spread 16 partitions.
-    monkeypatch.setattr(shards, "BLOCK", 4)
+    sharded_over(request, settings, monkeypatch, SHARDS)
     CHECKER[:] = [InvariantChecker()]
     register_spus(0, 1, 2, 3, online=True)
     topic_create(name="orders", partitions=16, replication=3)

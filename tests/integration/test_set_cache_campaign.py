@@ -36,7 +36,7 @@ from cluster.services.replication import replication_coordinate, replication_sha
 from cluster.services.topics import topic_delete
 from cluster.services.waiting import LocalQueue
 from cluster.testing.invariants import InvariantChecker
-from tests.helpers import another_process, register_spus
+from tests.helpers import another_process, register_spus, sharded_over
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -51,11 +51,7 @@ SEEDS = list(range(1, int(os.environ.get("CACHE_CAMPAIGN_SEEDS", "3")) + 1))
 
 @pytest.fixture(params=["one-redis", "two-redis"])
 def sharded(request, redis_url, settings, monkeypatch):
-    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
-        request.getfixturevalue("two_hot_servers")
-    settings.REPLICATION_SHARDS = SHARDS
-    # Blocks of 4: 24 partitions over 4 shards, a status row per block.
-    monkeypatch.setattr(shards, "BLOCK", 4)
+    sharded_over(request, settings, monkeypatch, SHARDS)  # a status row per 4 partitions
     register_spus(*range(SPUS), online=True)
     topic_create(name=TOPIC, partitions=PARTITIONS, replication=3)
     topic_set_producer_rate(name=TOPIC, rate=float(PARTITIONS))

@@ -12,7 +12,7 @@ from cluster.services import topic_create
 from cluster.services.records import records_produce
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
-from tests.helpers import another_process, register_spus
+from tests.helpers import another_process, register_spus, sharded_over
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -203,12 +203,7 @@ SHARDS = 4
 
 @pytest.fixture(params=["one-redis", "two-redis"])
 def sharded(request, redis_url, settings, monkeypatch):
-    if request.param == "two-redis":  # shards 1 and 3 on the second (hot_servers.py)
-        request.getfixturevalue("two_hot_servers")
-    from cluster.adapters import shards
-
-    settings.REPLICATION_SHARDS = SHARDS
-    monkeypatch.setattr(shards, "BLOCK", 4)  # blocks of 4: 16 partitions over 4 shards
+    sharded_over(request, settings, monkeypatch, SHARDS)  # 16 partitions over 4 shards
     register_spus(0, 1, 2, 3, online=True)
     topic_create(name="orders", partitions=16, replication=3)
     tick(1_000)  # the whole unit: every lease

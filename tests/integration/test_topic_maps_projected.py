@@ -4,18 +4,13 @@ database, the others as they were, an index past the map's end left alone; the s
 PostgreSQL (jsonb_set) as on SQLite (json_replace)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 from django.db import transaction
 
 from cluster.adapters.metadata_log import Entry
 from cluster.models import Topic
 from cluster.projections.store import MAP_BATCH, apply_entries
-
-POSTGRES = "postgres://postgres@127.0.0.1:5432"
+from tests.helpers import passed_on_postgresql
 PARTITIONS = 300
 
 
@@ -57,17 +52,4 @@ def test_a_topics_map_takes_the_moved_partitions_replicas_and_keeps_the_rest():
 
 def test_a_topics_map_is_written_the_same_on_postgresql():
     """The same test in a fresh PostgreSQL database of its own (the suite runs on SQLite)."""
-    import psycopg
-
-    name = f"maps_{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": f"{POSTGRES}/{name}"}
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
-                               "-p", "no:cacheprovider", "-p", "no:xdist", "--create-db",
-                               __file__, "-k", "keeps_the_rest"], env=env,
-                              capture_output=True, text=True, timeout=300)
-    finally:
-        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "1 passed" in done.stdout
+    passed_on_postgresql(__file__, "keeps_the_rest", "maps", 1)
