@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from collections.abc import Iterable
-from itertools import compress, groupby
+from itertools import compress, groupby, repeat
 from operator import gt, itemgetter
 from typing import Any
 
@@ -164,7 +164,9 @@ class OffsetsMirror:
         summaries, in place when every set changed), not a lookup per set. What is kept is
         at most the row's reservation as this process knows it (``reserved``: copied from
         it, which only grows, and dropped with it by ``forget``; by the topics' pks, as a
-        topic re-created under its name has other rows). Any other unit checks every set."""
+        topic re-created under its name has other rows). A unit whose changed sets are others
+        (an SPU's change) starts their order again from the reservations this process knows
+        (``_reservations_in_order``); a unit of fewer sets checks every one."""
         differs = hot.differs
         n = len(differs)
         if n < _ALIGN_MIN:
@@ -174,10 +176,14 @@ class OffsetsMirror:
         if kept is None or kept[0] != differs:
             if len(self.aligned) >= 8:
                 self.aligned.clear()
-            seen = [0] * n
+            # The reservations as this process knows them, in the sets' order: after an SPU's
+            # change (other sets changed) every set's summary was made to find the few whose
+            # LEO passes its reservation (0.4 s at 100,000 partitions, in the shards' tick
+            # after the change).
+            seen = self._reservations_in_order(hot, store, differs)
             self.aligned[scope] = (list(differs), seen)
-            return range(n), seen
-        seen = kept[1]
+        else:
+            seen = kept[1]
         # The sets saved as their figures come last (unit.py), their LEOs in their figures.
         head = n - len(after.figured)
         summed = after.after
@@ -188,6 +194,14 @@ class OffsetsMirror:
             tops = [given_out(after[key]) if top is None else top
                     for key, top in zip(differs, tops)]
         return compress(range(n), map(gt, tops, seen)), seen
+
+    def _reservations_in_order(self, hot: HotState, store: str, keys: list[Key]) -> list[int]:
+        """Each set's row's reservation as this process knows it (0 if none), in order."""
+        out: list[int] = []
+        for name, group in groupby(keys, _topic):
+            table = self._reserved_of(hot, store, name)
+            out += map(table.get, map(_index, group), repeat(0))
+        return out
 
     def cycle(self, hot: HotState) -> int:
         """About how many units of work pass between two mirror writes of a row."""
