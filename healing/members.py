@@ -20,13 +20,17 @@ this process kept its members then names nothing another run could write.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import msgpack
 
 from cluster.ports import store_namespace
-from healing.core.detect import InLrs
+from healing import core
+from healing.core import InLrs, LrsChange, PartitionView, Snapshot
 from healing.models import HealingConfig, LrsMembers
+from healing.snapshot import derived
 
 # The base is written again once the pairs changed since it pass this share of the members.
 REBASE_SHARE = 8
@@ -64,18 +68,45 @@ def last_seen(row: HealingConfig) -> InLrs:
     return members
 
 
-def remember(row: HealingConfig, seen: InLrs, now: InLrs, fields: list[str]) -> None:
+class Derived(NamedTuple):
+    """The members of a snapshot's rows (``now``), and, when brought up to date from those
+    of the rows before the patches since (``before``), the change between the two."""
+    now: InLrs
+    change: LrsChange | None = None
+    before: InLrs | None = None
+
+
+def members_now(snapshot: Snapshot, seen: InLrs) -> tuple[InLrs, LrsChange]:
+    """The members of ``snapshot``'s rows, and how they changed since ``seen`` (what the last
+    run saw): from the rows that moved since the last run derived them, when that run's
+    members are ``seen``, else by comparing every pair (540,000 at 180,000 partitions:
+    those passes were most of a check while a plan ran)."""
+    found = derived(snapshot, "in_lrs", (), lambda: Derived(core.in_lrs(snapshot)), _moved)
+    if found.now is seen:
+        return seen, (frozenset(), frozenset())
+    if found.change is not None and found.before is seen:
+        return found.now, found.change
+    return found.now, (seen - found.now, found.now - seen)
+
+
+def _moved(value: Derived, moved: Iterable[tuple[PartitionView, PartitionView]]) -> Derived:
+    left, joined = change = core.lrs_changed(moved)
+    return Derived((value.now - left) | joined, change, value.now)
+
+
+def remember(row: HealingConfig, seen: InLrs, now: InLrs, change: LrsChange,
+             fields: list[str]) -> None:
     """Write the members ``now`` if they differ from ``seen`` (what ``last_seen`` gave this
-    run): what changed since the base, or a new base, under a new version that ``row``
-    (the config row, its field added to ``fields``) is to name. The caller's transaction
-    writes both."""
-    if now == seen:
+    run; ``change``: the pairs that left and those that joined since): what changed since
+    the base, or a new base, under a new version that ``row`` (the config row, its field
+    added to ``fields``) is to name. The caller's transaction writes both."""
+    if not change[0] and not change[1]:
         return
     kept = _kept.get(store_namespace())
     row.in_lrs_version = secrets.randbits(62)
     # What changed since the base, when ``seen`` is what this process kept (a caller that
     # did not ask ``last_seen`` leaves no base known to build on) and there is a base.
-    since = (_since_base(kept, seen, now)
+    since = (_since_base(kept, change)
              if kept is not None and kept.members is seen and kept.base_size() else None)
     fields.append("in_lrs_version")
     version = row.in_lrs_version
@@ -94,11 +125,11 @@ def _write(**columns: object) -> None:
         LrsMembers.objects.create(pk=LrsMembers.SINGLETON, **columns)
 
 
-def _since_base(kept: Kept, seen: InLrs, now: InLrs) -> tuple[InLrs, InLrs]:
-    """How ``now`` differs from the base ``kept`` differs from by (``kept.added`` and
-    ``kept.removed``), from what changed since ``seen``: a pair is in the base when it was
-    seen and not added since, or removed since."""
-    gained, lost = now - seen, seen - now
+def _since_base(kept: Kept, change: LrsChange) -> tuple[InLrs, InLrs]:
+    """How the members now differ from the base that ``kept.members`` (those seen) differ
+    from by ``kept.added`` and ``kept.removed``, from the ``change`` since: a pair is in
+    the base when it was seen and not added since, or removed since."""
+    lost, gained = change
     added, removed = set(kept.added), set(kept.removed)
     for pair in gained:
         if pair in removed:  # back in the base

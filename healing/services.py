@@ -27,13 +27,17 @@ from healing.core import Anomaly as Found
 from healing.core import AnomalyState, AnomalyType, Mode
 from healing.intents import MODE
 from healing.journal import Journal
-from healing.members import last_seen, remember
+from healing.members import last_seen, members_now, remember
 from healing.models import Anomaly, HealingConfig
 from healing.plans import ACTOR, active_execution, apply_fix, outcome_of, store_fix
 from healing.preemption import Hold, held_by, hold_of
 from healing.selectors import history_fields
 from healing.snapshot import cluster_snapshot, derived, spus_down_since
 from planner.core import PlanError
+
+# The members the last run saw, those now, and the change between them (healing/members.py).
+Members = tuple[core.InLrs, core.InLrs, core.LrsChange]
+
 
 def config() -> HealingConfig:
     return HealingConfig.objects.get_or_create(pk=HealingConfig.SINGLETON)[0]
@@ -130,8 +134,8 @@ def _check(now: int) -> dict[str, Any]:
     row, snapshot = config(), cluster_snapshot(now)
     settings, mode = current_settings(row), Mode(row.mode)
     seen = last_seen(row)
-    members = derived(snapshot, "in_lrs", (), lambda: core.in_lrs(snapshot), core.in_lrs_moved)
-    fresh = core.new_shrinks(seen, snapshot, members)
+    members, change = members_now(snapshot, seen)
+    fresh = core.shrinks_of(change[0], snapshot)
     shrinks = core.shrinks_in_window({int(k): v for k, v in row.shrinks.items()}, fresh, now,
                                      settings.slow_spu_window_s, spus_down_since(row.checked_at))
     slow = tuple((s, len(t)) for s, t in shrinks.items())
@@ -148,7 +152,7 @@ def _check(now: int) -> dict[str, Any]:
     waiting, planned = _next_fix(anomalies, snapshot, settings, mode, now, hold)
     journal = Journal()
     write = partial(_write, journal, row, open_rows, anomalies, planned, waiting, shrinks,
-                    snapshot, mode, settings, (seen, members))
+                    snapshot, mode, settings, (seen, members, change))
     out = write()
     # Once the rows committed, and only when they changed (a quiet run logs nothing and
     # never waits for the engine's lease).
@@ -208,7 +212,7 @@ def moves_last_hour() -> int:
 def _write(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
            anomalies: list[Found], planned: tuple[list[Found], core.Fix] | None, waiting: str,
            shrinks: dict[int, list[int]], snapshot: core.Snapshot, mode: Mode,
-           settings: core.Settings, members: tuple[core.InLrs, core.InLrs]
+           settings: core.Settings, members: Members
            ) -> dict[str, Any]:
     """The plan stored, then applied (its ``plan-control`` intent logged first, outside any
     transaction), then the anomalies and the run's row as the apply left them."""
@@ -245,12 +249,12 @@ def _store_plan(journal: Journal, row: HealingConfig,
 @transaction.atomic
 def _save_run(journal: Journal, row: HealingConfig, open_rows: list[Anomaly],
               anomalies: list[Found], waiting: str, shrinks: dict[int, list[int]],
-              snapshot: core.Snapshot, members: tuple[core.InLrs, core.InLrs]) -> None:
+              snapshot: core.Snapshot, members: Members) -> None:
     before = {r.pk: r for r in open_rows}
     for anomaly in anomalies:
         _save(anomaly, before.get(anomaly.id), snapshot.at_ms, journal)
     fields = ["shrinks", "waiting", "checked_at", "updated_at"]
-    remember(row, *members, fields)  # hundreds of thousands of pairs: written on change only
+    remember(row, *members, fields)  # hundreds of thousands of pairs: what changed only
     row.shrinks = {str(k): v for k, v in shrinks.items()}
     row.waiting, row.checked_at = waiting, _at(snapshot.at_ms)
     row.save(update_fields=fields)

@@ -185,10 +185,14 @@ def in_lrs(snapshot: Snapshot) -> InLrs:
     return frozenset((p.topic, p.partition, r) for p in snapshot.partitions for r in p.lrs)
 
 
-def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionView]]
-                 ) -> InLrs:
-    """``members`` with each partition ``moved`` (its view before, its view now, in order:
-    one may move several times) as it is now."""
+# The LRS members that left and that joined (topic, partition, SPU), netted.
+LrsChange = tuple[InLrs, InLrs]
+
+
+def lrs_changed(moved: Iterable[tuple[PartitionView, PartitionView]]) -> LrsChange:
+    """The members that left an LRS and those that joined one over ``moved`` (each
+    partition's view before, its view now, in order: one may move several times), netted:
+    a member that left and came back is in neither."""
     first: dict[tuple[str, int], PartitionView] = {}
     last: dict[tuple[str, int], PartitionView] = {}
     for before, now in moved:
@@ -196,14 +200,26 @@ def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionV
         last[(now.topic, now.partition)] = now
     gone = {(b.topic, b.partition, r) for b in first.values() for r in b.lrs}
     came = {(n.topic, n.partition, r) for n in last.values() for r in n.lrs}
-    return (members - gone) | came
+    return frozenset(gone - came), frozenset(came - gone)
+
+
+def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionView]]
+                 ) -> InLrs:
+    """``members`` with each partition ``moved`` (its view before, its view now, in order:
+    one may move several times) as it is now."""
+    left, joined = lrs_changed(moved)
+    return (members - left) | joined
 
 
 def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> Counter[int]:
     """Per SPU: its replicas that left an LRS since ``before`` while the SPU stayed up and
     kept the replica (an SPU going down, or a replica moved away, is no sign of slowness).
     ``now``: ``in_lrs(snapshot)``, when the caller has it already."""
-    gone = before - (in_lrs(snapshot) if now is None else now)
+    return shrinks_of(before - (in_lrs(snapshot) if now is None else now), snapshot)
+
+
+def shrinks_of(gone: InLrs, snapshot: Snapshot) -> Counter[int]:
+    """``new_shrinks`` of the members that left an LRS since the last run, ``gone``."""
     if not gone:  # the usual run: reading every partition's replicas is for nothing
         return Counter()
     up = {s.id for s in snapshot.spus if s.online}

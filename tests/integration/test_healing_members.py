@@ -126,7 +126,7 @@ def test_the_changes_since_the_base_follow_any_members_through_a_process_s_runs(
         for _ in range(12):
             seen = kept.members
             now = frozenset(rng.sample(universe, rng.randint(40, 80)))
-            added, removed = members._since_base(kept, seen, now)
+            added, removed = members._since_base(kept, (seen - now, now - seen))
             assert (base - removed) | added == now
             assert added.isdisjoint(base) and removed <= base
             kept = members.Kept(kept.version + 1, now, added, removed)

@@ -161,7 +161,7 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
 
     from cluster.services.leaders import leader_elect_preferred
     from cluster.services.outages import spu_online
-    from healing import core, snapshot
+    from healing import core, members, snapshot
 
     monkeypatch.setattr(snapshot, "PATCH_MAX_SHARE", 1.0)
     patches: list[int] = []
@@ -176,6 +176,14 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
     tick(now)
     cluster_snapshot()
     updated = {"in_lrs": 0, "tally": 0}
+    seen = [frozenset()]
+    real_moved = members._moved
+
+    def members_moved(value, views):
+        updated["in_lrs"] += 1
+        return real_moved(value, views)
+
+    monkeypatch.setattr(members, "_moved", members_moved)
 
     def derivations(snap):
         def counted(name, update):
@@ -183,12 +191,14 @@ def test_the_rows_kept_and_patched_are_the_rows_read_afresh_through_faults(
                 updated[name] += 1
                 return update(value, views)
             return moved
-        return (snapshot.derived(snap, "in_lrs", (), lambda: core.in_lrs(snap),
-                                 counted("in_lrs", core.in_lrs_moved)),
-                snapshot.derived(snap, "tally", snap.spus,
-                                 lambda: core.tally(snap.partitions, snap.spus),
-                                 counted("tally", lambda t, views: core.tally_moved(
-                                     t, snap.spus, views))))
+        now, change = members.members_now(snap, seen[0])
+        # What left and joined since the last derivation, found from the rows that moved.
+        assert change == (seen[0] - now, now - seen[0])
+        seen[0] = now
+        return (now, snapshot.derived(snap, "tally", snap.spus,
+                                      lambda: core.tally(snap.partitions, snap.spus),
+                                      counted("tally", lambda t, views: core.tally_moved(
+                                          t, snap.spus, views))))
 
     derivations(cluster_snapshot())
     for step in range(24):

@@ -1,6 +1,8 @@
 """The detectors' counts kept up to date from the partitions that moved
 (healing/core/detect.py, ``tally_moved``) are the counts made afresh over every partition,
-and the detection from them is the detection from the snapshot alone."""
+and the detection from them is the detection from the snapshot alone; the LRS members that
+left and joined, found from the moved partitions (``lrs_changed``), are those a comparison
+of every pair finds."""
 from __future__ import annotations
 
 import random
@@ -8,7 +10,7 @@ import random
 import pytest
 
 from healing.core import (PartitionView, Settings, Snapshot, SpuView, detect, in_lrs,
-                          in_lrs_moved, tally, tally_basis, tally_moved)
+                          in_lrs_moved, lrs_changed, tally, tally_basis, tally_moved)
 
 
 def spus(rng: random.Random) -> tuple[SpuView, ...]:
@@ -38,10 +40,12 @@ def test_counts_kept_up_to_date_are_the_counts_made_afresh(seed):
             partitions[position] = view(rng, before.topic, before.partition)
             moved.append((before, partitions[position]))
         counts = tally_moved(counts, cluster, moved)
-        members = in_lrs_moved(members, moved)
+        seen, members = members, in_lrs_moved(members, moved)
         snapshot = Snapshot(cluster, tuple(partitions), 0)
         assert counts == tally(partitions, cluster)
         assert members == in_lrs(snapshot)
+        # The members that left and joined, from the moved partitions alone.
+        assert lrs_changed(moved) == (seen - members, members - seen)
         settings = Settings()
         assert detect(snapshot, settings, (), counts) == detect(snapshot, settings)
 
@@ -56,6 +60,9 @@ def test_a_partition_moved_twice_counts_as_it_is_now():
     members = in_lrs_moved(in_lrs(Snapshot(cluster, (first,), 0)),
                            [(first, second), (second, third)])
     assert members == {("t", 0, 2), ("t", 0, 0)}
+    # SPU 0 left and came back: neither left nor joined.
+    assert lrs_changed([(first, second), (second, third)]) == (
+        {("t", 0, 1)}, {("t", 0, 2)})
 
 
 def test_an_spu_down_in_a_rack_still_up_leaves_the_counts_basis_as_it_was():
