@@ -176,10 +176,7 @@ class OffsetsMirror:
         if kept is None or kept[0] != differs:
             if len(self.aligned) >= 8:
                 self.aligned.clear()
-            # The reservations as this process knows them, in the sets' order: after an SPU's
-            # change (other sets changed) every set's summary was made to find the few whose
-            # LEO passes its reservation (0.4 s at 100,000 partitions, in the shards' tick
-            # after the change).
+            # (Checking every set made every set's summary: 0.4 s at 100,000 partitions.)
             seen = self._reservations_in_order(hot, store, differs)
             self.aligned[scope] = (list(differs), seen)
         else:
