@@ -315,3 +315,37 @@ def test_sets_another_process_deleted_leave_this_process_s_steady_index(orders):
     assert seen["loaded"] == {("payments", p) for p in range(4)}
     assert seen["steady"] | seen["others"] == seen["loaded"]
     assert not seen["steady"] & seen["others"]
+
+
+def test_a_topic_made_again_is_saved_as_made_not_as_the_image_s_old_steady_sets(sharded):
+    """Found by the set cache campaign: a topic dropped and made again by units of no set
+    (each alone under every lease) left the old sets' entries in this process's image's
+    steady index, with their encodings' templates; the next whole unit took the new sets by
+    their bytes, kept them steady under the old entries, and saved the old replicas."""
+    from cluster.services import replication, topic_delete
+    from cluster.services.topics import topic_create as create
+
+    def coordinated():
+        queue = LocalQueue()
+        work = replication.replication_coordinate(dispatch=queue)
+        for shard, quotas in (work or {}).items():
+            replication.replication_shard_tick(shard, quotas=quotas, dispatch=queue)
+
+    create(name="extra", partitions=6, replication=2)
+    coordinated()  # made alone
+    for _ in range(3):  # whole ticks: the image's index holds its sets, steady
+        tick(None)
+    first = {k: list(rs.replicas) for k, rs in decoded_sets().items() if k[0] == "extra"}
+    topic_delete(name="extra")
+    coordinated()  # dropped alone
+    create(name="extra", partitions=6, replication=2)
+    coordinated()  # made alone again, elsewhere
+    made = {k: list(rs.replicas) for k, rs in decoded_sets().items() if k[0] == "extra"}
+    assert made != first  # (the assignment's cursor moved on)
+    tick(None)  # a whole unit, taking the sets by their bytes
+    assert {k: list(rs.replicas) for k, rs in decoded_sets().items() if k[0] == "extra"} == made
+
+
+def decoded_sets() -> dict:
+    with using(another_process()):
+        return hot_state.load().state.replica_sets
