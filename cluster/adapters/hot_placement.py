@@ -105,9 +105,9 @@ def fold_rows(r: redis.Redis, topics: list[str]) -> int:
         if not rows:
             continue
         stored = [((name, int(p)), data) for p, data in fields.items()]
-        folded: dict[Any, Any] = {str(k[1]): data
-                  for (k, data), (_, was) in zip(status_rows.overlay(stored, {name: rows}),
-                                                 stored) if data is not was}
+        overlaid = status_rows.overlay(stored, {name: rows}, every=True)
+        folded: dict[Any, Any] = {str(k[1]): data for (k, data), (_, was)
+                                  in zip(overlaid, stored) if data is not was}
         if folded:
             pipe.hset(sets_key(name), mapping=folded)
             written += len(folded)

@@ -45,6 +45,7 @@ def _int64s(n: int) -> Struct:
     """``n`` int64s in native order, as ``array("q")`` reads them back."""
     return Struct(f"={n}q")
 
+
 def entries(row: bytes) -> Iterator[tuple[int, bytes, bytes | Figures]]:
     """A row's entries: (partition, anchor, status or figures)."""
     if not row:
@@ -68,6 +69,7 @@ def status_entries(row: bytes) -> tuple[list[tuple[int, bytes, bytes]], int]:
         out.append((partition, anchored, row[at:at + length]))
         at += length
     return out, at
+
 
 def entries_of(row: bytes, partitions: set[int]) -> Iterator[tuple[int, bytes, bytes | Figures]]:
     """``entries`` of ``partitions`` alone: their figures taken from the columns by index

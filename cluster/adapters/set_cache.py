@@ -274,13 +274,13 @@ class SetCache:
         exact = hot.exact and image.token is not None
         raw, before, after, stored = hot.raw, hot.before, hot.after, hot.stored
         rowed = hot.rowed
-        steady = image.steady
+        # Another object under a key (a topic made again, a set this unit made): the image's
+        # index must not keep the old one's followers or template, which a complete unit
+        # taking the set by its bytes would save it with. (A complete unit's is its own.)
+        drop = image.steady.drop if not hot.complete else None
         for key, rs in hot.state.replica_sets.items():
-            if not hot.complete and (key in steady.keys or key in steady.memo):
-                # Another object under the key (a topic made again, a set this unit made):
-                # the image's index must not keep the old one's followers or template, which
-                # a complete unit taking it by its bytes would save it with.
-                steady.drop(key)
+            if drop is not None:
+                drop(key)
             data, summary, on_disk = raw.get(key), after.get(key) or before.get(key), stored.get(key)
             if data is not None and summary is not None and on_disk is not None:
                 image.sets[key], image.raw[key] = rs, data

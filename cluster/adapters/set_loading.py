@@ -205,7 +205,7 @@ def fetch_full(topics: dict[str, Any], rowed: dict[Key, bytes] | None = None
     (status_rows.overlay, which tells ``rowed``)."""
     out = []
     for fields, rows in _stored(topics):
-        out += status_rows.overlay(fields, rows, rowed)
+        out += status_rows.overlay(fields, rows, rowed, every=True)
     return out
 
 

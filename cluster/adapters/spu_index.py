@@ -96,7 +96,7 @@ def _patches(hot: HotState, patched: dict[int, list[Key]]) -> dict[int, list[Wri
     (the shard's next tick did it, its marker left behind by the unit of the moves alone)."""
     changes: dict[int, dict[int, list[tuple[Key, bool]]]] = {}  # shard -> SPU -> (set, joins)
     for shard, keys in patched.items():
-        by_spu = changes.setdefault(shard, {})
+        by_spu = changes[shard] = {}
         for set_key in keys:
             before = hot.before.get(set_key)
             old = {s for s, _, _ in before.replicas} if before is not None else set()

@@ -46,8 +46,7 @@ from django.conf import settings
 from cluster.adapters import shards
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.redis_keys import key
-from cluster.adapters.row_format import (HEAD, entries, entries_of,  # noqa: F401 (entries: readers')
-                                         row_of, status_entries)
+from cluster.adapters.row_format import HEAD, entries, entries_of, row_of, status_entries
 from cluster.adapters.steady_codec import Figures, from_figures
 from cluster.core.replication import Key
 from cluster.perf import gc_paused
@@ -132,24 +131,29 @@ def replica_sources(fields: list[tuple[Key, bytes]],
 
 
 def overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
-            rowed: dict[Key, bytes] | None = None) -> list[tuple[Key, bytes]]:
+            rowed: dict[Key, bytes] | None = None, *, every: bool = False
+            ) -> list[tuple[Key, bytes]]:
     """``fields`` (each set's field as stored) with the status of each set whose row holds
     an entry anchored to that field: what the set is. ``rows``: by topic, the rows read
     (block number as the field's name, bytes or str; None: no such row). ``rowed``, when
     given, learns each set's state: its entries' head (``head``) where an entry applied,
-    else nothing."""
+    else nothing. ``every``: ``fields`` are every field of the rows' topics (a full read),
+    so every entry is wanted."""
     with gc_paused():  # tens of thousands of entries, figures and rebuilt statuses
-        return _overlay(fields, rows, rowed)
+        return _overlay(fields, rows, rowed, every)
 
 
 def _overlay(fields: list[tuple[Key, bytes]], rows: Mapping[str, Mapping[Any, bytes | None]],
-             rowed: dict[Key, bytes] | None) -> list[tuple[Key, bytes]]:
-    # The fields' entries alone: a load of some sets reads their blocks' whole rows, and
-    # decoding every entry was 0.24 s of an SPU's change at 100,000 partitions.
-    wanted: dict[str, set[int]] = defaultdict(set)
-    for (topic, partition), _ in fields:
-        wanted[topic].add(partition)
-    found = _anchored(rows, lambda topic, row: entries_of(row, wanted[topic]))
+             rowed: dict[Key, bytes] | None, every: bool) -> list[tuple[Key, bytes]]:
+    if every:
+        found = _anchored(rows, lambda _, row: entries(row))
+    else:
+        # The fields' entries alone: a load of some sets reads their blocks' whole rows,
+        # and decoding every entry was 0.24 s of an SPU's change at 100,000 partitions.
+        wanted: dict[str, set[int]] = defaultdict(set)
+        for (topic, partition), _ in fields:
+            wanted[topic].add(partition)
+        found = _anchored(rows, lambda topic, row: entries_of(row, wanted[topic]))
     if not found:
         if rowed:
             for set_key, _ in fields:

@@ -255,14 +255,14 @@ def _write_maps(maps: dict[int, dict[int, list[int]]]) -> None:
     read and written back whole, a move's end cost a 100,000-partition topic's map
     decoded and encoded again (55 ms of the unit that ended it, under every lease). An
     index past the map's end is left alone, as before."""
-    table = connection.ops.quote_name(Topic._meta.db_table)
-    for pk, changed in maps.items():
-        items = sorted(changed.items())
-        for at in range(0, len(items), MAP_BATCH):
-            expression, params = _elements_replaced(items[at:at + MAP_BATCH])
-            with connection.cursor() as cursor:
+    table, pk_column = _quoted(Topic._meta.db_table), _quoted(Topic._meta.pk.column)
+    with connection.cursor() as cursor:
+        for pk, changed in maps.items():
+            items = sorted(changed.items())
+            for at in range(0, len(items), MAP_BATCH):
+                expression, params = _elements_replaced(items[at:at + MAP_BATCH])
                 cursor.execute(f"UPDATE {table} SET {_quoted('replica_map')} = {expression} "
-                               f"WHERE {_quoted(Topic._meta.pk.column)} = %s", [*params, pk])
+                               f"WHERE {pk_column} = %s", [*params, pk])
 
 
 def _elements_replaced(items: list[tuple[int, list[int]]]) -> tuple[str, list[Any]]:
