@@ -90,8 +90,8 @@ def members_now(snapshot: Snapshot, seen: InLrs) -> tuple[InLrs, LrsChange]:
 
 
 def _moved(value: Derived, moved: Iterable[tuple[PartitionView, PartitionView]]) -> Derived:
-    left, joined = change = core.lrs_changed(moved)
-    return Derived((value.now - left) | joined, change, value.now)
+    change = core.lrs_changed(moved)
+    return Derived(core.in_lrs_changed(value.now, change), change, value.now)
 
 
 def remember(row: HealingConfig, seen: InLrs, now: InLrs, change: LrsChange,
@@ -103,13 +103,12 @@ def remember(row: HealingConfig, seen: InLrs, now: InLrs, change: LrsChange,
     if not change[0] and not change[1]:
         return
     kept = _kept.get(store_namespace())
-    row.in_lrs_version = secrets.randbits(62)
+    version = row.in_lrs_version = secrets.randbits(62)
+    fields.append("in_lrs_version")
     # What changed since the base, when ``seen`` is what this process kept (a caller that
     # did not ask ``last_seen`` leaves no base known to build on) and there is a base.
     since = (_since_base(kept, change)
              if kept is not None and kept.members is seen and kept.base_size() else None)
-    fields.append("in_lrs_version")
-    version = row.in_lrs_version
     if since is None or sum(map(len, since)) > max(REBASE_AT_LEAST, len(now) // REBASE_SHARE):
         _write(version=version, packed=packed(now), changes=b"")
         _keep(Kept(version, now, frozenset(), frozenset()))

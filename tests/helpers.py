@@ -95,21 +95,21 @@ def another_process():
 POSTGRES = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
-def passed_on_postgresql(test_file: str | Path, keyword: str, name: str, passed: int, *,
-                         env: dict[str, str] | None = None,
-                         args: tuple[str, ...] = ()) -> None:
-    """Run the tests of ``test_file`` that ``keyword`` selects in a pytest of their own,
-    whose store is a fresh PostgreSQL database (``test_<name>_<pid>``, dropped after,
-    whatever database the suite runs on), and check that ``passed`` of them passed."""
+def passed_on_postgresql(test_file: str | Path, keyword: str | None, name: str, passed: int,
+                         *, env: dict[str, str] | None = None) -> None:
+    """Run the tests of ``test_file`` that ``keyword`` selects (None: all) in a pytest of
+    their own, whose store is a fresh PostgreSQL database (``test_<name>_<pid>``, dropped
+    after, whatever database the suite runs on), and check that ``passed`` of them passed."""
     import psycopg
 
     database = f"{name}_{os.getpid()}"
     base = POSTGRES.rsplit("/", 1)[0]
     env = {**os.environ, **(env or {}), "DATABASE_URL": f"{base}/{database}"}
+    selected = ["-k", keyword] if keyword is not None else []
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
                                "-p", "no:cacheprovider", "-p", "no:xdist", "--create-db",
-                               *args, str(test_file), "-k", keyword], env=env,
+                               str(test_file), *selected], env=env,
                               capture_output=True, text=True, timeout=300)
     finally:
         with psycopg.connect(POSTGRES, autocommit=True) as admin:

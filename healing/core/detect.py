@@ -207,7 +207,12 @@ def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionV
                  ) -> InLrs:
     """``members`` with each partition ``moved`` (its view before, its view now, in order:
     one may move several times) as it is now."""
-    left, joined = lrs_changed(moved)
+    return in_lrs_changed(members, lrs_changed(moved))
+
+
+def in_lrs_changed(members: InLrs, change: LrsChange) -> InLrs:
+    """``members`` less those that left, with those that joined (``lrs_changed``)."""
+    left, joined = change
     return (members - left) | joined
 
 

@@ -14,27 +14,12 @@ to its database are counted in ``pg_stat_activity``.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-POSTGRES = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+from tests.helpers import passed_on_postgresql
+
 PROBES = Path(__file__).with_name("pg_connection_probes.py")
 
 
 def test_a_worker_s_live_flushes_keep_its_connections_bounded_on_postgresql(tmp_path):
-    import psycopg
-
-    name = f"conns_{os.getpid()}"
-    base = POSTGRES.rsplit("/", 1)[0]
-    env = {**os.environ, "DATABASE_URL": f"{base}/{name}", "VAR_DIR": str(tmp_path)}
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
-                               "-p", "no:cacheprovider", "--create-db", str(PROBES)],
-                              env=env, capture_output=True, text=True, timeout=300)
-    finally:
-        with psycopg.connect(POSTGRES, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout, done.stdout[-3000:]
+    passed_on_postgresql(PROBES, None, "conns", 2, env={"VAR_DIR": str(tmp_path)})
