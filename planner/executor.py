@@ -62,7 +62,9 @@ def _sets_read(hot: HotState, e: PlanExecution, moves: list[PlanMove]) -> Iterat
     chosen: list[PlanMove] = []
     if e.state == S.RUNNING.value:
         pending = _pending(e, moves, hot.state.spus)
-        for beside in (flying, []):
+        # With none in flight the two choices are one: the plan's pending moves are scanned
+        # once (a drain's thousands, all loading the drained SPU, are passed over whole).
+        for beside in (flying, []) if flying else ([],):
             chosen += core.moves_to_start(pending, beside, max_per_spu=e.max_moves_per_spu,
                                           max_moves=e.max_moves, spus_of=_moved)
     for move in flying + chosen:
@@ -76,8 +78,14 @@ def _moved(move: PlanMove) -> frozenset[int]:
 def _pending(e: PlanExecution, moves: list[PlanMove], spus: dict[int, bool]) -> list[PlanMove]:
     """The moves not started, but those onto an SPU that is down (they would only stall:
     they wait, unstarted, for the SPU)."""
-    started = set(e.started)
-    return [m for m in moves if m.index not in started and all(spus.get(s) for s in m.added)]
+    started, up = set(e.started), _up(spus)
+    return [m for m in moves if m.index not in started and up.issuperset(m.added)]
+
+
+def _up(spus: dict[int, bool]) -> frozenset[int]:
+    """The SPUs online: a move's new replicas all among them is one C call, not a generator
+    a move (the executor goes over every move not started, three times a tick)."""
+    return frozenset(s for s, online in spus.items() if online)
 
 
 def _step(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
@@ -214,14 +222,16 @@ def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at:
     move in flight would (the move timeout), then fails: the plan ends instead of running
     for ever."""
     started, spus = set(e.started), hot.state.spus
+    up = _up(spus)
     timeout = settings.PLAN_MOVE_TIMEOUT_MS
     for move in moves:
-        down = [s for s in move.added if not spus.get(s)]
         if move.index in started:
             continue
-        if not down:
-            e.waiting.pop(str(move.index), None)
+        if up.issuperset(move.added):
+            if e.waiting:
+                e.waiting.pop(str(move.index), None)
             continue
+        down = [s for s in move.added if not spus.get(s)]
         why, since = _wait(e, move.index, f"new replica SPU {down[0]} offline", at)
         if at - since < timeout:
             e.waiting[str(move.index)] = [why, since]
