@@ -31,7 +31,7 @@ from cluster.adapters import metadata_log
 from cluster.adapters.hot_state import HotState
 from cluster.core.replication import Action, Key
 from cluster.core.replication.controllers import (SPU_KINDS, TOPIC_KINDS, AloneChanges,
-                                                  adoptable_alone, fold_spus,
+                                                  adoptable_alone, alone_until, fold_spus,
                                                   fold_topics, is_intent, needs_replica_sets)
 from cluster.engine.spu_loops import (OFFLINE, ONLINE, apply_rows, apply_settings,
                                      changed_in_rows, drop_topic, provisioned_topics,
@@ -50,7 +50,9 @@ class Topology(Enum):
     # else asked of the sets: adopted under every lease with only the changing SPUs' sets
     # loaded (``adopt_alone``).
     ALONE = "their sets alone"
-    WHOLE = "whole"  # a whole tick must adopt it (a topic made again under its name)
+    # A whole tick must adopt it (a topic made under a name the engine replicates, no
+    # deletion before it: one made again is dropped by one unit and made by the next).
+    WHOLE = "whole"
 
 
 class Found(NamedTuple):
@@ -74,7 +76,7 @@ def adopt_topology(hot: HotState, at: int) -> list[Action]:
         actions = sync_topology(hot)
         _adopt(hot, head, compared=at)
         return actions
-    actions = _fold(hot, entries) if entries else []
+    actions = _fold(hot, [e.data for e in entries]) if entries else []
     _adopt(hot, head)
     return actions
 
@@ -83,8 +85,10 @@ def topology_quiet(hot: HotState, at: int) -> Found:
     """A sharded coordinator's quiet tick, which holds no replica set: adopt what needs
     none (racks, topic settings) and say QUIET; ALONE, with the SPUs registered, forgotten
     or changing status, when the intents ask that and topics added or dropped and nothing
-    else of the sets; WHOLE when a whole tick must adopt the rest (a topic made again
-    under its name)."""
+    else of the sets; WHOLE when a whole tick must adopt the rest (another SPU's change
+    logged meanwhile; a topic made under a name the engine replicates and no deletion
+    before it). A topic deleted and made again is dropped by one such unit and made by
+    the next (``_alone_part``)."""
     topology, alone, _ = _without_other_sets(hot, at, loaded=None)
     return Found(topology, frozenset(alone.spus) if alone is not None else frozenset())
 
@@ -96,7 +100,7 @@ def adopt_alone(hot: HotState, at: int, spus: Iterable[int]) -> list[Action] | N
     topics the intents added since the adopted offset and drop those of the topics they
     deleted, with the racks and settings beside them, and record the head. None when by
     now they ask more of the replica sets (another SPU's change, whose sets are not
-    loaded; a topic made again): a whole tick must adopt it.
+    loaded): a whole tick must adopt it.
 
     An SPU going offline or coming back cost a whole tick: every set loaded, stepped and
     saved in one process (7.8-10.2 s of CPU at 120,000 partitions, with no shard stepping
@@ -128,7 +132,7 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
     and the dropped ones' deletion. Nothing is adopted when the answer is WHOLE, nor ALONE
     without ``loaded``."""
     head = metadata_log.intents_head()
-    compared = None
+    compared, again = None, False
     rows: dict[str, Any] = {}
     settings_changed: dict[str, dict[str, Any]] = {}
     if _compare_due(hot, head, at):
@@ -137,9 +141,12 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
         if found is None:
             return Topology.WHOLE, None, []
         alone, rows, compared = found.alone, found.kept, at
-        store, racks = found.store, found.racks
+        store, racks, again = found.store, found.racks, bool(found.again)
     else:
-        entries = _pending(hot, head)
+        found_entries = _pending(hot, head)
+        if found_entries is None:
+            return Topology.WHOLE, None, []
+        head, entries = _alone_part(hot, head, found_entries)
         if entries is None:
             return Topology.WHOLE, None, []
         alone, store, racks = AloneChanges(), None, None
@@ -175,7 +182,7 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
     for name, values in settings_changed.items():
         if name in hot.state.topics:
             apply_settings(hot, name, values)
-    _adopt(hot, head, compared=compared)
+    _adopt(hot, head, compared=compared, again=again)
     return (Topology.ALONE if alone else Topology.QUIET), alone, actions
 
 
@@ -192,18 +199,37 @@ def _compare_due(hot: HotState, head: int, at: int) -> bool:
     return not 0 <= at - compared < settings.REPLICATION_TOPOLOGY_COMPARE_S * 1000
 
 
-def _adopt(hot: HotState, head: int, compared: int | None = None) -> None:
-    """Record the intents head as adopted (saved with the unit's fenced write)."""
+def _adopt(hot: HotState, head: int, compared: int | None = None, *,
+           again: bool = False) -> None:
+    """Record the intents head as adopted (saved with the unit's fenced write); ``again``:
+    the comparison adopted only part of what the rows differ by (a topic made again was
+    dropped), so the next tick compares again."""
     adopted = {**hot.adopted, "offset": head}
     if compared is not None:
         adopted.update(compared=compared, checked=hot.checked)
     elif adopted.get("checked") is None:
         # Compared on a fresh meta, before the recovery check noted this Redis run.
         adopted["checked"] = hot.checked
+    if again:
+        adopted["compared"] = None
     hot.adopted = adopted
 
 
-def _pending(hot: HotState, head: int) -> Entries | None:
+def _alone_part(hot: HotState, head: int, entries: list[metadata_log.Entry]
+                ) -> tuple[int, Entries | None]:
+    """The head a unit without every set adopts up to, and the intents it folds: all of
+    them, or those before a topic is made again under its name (``alone_until``: the next
+    tick makes it); None when that is the first of them (a whole tick adopts it)."""
+    data = [e.data for e in entries]
+    count = alone_until(data, hot.topics.keys())
+    if count == len(entries):
+        return head, data
+    if count == 0:
+        return head, None
+    return entries[count].offset - 1, data[:count]
+
+
+def _pending(hot: HotState, head: int) -> list[metadata_log.Entry] | None:
     """The intent entries after the adopted offset up to ``head``, once the store applied
     them; None when the log no longer holds them all (a full comparison must do)."""
     first = hot.adopted["offset"] + 1
@@ -216,7 +242,7 @@ def _pending(hot: HotState, head: int) -> Entries | None:
     # between two intents (an outage's elections, the HW checkpoints) were 48,000 decoded
     # for nothing at 300,000 partitions, 1.3 s of an SPU's change.
     found = metadata_log.read_holding(first, head, _INTENT_NEEDLES, batch=_BATCH) or []
-    return [e.data for e in found if is_intent(e.data)]
+    return [e for e in found if is_intent(e.data)]
 
 
 # Each intent type as its entry's JSON holds it.

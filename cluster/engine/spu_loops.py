@@ -109,22 +109,24 @@ class RowsChanged(NamedTuple):
     kept: dict[str, TopicRow]  # the rows of the topics the engine replicates and keeps
     store: dict[int, str]  # every registered SPU's status, as ``reconcile_spus`` takes it
     racks: dict[str, str]  # ... and its rack, by its id as text
+    # Topics made again under their name: dropped now, made by the next comparison.
+    again: frozenset[str] = frozenset()
 
 
 def changed_in_rows(hot: HotState) -> RowsChanged | None:
     """What the rows differ by when the replica sets it touches can adopt it alone
     (core.replication.controllers.adoptable_alone): SPUs registered, forgotten or changing
     status, topics provisioned that the hot state does not replicate yet, topics it
-    replicates whose row is gone (by name, with the id it replicates them under); with the
-    rows of the topics it replicates, whose settings ``apply_rows`` applies once the sets
-    adopted the rest. None when a topic was made again under its name."""
+    replicates whose row is gone or another (by name, with the id it replicates them
+    under: one made again is made by the next comparison, ``again``, as both at once need
+    every set loaded); with the rows of the topics it replicates and keeps, whose settings
+    ``apply_rows`` applies once the sets adopted the rest."""
     rows = list(Spu.objects.values_list("id", "resolution", "rack"))
     store = {spu: resolution for spu, resolution, _ in rows}
     racks = {str(spu): rack or "" for spu, _, rack in rows}
     topics = provisioned_topics()
-    dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics}
-    if any(topics[n][0] != t["pk"] for n, t in hot.topics.items() if n in topics):
-        return None
+    again = frozenset(n for n, t in hot.topics.items() if n in topics and topics[n][0] != t["pk"])
+    dropped = {n: t["pk"] for n, t in hot.topics.items() if n not in topics or n in again}
     held = registered_spus(hot)
     spec = SpuSpec({spu: rack for spu, _, rack in rows},
                    {spu: resolution == ONLINE for spu, resolution in store.items()})
@@ -133,8 +135,8 @@ def changed_in_rows(hot: HotState) -> RowsChanged | None:
                               hot.state.spus)
     if changed is None:
         return None
-    kept = {name: row for name, row in topics.items() if name in hot.topics}
-    return RowsChanged(changed, kept, store, racks)
+    kept = {name: row for name, row in topics.items() if name in hot.topics and name not in again}
+    return RowsChanged(changed, kept, store, racks, again)
 
 
 def apply_rows(hot: HotState, rows: Mapping[str, TopicRow]) -> None:

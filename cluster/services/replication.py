@@ -104,10 +104,10 @@ def coordinate(*, now: int | None = None, dispatch: Dispatch | None = None,
     (``unloaded.NeedsSets``): it runs under every lease with only those sets loaded
     (``_steps_alone``), then the quiet tick runs without it. SPUs registered, forgotten,
     changing status or found silent, and topics added or dropped, are adopted under every
-    lease with only the changing SPUs' sets loaded (``_alone``). When something else
-    cluster-wide must change replica sets (a topic made again under its name, a tick step
-    that goes over every set, a Redis restart to check against the log) it runs the whole
-    tick instead, under every lease. Either way no shard task is needed that tick.
+    lease with only the changing SPUs' sets loaded (``_alone``); a topic deleted and made
+    again, by two of those. When something else cluster-wide must change replica sets (a
+    tick step that goes over every set, a Redis restart to check against the log) it runs
+    the whole tick instead, under every lease. Either way no shard task is needed that tick.
     """
     at = now if now is not None else now_ms()
     found, quotas = _quiet(at, lock_timeout_s, steps=True)

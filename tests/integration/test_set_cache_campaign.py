@@ -47,8 +47,10 @@ SPUS = 5
 TOPIC, OTHER = "orders", "extra"
 PARTITIONS = 24
 STEPS = int(os.environ.get("CACHE_CAMPAIGN_STEPS", "36"))
-# More with CACHE_CAMPAIGN_SEEDS=N (the seeds 1..N): a hunt, not the suite's run.
-SEEDS = list(range(1, int(os.environ.get("CACHE_CAMPAIGN_SEEDS", "3")) + 1))
+# More with CACHE_CAMPAIGN_SEEDS=N (the seeds 1..N, or from CACHE_CAMPAIGN_FIRST on): a
+# hunt, not the suite's run.
+FIRST = int(os.environ.get("CACHE_CAMPAIGN_FIRST", "1"))
+SEEDS = list(range(FIRST, FIRST + int(os.environ.get("CACHE_CAMPAIGN_SEEDS", "3"))))
 SHOWN = int(os.environ.get("CACHE_CAMPAIGN_SHOWN", "4"))  # the steps a failure names
 
 

@@ -263,6 +263,51 @@ def test_a_sharded_coordinator_drops_a_topic_deleted_from_its_entry_loading_no_s
     assert replication_coordinate(now=T0 + 2500, dispatch=LocalQueue()) is not None
 
 
+def test_a_topic_made_again_is_dropped_by_one_tick_and_made_by_the_next_loading_no_set(
+        sharded, monkeypatch):
+    """Both at once need every set loaded; one after the other, neither loads a set."""
+    from cluster.services import topic_delete
+
+    whole = _whole_ticks(monkeypatch)
+    made_alone("late", 3, 2)
+    topic_delete(name="late")
+    topic_create(name="late", partitions=2, replication=3)
+    loaded = _counting_loads(monkeypatch)
+    assert coordinated(T0 + 2000) == (None, [])
+    hot = hot_state.load()
+    assert "late" not in hot.topics and {t for t, _ in hot.state.replica_sets} == {"orders"}
+    assert hot.adopted["offset"] < intents_head()  # the creation is left to the next tick
+    assert coordinated(T0 + 2500) == (None, [])
+    assert whole == [] and loaded == [0, 0, 0, 0]
+    hot = hot_state.load()
+    assert hot.adopted["offset"] == intents_head()
+    late = {p: rs.replicas for (t, p), rs in hot.state.replica_sets.items() if t == "late"}
+    assert sorted(late) == [0, 1] and all(len(r) == 3 for r in late.values())
+    assert replication_coordinate(now=T0 + 3000, dispatch=LocalQueue()) is not None
+
+
+def test_a_topic_made_again_found_by_the_comparison_is_made_by_the_next_comparison(
+        sharded, monkeypatch):
+    """A comparison not due by time (the log began again under the adopted offset) that
+    drops a topic made again compares again at the next tick, which makes it."""
+    from cluster.services import topic_delete
+
+    whole = _whole_ticks(monkeypatch)
+    made_alone("late", 3, 2)
+    topic_delete(name="late")
+    topic_create(name="late", partitions=2, replication=3)
+    with locked_for_this_store(None) as held:
+        hot = hot_state.load()
+        hot.adopted = {**hot.adopted, "offset": intents_head() + 100}
+        hot_state.save(hot, held)
+    work, reads = coordinated(T0 + 2000)
+    assert work is None and reads  # compared: the rows name the topic made again
+    assert "late" not in hot_state.load().topics
+    work, reads = coordinated(T0 + 2500)
+    assert work is None and reads and whole == []
+    assert sorted(p for t, p in hot_state.load().state.replica_sets if t == "late") == [0, 1]
+
+
 def test_a_sharded_coordinator_adopts_an_spu_offline_from_its_entry_on_its_sets_alone(
         sharded, monkeypatch):
     whole = _whole_ticks(monkeypatch)

@@ -22,7 +22,7 @@ Each reducer says what the rows would say once the store applied the entries
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +117,25 @@ def fold_topics(entries: Iterable[Entry]) -> TopicChanges:
             out.added.add(name)
             out.settings.pop(name, None)
     return out
+
+
+def alone_until(entries: Sequence[Entry], replicated: Collection[str]) -> int:
+    """How many of ``entries`` (in offset order) a unit can adopt with no set but the ones
+    they reach loaded: those before the first that makes a topic under a name the engine
+    replicates (``replicated``) or an earlier entry deleted. A topic deleted and made
+    again is then dropped by one unit and made by the next, each alone, where both at once
+    need every set loaded (``adoptable_alone``): a whole tick, seconds at 100,000."""
+    gone: set[str] = set()
+    for count, entry in enumerate(entries):
+        kind = entry.get("type")
+        if kind not in TOPIC_KINDS or kind == intents.TOPIC_UPDATE:
+            continue
+        name = entry["topic"]
+        if kind == intents.TOPIC_DELETE:
+            gone.add(name)
+        elif entry.get("resolution") == PROVISIONED and (name in gone or name in replicated):
+            return count
+    return len(entries)
 
 
 @dataclass

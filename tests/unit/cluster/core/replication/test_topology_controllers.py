@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from cluster.core.replication import intents
 from cluster.core.replication.controllers import (AloneChanges, SpuSpec, adoptable_alone,
-                                                  fold_spus, fold_topics, needs_replica_sets)
+                                                  alone_until, fold_spus, fold_topics,
+                                                  needs_replica_sets)
 
 HELD = SpuSpec({0: "r1", 1: "r1"}, {0: True, 1: True})
 
@@ -109,3 +110,17 @@ def test_an_spu_registered_or_forgotten_reaches_its_sets_and_those_of_every_spu_
 def test_a_topic_made_again_under_its_name_needs_every_set():
     again = fold_topics([intents.topic_delete("u", 3), provisioned("u")])
     assert adoptable_alone(HELD, HELD, again) is None
+
+
+def test_intents_are_adopted_alone_up_to_a_topic_made_again_under_its_name():
+    delete, again = intents.topic_delete("u", 3), provisioned("u")
+    others = [provisioned("t"), status(0, "Offline")]
+    assert alone_until([*others, delete, status(1, "Offline"), again, delete], {"u"}) == 4
+    assert alone_until([delete, again], set()) == 1  # deleted in the same window
+    assert alone_until([again], {"u"}) == 0  # still replicated: nothing before it
+    assert alone_until([*others, delete], {"u"}) == 3  # nothing made again: all of them
+    # Made, deleted and made again within the window: up to the second making.
+    assert alone_until([again, delete, again], set()) == 2
+    # What is adopted up to the cut needs no set but the ones it reaches.
+    cut = [*others, delete, status(1, "Offline")]
+    assert adoptable_alone(HELD, fold_spus(HELD, cut), fold_topics(cut)) is not None
