@@ -19,7 +19,7 @@ checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
-        [--added 1000] [--spu-changes 3] [--plan-ticks 10]
+        [--added 1000 [--made-again]] [--spu-changes 3] [--plan-ticks 10]
         [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
@@ -134,6 +134,37 @@ def time_topic_added(partitions: int) -> dict[str, float]:
     return out
 
 
+def time_made_again(partitions: int) -> dict[str, object]:
+    """Delete the topic ``--added`` made and create it again under its name, then time the
+    coordinator's ticks until the engine replicates it again: which each ran (a whole tick
+    before round 31; dropped by one unit alone and made by the next since), then the
+    shards' step after them."""
+    from cluster.adapters import hot_state
+    from cluster.services import replication, topic_create, topic_delete
+
+    topic_delete(name="added")
+    topic_create(name="added", partitions=partitions, replication=3, min_lrs=2)
+    ticks: list[dict[str, object]] = []
+    while True:
+        wall, cpu = time.perf_counter(), time.process_time()
+        done = replication.coordinate()
+        ticks.append({"ran": done.ran.value,
+                      "wall_ms": round((time.perf_counter() - wall) * 1000, 1),
+                      "cpu_ms": round((time.process_time() - cpu) * 1000, 1)})
+        if "added" in hot_state.replicated_topics() or len(ticks) == 5:
+            break
+    for shard, quotas in ({} if done.quotas is None else done.quotas).items():
+        replication.replication_shard_tick(shard, quotas=quotas)
+    wall = time.perf_counter()
+    step_all()
+    out = {"ticks": ticks, "next_step_ms": round((time.perf_counter() - wall) * 1000, 1)}
+    print(f"  the topic of {partitions:,} made again: coordinator ticks "
+          + ", ".join(f"{t['ran']} {t['wall_ms']:.0f} ms ({t['cpu_ms']:.0f} ms CPU)"
+                      for t in ticks)
+          + f"; the step after {out['next_step_ms']:.0f} ms", flush=True)
+    return out
+
+
 def time_spu_changes(count: int) -> list[dict[str, float]]:
     """SPU 0, 1, ... taken offline and back online, each change timed: the coordinator's tick
     that adopts it (a whole tick before round 28, the SPU's sets alone since), then the step
@@ -217,6 +248,9 @@ def main() -> None:
     parser.add_argument("--added", type=int, default=0,
                         help="then create a topic of this many partitions and time the "
                              "coordinator's next tick, which adopts it")
+    parser.add_argument("--made-again", action="store_true",
+                        help="then delete the --added topic and create it again, timing the "
+                             "coordinator's ticks until it is replicated again")
     parser.add_argument("--spu-changes", type=int, default=0,
                         help="then take SPUs 0..N-1 offline and back online one at a time, "
                              "timing the coordinator's tick that adopts each change and the "
@@ -275,12 +309,14 @@ def main() -> None:
                 profile.runcall(lambda: task.apply().get())  # type: ignore[attr-defined]
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         added = time_topic_added(args.added) if args.added else None
+        again = time_made_again(args.added) if args.added and args.made_again else None
         changes = time_spu_changes(args.spu_changes) if args.spu_changes else None
         plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
                 if args.plan_ticks else None)
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
-                              "tasks": out, "topic_added": added, "spu_changes": changes,
+                              "tasks": out, "topic_added": added, "made_again": again,
+                              "spu_changes": changes,
                               "plan_ticks": plan}))
     finally:
         import os
