@@ -33,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,10 +166,11 @@ def time_made_again(partitions: int) -> dict[str, object]:
     return out
 
 
-def time_spu_changes(count: int) -> list[dict[str, float]]:
+def time_spu_changes(count: int, profile: bool = False) -> list[dict[str, float]]:
     """SPU 0, 1, ... taken offline and back online, each change timed: the coordinator's tick
     that adopts it (a whole tick before round 28, the SPU's sets alone since), then the step
-    of every shard after it, and the one after that."""
+    of every shard after it, and the one after that; ``profile``: the shards' two steps after
+    the last SPU went offline profiled (``--profile spu_step``)."""
     from cluster.services import replication
     from cluster.services.outages import spu_offline, spu_online
 
@@ -183,7 +185,11 @@ def time_spu_changes(count: int) -> list[dict[str, float]]:
             row[f"{name}_coordinator_cpu_ms"] = round((time.process_time() - cpu) * 1000, 1)
             for step in ("next_step_ms", "step_after_ms"):
                 wall = time.perf_counter()
-                step_all()
+                if profile and (spu, name) == (count - 1, "offline"):
+                    print(f"  profile: SPU {spu} offline, the shards' {step[:-3]}", flush=True)
+                    profiled(step_all)
+                else:
+                    step_all()
                 row[f"{name}_{step}"] = round((time.perf_counter() - wall) * 1000, 1)
             print(f"  SPU {spu} {name}: the coordinator's tick {row[f'{name}_coordinator_ms']:.0f}"
                   f" ms ({row[f'{name}_coordinator_cpu_ms']:.0f} ms CPU"
@@ -192,6 +198,14 @@ def time_spu_changes(count: int) -> list[dict[str, float]]:
                   f"{row[f'{name}_step_after_ms']:.0f} ms", flush=True)
         out.append(row)
     return out
+
+
+def profiled(run: Callable[[], object]) -> None:
+    """``run`` under cProfile, its top 40 by cumulative and by own time printed."""
+    profile = cProfile.Profile()
+    profile.runcall(run)
+    for order in ("cumulative", "tottime"):
+        pstats.Stats(profile).sort_stats(order).print_stats(40)
 
 
 def time_plan_ticks(count: int, profile: bool = False) -> dict[str, object]:
@@ -242,7 +256,8 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", default="",
-                        help="a task's name, or plan_coordinator (the last of --plan-ticks)")
+                        help="a task's name, plan_coordinator (the last of --plan-ticks) or "
+                             "spu_step (the shards' two steps after the last SPU went offline)")
     parser.add_argument("--only", default="", help="comma-separated task names to run")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--added", type=int, default=0,
@@ -310,7 +325,8 @@ def main() -> None:
                 pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
         added = time_topic_added(args.added) if args.added else None
         again = time_made_again(args.added) if args.added and args.made_again else None
-        changes = time_spu_changes(args.spu_changes) if args.spu_changes else None
+        changes = (time_spu_changes(args.spu_changes, args.profile == "spu_step")
+                   if args.spu_changes else None)
         plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
                 if args.plan_ticks else None)
         if args.json:
