@@ -16,10 +16,11 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
-from tests.stack import (ROOT, HotRedis, HwWatch, ProducerReport, ShardedStack, lost_records,
-                         produce_until)
+from tests.stack import (ROOT, HotRedis, HwWatch, ProducerReport, ShardedStack, _poll,
+                         lost_records, produce_until)
 
 pytestmark = [pytest.mark.redis]
 TOPIC = "spread"
@@ -137,3 +138,74 @@ def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
             found.append(sum(client.hlen(k) for k in client.scan_iter(match=f"*:sets:{TOPIC}")))
             client.close()
         assert found[0] and found[1] and found[0] + found[1] == PARTITIONS and not found[2], found
+
+
+def test_a_topic_reset_while_every_worker_is_paused_is_made_anew_from_its_new_rows(stack):
+    """An operator deletes a topic and creates it again under its name while no worker
+    steps (each SIGSTOPped): the engine finds both at once when they resume (dropped by one
+    unit, made by the next, neither loading a set). The topic is then the new one: its
+    partition count and replication, no record of the old one, and records produced to it
+    read back."""
+    name, old, new = "reset", 400, 200
+    made = stack.manage("topic", "create", name, "--partitions", str(old), "--replication", "3")
+    assert made.returncode == 0, made.stderr
+    wait_until(lambda: len(stack.hws(name)) == old, 60, "the topic is listed")
+    for p in (0, old - 1):
+        assert acked(stack, name, p, f"old-{p}")
+    # Every Celery process this test started: the stack's node and beat, and the second
+    # node (this process's child, outside the stack's family).
+    workers = [p for p in psutil.Process().children(recursive=True)
+               if "celery" in " ".join(p.cmdline())]
+    assert sum("second@" in " ".join(p.cmdline()) for p in workers) >= 1, workers
+    assert len(workers) >= 3, workers
+    for p in workers:
+        p.suspend()
+    try:
+        for args in (("delete", name),
+                     ("create", name, "--partitions", str(new), "--replication", "2")):
+            done = stack.manage("topic", *args)
+            assert done.returncode == 0, done.stderr
+    finally:
+        for p in workers:
+            p.resume()
+    wait_until(lambda: replicated(stack, name) == new, 90, "the engine made the new topic")
+    assert acked(stack, name, 0, "new-0")
+    assert stack.records(name, 0) == {0: "new-0"}  # nothing of the old topic's partition 0
+    checked = stack.manage("shell", "-c", RESET_CHECK % (name, name))
+    assert checked.returncode == 0, checked.stderr  # InvariantViolation names the rule broken
+    final = json.loads(checked.stdout.strip().splitlines()[-1])
+    assert final == {"partitions": list(range(new)), "replication": [2], "leaderless": [],
+                     "resolutions": ["Online"], "rows_agree": True}, final
+
+
+def acked(stack: ShardedStack, topic: str, partition: int, value: str) -> bool:
+    status, body = stack.produce(topic, partition, value)
+    if status == 202:
+        status, body = _poll(stack, body)
+    return status == 200 and body.get("state") == "acknowledged"
+
+
+def replicated(stack: ShardedStack, topic: str) -> int:
+    """How many of the topic's sets the saved hot state holds."""
+    done = stack.manage("shell", "-c", "from cluster.adapters import hot_state; print(sum("
+                        f"1 for t, _ in hot_state.load().state.replica_sets if t == {topic!r}))")
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+# The topic made again, as the saved hot state and its rows hold it.
+RESET_CHECK = """
+import json
+from cluster.adapters import hot_state
+from cluster.models import Partition
+from cluster.testing.invariants import InvariantChecker
+hot = hot_state.load()
+InvariantChecker().check(hot.state)
+sets = {rs.partition: rs for key, rs in hot.state.replica_sets.items() if key[0] == %r}
+rows = dict(Partition.objects.filter(topic__name=%r).values_list("index", "replicas"))
+print(json.dumps({"partitions": sorted(sets), "replication": sorted({len(rs.replicas)
+                  for rs in sets.values()}),
+                  "leaderless": sorted(p for p, rs in sets.items() if rs.leader is None),
+                  "resolutions": sorted({rs.resolution.value for rs in sets.values()}),
+                  "rows_agree": rows == {p: list(rs.replicas) for p, rs in sets.items()}}))
+"""
