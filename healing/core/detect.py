@@ -11,8 +11,9 @@ import math
 from collections import Counter
 from collections.abc import Collection, Iterable
 from functools import partial
-from typing import NamedTuple
+from typing import AbstractSet, NamedTuple
 
+from healing.core import overlaid
 from healing.core.model import (AnomalyType, Finding, PartitionView, Settings, Snapshot,
                                 SpuView)
 
@@ -177,7 +178,8 @@ def _goal_violation(snapshot: Snapshot, settings: Settings, counts: Tally) -> li
                     count=len(problems))]
 
 
-InLrs = frozenset[tuple[str, int, int]]
+# A frozenset, or the same set as a base and its changes (overlaid.Overlaid).
+InLrs = AbstractSet[tuple[str, int, int]]
 
 
 def in_lrs(snapshot: Snapshot) -> InLrs:
@@ -211,9 +213,10 @@ def in_lrs_moved(members: InLrs, moved: Iterable[tuple[PartitionView, PartitionV
 
 
 def in_lrs_changed(members: InLrs, change: LrsChange) -> InLrs:
-    """``members`` less those that left, with those that joined (``lrs_changed``)."""
+    """``members`` less those that left, with those that joined (``lrs_changed``), in time
+    proportional to the change (``overlaid.changed``: no copy of every member)."""
     left, joined = change
-    return (members - left) | joined
+    return overlaid.changed(members, frozenset(left), frozenset(joined))
 
 
 def new_shrinks(before: InLrs, snapshot: Snapshot, now: InLrs | None = None) -> Counter[int]:
