@@ -154,12 +154,11 @@ def test_a_topic_reset_while_every_worker_is_paused_is_made_anew_from_its_new_ro
         assert acked(stack, name, p, f"old-{p}")
     # Every Celery process this test started: the stack's node and beat, and the second
     # node (this process's child, outside the stack's family).
-    workers = [p for p in psutil.Process().children(recursive=True)
-               if "celery" in " ".join(p.cmdline())]
-    assert sum("second@" in " ".join(p.cmdline()) for p in workers) >= 1, workers
+    workers = [p for p in psutil.Process().children(recursive=True) if "celery" in command(p)]
+    assert sum("second@" in command(p) for p in workers) >= 1, workers
     assert len(workers) >= 3, workers
     for p in workers:
-        p.suspend()
+        p.suspend()  # (a worker that ended meanwhile fails the test: the stack broke)
     try:
         for args in (("delete", name),
                      ("create", name, "--partitions", str(new), "--replication", "2")):
@@ -176,6 +175,15 @@ def test_a_topic_reset_while_every_worker_is_paused_is_made_anew_from_its_new_ro
     final = json.loads(checked.stdout.strip().splitlines()[-1])
     assert final == {"partitions": list(range(new)), "replication": [2], "leaderless": [],
                      "resolutions": ["Online"], "rows_agree": True}, final
+
+
+def command(process: psutil.Process) -> str:
+    """Its command line; empty for one that has ended (a zombie another test left unwaited
+    among this process's children)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def acked(stack: ShardedStack, topic: str, partition: int, value: str) -> bool:
