@@ -12,7 +12,8 @@ every check, and packing and writing all 300,000 pairs was 0.2 s of a 0.3-0.5 s 
 5 MB value). The row holds a base (``packed``) and what changed since it (``changes``:
 the pairs added and the pairs removed); a run that changed some
 writes those two lists again, as they now stand against the base, and the base only once
-they pass an eighth of the members (``REBASE_SHARE``), when writing the whole is worth it.
+they pass an eighth of the members (``overlaid.rebase_due``), when writing the whole is worth
+it.
 
 A version is drawn at random, not counted: a write whose transaction rolled back after
 this process kept its members then names nothing another run could write.
@@ -28,13 +29,11 @@ import msgpack
 
 from cluster.ports import store_namespace
 from healing import core
-from healing.core import InLrs, LrsChange, PartitionView, Snapshot
+from healing.core import InLrs, LrsChange, PartitionView, Snapshot, overlaid
 from healing.models import HealingConfig, LrsMembers
 from healing.snapshot import derived
 
-# The base is written again once the pairs changed since it pass this share of the members.
-REBASE_SHARE = 8
-REBASE_AT_LEAST = 1000
+Pairs = frozenset[overlaid.Pair]
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,8 @@ class Kept:
     the changes starts from."""
     version: int
     members: InLrs
-    added: InLrs
-    removed: InLrs
+    added: Pairs
+    removed: Pairs
 
     def base_size(self) -> int:
         """How many members the row's base holds (none: the next write makes one)."""
@@ -107,9 +106,9 @@ def remember(row: HealingConfig, seen: InLrs, now: InLrs, change: LrsChange,
     fields.append("in_lrs_version")
     # What changed since the base, when ``seen`` is what this process kept (a caller that
     # did not ask ``last_seen`` leaves no base known to build on) and there is a base.
-    since = (_since_base(kept, change)
+    since = (overlaid.apart(kept.added, kept.removed, *map(frozenset, change))
              if kept is not None and kept.members is seen and kept.base_size() else None)
-    if since is None or sum(map(len, since)) > max(REBASE_AT_LEAST, len(now) // REBASE_SHARE):
+    if since is None or overlaid.rebase_due(sum(map(len, since)), len(now)):
         _write(version=version, packed=packed(now), changes=b"")
         _keep(Kept(version, now, frozenset(), frozenset()))
         return
@@ -122,25 +121,6 @@ def _write(**columns: object) -> None:
     """These columns of the members' row (made if missing), the others left unread."""
     if not LrsMembers.objects.filter(pk=LrsMembers.SINGLETON).update(**columns):
         LrsMembers.objects.create(pk=LrsMembers.SINGLETON, **columns)
-
-
-def _since_base(kept: Kept, change: LrsChange) -> tuple[InLrs, InLrs]:
-    """How the members now differ from the base that ``kept.members`` (those seen) differ
-    from by ``kept.added`` and ``kept.removed``, from the ``change`` since: a pair is in
-    the base when it was seen and not added since, or removed since."""
-    lost, gained = change
-    added, removed = set(kept.added), set(kept.removed)
-    for pair in gained:
-        if pair in removed:  # back in the base
-            removed.discard(pair)
-        else:
-            added.add(pair)
-    for pair in lost:
-        if pair in added:  # never was in the base
-            added.discard(pair)
-        else:
-            removed.add(pair)
-    return frozenset(added), frozenset(removed)
 
 
 def packed(members: InLrs) -> bytes:
@@ -156,7 +136,7 @@ def unpacked(data: bytes) -> InLrs:
     return frozenset(map(tuple, msgpack.unpackb(data)))  # type: ignore[arg-type]
 
 
-def changes_unpacked(data: bytes) -> tuple[InLrs, InLrs]:
+def changes_unpacked(data: bytes) -> tuple[Pairs, Pairs]:
     """The pairs added to the base and removed from it (none when ``data`` is empty)."""
     if not data:
         return frozenset(), frozenset()

@@ -63,8 +63,20 @@ def changed(members: Set[Pair], left: frozenset[Pair], joined: frozenset[Pair]
     if not isinstance(members, Overlaid):
         members = Overlaid(frozenset(members))
     base = members.base
-    added = (members.added - left) | (joined - base)
-    removed = (members.removed - joined) | (left & base)
-    if len(added) + len(removed) > max(REBASE_AT_LEAST, len(base) // REBASE_SHARE):
+    added, removed = apart(members.added, members.removed, left, joined)
+    if rebase_due(len(added) + len(removed), len(base)):
         return frozenset((base - removed) | added)
     return Overlaid(base, added, removed)
+
+
+def apart(added: frozenset[Pair], removed: frozenset[Pair], left: frozenset[Pair],
+          joined: frozenset[Pair]) -> tuple[frozenset[Pair], frozenset[Pair]]:
+    """The pairs added to a base and removed from it, once ``left`` left the set they make
+    and ``joined`` joined it: a pair that joins back is in the base again, and one that
+    leaves having been added never was. (The members' row keeps its changes so too.)"""
+    return (added - left) | (joined - removed), (removed - joined) | (left - added)
+
+
+def rebase_due(apart_count: int, base_size: int) -> bool:
+    """Whether the pairs apart from a base are many enough to fold into a new one."""
+    return apart_count > max(REBASE_AT_LEAST, base_size // REBASE_SHARE)

@@ -15,6 +15,7 @@ from cluster.services import topic_create
 from cluster.services.replication import replication_tick
 from cluster.services.waiting import LocalQueue
 from healing import members, snapshot
+from healing.core import overlaid
 from healing.models import HealingConfig, LrsMembers
 from healing.services import healing_check
 from tests.helpers import register_spus
@@ -103,8 +104,8 @@ def test_a_run_that_changed_some_members_writes_those_changes_not_the_base(clust
 
 def test_once_the_changes_pass_their_share_of_the_members_the_base_is_written_again(
         cluster, monkeypatch):
-    monkeypatch.setattr(members, "REBASE_AT_LEAST", 0)
-    monkeypatch.setattr(members, "REBASE_SHARE", 100)  # 12 members: any change passes
+    monkeypatch.setattr(overlaid, "REBASE_AT_LEAST", 0)
+    monkeypatch.setattr(overlaid, "REBASE_SHARE", 100)  # 12 members: any change passes
     lrs = Partition.objects.get(index=0).lrs
     behind_the_projections_back(lrs=[s for s in lrs if s != 2])
     healing_check(now_ms=3_000)
@@ -126,7 +127,7 @@ def test_the_changes_since_the_base_follow_any_members_through_a_process_s_runs(
         for _ in range(12):
             seen = kept.members
             now = frozenset(rng.sample(universe, rng.randint(40, 80)))
-            added, removed = members._since_base(kept, (seen - now, now - seen))
+            added, removed = overlaid.apart(kept.added, kept.removed, seen - now, now - seen)
             assert (base - removed) | added == now
             assert added.isdisjoint(base) and removed <= base
             kept = members.Kept(kept.version + 1, now, added, removed)
