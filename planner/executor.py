@@ -200,8 +200,7 @@ def _fail(e: PlanExecution, move: PlanMove, why: str) -> None:
 
 
 def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> list[Action]:
-    _give_up_waiting(hot, e, moves, at)
-    pending = _pending(e, moves, hot.state.spus)
+    pending = _give_up_waiting(hot, e, moves, at)
     flying = [moves[i] for i in e.in_flight]
     chosen = core.moves_to_start(pending, flying, max_per_spu=e.max_moves_per_spu,
                                  max_moves=e.max_moves, spus_of=_moved)
@@ -217,21 +216,23 @@ def _start_moves(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
     return actions
 
 
-def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int) -> None:
+def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at: int
+                     ) -> list[PlanMove]:
     """A move not started because a new replica's SPU is down waits for it as long as a
     move in flight would (the move timeout), then fails: the plan ends instead of running
-    for ever."""
-    started, spus = set(e.started), hot.state.spus
-    up = _up(spus)
+    for ever. Returns the moves that may start (``_pending``'s, from the same pass)."""
+    started, up = set(e.started), _up(hot.state.spus)
     timeout = settings.PLAN_MOVE_TIMEOUT_MS
+    pending: list[PlanMove] = []
     for move in moves:
         if move.index in started:
             continue
         if up.issuperset(move.added):
             if e.waiting:
                 e.waiting.pop(str(move.index), None)
+            pending.append(move)
             continue
-        down = [s for s in move.added if not spus.get(s)]
+        down = [s for s in move.added if s not in up]
         why, since = _wait(e, move.index, f"new replica SPU {down[0]} offline", at)
         if at - since < timeout:
             e.waiting[str(move.index)] = [why, since]
@@ -239,6 +240,7 @@ def _give_up_waiting(hot: HotState, e: PlanExecution, moves: list[PlanMove], at:
         e.waiting.pop(str(move.index), None)
         e.started.append(move.index)
         _fail(e, move, f"not started: {why} for {at - since} ms (timeout {timeout} ms)")
+    return pending
 
 
 def _within_byte_rate(hot: HotState, e: PlanExecution, chosen: list[PlanMove],
