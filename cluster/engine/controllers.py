@@ -143,10 +143,7 @@ def _without_other_sets(hot: HotState, at: int, *, loaded: frozenset[int] | None
         alone, rows, compared = found.alone, found.kept, at
         store, racks, again = found.store, found.racks, bool(found.again)
     else:
-        found_entries = _pending(hot, head)
-        if found_entries is None:
-            return Topology.WHOLE, None, []
-        head, entries = _alone_part(hot, head, found_entries)
+        head, entries = _alone_part(hot, head, _pending(hot, head))
         if entries is None:
             return Topology.WHOLE, None, []
         alone, store, racks = AloneChanges(), None, None
@@ -215,11 +212,14 @@ def _adopt(hot: HotState, head: int, compared: int | None = None, *,
     hot.adopted = adopted
 
 
-def _alone_part(hot: HotState, head: int, entries: list[metadata_log.Entry]
+def _alone_part(hot: HotState, head: int, entries: list[metadata_log.Entry] | None
                 ) -> tuple[int, Entries | None]:
     """The head a unit without every set adopts up to, and the intents it folds: all of
     them, or those before a topic is made again under its name (``alone_until``: the next
-    tick makes it); None when that is the first of them (a whole tick adopts it)."""
+    tick makes it); None when that is the first of them, or the log no longer holds them
+    (``_pending``: a whole tick adopts them)."""
+    if entries is None:
+        return head, None
     data = [e.data for e in entries]
     count = alone_until(data, hot.topics.keys())
     if count == len(entries):
