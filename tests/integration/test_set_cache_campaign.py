@@ -10,9 +10,9 @@ thought of; round 29 found by chance that a move started by another process, lea
 figures the same, was taken from a stale image and saved back without the move. Here every
 writer (the coordinator's tick and the shards' tasks on any process, produces, moves
 started by a plan's step, SPUs going offline, coming back and killed, preferred elections,
-producer rates, a topic created and dropped, network cuts and heals, store repair, every hot-state server
-lost and adopted) runs on a random process, so a stale take
-shows the step after it became possible, whatever way it came by."""
+producer rates, a topic created and dropped, network cuts and heals, store repair, every
+hot-state server lost and adopted) runs on a random process, so a stale take shows the step
+after it became possible, whatever way it came by."""
 from __future__ import annotations
 
 import copy

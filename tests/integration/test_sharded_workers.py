@@ -142,8 +142,9 @@ def test_two_workers_share_the_shards_through_an_outage_and_lose_nothing(stack):
 
 def test_a_topic_reset_while_every_worker_is_paused_is_made_anew_from_its_new_rows(stack):
     """An operator deletes a topic and creates it again under its name while no worker
-    steps (each SIGSTOPped): the engine finds both at once when they resume (dropped by one
-    unit, made by the next, neither loading a set). The topic is then the new one: its
+    steps (each SIGSTOPped): the engine finds both at once when they resume (from the log,
+    dropped by one unit and made by the next; this test checks the outcome, not the path:
+    test_topology_controllers.py does). The topic is then the new one: its
     partition count and replication, no record of the old one, and records produced to it
     read back."""
     name, old, new = "reset", 400, 200
