@@ -42,7 +42,7 @@ from cluster.metrics.counters import timed_shard_tick, timed_tick
 from cluster.models import Partition
 from cluster.projections import store as store_projection
 from cluster.selectors.sql import tuple_parser, with_texts
-from cluster.services.recovery import hot_state_check_against_store
+from cluster.services.recovery import checked_without_sets, hot_state_check_against_store
 from cluster.services.simulated_producers import (TopicQuota, produce_quotas,
                                                   producer_quotas, records_due,
                                                   simulate_producers)
@@ -201,7 +201,7 @@ def _quiet_tick(hot: HotState, at: int, *, steps: bool = True
     """Cluster-wide work that needs no replica set (QUIET, with its actions), or what the
     tick needs instead (QUIET with ``sets``: the tick steps read those; ``steps`` False:
     they ran already)."""
-    if hot.checked != hot_state.redis_run_id():
+    if not checked_without_sets(hot):  # a new Redis run that the whole state must check
         return Found(Topology.WHOLE), []
     found = topology_quiet(hot, at)
     if found.topology is not Topology.QUIET:

@@ -13,6 +13,8 @@ the coordinator's tick that adopts each change and the shards' two steps after i
 ``--plan-ticks N`` then plans the drain of the last SPU, applies it, and times N ticks while
 it runs: the coordinator's tick (sharded, a whole tick every tick before round 29; the
 step's own sets under every lease since) and the shards' steps after it;
+``--redis-restarts N`` then restarts the hot state's Redis from its file N times and
+times the coordinator's tick after each and the shards' steps;
 ``--outage-between`` takes an SPU offline and steps before each run but the first, so
 that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
 checkpoint instead (the log moved, no partition's status).
@@ -20,7 +22,7 @@ checkpoint instead (the log moved, no partition's status).
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
         [--added 1000 [--made-again]] [--spu-changes 3] [--plan-ticks 10]
-        [--outage-between | --checkpoint-between] [--json]
+        [--redis-restarts 2] [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -200,6 +202,42 @@ def time_spu_changes(count: int, profile: bool = False) -> list[dict[str, float]
     return out
 
 
+def time_redis_restarts(count: int, server: list, data: Path) -> list[dict[str, object]]:
+    """The hot state's Redis stopped and started again from its append-only file ``count``
+    times (``server`` holds its process), each followed by the coordinator's tick, timed with
+    what it ran (a whole tick before round 32; the quiet tick, which checks the new run, when
+    the log came back whole since), then the shards' steps in that tick and the next step."""
+    import os
+
+    from cluster.services import replication
+    from webapp.redis_server import start_private_redis
+
+    out: list[dict[str, object]] = []
+    for _ in range(count):
+        os.killpg(server[0].pid, signal.SIGTERM)
+        server[0].wait(120)
+        server[0], _url = start_private_redis(data, int((data / "port").read_text()))
+        wall, cpu = time.perf_counter(), time.process_time()
+        done = replication.coordinate()
+        row: dict[str, object] = {
+            "ran": done.ran.value,
+            "coordinator_ms": round((time.perf_counter() - wall) * 1000, 1),
+            "coordinator_cpu_ms": round((time.process_time() - cpu) * 1000, 1)}
+        wall = time.perf_counter()
+        for shard, quotas in (done.quotas or {}).items():
+            replication.replication_shard_tick(shard, quotas=quotas)
+        row["shards_ms"] = round((time.perf_counter() - wall) * 1000, 1)
+        wall = time.perf_counter()
+        step_all()
+        row["next_step_ms"] = round((time.perf_counter() - wall) * 1000, 1)
+        out.append(row)
+        print(f"  Redis restarted: the coordinator's tick ran {row['ran']} in "
+              f"{row['coordinator_ms']:.0f} ms ({row['coordinator_cpu_ms']:.0f} ms CPU), the "
+              f"shards' steps then {row['shards_ms']:.0f} ms; the next step "
+              f"{row['next_step_ms']:.0f} ms", flush=True)
+    return out
+
+
 def profiled(run: Callable[[], object]) -> None:
     """``run`` under cProfile, its top 40 by cumulative and by own time printed."""
     profile = cProfile.Profile()
@@ -281,6 +319,10 @@ def main() -> None:
                              "the log moved by entries that name no partition's status")
     parser.add_argument("--plan-between", action="store_true",
                         help="before each run after the first: five ticks of a running drain")
+    parser.add_argument("--redis-restarts", type=int, default=0,
+                        help="then stop the hot state's Redis and start it again from its "
+                             "file this many times, timing the coordinator's tick after each "
+                             "and the shards' steps (--only none: no task first)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     between = (spu_offline_and_step if args.outage_between
@@ -292,8 +334,8 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-periodic-"))
     # No live updates: no page watches, and their flusher would outlive the Redis at exit.
-    redis = setup_bench_store(workdir, args.postgres, "periodic",
-                              REPLICATION_SHARDS=str(args.shards), LIVE_UPDATES="0")
+    redis = [setup_bench_store(workdir, args.postgres, "periodic",
+                               REPLICATION_SHARDS=str(args.shards), LIVE_UPDATES="0")]
     try:
         from cluster.services import replication, spu_connect, spu_register
 
@@ -329,14 +371,16 @@ def main() -> None:
                    if args.spu_changes else None)
         plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
                 if args.plan_ticks else None)
+        restarts = (time_redis_restarts(args.redis_restarts, redis, workdir / "redis")
+                    if args.redis_restarts else None)
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
                               "tasks": out, "topic_added": added, "made_again": again,
                               "spu_changes": changes,
-                              "plan_ticks": plan}))
+                              "plan_ticks": plan, "redis_restarts": restarts}))
     finally:
         import os
-        os.killpg(redis.pid, signal.SIGTERM)  # type: ignore[attr-defined]
+        os.killpg(redis[0].pid, signal.SIGTERM)  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

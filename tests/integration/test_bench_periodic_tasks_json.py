@@ -45,3 +45,14 @@ def test_plan_ticks_time_the_ticks_while_a_drain_runs_and_its_moves_go_on():
         # Sharded, the plan's step runs on its own sets and the shards step every tick.
         assert tick["coordinator_ms"] > 0 and tick["ran_shards"] is True
     assert plan["ticks"][0]["in_flight"] > 0
+
+
+def test_redis_restarts_time_the_coordinators_tick_after_each_which_checks_it_quietly():
+    done = run_bench("--partitions", "300", "--shards", "2", "--only", "none",
+                     "--redis-restarts", "2", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    restarts = json.loads(done.stdout.splitlines()[-1])["redis_restarts"]
+    assert len(restarts) == 2
+    for row in restarts:
+        # The append-only file kept the log: the quiet tick checks the new run, shards step.
+        assert row["ran"] == "quiet" and row["shards_ms"] > 0 and row["next_step_ms"] > 0

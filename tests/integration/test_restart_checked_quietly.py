@@ -1,0 +1,158 @@
+"""A Redis restart, sharded: the coordinator's quiet tick checks it when no replica set is
+needed for that (the log came back whole, and only the server holding the meta restarted),
+and the whole tick still checks one that lost entries (cluster/services/recovery.py).
+
+The hot state here is on a private Redis of the test's own, restarted for real from its
+append-only file (or from an older copy of it), never the suite's server."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from cluster.adapters import hot_state, metadata_log, unloaded
+from cluster.models import Event
+from cluster.projections import store as store_projection
+from cluster.services import topic_create
+from cluster.services.outages import spu_offline
+from cluster.services.records import records_produce
+from cluster.services.recovery import with_its_meta
+from cluster.services.replication import replication_coordinate, replication_shard_tick
+from cluster.services.waiting import LocalQueue
+from cluster.testing.invariants import InvariantChecker
+from tests.django_fixtures import point_redis_at
+from tests.helpers import register_spus, watching_loads
+from webapp.redis_server import start_private_redis
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+SHARDS = 4
+
+
+class Restartable:
+    """A private redis-server on its own append-only file, stopped and started on its port."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self.proc, self.url = start_private_redis(data)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+    def start(self) -> None:
+        self.proc, _ = start_private_redis(self.data, int((self.data / "port").read_text()))
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture
+def server(redis_url, tmp_path, settings, monkeypatch):
+    """Four shards of blocks of 4 over 16 partitions, everything on a Redis of the test's."""
+    from cluster.adapters import shards
+
+    own = Restartable(tmp_path / "hot")
+    point_redis_at(own.url, settings)
+    settings.REPLICATION_SHARDS = SHARDS
+    settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600  # no follower leaves the LRS meanwhile
+    monkeypatch.setattr(shards, "BLOCK", 4)
+    register_spus(0, 1, 2, 3, online=True)
+    topic_create(name="orders", partitions=16, replication=3)
+    try:
+        yield own
+    finally:
+        own.stop()
+
+
+@pytest.fixture
+def whole(monkeypatch):
+    """A 1 for each whole tick the coordinator runs."""
+    return watching_loads(monkeypatch, lambda hot: None)
+
+
+def sharded_tick(checker: InvariantChecker, now: int) -> dict | None:
+    queue = LocalQueue()
+    work = replication_coordinate(now=now, dispatch=queue)
+    for shard, quotas in (work or {}).items():
+        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
+    queue.drain()
+    checker.check(hot_state.load().state)
+    return work
+
+
+def produce(partition: int) -> None:
+    queue = LocalQueue()
+    outcome = records_produce(topic="orders", partition=partition, acks=1, count=3,
+                              dispatch=queue)
+    queue.drain()
+    assert outcome.state == "acknowledged", outcome
+
+
+def figures() -> dict:
+    sets = hot_state.load().state.replica_sets
+    return {k: (rs.hw, rs.leo, rs.leader, rs.epoch) for k, rs in sets.items()}
+
+
+def test_a_restart_that_kept_the_log_is_checked_by_the_quiet_tick_with_no_whole_tick(
+        server, whole):
+    checker = InvariantChecker()
+    sharded_tick(checker, now=7_000_000)  # the first: whole, it makes the sets
+    for p in range(16):
+        produce(p)
+    assert sharded_tick(checker, now=7_001_000) is not None
+    before, run, ticks = figures(), hot_state.redis_run_id(), len(whole)
+    server.restart()
+    assert hot_state.redis_run_id() != run
+
+    work = sharded_tick(checker, now=7_002_000)
+
+    assert work is not None and sorted(work) == list(range(SHARDS)), "the shards stepped"
+    assert len(whole) == ticks, "no whole tick for a restart that lost nothing"
+    assert hot_state.load().checked == hot_state.redis_run_id()  # noted: checked once
+    assert {k: v[1:] for k, v in figures().items()} == {k: v[1:] for k, v in before.items()}
+    produce(5)
+    sharded_tick(checker, now=7_003_000)
+    assert figures()[("orders", 5)][:2] == (6, 6)
+    assert not Event.objects.filter(operation="hot-state-lost").exists()
+
+
+def test_a_restart_from_an_older_file_behind_the_store_still_takes_the_whole_tick(
+        server, whole, tmp_path):
+    checker = InvariantChecker()
+    sharded_tick(checker, now=8_000_000)
+    server.stop()
+    shutil.copytree(server.data, tmp_path / "older")
+    server.start()
+    spu_offline(spu_id=3)  # elections: entries the store applies, then lost with the newer file
+    sharded_tick(checker, now=8_001_000)
+    store_projection.catch_up()
+    applied = store_projection.applied_offset()
+    server.stop()
+    shutil.rmtree(server.data)
+    shutil.copytree(tmp_path / "older", server.data)
+    server.start()
+    assert metadata_log.head() < applied, "the older file ends before the store's offset"
+    ticks = len(whole)
+
+    assert replication_coordinate(now=8_002_000, dispatch=LocalQueue()) is None
+    assert len(whole) == ticks + 1
+    hot = hot_state.load()
+    assert hot.checked == hot_state.redis_run_id()
+    assert not isinstance(hot.state.replica_sets, unloaded.UnloadedSets)
+    assert metadata_log.head() >= applied  # offsets go on after the store's
+
+
+@pytest.mark.parametrize("before, after, quiet", [
+    (None, "a", False),                   # a fresh meta: the whole tick checks it
+    ("a", "b", True),                     # one server: its sets came back with its meta
+    ("a|b|4", "c|b|4", True),             # spread, the meta's server alone
+    ("a|b|4", "a|c|4", False),            # another server: sets the meta names may be gone
+    ("a|b|4", "c|d|4", False),
+    ("a|b|4", "a|b|8", False),            # another placement: the sets move first
+    ("a|b|4", "a", False),
+    ("a", "a|b|4", False),
+])
+def test_only_a_restart_of_the_server_holding_the_meta_is_checked_without_sets(
+        before, after, quiet):
+    assert with_its_meta(before, after) is quiet
