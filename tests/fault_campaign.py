@@ -156,6 +156,16 @@ def hot_redis_killed(stack: ShardedStack, rng: random.Random) -> str:
     return f"hot-state Redis {order} SIGKILL, each restarted from its append-only file"
 
 
+def hot_home_redis_killed(stack: ShardedStack, rng: random.Random) -> str:
+    """The first hot-state server alone (the cluster lease, the meta, the log and its shards'
+    sets) SIGKILLed and started again from its append-only file: a log that came back whole
+    is checked by the coordinator's quiet tick, with no whole tick."""
+    stack.hot[0].send(signal.SIGKILL)
+    time.sleep(rng.uniform(1, 3))
+    stack.hot[0].restart()
+    return "the first hot-state Redis SIGKILL, restarted from its append-only file"
+
+
 def hot_redis_paused(stack: ShardedStack, rng: random.Random) -> str:
     """Every hot-state server SIGSTOPped in turn, some past the clients' socket timeout
     (5 s): a command that timed out may still run when its server continues."""
@@ -174,15 +184,35 @@ def topic_added(stack: Stack, rng: random.Random, seconds: float = 30) -> str:
     """A topic created while the others are busy (sharded, its sets are made under every
     lease with no other set loaded): every partition of it has a leader soon after."""
     name = f"added-{rng.randrange(10**6)}"
-    made = stack.manage("topic", "create", name, "--partitions", "4", "--replication", "2")
+    _created(stack, name, 4, seconds)
+    return f"topic {name} created: every partition led"
+
+
+def topic_made_again(stack: Stack, rng: random.Random, seconds: float = 30) -> str:
+    """A topic created, then deleted and created again under its name with another
+    partition count, with no wait between the two (sharded, dropped by one unit alone and
+    made by the next): every partition of the new one has a leader soon after, and none of
+    the old one's is left."""
+    name = f"again-{rng.randrange(10**6)}"
+    _created(stack, name, 2, seconds)
+    gone = stack.manage("topic", "delete", name)
+    assert gone.returncode == 0, gone.stderr[-2000:]
+    _created(stack, name, 5, seconds)
+    return f"topic {name} deleted and created again: every partition of the new one led"
+
+
+def _created(stack: Stack, name: str, partitions: int, seconds: float) -> None:
+    made = stack.manage("topic", "create", name, "--partitions", str(partitions),
+                        "--replication", "2")
     assert made.returncode == 0, made.stderr[-2000:]
     deadline, rows = time.monotonic() + seconds, []
     while time.monotonic() < deadline:
         rows = _rows(stack, name)
-        if len(rows) == 4 and all(r["leader"] is not None for r in rows):
-            return f"topic {name} created: every partition led"
+        if len(rows) == partitions and all(r["leader"] is not None for r in rows):
+            return
         time.sleep(0.3)
-    raise AssertionError(f"topic {name}: not every partition led after {seconds} s: {rows}")
+    raise AssertionError(f"topic {name}: not every one of {partitions} partitions led after "
+                         f"{seconds} s: {rows}")
 
 
 def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None:
@@ -196,7 +226,8 @@ def _until_leaderless(stack: Stack, partition: int, seconds: float = 15) -> None
 FAULTS = [spu_outage, election_with_worker_killed, election_with_worker_paused,
           redis_killed, unclean_election]
 # The hot state spread over servers of its own (ShardedStack.hot): they fail too.
-SPREAD_FAULTS = [*FAULTS, hot_redis_killed, hot_redis_paused, topic_added]
+SPREAD_FAULTS = [*FAULTS, hot_redis_killed, hot_home_redis_killed, hot_redis_paused,
+                 topic_added, topic_made_again]
 
 
 def campaign(stack: Stack, seconds: float, rng: random.Random,
