@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cluster.adapters import hot_servers, hot_state, lease, metadata_log
+from cluster.adapters import hot_servers, hot_state, lease, metadata_log, shards
+from cluster.adapters.set_loading import sets_key
 from cluster.engine import store_identity
 from cluster.adapters.hot_state import HotState
 from cluster.core import replication as core
@@ -65,16 +66,18 @@ def checked_without_sets(hot: HotState) -> bool:
     False when the whole state must check it (``hot_state_check_against_store``).
 
     Sharded, a restart that lost nothing took a whole tick: every set loaded in one process
-    while no shard stepped (17-21 s at 100,000 partitions), to restore nothing. The check
-    reads sets only to restore a loss (the log's head below the store's offset) or to
-    remake the sets a spread server came back without; neither can be the case when the log
-    is whole and every server that restarted is the one holding the meta (``with_its_meta``).
-    The verdict is taken before this run's first append to the log, as the whole tick's is.
+    while no shard stepped (5.7-6.9 s at 100,000 partitions, then as long again for the
+    shards to read every set anew), to restore nothing. The check reads sets only to
+    restore a loss (the log's head below the store's offset) or to remake the sets a spread
+    server came back without; neither is the case when the log is whole and every server
+    that restarted still holds each set the meta places there (``sets_kept``). The verdict
+    is taken before this run's first append to the log, as the whole tick's is.
     """
     run = hot_state.redis_run_id()
     if hot.checked == run:
         return True
-    if not with_its_meta(hot.checked, run):
+    restarted = restarted_servers(hot.checked, run)
+    if restarted is None or not sets_kept(hot, restarted):
         return False
     lease.raise_fence(store_identity.store_highest_token())
     if metadata_log.head() < store_projection.applied_offset():
@@ -83,16 +86,46 @@ def checked_without_sets(hot: HotState) -> bool:
     return True
 
 
-def with_its_meta(before: str | None, after: str) -> bool:
-    """Whether the runs ``before`` and ``after`` (``hot_state.redis_run_id``) differ only by
-    a restart of the server holding the meta and the log: on one server, any restart; spread
-    (``run ids|shards``), one of the first alone, under the same placement. Its sets came
-    back from the same file as the topic table naming them, as a prefix of its writes, and
-    the other servers kept theirs: no set the meta names is gone. None (a fresh meta): no."""
+def restarted_servers(before: str | None, after: str) -> frozenset[int] | None:
+    """The hot-state servers whose run differs between ``before`` and ``after``
+    (``hot_state.redis_run_id``: one server's id, or spread ``id0|id1|…|shards``); None when
+    the two cannot be compared: a fresh meta, or another placement (the sets move first)."""
     if before is None:
-        return False
+        return None
     was, now = before.split("|"), after.split("|")
-    return len(was) == len(now) and was[1:] == now[1:]
+    if len(was) != len(now):
+        return None
+    if len(was) > 1:  # spread: the servers' ids, then the shard count
+        if was[-1] != now[-1]:
+            return None
+        was, now = was[:-1], now[:-1]
+    return frozenset(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
+
+
+def sets_kept(hot: HotState, restarted: frozenset[int]) -> bool:
+    """Whether each restarted server holds a field for every set the topic table places on
+    it. The first server's sets came back from the same file as the meta naming them: a
+    prefix of its writes, where a topic's sets there come with the table that names them.
+    Any other one is asked, a topic's set count at a time (one round trip): a server back
+    empty, or without a topic made since its file was written, holds fewer."""
+    others = sorted(restarted - {hot_servers.HOME})
+    if not others:
+        return True
+    count = shards.count()
+    expected: dict[int, dict[str, int]] = {server: {} for server in others}
+    for shard in range(count):
+        server = hot_servers.server_of_shard(shard)
+        if server in expected:
+            for name, _ in shards.keys_of_shard(hot.topics, shard, count):
+                expected[server][name] = expected[server].get(name, 0) + 1
+    for server, wanted in expected.items():
+        pipe = hot_servers.client_of(server).pipeline(transaction=False)
+        names = sorted(wanted)
+        for name in names:
+            pipe.hlen(sets_key(name))
+        if list(pipe.execute()) != [wanted[name] for name in names]:
+            return False
+    return True
 
 
 def hot_state_recover(hot: HotState, names: Iterable[str], head: int, applied: int, *,

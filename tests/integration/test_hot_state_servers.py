@@ -178,7 +178,8 @@ def test_readiness_checks_every_hot_state_server(two_hot_servers, settings):
         assert not readiness()["checks"]["redis"]["ok"]
 
 
-def test_a_restart_of_the_second_server_sends_the_next_tick_whole_and_loses_nothing(spread):
+def test_a_restart_of_the_second_server_that_kept_its_sets_is_checked_quietly_losing_nothing(
+        spread):
     from tests.django_fixtures import restart_second_redis
 
     checker = InvariantChecker()
@@ -190,8 +191,10 @@ def test_a_restart_of_the_second_server_sends_the_next_tick_whole_and_loses_noth
     assert replication_coordinate(now=8_001_000, dispatch=LocalQueue()) is not None  # quiet
     restart_second_redis()
     assert hot_state.redis_run_id() != run
-    # The coordinator sees another run id: the tick is whole and checks the state.
-    assert replication_coordinate(now=8_002_000, dispatch=LocalQueue()) is None
+    # Another run id, and the second server still holds every set placed there: the quiet
+    # tick checks it (no whole tick) and notes the run.
+    assert replication_coordinate(now=8_002_000, dispatch=LocalQueue()) is not None
+    assert hot_state.load().checked == hot_state.redis_run_id()
     checker.check(hot_state.load().state)
     assert {k: v[:2] for k, v in figures().items()} == {k: v[:2] for k, v in before.items()}
     produce(expected_partition(1))
@@ -248,3 +251,34 @@ def test_a_second_server_back_empty_has_its_sets_made_again_at_the_stores_offset
     sharded_tick(checker, now=9_002_000)
     floor = floors[("orders", expected_partition(1))]
     assert figures()[("orders", expected_partition(1))][:2] == (floor + 3, floor + 3)
+
+
+def test_a_second_server_back_from_a_file_older_than_a_topic_takes_the_whole_tick_to_remake_it(
+        spread, tmp_path):
+    import shutil
+
+    from tests.django_fixtures import SECOND_REDIS
+    from webapp.redis_server import start_private_redis
+
+    checker = InvariantChecker()
+    sharded_tick(checker, now=9_500_000)
+    second, data = SECOND_REDIS["proc"], SECOND_REDIS["data"]
+    second.terminate()
+    second.wait(10)
+    shutil.copytree(data, tmp_path / "older")  # its file before the topic below was made
+    port = int((data / "port").read_text())
+    SECOND_REDIS["proc"], _ = start_private_redis(data, port)
+    topic_create(name="late", partitions=PARTITIONS, replication=3)
+    sharded_tick(checker, now=9_501_000)  # made alone under every lease, on both servers
+    assert {("late", p) for p in range(PARTITIONS)} <= set(figures())
+    SECOND_REDIS["proc"].terminate()
+    SECOND_REDIS["proc"].wait(10)
+    shutil.rmtree(data)
+    shutil.copytree(tmp_path / "older", data)
+    SECOND_REDIS["proc"], _ = start_private_redis(data, port)
+    assert not redis.Redis.from_url(spread[1]).exists(hot_state.sets_key("late"))
+
+    # The second server lacks the sets of "late" placed there: the whole tick remakes them.
+    assert replication_coordinate(now=9_502_000, dispatch=LocalQueue()) is None
+    assert {("late", p) for p in range(PARTITIONS)} <= set(figures())
+    checker.check(hot_state.load().state)

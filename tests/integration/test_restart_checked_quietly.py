@@ -1,6 +1,7 @@
 """A Redis restart, sharded: the coordinator's quiet tick checks it when no replica set is
-needed for that (the log came back whole, and only the server holding the meta restarted),
-and the whole tick still checks one that lost entries (cluster/services/recovery.py).
+needed for that (the log came back whole, and every server that restarted holds the sets
+the meta places there), and the whole tick still checks one that lost entries
+(cluster/services/recovery.py; spread over two servers: test_hot_state_servers.py).
 
 The hot state here is on a private Redis of the test's own, restarted for real from its
 append-only file (or from an older copy of it), never the suite's server."""
@@ -16,7 +17,7 @@ from cluster.projections import store as store_projection
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_produce
-from cluster.services.recovery import with_its_meta
+from cluster.services.recovery import restarted_servers
 from cluster.services.replication import replication_coordinate, replication_shard_tick
 from cluster.services.waiting import LocalQueue
 from cluster.testing.invariants import InvariantChecker
@@ -143,16 +144,19 @@ def test_a_restart_from_an_older_file_behind_the_store_still_takes_the_whole_tic
     assert metadata_log.head() >= applied  # offsets go on after the store's
 
 
-@pytest.mark.parametrize("before, after, quiet", [
-    (None, "a", False),                   # a fresh meta: the whole tick checks it
-    ("a", "b", True),                     # one server: its sets came back with its meta
-    ("a|b|4", "c|b|4", True),             # spread, the meta's server alone
-    ("a|b|4", "a|c|4", False),            # another server: sets the meta names may be gone
-    ("a|b|4", "c|d|4", False),
-    ("a|b|4", "a|b|8", False),            # another placement: the sets move first
-    ("a|b|4", "a", False),
-    ("a", "a|b|4", False),
+@pytest.mark.parametrize("before, after, restarted", [
+    (None, "a", None),                    # a fresh meta: the whole tick checks it
+    ("a", "a", frozenset()),
+    ("a", "b", {0}),                      # one server
+    ("a|b|4", "c|b|4", {0}),              # spread: the meta's server
+    ("a|b|4", "a|c|4", {1}),
+    ("a|b|4", "c|d|4", {0, 1}),
+    ("a|b|4", "a|b|8", None),             # another placement: the sets move first
+    ("a|b|4", "a", None),
+    ("a", "a|b|4", None),
+    ("a|b|4", "a|b|c|4", None),
 ])
-def test_only_a_restart_of_the_server_holding_the_meta_is_checked_without_sets(
-        before, after, quiet):
-    assert with_its_meta(before, after) is quiet
+def test_the_servers_restarted_are_read_off_the_run_ids_unless_the_placement_changed(
+        before, after, restarted):
+    assert restarted_servers(before, after) == (None if restarted is None
+                                                else frozenset(restarted))
