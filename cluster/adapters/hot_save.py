@@ -150,6 +150,8 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     token = _generation_ops(ops, held)
     for server, written in spu_index.ops(hot, token).items():  # each with its generation
         ops.setdefault(server, []).extend(written)
+    for note in _noted(hot, token, keys):  # beside its lease's generation, on its server
+        ops.setdefault(hot_servers.server_of_lock(note.key), []).append(note)
     _write_with_log(hot, held, ops, log(keys) if log else [])
     hot.generation = token
     return keys
@@ -235,7 +237,7 @@ def _noted(hot: HotState, token: str, keys: list[Key]) -> list[WriteOp]:
     """The save's note of the sets it wrote (set_cache ``written_since``), one per lease it
     loaded under, when it writes few and knows the generation it follows; else, for a
     holder of every lease sharded, one per shard (``_noted_by_shard``); else none."""
-    if hot.dropped or hot_servers.spread():
+    if hot.dropped:
         return []
     if hot.generation is None or len(keys) > set_cache.NOTED_SETS:
         return _noted_by_shard(hot, token, keys)

@@ -78,21 +78,17 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache,
     not the store's only by the saves the leases' notes name since (set_cache
     ``written_since``): the image whole but for the sets those saves wrote, read and
     decoded anew; its steady index kept for the rest. False (nothing taken) when the notes
-    do not lead from the image to the store (a large save noted nothing, the hot state is
-    spread, no image), or the image and the sets written are not the sets the load reads.
+    do not lead from the image to the store (a large save noted nothing, no image), or the image and the sets written are not the sets the load reads.
 
     A shard's unit takes this way after a holder of every lease wrote a few of its sets
     (an SPU changing status: engine/controllers.adopt_alone), which notes for each shard
     what it wrote there (hot_save._noted): it read and compared every set's bytes."""
     scope = cache_scope(hot)
     since = cache.token(scope)
-    if (not hot.complete or (keys is None and not hot.full) or hot_servers.spread()
-            or not hot.scope or hot.generation is None or since is None):
+    if (not hot.complete or (keys is None and not hot.full) or not hot.scope
+            or hot.generation is None or since is None):
         return False
-    pipe = hot_servers.client_of(hot_servers.HOME).pipeline(transaction=False)
-    for lock_key in hot.scope:
-        pipe.lrange(set_cache.noted_key(lock_key), 0, -1)
-    written = set_cache.written_since(pipe.execute(), since, hot.generation)
+    written = set_cache.written_since(_notes(hot.scope), since, hot.generation)
     if written is None:
         return False
     if keys is not None:
@@ -119,6 +115,19 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache,
           set_cache.SetCache.holding(scope, old), read=written)
     hot.exact = True
     return True
+
+
+def _notes(scope: Iterable[str]) -> list[list[bytes]]:
+    """Each lease's notes (newest first), read from the lease's server: spread, a shard's
+    notes live beside its generation (hot_save._noted), one round trip a server."""
+    by_server = hot_servers.grouped(list(scope), hot_servers.server_of_lock)
+    found: dict[str, list[bytes]] = {}
+    for server, lock_keys in by_server.items():
+        pipe = hot_servers.client_of(server).pipeline(transaction=False)
+        for lock_key in lock_keys:
+            pipe.lrange(set_cache.noted_key(lock_key), 0, -1)
+        found.update(zip(lock_keys, pipe.execute()))
+    return [found[lock_key] for lock_key in scope]
 
 
 def adopt(hot: HotState, fetched: list[tuple[Key, bytes]],

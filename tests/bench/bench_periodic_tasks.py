@@ -14,7 +14,8 @@ the coordinator's tick that adopts each change and the shards' two steps after i
 it runs: the coordinator's tick (sharded, a whole tick every tick before round 29; the
 step's own sets under every lease since) and the shards' steps after it;
 ``--redis-restarts N`` then restarts the hot state's Redis from its file N times and
-times the coordinator's tick after each and the shards' steps;
+times the coordinator's tick after each and the shards' steps (the first of ``--hot-redis
+N``'s servers, when the hot state is on servers of its own);
 ``--outage-between`` takes an SPU offline and steps before each run but the first, so
 that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
 checkpoint instead (the log moved, no partition's status).
@@ -22,7 +23,7 @@ checkpoint instead (the log moved, no partition's status).
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
         [--added 1000 [--made-again]] [--spu-changes 3] [--plan-ticks 10]
-        [--redis-restarts 2] [--outage-between | --checkpoint-between] [--json]
+        [--redis-restarts 2] [--hot-redis 2] [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -323,6 +324,9 @@ def main() -> None:
                         help="then stop the hot state's Redis and start it again from its "
                              "file this many times, timing the coordinator's tick after each "
                              "and the shards' steps (--only none: no task first)")
+    parser.add_argument("--hot-redis", type=int, default=0,
+                        help="the hot state on this many private Redis servers of its own "
+                             "(HOT_STATE_REDIS_URLS); 0: on the broker's, as by default")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     between = (spu_offline_and_step if args.outage_between
@@ -330,12 +334,17 @@ def main() -> None:
                else plan_steps_between if args.plan_between else None)
 
     from _django import setup_bench_store
-    from bench_sharded_ticks import grow_to
+    from bench_sharded_ticks import grow_to, start_hot_redis
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-periodic-"))
+    hot = start_hot_redis(workdir, args.hot_redis)
     # No live updates: no page watches, and their flusher would outlive the Redis at exit.
     redis = [setup_bench_store(workdir, args.postgres, "periodic",
-                               REPLICATION_SHARDS=str(args.shards), LIVE_UPDATES="0")]
+                               REPLICATION_SHARDS=str(args.shards), LIVE_UPDATES="0",
+                               HOT_STATE_REDIS_URLS=",".join(url for _, url in hot))]
+    # The server --redis-restarts restarts: the one holding the meta and the log.
+    first = [hot[0][0]] if hot else redis
+    first_data = workdir / ("hot-redis-0" if hot else "redis")
     try:
         from cluster.services import replication, spu_connect, spu_register
 
@@ -371,7 +380,7 @@ def main() -> None:
                    if args.spu_changes else None)
         plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
                 if args.plan_ticks else None)
-        restarts = (time_redis_restarts(args.redis_restarts, redis, workdir / "redis")
+        restarts = (time_redis_restarts(args.redis_restarts, first, first_data)
                     if args.redis_restarts else None)
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
@@ -380,7 +389,8 @@ def main() -> None:
                               "plan_ticks": plan, "redis_restarts": restarts}))
     finally:
         import os
-        os.killpg(redis[0].pid, signal.SIGTERM)  # type: ignore[attr-defined]
+        for proc in dict.fromkeys([redis[0], first[0], *(p for p, _ in hot[1:])]):
+            os.killpg(proc.pid, signal.SIGTERM)  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

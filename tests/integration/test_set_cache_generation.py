@@ -246,16 +246,15 @@ def test_a_whole_unit_after_a_shards_save_reads_every_set_again(sharded):
     assert reads.calls == ["hgetall"] * len(hot_servers.servers()) and exact and sets == decoded()
     with SetReads() as reads:
         again, exact = shard_unit(2)  # the whole unit moved every lease's generation ...
-    # ... and noted, for each shard, that it wrote none of its sets (hot_save._noted): the
-    # shard takes its image whole. Spread over two servers nothing is noted: read again.
-    assert reads.calls == ([] if not hot_servers.spread() else ["hmget"]) and exact
+    # ... and noted, for each shard, that it wrote none of its sets (hot_save._noted), on
+    # the shard's own server when spread: the shard takes its image whole.
+    assert reads.calls == [] and exact
     assert again == {k: v for k, v in decoded().items() if k in again}
 
 
 def test_a_shard_after_a_whole_unit_wrote_some_of_its_sets_reads_those_alone(sharded):
     """A holder of every lease (an SPU's change adopted on its sets alone) writes a few of a
     shard's sets: the shard's next unit reads those, and takes the rest from its image."""
-    from cluster.adapters import hot_servers
 
     first, _ = shard_unit(1)
     keys = shard_unit_keys(1)
@@ -268,9 +267,8 @@ def test_a_shard_after_a_whole_unit_wrote_some_of_its_sets_reads_those_alone(sha
     assert reads.calls == ["hmget"] and exact
     assert again == {k: v for k, v in decoded().items() if k in first}
     assert all(again[k][3] == first[k][3] + 7 for k in keys[:2])  # (figures: epoch 4th)
-    if not hot_servers.spread():
-        # (in any order: the sets the notes name are a set)
-        assert [sorted(asked) for asked in reads.asked] == [sorted(str(p) for _, p in keys[:2])]
+    # Those two alone, on one server or spread (in any order: the notes name a set).
+    assert [sorted(asked) for asked in reads.asked] == [sorted(str(p) for _, p in keys[:2])]
 
 
 def test_a_save_under_the_whole_states_lease_alone_moves_every_shards_generation(sharded):
