@@ -16,14 +16,16 @@ step's own sets under every lease since) and the shards' steps after it;
 ``--redis-restarts N`` then restarts the hot state's Redis from its file N times and
 times the coordinator's tick after each and the shards' steps (the first of ``--hot-redis
 N``'s servers, when the hot state is on servers of its own);
-``--outage-between`` takes an SPU offline and steps before each run but the first, so
-that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
+``--web-produces N`` then produces one record as the web does N times and times the
+shards' two steps after each; ``--outage-between`` takes an SPU offline and steps before
+each run but the first, so that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
 checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
         [--added 1000 [--made-again]] [--spu-changes 3] [--plan-ticks 10]
-        [--redis-restarts 2] [--hot-redis 2] [--outage-between | --checkpoint-between] [--json]
+        [--redis-restarts 2] [--web-produces 3] [--hot-redis 2]
+        [--outage-between | --checkpoint-between] [--json]
 """
 from __future__ import annotations
 
@@ -239,6 +241,33 @@ def time_redis_restarts(count: int, server: list, data: Path) -> list[dict[str, 
     return out
 
 
+def time_web_produces(count: int) -> list[dict[str, float]]:
+    """``count`` times: one record produced as the web does it (acks=1, its own unit of work
+    under the partition's shard lease), then the shards' next step timed, and the one
+    after: a step behind another process's write reads what that write noted, or, with no
+    note (spread over several servers before round 32), every set of the shard again."""
+    from cluster.adapters import hot_state
+    from cluster.services.records import records_produce
+    from cluster.services.waiting import LocalQueue
+
+    topic = sorted(hot_state.replicated_topics())[0]
+    out: list[dict[str, float]] = []
+    for n in range(count):
+        queue = LocalQueue()
+        records_produce(topic=topic, partition=n, acks=1, count=1, dispatch=queue)
+        queue.drain()
+        row: dict[str, float] = {}
+        for step in ("next_step_ms", "step_after_ms"):
+            wall = time.perf_counter()
+            step_all()
+            row[step] = round((time.perf_counter() - wall) * 1000, 1)
+        out.append(row)
+        print(f"  a record produced from the web: the shards' next step "
+              f"{row['next_step_ms']:.0f} ms, the one after {row['step_after_ms']:.0f} ms",
+              flush=True)
+    return out
+
+
 def profiled(run: Callable[[], object]) -> None:
     """``run`` under cProfile, its top 40 by cumulative and by own time printed."""
     profile = cProfile.Profile()
@@ -324,6 +353,9 @@ def main() -> None:
                         help="then stop the hot state's Redis and start it again from its "
                              "file this many times, timing the coordinator's tick after each "
                              "and the shards' steps (--only none: no task first)")
+    parser.add_argument("--web-produces", type=int, default=0,
+                        help="then produce one record as the web does this many times, "
+                             "timing the shards' two steps after each (--only none)")
     parser.add_argument("--hot-redis", type=int, default=0,
                         help="the hot state on this many private Redis servers of its own "
                              "(HOT_STATE_REDIS_URLS); 0: on the broker's, as by default")
@@ -380,13 +412,15 @@ def main() -> None:
                    if args.spu_changes else None)
         plan = (time_plan_ticks(args.plan_ticks, args.profile == "plan_coordinator")
                 if args.plan_ticks else None)
+        produces = time_web_produces(args.web_produces) if args.web_produces else None
         restarts = (time_redis_restarts(args.redis_restarts, first, first_data)
                     if args.redis_restarts else None)
         if args.json:
             print(json.dumps({"partitions": args.partitions, "shards": args.shards,
                               "tasks": out, "topic_added": added, "made_again": again,
                               "spu_changes": changes,
-                              "plan_ticks": plan, "redis_restarts": restarts}))
+                              "plan_ticks": plan, "redis_restarts": restarts,
+                              "web_produces": produces}))
     finally:
         import os
         for proc in dict.fromkeys([redis[0], first[0], *(p for p, _ in hot[1:])]):

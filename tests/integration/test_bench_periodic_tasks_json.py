@@ -56,3 +56,17 @@ def test_redis_restarts_time_the_coordinators_tick_after_each_which_checks_it_qu
     for row in restarts:
         # The append-only file kept the log: the quiet tick checks the new run, shards step.
         assert row["ran"] == "quiet" and row["shards_ms"] > 0 and row["next_step_ms"] > 0
+
+
+def test_hot_redis_spreads_the_hot_state_and_restarts_restart_the_server_of_the_meta():
+    done = run_bench("--partitions", "300", "--shards", "2", "--only", "none",
+                     "--hot-redis", "2", "--spu-changes", "1", "--redis-restarts", "1",
+                     "--web-produces", "1",
+                     "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.splitlines()[-1])
+    assert [c["spu"] for c in figures["spu_changes"]] == [0]
+    (restart,) = figures["redis_restarts"]
+    assert restart["ran"] == "quiet" and restart["shards_ms"] > 0
+    (produced,) = figures["web_produces"]
+    assert produced["next_step_ms"] > 0 and produced["step_after_ms"] > 0
