@@ -28,7 +28,8 @@ holds:
   image's token is not the store's follows those notes from its token to the store's;
   when every lease's notes lead there, it takes the image whole but for the sets they
   name, and reads only those (set_loading.take_after_others). So one produce from the web
-  costs the next tick one set, not a read and a comparison of every set's bytes.
+  costs the next tick one set, not a read and a comparison of every set's bytes. Spread
+  over several servers, a lease's notes live beside its generation, on its server.
 
 Entries are *taken* (removed) by the load that uses them and put back only once a
 unit of work has committed and projected: a step that fails half-way, or a save
