@@ -186,3 +186,20 @@ def watching_loads(monkeypatch, seen) -> list[int]:
     monkeypatch.setattr(hot_state, "load_selected", counted)
     monkeypatch.setattr(replication, "replication_tick", whole_counted)
     return whole
+
+
+def sharded_tick(checker, now: int | None = None) -> dict | None:
+    """The coordinator, then every shard's task, as the workers would run them; ``checker``
+    (an InvariantChecker, which remembers HW and commits across ticks) then looks at the
+    saved hot state. Returns the coordinator's work (None: it ran the whole tick)."""
+    from cluster.adapters import hot_state
+    from cluster.services.replication import replication_coordinate, replication_shard_tick
+    from cluster.services.waiting import LocalQueue
+
+    queue = LocalQueue()
+    work = replication_coordinate(now=now, dispatch=queue)
+    for shard, quotas in (work or {}).items():
+        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
+    queue.drain()
+    checker.check(hot_state.load().state)
+    return work

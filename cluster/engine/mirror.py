@@ -142,7 +142,10 @@ class OffsetsMirror:
                 # ``before``, kept from its last status, may be older than.)
                 was = after.leo_before(key)
                 if was is None:
-                    was = given_out(old) if old else 0
+                    # A set with no figure from before this unit (made, or made again by a
+                    # loss's restore to its floor) grows by the smallest block, as in
+                    # ``_write``: sized by its whole LEO, each loss multiplied the offsets.
+                    was = given_out(old) if old else top
                 to = top + block(top - was, cycle, pk)
                 grow.append((pk, to))
                 raised.append((table, index, to, i))

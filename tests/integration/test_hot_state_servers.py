@@ -20,7 +20,7 @@ from cluster.services.records import records_produce
 from cluster.services.replication import (replication_coordinate, replication_shard_tick,
                                           replication_tick)
 from cluster.services.waiting import LocalQueue
-from tests.helpers import register_spus
+from tests.helpers import register_spus, sharded_tick
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
@@ -42,15 +42,6 @@ def whole_tick(now: int | None = None) -> None:
     queue = LocalQueue()
     replication_tick(now=now, dispatch=queue)
     queue.drain()
-
-
-def sharded_tick(checker: InvariantChecker, now: int | None = None) -> None:
-    queue = LocalQueue()
-    work = replication_coordinate(now=now, dispatch=queue)
-    for shard, quotas in (work or {}).items():
-        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
-    queue.drain()
-    checker.check(hot_state.load().state)
 
 
 def produce(partition: int, count: int = 3) -> None:

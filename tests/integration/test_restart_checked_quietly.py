@@ -18,11 +18,11 @@ from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_produce
 from cluster.services.recovery import restarted_servers
-from cluster.services.replication import replication_coordinate, replication_shard_tick
+from cluster.services.replication import replication_coordinate
 from cluster.services.waiting import LocalQueue
 from cluster.testing.invariants import InvariantChecker
 from tests.django_fixtures import point_redis_at
-from tests.helpers import register_spus, watching_loads
+from tests.helpers import register_spus, sharded_tick, watching_loads
 from webapp.redis_server import start_private_redis
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -70,16 +70,6 @@ def server(redis_url, tmp_path, settings, monkeypatch):
 def whole(monkeypatch):
     """A 1 for each whole tick the coordinator runs."""
     return watching_loads(monkeypatch, lambda hot: None)
-
-
-def sharded_tick(checker: InvariantChecker, now: int) -> dict | None:
-    queue = LocalQueue()
-    work = replication_coordinate(now=now, dispatch=queue)
-    for shard, quotas in (work or {}).items():
-        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
-    queue.drain()
-    checker.check(hot_state.load().state)
-    return work
 
 
 def produce(partition: int) -> None:
