@@ -30,7 +30,8 @@ def _general_reserve(m: OffsetsMirror, hot: HotState, after: dict[Key, Summary],
         top = s[4] if s[4] is not None else s.stored_leo()
         if top > table.get(key[1], 0) and (pk := hot.partition_pk(key)) is not None:
             old = hot.before.get(key)
-            to = top + block(top - (given_out(old) if old else 0), m.cycle(hot), pk)
+            # A set new to the unit grows by the smallest block (no figure from before).
+            to = top + block(top - (given_out(old) if old else top), m.cycle(hot), pk)
             grow.append((pk, to))
             raised.append((table, key[1], to))
     for table, index, to in raised:
