@@ -189,6 +189,25 @@ def test_the_checker_flags_an_hw_drop_that_no_unclean_election_reported():
         checker.check(state)
 
 
+def test_a_checker_begun_on_a_leaderless_set_takes_its_hw_as_what_is_committed_so_far():
+    """A checker begun after a loss (the set restored while its SPUs are down) sees a HW it
+    never saw advance: the replica holding the most says what is committed so far."""
+    state, _ = _last_member_gone(unclean=False)
+    rs = state.replica_set("t", 0)
+    assert rs.leader is None and rs.hw == 3
+    fresh = InvariantChecker()
+    fresh.check(state)
+    assert fresh.tracks[("t", 0)].committed == rs.replica[1].records(0, 3)
+
+
+def test_the_checker_flags_a_hw_advance_without_a_leader_on_a_set_it_saw():
+    state, checker = _last_member_gone(unclean=False)
+    rs = state.replica_set("t", 0)
+    rs.hw += 1
+    with pytest.raises(InvariantViolation, match="HW advanced without a leader"):
+        checker.check(state)
+
+
 def test_fault_schedules_catch_compaction_of_records_not_yet_committed(monkeypatch):
     monkeypatch.setattr(faults, "compact", _compact_past_hw)
     failure = _first_failure(range(1000))
