@@ -78,7 +78,9 @@ def take_after_others(hot: HotState, cache: set_cache.SetCache,
     not the store's only by the saves the leases' notes name since (set_cache
     ``written_since``): the image whole but for the sets those saves wrote, read and
     decoded anew; its steady index kept for the rest. False (nothing taken) when the notes
-    do not lead from the image to the store (a large save noted nothing, no image), or the image and the sets written are not the sets the load reads.
+    do not lead from the image to the store (a large save noted nothing, no image), or the
+    image and the sets written are not the sets the load reads. Spread over several
+    servers, each lease's notes are read from its own (``_notes``).
 
     A shard's unit takes this way after a holder of every lease wrote a few of its sets
     (an SPU changing status: engine/controllers.adopt_alone), which notes for each shard
