@@ -138,13 +138,10 @@ class OffsetsMirror:
             seen[i] = have = table.get(index, 0)
             if top > have and (pk := hot.partition_pk(key)) is not None:
                 old = before.get(key)
-                # (A set saved as its figures: its LEO at the save before, which its
-                # ``before``, kept from its last status, may be older than.)
+                # (Saved as its figures: its LEO at the save before. None from before, made or
+                # restored by a loss here: the smallest block; its LEO multiplied offsets.)
                 was = after.leo_before(key)
                 if was is None:
-                    # A set with no figure from before this unit (made, or made again by a
-                    # loss's restore to its floor) grows by the smallest block, as in
-                    # ``_write``: sized by its whole LEO, each loss multiplied the offsets.
                     was = given_out(old) if old else top
                 to = top + block(top - was, cycle, pk)
                 grow.append((pk, to))
