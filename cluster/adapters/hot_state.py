@@ -200,6 +200,22 @@ def redis_run_id() -> str:
     return str(client().info("server")["run_id"])
 
 
+def restarted_servers(before: str | None, after: str) -> frozenset[int] | None:
+    """The hot-state servers whose run differs between two ``redis_run_id``s (one server's
+    id, or spread ``id0|id1|…|shards``); None when the two cannot be compared: a fresh meta
+    (``before`` None), or another placement (the sets move first)."""
+    if before is None:
+        return None
+    was, now = before.split("|"), after.split("|")
+    if len(was) != len(now):
+        return None
+    if len(was) > 1:  # spread: the servers' ids, then the shard count
+        if was[-1] != now[-1]:
+            return None
+        was, now = was[:-1], now[:-1]
+    return frozenset(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
+
+
 def load(keys: Iterable[Key] | None = None, *, committed: SetCache | None = None,
          held: lease.Held = lease.Held()) -> HotState:
     """The whole state (``keys`` None) or only the named replica sets.

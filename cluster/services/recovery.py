@@ -76,7 +76,7 @@ def checked_without_sets(hot: HotState) -> bool:
     run = hot_state.redis_run_id()
     if hot.checked == run:
         return True
-    restarted = restarted_servers(hot.checked, run)
+    restarted = hot_state.restarted_servers(hot.checked, run)
     if restarted is None or not sets_kept(hot, restarted):
         return False
     lease.raise_fence(store_identity.store_highest_token())
@@ -84,22 +84,6 @@ def checked_without_sets(hot: HotState) -> bool:
         return False
     hot.checked = run
     return True
-
-
-def restarted_servers(before: str | None, after: str) -> frozenset[int] | None:
-    """The hot-state servers whose run differs between ``before`` and ``after``
-    (``hot_state.redis_run_id``: one server's id, or spread ``id0|id1|…|shards``); None when
-    the two cannot be compared: a fresh meta, or another placement (the sets move first)."""
-    if before is None:
-        return None
-    was, now = before.split("|"), after.split("|")
-    if len(was) != len(now):
-        return None
-    if len(was) > 1:  # spread: the servers' ids, then the shard count
-        if was[-1] != now[-1]:
-            return None
-        was, now = was[:-1], now[:-1]
-    return frozenset(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
 
 
 def sets_kept(hot: HotState, restarted: frozenset[int]) -> bool:

@@ -17,7 +17,6 @@ from cluster.projections import store as store_projection
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline
 from cluster.services.records import records_produce
-from cluster.services.recovery import restarted_servers
 from cluster.services.replication import replication_coordinate
 from cluster.services.waiting import LocalQueue
 from cluster.testing.invariants import InvariantChecker
@@ -148,5 +147,5 @@ def test_a_restart_from_an_older_file_behind_the_store_still_takes_the_whole_tic
 ])
 def test_the_servers_restarted_are_read_off_the_run_ids_unless_the_placement_changed(
         before, after, restarted):
-    assert restarted_servers(before, after) == (None if restarted is None
+    assert hot_state.restarted_servers(before, after) == (None if restarted is None
                                                 else frozenset(restarted))
