@@ -22,29 +22,10 @@ from cluster.services.waiting import LocalQueue
 from cluster.testing.invariants import InvariantChecker
 from tests.django_fixtures import point_redis_at
 from tests.helpers import register_spus, sharded_tick, watching_loads
-from webapp.redis_server import start_private_redis
+from tests.stack import HotRedis
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 SHARDS = 4
-
-
-class Restartable:
-    """A private redis-server on its own append-only file, stopped and started on its port."""
-
-    def __init__(self, data) -> None:
-        self.data = data
-        self.proc, self.url = start_private_redis(data)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
-
-    def start(self) -> None:
-        self.proc, _ = start_private_redis(self.data, int((self.data / "port").read_text()))
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
 
 
 @pytest.fixture
@@ -52,7 +33,7 @@ def server(redis_url, tmp_path, settings, monkeypatch):
     """Four shards of blocks of 4 over 16 partitions, everything on a Redis of the test's."""
     from cluster.adapters import shards
 
-    own = Restartable(tmp_path / "hot")
+    own = HotRedis(tmp_path / "hot")  # stopped and started again on its file
     point_redis_at(own.url, settings)
     settings.REPLICATION_SHARDS = SHARDS
     settings.REPLICATION_HEARTBEAT_TIMEOUT_S = 600  # no follower leaves the LRS meanwhile
@@ -92,6 +73,7 @@ def test_a_restart_that_kept_the_log_is_checked_by_the_quiet_tick_with_no_whole_
         produce(p)
     assert sharded_tick(checker, now=7_001_000) is not None
     before, run, ticks = figures(), hot_state.redis_run_id(), len(whole)
+    server.stop()
     server.restart()
     assert hot_state.redis_run_id() != run
 
@@ -113,7 +95,7 @@ def test_a_restart_from_an_older_file_behind_the_store_still_takes_the_whole_tic
     sharded_tick(checker, now=8_000_000)
     server.stop()
     shutil.copytree(server.data, tmp_path / "older")
-    server.start()
+    server.restart()  # (on its port and file)
     spu_offline(spu_id=3)  # elections: entries the store applies, then lost with the newer file
     sharded_tick(checker, now=8_001_000)
     store_projection.catch_up()
@@ -121,7 +103,7 @@ def test_a_restart_from_an_older_file_behind_the_store_still_takes_the_whole_tic
     server.stop()
     shutil.rmtree(server.data)
     shutil.copytree(tmp_path / "older", server.data)
-    server.start()
+    server.restart()  # (on its port and file)
     assert metadata_log.head() < applied, "the older file ends before the store's offset"
     ticks = len(whole)
 
