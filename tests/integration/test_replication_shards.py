@@ -17,8 +17,9 @@ from cluster.models import Partition
 from cluster.services import topic_create
 from cluster.services.outages import spu_offline, spu_online
 from cluster.services.records import records_produce, topic_set_producer_rate
-from cluster.services.replication import (replication_coordinate, replication_shard_tick,
+from cluster.services.replication import (replication_shard_tick,
                                           replication_tick)
+from tests import helpers
 from tests.helpers import register_spus, sharded_over, watching_loads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
@@ -45,15 +46,9 @@ CHECKER: list[InvariantChecker] = []
 
 
 def sharded_tick(now: int | None = None) -> dict[int, dict] | None:
-    """The coordinator, then every shard's task, as the workers would run them; the durability
-    checker then looks at the saved hot state (it remembers HW and commits across ticks)."""
-    queue = LocalQueue()
-    work = replication_coordinate(now=now, dispatch=queue)
-    for shard, quotas in (work or {}).items():
-        replication_shard_tick(shard, quotas=quotas, now=now, dispatch=queue)
-    queue.drain()
-    CHECKER[-1].check(hot_state.load().state)
-    return work
+    """The coordinator, then every shard's task, checked by this test's durability checker
+    (it remembers HW and commits across ticks)."""
+    return helpers.sharded_tick(CHECKER[-1], now)
 
 
 def produce(partition: int, count: int = 3) -> None:
