@@ -138,8 +138,8 @@ class OffsetsMirror:
             seen[i] = have = table.get(index, 0)
             if top > have and (pk := hot.partition_pk(key)) is not None:
                 old = before.get(key)
-                # (Saved as its figures: its LEO at the save before. None from before, made or
-                # restored by a loss here: the smallest block; its LEO multiplied offsets.)
+                # (A set saved as its figures: its LEO at the save before. A set new to this
+                # unit, or restored by a loss in it, grows by the smallest block, not its LEO.)
                 was = after.leo_before(key)
                 if was is None:
                     was = given_out(old) if old else top
