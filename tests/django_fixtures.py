@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -214,15 +214,18 @@ def second_redis_server(tmp_path_factory) -> Iterator[str]:
 SECOND_REDIS: dict = {}
 
 
-def restart_second_redis() -> None:
+def restart_second_redis(while_stopped: Callable[[Path], object] | None = None) -> None:
     """Stop the second server and start it again on its port and append-only file (a
-    restart that kept its data: a new run id, the same keys)."""
+    restart that kept its data: a new run id, the same keys); ``while_stopped`` is handed
+    its data folder in between (to copy its file, or put an older copy back)."""
     from webapp.redis_server import start_private_redis
 
     proc = SECOND_REDIS["proc"]
     proc.terminate()
     proc.wait(10)
     port = int((SECOND_REDIS["data"] / "port").read_text())
+    if while_stopped is not None:
+        while_stopped(SECOND_REDIS["data"])
     SECOND_REDIS["proc"], _ = start_private_redis(SECOND_REDIS["data"], port)
 
 

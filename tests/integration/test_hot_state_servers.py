@@ -248,25 +248,17 @@ def test_a_second_server_back_from_a_file_older_than_a_topic_takes_the_whole_tic
         spread, tmp_path):
     import shutil
 
-    from tests.django_fixtures import SECOND_REDIS
-    from webapp.redis_server import start_private_redis
+    from tests.django_fixtures import restart_second_redis
 
+    older = tmp_path / "older"
     checker = InvariantChecker()
     sharded_tick(checker, now=9_500_000)
-    second, data = SECOND_REDIS["proc"], SECOND_REDIS["data"]
-    second.terminate()
-    second.wait(10)
-    shutil.copytree(data, tmp_path / "older")  # its file before the topic below was made
-    port = int((data / "port").read_text())
-    SECOND_REDIS["proc"], _ = start_private_redis(data, port)
+    # Its file copied before the topic below was made, and put back after.
+    restart_second_redis(lambda data: shutil.copytree(data, older))
     topic_create(name="late", partitions=PARTITIONS, replication=3)
     sharded_tick(checker, now=9_501_000)  # made alone under every lease, on both servers
     assert {("late", p) for p in range(PARTITIONS)} <= set(figures())
-    SECOND_REDIS["proc"].terminate()
-    SECOND_REDIS["proc"].wait(10)
-    shutil.rmtree(data)
-    shutil.copytree(tmp_path / "older", data)
-    SECOND_REDIS["proc"], _ = start_private_redis(data, port)
+    restart_second_redis(lambda data: (shutil.rmtree(data), shutil.copytree(older, data)))
     assert not redis.Redis.from_url(spread[1]).exists(hot_state.sets_key("late"))
 
     # The second server lacks the sets of "late" placed there: the whole tick remakes them.
