@@ -18,8 +18,8 @@ times the coordinator's tick after each and the shards' steps (the first of ``--
 N``'s servers, when the hot state is on servers of its own);
 ``--web-produces N`` then produces one record as the web does N times and times the
 shards' two steps after each; ``--outage-between`` takes an SPU offline and steps before
-each run but the first, so that each finds the metadata log moved; ``--checkpoint-between`` steps with a HW
-checkpoint instead (the log moved, no partition's status).
+each run but the first, so that each finds the metadata log moved;
+``--checkpoint-between`` steps with a HW checkpoint instead (the log moved, no partition's status).
 
     .venv/bin/python tests/bench/bench_periodic_tasks.py [--partitions 100000] [--shards 4]
         [--repeat 3] [--only healing_check,...] [--profile healing_check]
@@ -244,8 +244,7 @@ def time_redis_restarts(count: int, server: list, data: Path) -> list[dict[str, 
 def time_web_produces(count: int) -> list[dict[str, float]]:
     """``count`` times: one record produced as the web does it (acks=1, its own unit of work
     under the partition's shard lease), then the shards' next step timed, and the one
-    after: a step behind another process's write reads what that write noted, or, with no
-    note (spread over several servers before round 32), every set of the shard again."""
+    after: what a step behind another process's one-set write costs."""
     from cluster.adapters import hot_state
     from cluster.services.records import records_produce
     from cluster.services.waiting import LocalQueue
