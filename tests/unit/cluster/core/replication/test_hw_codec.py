@@ -45,3 +45,15 @@ def test_a_packed_entry_replays_exactly_as_the_list_form_written_before_it():
     b = history.replay(history.Moment(), [(1, lists)])
     assert a.offsets == b.offsets == changed
     assert history.encode(a) == history.encode(b)
+
+
+def test_a_checkpoint_of_partitions_in_any_order_packs_each_topic_by_partition():
+    """The rows are sorted a topic at a time (not as one sort of every key, which held the
+    GIL for seconds at 1,000,000 partitions); the entry is the same whatever the order."""
+    changed = {(f"t{p % 3}", p // 3): (p, ((1, p + 1, p),)) for p in range(30)}
+    shuffled = list(changed.items())
+    random.Random(5).shuffle(shuffled)
+    entry = history.checkpoint_entry(dict(shuffled))
+    assert entry == history.checkpoint_entry(changed)
+    assert list(entry["topics"]) == ["t0", "t1", "t2"]
+    assert [row[0] for row in unpack(entry["topics"]["t1"])] == list(range(10))
