@@ -54,6 +54,11 @@ CLUSTER_LOCK = "lock"
 # while it is packed and sent; a crashed writer then delays the next holder that long.
 LARGE_WRITE = 2_000
 WRITE_GRACE_LEASES = 10
+# ... and one lease more for each GRACE_LEASE_FIELDS fields past that, for packing, sending
+# and Redis running it, which it waits for as long (its client's socket timeout): a whole
+# tick's one transaction at 1,000,000 partitions (2.1 million fields, every set new) ran
+# past REDIS_SOCKET_TIMEOUT_S, and redis-py took the timeout while watching for a refusal.
+GRACE_LEASE_FIELDS = 50_000
 # A script's argument bytes that count as one field (``_weight``): a replica set's status
 # and records entry pack to about 100 bytes in the save's script (set_records.Writes.op),
 # so a script of some 1,300 sets is a large write, like a hash of LARGE_WRITE fields.
@@ -258,9 +263,10 @@ def fenced_write(held: Held, ops: Sequence[WriteOp], server: int = hot_servers.H
     with ExitStack() as stack:
         for taken in leases:
             stack.enter_context(taken.writing)
-        if _weight(ops) >= LARGE_WRITE:
-            _extend_for_write(leases)
-        pipe = stack.enter_context(hot_servers.client_of(server).pipeline(transaction=True))
+        weight = _weight(ops)
+        patience = _extend_for_write(leases, weight) if weight >= LARGE_WRITE else None
+        pipe = stack.enter_context(hot_servers.client_of(server, patience).pipeline(
+            transaction=True))
         try:
             if leases:
                 pipe.watch(*[taken.lock_key for taken in leases])
@@ -304,20 +310,26 @@ def _script_bytes(args: Sequence[Any]) -> int:
     return sum(len(a) for a in args if isinstance(a, (str, bytes)))
 
 
-def _extend_for_write(leases: Sequence[Lease]) -> None:
-    """Give a large write WRITE_GRACE_LEASES leases to be packed and sent.
+def _extend_for_write(leases: Sequence[Lease], weight: int) -> float:
+    """Give a large write of ``weight`` fields WRITE_GRACE_LEASES leases or more (one more
+    each GRACE_LEASE_FIELDS past LARGE_WRITE) to be packed, sent and run; return that grace
+    in seconds, for which the write waits for Redis's answer.
 
     The renewal waits on the write (touching the watched lock would abort it), so a write
     that took longer than one lease to send (a 100,000-partition tick on a loaded machine)
     found its own lock expired and was refused though nobody else held it. The extension
     is token-checked like a renewal, and the write's transaction sets the lease back."""
+    leases_of_grace = WRITE_GRACE_LEASES + max(0, weight - LARGE_WRITE) // GRACE_LEASE_FIELDS
+    lease_ms = max(100, int(settings.REPLICATION_LOCK_LEASE_S * 1000))
     for held in leases:
-        grace = held.lease_ms * WRITE_GRACE_LEASES
+        grace = held.lease_ms * leases_of_grace
+        lease_ms = max(lease_ms, held.lease_ms)
         if not hot_servers.client_of(held.server).eval(_RENEW, 1, held.lock_key, held.token,
                                                        grace):
             held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused")
+    return max(lease_ms * leases_of_grace / 1000, float(settings.REDIS_SOCKET_TIMEOUT_S))
 
 
 def _apply(pipe: Any, op: WriteOp) -> None:

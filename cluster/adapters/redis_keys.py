@@ -121,9 +121,11 @@ def client() -> redis.Redis:
     return client_at(home_url())
 
 
-def client_at(url: str) -> redis.Redis:
-    """The shared client of the Redis at ``url`` (a hot-state server), made once."""
-    options = {"socket_timeout": settings.REDIS_SOCKET_TIMEOUT_S,
+def client_at(url: str, socket_timeout: float | None = None) -> redis.Redis:
+    """The shared client of the Redis at ``url`` (a hot-state server), made once for each
+    ``socket_timeout`` (REDIS_SOCKET_TIMEOUT_S unless given: a write Redis takes longer to
+    run, lease.fenced_write's largest)."""
+    options = {"socket_timeout": socket_timeout or settings.REDIS_SOCKET_TIMEOUT_S,
                "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT_S,
                "health_check_interval": settings.REDIS_HEALTH_CHECK_S}
     cache_key = (url, *options.values())

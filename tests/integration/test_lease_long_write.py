@@ -62,3 +62,29 @@ def test_a_large_write_after_another_holder_took_the_lease_is_refused(redis_url)
                                [lease.WriteOp("hset", key("refused-hash"), big)])
     with bound_to_store(store):
         assert not client().exists(key("refused-hash"))
+
+
+SLOW_SCRIPT = """
+local t = redis.call('time')
+local start = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+repeat
+  t = redis.call('time')
+until tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - start >= tonumber(ARGV[1])
+return 1
+"""
+
+
+@override_settings(REPLICATION_LOCK_LEASE_S=0.3, REDIS_SOCKET_TIMEOUT_S=0.3)
+def test_a_large_write_that_redis_runs_for_longer_than_the_socket_timeout_lands(redis_url):
+    """A whole tick's one transaction at 1,000,000 partitions ran in Redis past
+    REDIS_SOCKET_TIMEOUT_S: the client gave up on the answer, redis-py took that for a
+    refusal while watching, and the tick was refused whole, over and over. A large write
+    waits for Redis's answer as long as its grace."""
+    store = check_hot_state_identity()
+    with bound_to_store(store), lease.held_all(5, [lease.CLUSTER_LOCK]) as held:
+        lease.fenced_write(held, [hash_of(lease.LARGE_WRITE),
+                                  lease.WriteOp("eval", key("slow"), (SLOW_SCRIPT, [], [900])),
+                                  lease.WriteOp("set", key("long-write"), "landed")])
+        assert not any(taken.lost for taken in held.leases)
+    with bound_to_store(store):
+        assert client().get(key("long-write")) == b"landed"
