@@ -69,13 +69,14 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
                 log: LogEntries | None, *, head: list[WriteOp], meta: list[WriteOp] | None,
                 kept: Callable[[str], bool]) -> list[Key]:
     """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
-    it is large, plain (no topic added or dropped, no entry but the step's) and its entries
-    allow. Returns every changed set's key (``Encoded.every_key``, built once)."""
+    it is large, plain (no topic dropped, no entry but the step's) and its entries allow
+    (a made topic's sets go before the last piece, which names them). Returns every
+    changed set's key (``Encoded.every_key``, built once)."""
     noted = bool(hot.log)
     every = encoded.every_key
     entries = log(every) if log else []
-    hold = None if noted or hot.added or hot.dropped else save_pieces.held_sets(entries,
-                                                                                 hot.moved)
+    hold = None if noted or hot.dropped else save_pieces.held_sets(entries, hot.moved,
+                                                                    hot.added)
     parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
     rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
                                   encoded.released, values_key, kept)
@@ -86,7 +87,8 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
     tail = _meta_writes(hot, meta) + spu_index.ops(hot, token).get(hot_servers.HOME, [])
     if len(parts) == 1 and (len(rows) <= 1 or hold is None):
         generations += _noted(hot, token, every)
-        ops = head + _present(records.op(None, _by_hash(encoded.changed)))
+        ops = head + _leftover_ops(hot.added)
+        ops += _present(records.op(None, _by_hash(encoded.changed)))
         ops += [op for piece in rows for op in piece]
         ops += save_pieces.released_ops(encoded.released, values_key,
                                         encoded.keys if rows else None, kept)
@@ -99,7 +101,7 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
         pieces = rows + (_pieces(encoded, records, parts, kept) if len(parts) > 1 else [
             _present(records.op(None, _by_hash(encoded.changed)))
             + save_pieces.released_ops(encoded.released, values_key, encoded.keys, kept)])
-        pieces[0] = hot.staged + floor + pieces[0]
+        pieces[0] = hot.staged + floor + _leftover_ops(hot.added) + pieces[0]
         hot.staged = []
         for piece in pieces[:-1]:
             lease.fenced_write(held, piece + generations)
@@ -107,6 +109,20 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
                         entries)
     hot.generation = token
     return every
+
+
+def _leftover_ops(made: Iterable[str]) -> list[WriteOp]:
+    """Deletes of what a save stopped between its pieces left of the topics ``made``
+    (save_pieces.made_ops): read first, under the lease, one round trip in all."""
+    names = sorted(made)
+    if not names:
+        return []
+    pipe = client().pipeline(transaction=False)
+    for name in names:
+        pipe.hkeys(sets_key(name))
+    found = {name: [f.decode() for f in fields]
+             for name, fields in zip(names, pipe.execute()) if fields}
+    return save_pieces.made_ops(found, sets_key, values_key)
 
 
 def _pieces(encoded: Encoded, records: set_records.Writes, parts: list[save_pieces.Group],

@@ -21,8 +21,11 @@ records never disagree for any set, whatever lands. Pieces go in order:
 
 A holder that stops between pieces (crash, lease lost) leaves the sets of the pieces that
 landed one tick ahead in offsets and records only, each consistent with its own records:
-what the next holder loads and steps on. A unit that adds or drops topics, or changes few
-sets, is one transaction as before.
+what the next holder loads and steps on. A unit that adds topics writes their sets in the
+pieces before the last, which names them (the meta, their entries): a holder stopped
+between leaves sets of topics no meta names, which the first piece of the next save that
+makes them deletes (``made_ops``). A unit that drops topics, or changes few sets, is one
+transaction as before.
 """
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ from django.conf import settings
 from cluster.adapters import status_rows
 from cluster.adapters.hot_records import drop_values_op
 from cluster.adapters.lease import WriteOp
-from cluster.adapters.set_records import Run, Writes, packed_op
+from cluster.adapters.set_records import Run, Writes, packed_op, records_key
 from cluster.core.replication import Key
 
 # The keys of the sets one piece writes.
@@ -141,19 +144,34 @@ def slice_ops(sets: Aligned, start: int, end: int, released: dict[Key, list[int]
     return ops
 
 
-def held_sets(entries: list[dict[str, Any]], moved: list[Key]) -> set[Key] | None:
+def held_sets(entries: list[dict[str, Any]], moved: list[Key],
+              made: Collection[str] = ()) -> set[Key] | None:
     """The sets that must land with the log append: those whose logged status moved and
-    those an entry names. None: the save must be one transaction (an entry names a topic
-    but no partition, or is no step's: a service noted it)."""
-    held = set(moved)
+    those an entry names, but the sets of the topics ``made`` (new to the hot state: no
+    reader finds them before the meta names them, which lands last, with their
+    ``topic-replicated`` entries). None: the save must be one transaction (another entry
+    names a topic but no partition, or is no step's: a service noted it)."""
+    held = {k for k in moved if k[0] not in made} if made else set(moved)
     for entry in entries:
         topic, partition = entry.get("topic"), entry.get("partition")
         if topic is None and "topics" in entry and entry.get("type") == "hw":
             continue  # offsets of sets in every piece, written once all have landed
+        if topic in made and partition is None and entry.get("type") == "topic-replicated":
+            continue
         if topic is None or partition is None:
             return None
         held.add((topic, partition))
     return held
+
+
+def made_ops(leftover: dict[str, list[str]], sets_key: Callable[[str], str],
+             values_key: Callable[[str], str]) -> list[WriteOp]:
+    """The first piece's deletes of what an earlier save that made the same topics left
+    when its holder stopped between pieces (``leftover``: each topic's status fields found
+    before the save): their statuses, records, rows and values, which no meta named."""
+    return [WriteOp("del", k) for name, fields in leftover.items()
+            for k in (sets_key(name), status_rows.rows_key(name), values_key(name),
+                      *(records_key(name, p) for p in fields))]
 
 
 # A piece of rows holds up to this many bytes of rows (about 2,500 entries), or this many
