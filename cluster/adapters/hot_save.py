@@ -69,14 +69,13 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
                 log: LogEntries | None, *, head: list[WriteOp], meta: list[WriteOp] | None,
                 kept: Callable[[str], bool]) -> list[Key]:
     """The save's fenced write on one server: one transaction, or pieces (save_pieces) when
-    it is large, plain (no topic dropped, no entry but the step's) and its entries allow
-    (a made topic's sets go before the last piece, which names them). Returns every
-    changed set's key (``Encoded.every_key``, built once)."""
-    noted = bool(hot.log)
+    it is large, plain (no topic dropped, no entry noted but the SPU table's) and its
+    entries allow (a made topic's sets go before the last piece, which names them).
+    Returns every changed set's key (``Encoded.every_key``, built once)."""
     every = encoded.every_key
     entries = log(every) if log else []
-    hold = None if noted or hot.dropped else save_pieces.held_sets(entries, hot.moved,
-                                                                    hot.added)
+    whole = save_pieces.whole_for_noted(hot.log) or hot.dropped
+    hold = None if whole else save_pieces.held_sets(entries, hot.moved, hot.added)
     parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
     rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
                                   encoded.released, values_key, kept)

@@ -34,6 +34,7 @@ leases held there in its transaction (``fenced_write``).
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -265,8 +266,9 @@ def fenced_write(held: Held, ops: Sequence[WriteOp], server: int = hot_servers.H
             stack.enter_context(taken.writing)
         weight = _weight(ops)
         patience = _extend_for_write(leases, weight) if weight >= LARGE_WRITE else None
-        pipe = stack.enter_context(hot_servers.client_of(server, patience).pipeline(
-            transaction=True))
+        r = (hot_servers.client_of(server) if patience is None
+             else hot_servers.client_of(server, patience))
+        pipe = stack.enter_context(r.pipeline(transaction=True))
         try:
             if leases:
                 pipe.watch(*[taken.lock_key for taken in leases])
@@ -312,8 +314,8 @@ def _script_bytes(args: Sequence[Any]) -> int:
 
 def _extend_for_write(leases: Sequence[Lease], weight: int) -> float:
     """Give a large write of ``weight`` fields WRITE_GRACE_LEASES leases or more (one more
-    each GRACE_LEASE_FIELDS past LARGE_WRITE) to be packed, sent and run; return that grace
-    in seconds, for which the write waits for Redis's answer.
+    each GRACE_LEASE_FIELDS past LARGE_WRITE) to be packed, sent and run; return how long
+    the write waits for Redis's answer: that grace in seconds, at least.
 
     The renewal waits on the write (touching the watched lock would abort it), so a write
     that took longer than one lease to send (a 100,000-partition tick on a loaded machine)
@@ -329,7 +331,9 @@ def _extend_for_write(leases: Sequence[Lease], weight: int) -> float:
             held.lost = True
             raise LeaseLost("the replication lease expired and another task took it; "
                             "this write was refused")
-    return max(lease_ms * leases_of_grace / 1000, float(settings.REDIS_SOCKET_TIMEOUT_S))
+    seconds = max(lease_ms * leases_of_grace / 1000, float(settings.REDIS_SOCKET_TIMEOUT_S))
+    # Rounded up to a power of two: each timeout is a client of its own (and its pool).
+    return float(2 ** math.ceil(math.log2(seconds)))
 
 
 def _apply(pipe: Any, op: WriteOp) -> None:

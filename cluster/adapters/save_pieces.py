@@ -144,6 +144,17 @@ def slice_ops(sets: Aligned, start: int, end: int, released: dict[Key, list[int]
     return ops
 
 
+# What the engine's SPU loops note of the SPU table (spu_loops.py): the meta holds what
+# they say and lands with them, last; the sets they move are the step's, held as such.
+SPU_TABLE_ENTRIES = frozenset({"spu-registered", "spu-rack", "spu-sync"})
+
+
+def whole_for_noted(noted: list[dict[str, Any]]) -> bool:
+    """Whether the entries noted before the step keep the save one transaction: any but
+    the SPU table's (a service's, which may name sets a step's entries do not)."""
+    return any(entry.get("type") not in SPU_TABLE_ENTRIES for entry in noted)
+
+
 def held_sets(entries: list[dict[str, Any]], moved: list[Key],
               made: Collection[str] = ()) -> set[Key] | None:
     """The sets that must land with the log append: those whose logged status moved and

@@ -78,6 +78,13 @@ class SlowLog:
         self.tick_totals_us.append(total)
         self.cpu = self._cpu()  # from here: reading the log costs Redis too
 
+    def forget(self) -> None:
+        """Start the figures over (the longest command and burst, the ticks' totals)."""
+        self.longest_us, self.longest_command, self.longest_detail = 0, "", ""
+        self.longest_tick, self.longest_burst_us = -1, 0
+        self.tick_totals_us.clear()
+        self.tick_cpu_s.clear()
+
     def _cpu(self) -> float:  # Redis's CPU seconds so far: main process, user + system
         info = self.redis.info("cpu")
         return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])

@@ -20,7 +20,9 @@ and ``failover_led``, ``failover_online``, ``failover_offline_ms``,
 ``failover_log_entries``, and ``outage_tick_ms`` and ``outage_tick_cpu_ms``, the median of
 the next three ticks with the SPU still down, or ``--outage-ticks N``): ``partitions``, ``busy``,
 ``busy_tick_cpu_ms`` and ``idle_tick_cpu_ms`` (medians of the ticks with and without
-producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU), and
+producers), ``first_tick_ms`` (wall time; ``first_tick_cpu_ms`` its CPU;
+``first_tick_redis_max_command_ms`` and ``first_tick_redis_max_burst_ms`` how long it held
+Redis at most, in one command and in one transaction: its every set is new), and
 ``redis_max_command_ms``, the longest Redis command during the idle and busy ticks from the
 private Redis's slow log (every command logged around the ticks), ``redis_busy_tick_cpu_ms``,
 Redis's own CPU in a busy tick (median, ``INFO cpu``), and
@@ -257,11 +259,20 @@ def bench_ticks(partitions: int, steps: int,
             result["outside_writes"] += write_outside(rng, busy or partitions)
 
     now = int(time.time() * 1000)
+    if slowlog is not None:
+        slowlog.start()
     ms, used = timed_cpu(lambda: replication_tick(now=now, dispatch=LocalQueue()))
     print(f"first tick (topology sync, {partitions} replica sets created): {ms:.0f} ms "
           f"({used:.0f} ms CPU)")
     result["first_tick_ms"] = round(ms, 1)
     result["first_tick_cpu_ms"] = round(used, 1)
+    if slowlog is not None:  # how long the first tick held Redis at most, then from zero
+        slowlog.collect()
+        result["first_tick_redis_max_command_ms"] = slowlog.longest_us / 1000
+        result["first_tick_redis_max_burst_ms"] = slowlog.longest_burst_us / 1000
+        print(f"first tick's longest Redis command {slowlog.longest_us / 1000:.1f} ms, "
+              f"longest burst {slowlog.longest_burst_us / 1000:.1f} ms")
+        slowlog.forget()
     if slowlog is not None:
         slowlog.start()
     idle, idle_cpu = [], []

@@ -16,11 +16,13 @@ def test_json_prints_one_object_with_the_named_figures():
     figures = json.loads(done.stdout)  # the whole of stdout: one object, nothing else
     assert figures["partitions"] == 200 and figures["busy"] == 50
     for name in ("busy_tick_cpu_ms", "idle_tick_cpu_ms", "first_tick_ms",
-                 "first_tick_cpu_ms", "redis_max_command_ms", "redis_max_tick_cpu_ms",
+                 "first_tick_cpu_ms", "first_tick_redis_max_burst_ms",
+                 "first_tick_redis_max_command_ms", "redis_max_command_ms", "redis_max_tick_cpu_ms",
                  "redis_busy_tick_cpu_ms", "rss_mb", "redis_used_memory_mb"):
         assert isinstance(figures[name], (int, float)) and not isinstance(figures[name], bool)
         assert figures[name] >= 0, name
     assert figures["first_tick_ms"] > 0 and figures["busy_tick_cpu_ms"] > 0
+    assert figures["first_tick_redis_max_burst_ms"] >= figures["first_tick_redis_max_command_ms"] > 0
     assert figures["rss_mb"] > 0  # a Python process holding Django: never nothing
     # Every command was logged around the ticks: a tick always sends some.
     assert figures["redis_max_command_ms"] > 0

@@ -189,6 +189,10 @@ def test_an_entry_naming_no_partition_keeps_the_save_whole():
     made = [{"type": "topic-replicated", "topic": "new"}]
     assert save_pieces.held_sets(made, [("new", 0), ("t", 1)], {"new"}) == {("t", 1)}
     assert save_pieces.held_sets(made, [("new", 0)], {"other"}) is None
+    # Entries noted before the step: the SPU table's wait for the last piece; another's
+    # (a service's) keep the save whole.
+    assert not save_pieces.whole_for_noted([{"type": "spu-registered"}, {"type": "spu-sync"}])
+    assert save_pieces.whole_for_noted([{"type": "spu-sync"}, {"type": "event"}])
 
 
 def test_a_shard_task_saves_its_sets_in_pieces_too(redis_url, settings, monkeypatch, writes):
@@ -242,6 +246,24 @@ def test_a_tick_that_makes_a_topic_writes_its_sets_in_pieces_the_last_naming_it(
     named = [any(op.key == hot_state.META for op in ops) for ops in writes.calls]
     assert named[-1] and not any(named[:-1])
     assert "orders" in hot_state.replicated_topics()
+    assert_records_match_the_state()
+
+
+def test_a_fresh_stores_first_tick_writes_in_pieces_its_spus_entries_last(redis_url,
+                                                                          settings, writes):
+    """The first tick of a store registers every SPU (entries the SPU loops note) and
+    makes every topic: pieces too, the SPUs' entries in the last with the meta."""
+    settings.REPLICATION_SAVE_PIECE_SETS = 2
+    register_spus(0, 1, 2, online=True)
+    topic_made_busy()
+    tick(1_000)
+    pieces = [ops for ops in writes.calls if set_writes(ops)]
+    assert len(pieces) >= 3 and all(set_writes(ops) <= 2 for ops in pieces)
+    appended = [any(op.key == metadata_log.APPEND for op in ops) for ops in writes.calls]
+    assert appended[-1] and not any(appended[:-1])
+    with hot_state.bound_to_store():
+        entries = [e.data["type"] for e in metadata_log.read(1)]
+    assert entries.count("spu-registered") == 3 and "topic-replicated" in entries
     assert_records_match_the_state()
 
 

@@ -58,13 +58,14 @@ class SetReads:
                 return counted
 
         class Client:
-            def __init__(self, server):
-                self.server = server
+            def __init__(self, server, socket_timeout=None):
+                self.server, self.socket_timeout = server, socket_timeout
 
             def __getattr__(self, name):
+                client = real(self.server, self.socket_timeout)
                 if name == "pipeline":
-                    return lambda **kw: Pipe(real(self.server).pipeline(**kw))
-                return getattr(real(self.server), name)
+                    return lambda **kw: Pipe(client.pipeline(**kw))
+                return getattr(client, name)
 
         self._patch.setattr(hot_servers, "client_of", Client)
         return self
