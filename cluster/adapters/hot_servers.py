@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import redis
 from django.conf import settings
 
-from cluster.adapters.redis_keys import client, client_at, home_url
+from cluster.adapters.redis_keys import client_at, home_url
 
 HOME = 0  # the first server: the cluster lease, the meta, the log, the counters
 _SHARD_LOCK = re.compile(r":lock:shard:(\d+)(?::|$)")
@@ -54,8 +54,6 @@ def servers() -> range:
 
 def client_of(server: int, socket_timeout: float | None = None) -> redis.Redis:
     """The client of ``server``; ``socket_timeout``: one that waits that long for an answer."""
-    if socket_timeout is None:
-        return client() if server == HOME else client_at(settings.HOT_STATE_REDIS_URLS[server])
     url = home_url() if server == HOME else settings.HOT_STATE_REDIS_URLS[server]
     return client_at(url, socket_timeout)
 

@@ -266,9 +266,8 @@ def fenced_write(held: Held, ops: Sequence[WriteOp], server: int = hot_servers.H
             stack.enter_context(taken.writing)
         weight = _weight(ops)
         patience = _extend_for_write(leases, weight) if weight >= LARGE_WRITE else None
-        r = (hot_servers.client_of(server) if patience is None
-             else hot_servers.client_of(server, patience))
-        pipe = stack.enter_context(r.pipeline(transaction=True))
+        pipe = stack.enter_context(hot_servers.client_of(server, patience).pipeline(
+            transaction=True))
         try:
             if leases:
                 pipe.watch(*[taken.lock_key for taken in leases])
