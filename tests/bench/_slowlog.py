@@ -15,10 +15,11 @@ class SlowLog:
     WATCH): the longest burst bounds the longest transaction (or pipeline) that held
     Redis from above."""
 
-    def __init__(self) -> None:
+    def __init__(self, redis: object = None) -> None:
+        """``redis``: the server's client (None: the hot state's first server)."""
         from cluster.adapters.redis_keys import client
 
-        self.redis = client()
+        self.redis = redis if redis is not None else client()
         self.longest_us = 0
         self.longest_command = ""
         # The longest command's arguments (a script's body left out, each argument cut
