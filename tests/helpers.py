@@ -151,14 +151,15 @@ def stored_status(topic: str, partition: int) -> list:
 def assert_stored_like(topic: str, partition: int, log: list[int], start: int) -> None:
     """The set's records key holds ``log`` (its reference log, from offset ``start``) up to
     the block boundary (set_codec.apart_count), and its status names them and holds the
-    ids after them: the two read together are the log."""
-    from cluster.adapters import hot_state
+    ids after them: the two read together are the log. (Read from the set's server, where
+    the hot state is spread over several.)"""
+    from cluster.adapters import hot_servers, hot_state, shards
     from cluster.adapters.set_codec import apart_count
 
     count = apart_count(partition, start, len(log))
     with hot_state.bound_to_store():
-        held = hot_state.records_from(
-            hot_state.client().get(hot_state.records_key(topic, partition)))
+        server = hot_servers.client_of(shards.server_of((topic, partition)))
+        held = hot_state.records_from(server.get(hot_state.records_key(topic, partition)))
     status = stored_status(topic, partition)
     assert held == log[:count], (topic, partition, "records key")
     assert status[14] == log[count:], (topic, partition, "the status's own tail")

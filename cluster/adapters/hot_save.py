@@ -4,8 +4,8 @@ Split from hot_state.py (which loads, and re-exports ``save``, ``save_sets`` and
 ``save_meta``, so callers and tests keep naming them there). A save encodes the sets that
 changed (save_encoding.py; core.replication.steady: steady sets its predecessor encoded
 are passed over), then writes them with the meta and the unit's log entries: one fenced
-transaction, bounded pieces for a large save on one server (save_pieces.py), or one
-transaction per server when the hot state is spread over several (hot_servers.py).
+transaction, or bounded pieces for a large save (save_pieces.py), on one server or on each
+of several the hot state is spread over (hot_servers.py).
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     compaction released, fenced by the leases ``held``, with the log entries ``log`` gives
     for the changed sets
     (one transaction, or bounded pieces for a large save: save_pieces; spread over several
-    servers, one transaction per server: _save_spread); return the keys of the changed sets."""
+    servers, each server's part so: _save_spread); return the keys of the changed sets."""
     if hot_servers.spread():
         return _save_spread(hot, held, retain, log, whole=True)
     records = set_records.Writes()
@@ -110,13 +110,14 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
     return every
 
 
-def _leftover_ops(made: Iterable[str]) -> list[WriteOp]:
-    """Deletes of what a save stopped between its pieces left of the topics ``made``
-    (save_pieces.made_ops): read first, under the lease, one round trip in all."""
+def _leftover_ops(made: Iterable[str], server: int = hot_servers.HOME) -> list[WriteOp]:
+    """Deletes of what a save stopped between its pieces (or its servers) left of the
+    topics ``made`` on ``server`` (save_pieces.made_ops): read first, under the lease, one
+    round trip in all."""
     names = sorted(made)
     if not names:
         return []
-    pipe = client().pipeline(transaction=False)
+    pipe = hot_servers.client_of(server).pipeline(transaction=False)
     for name in names:
         pipe.hkeys(sets_key(name))
     found = {name: [f.decode() for f in fields]
@@ -153,52 +154,105 @@ Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py
 def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries | None,
                  *, whole: bool) -> list[Key]:
     """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
-    several servers: each server's part in one transaction (``_write_with_log``)."""
-    ops, keys, released = _sets_ops(hot, retain, hot.dropped if whole else ())
+    several servers: each server's part in bounded pieces when it is large and plain (as
+    ``_write_sets`` cuts one server's), else in one transaction; every server's last piece
+    before the first server's, which carries the log (``_write_with_log``)."""
+    dropped = hot.dropped if whole else ()
+    encoded_by = _encode_by_server(hot, retain, dropped)
+    keys = [k for encoded, _ in encoded_by.values() for k in encoded.every_key]
+    released: dict[Key, list[int]] = {}
+    for encoded, _ in encoded_by.values():
+        released.update(encoded.released)
+    entries = log(keys) if log else []
+    plain = not (save_pieces.whole_for_noted(hot.log) or dropped)
+    hold = save_pieces.held_sets(entries, hot.moved, hot.added) if plain else None
+    ops: Ops = {}
+    early: dict[int, list[list[WriteOp]]] = {}
+    for server, (encoded, records) in encoded_by.items():
+        pieces = _server_pieces(hot, server, encoded, records, hold, dropped,
+                                hot.added if whole else ())
+        early[server], ops[server] = pieces[:-1], pieces[-1]
     home = ops.setdefault(hot_servers.HOME, [])
     if whole:
-        home += [WriteOp("del", values_key(name)) for name in hot.dropped]
+        home += [WriteOp("del", values_key(name)) for name in dropped]
     home += save_pieces.released_ops(released, values_key, None,
                                      lambda name: not whole or name in hot.topics)
     if whole:
         home += _meta_writes(hot, _meta_ops(hot))
-    token = _generation_ops(ops, held)
+    generated: Ops = {}
+    token = _generation_ops(generated, held)
+    for server, written in generated.items():
+        ops.setdefault(server, []).extend(written)
     for server, written in spu_index.ops(hot, token).items():  # each with its generation
         ops.setdefault(server, []).extend(written)
     for note in _noted(hot, token, keys):  # beside its lease's generation, on its server
         ops.setdefault(hot_servers.server_of_lock(note.key), []).append(note)
-    _write_with_log(hot, held, ops, log(keys) if log else [])
+    if any(early.values()):
+        _write_early(hot, held, early, generated, floor=whole)
+    _write_with_log(hot, held, ops, entries)
     hot.generation = token
     return keys
 
 
-def _sets_ops(hot: HotState, retain: int | None, dropped: Iterable[str] = ()
-              ) -> tuple[Ops, list[Key], dict[Key, list[int]]]:
-    """Each server's writes of its changed sets, their records and its blocks' rows, the
-    changed sets' keys, and the record ids compaction released by set."""
+def _encode_by_server(hot: HotState, retain: int | None, dropped: Iterable[str]
+                      ) -> dict[int, tuple[Encoded, set_records.Writes]]:
+    """Each server's changed sets encoded (compaction first), with their records' writes
+    (and the deletes of the records of ``dropped`` topics, read there under the lease)."""
     groups: dict[int, dict[Key, ReplicaSet]] = {s: {} for s in hot_servers.servers()}
     for set_key, rs in hot.state.replica_sets.items():
         groups[shards.server_of(set_key)][set_key] = rs
-    ops: Ops = {}
-    keys: list[Key] = []
-    released: dict[Key, list[int]] = {}
+    out = {}
     for server, sets in groups.items():
         records = set_records.Writes()
         for name in dropped:  # read before the write; the lease is held
             for p in hot_servers.client_of(server).hkeys(sets_key(name)):
                 records.delete((name, int(p)))
-        encoded = compact_and_encode(hot, retain, records, sets, rows=status_rows.allowed(hot))
-        part = ops.setdefault(server, [WriteOp("del", k) for name in dropped
-                                       for k in (sets_key(name), status_rows.rows_key(name))])
-        part += _present(records.op(None, _by_hash(encoded.changed)))
-        # This server's blocks' rows (a block is one shard's, so on one server), in the
-        # same transaction as its fields.
-        part += [op for piece in save_pieces.row_pieces(
-            encoded.rows, encoded.row_records, hot.raw, hot.rowed, {}, values_key,
-            lambda _: True) for op in piece]
-        keys += encoded.every_key
-        released.update(encoded.released)
-    return ops, keys, released
+        out[server] = (compact_and_encode(hot, retain, records, sets,
+                                          rows=status_rows.allowed(hot)), records)
+    return out
+
+
+def _server_pieces(hot: HotState, server: int, encoded: Encoded, records: set_records.Writes,
+                   hold: set[Key] | None, dropped: Iterable[str], made: Iterable[str]
+                   ) -> list[list[WriteOp]]:
+    """One server's writes of its changed sets, their records and its blocks' rows (a block
+    is one shard's, so on one server): one piece, or bounded pieces (the rows first, the
+    sets of ``hold`` in the last) when ``hold`` is not None and the part is large. The
+    values their compaction released live on the first server: dropped there, last."""
+    head = [WriteOp("del", k) for name in dropped
+            for k in (sets_key(name), status_rows.rows_key(name))]
+    head += _leftover_ops(made, server)
+    rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed, {},
+                                  values_key, lambda _: True)
+    parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
+    fields = _present(records.op(None, _by_hash(encoded.changed)))
+    if len(parts) == 1 and (len(rows) <= 1 or hold is None):
+        return [head + fields + [op for piece in rows for op in piece]]
+    pieces = rows + (_pieces(encoded, records, parts, lambda _: False) if len(parts) > 1
+                     else [fields])
+    pieces[0] = head + pieces[0]
+    return pieces
+
+
+def _write_early(hot: HotState, held: Held, early: dict[int, list[list[WriteOp]]],
+                 generated: Ops, *, floor: bool) -> None:
+    """Every server's pieces but its last, each with its server's generations: the first
+    server's first, opening with the unit's staged writes and (``floor``: a save with the
+    meta) the record-id counter raised, so no set that lands before the log names an id a
+    later holder could give out again (save_pieces)."""
+    opening = hot.staged + ([shards.record_ids_floor_op(hot.state.next_record_id)]
+                            if floor else [])
+    hot.staged = []
+    home = early.pop(hot_servers.HOME, [])
+    if home:
+        home[0] = opening + home[0]
+    elif opening:
+        home = [opening]
+    for piece in home:
+        lease.fenced_write(held, piece + generated.get(hot_servers.HOME, []))
+    for server in sorted(early):
+        for piece in early[server]:
+            lease.fenced_write(held, piece + generated.get(server, []), server=server)
 
 
 def _present(op: WriteOp | None) -> list[WriteOp]:
