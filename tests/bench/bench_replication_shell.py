@@ -270,8 +270,10 @@ def bench_ticks(partitions: int, steps: int,
         slowlog.collect()
         result["first_tick_redis_max_command_ms"] = slowlog.longest_us / 1000
         result["first_tick_redis_max_burst_ms"] = slowlog.longest_burst_us / 1000
-        print(f"first tick's longest Redis command {slowlog.longest_us / 1000:.1f} ms, "
-              f"longest burst {slowlog.longest_burst_us / 1000:.1f} ms")
+        result["first_tick_redis_max_command"] = slowlog.longest_detail
+        print(f"first tick's longest Redis command {slowlog.longest_us / 1000:.1f} ms "
+              f"({slowlog.longest_detail[:80]}), longest burst "
+              f"{slowlog.longest_burst_us / 1000:.1f} ms")
         slowlog.forget()
     if slowlog is not None:
         slowlog.start()
