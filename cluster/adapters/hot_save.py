@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 
-from cluster.adapters import (hot_servers, lease, metadata_log, redis_keys, save_pieces,
-                              set_cache, set_records, shards, spu_index, status_rows)
+from cluster.adapters import (drop_pieces, hot_servers, lease, metadata_log, redis_keys,
+                              save_pieces, set_cache, set_records, shards, spu_index,
+                              status_rows)
 from cluster.adapters.hot_records import values_key
 from cluster.adapters.hot_types import HotState
 from cluster.adapters.lease import Held, WriteOp
@@ -52,17 +53,23 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     for the changed sets
     (one transaction, or bounded pieces for a large save: save_pieces; spread over several
     servers, each server's part so: _save_spread); return the keys of the changed sets."""
+    later = drop_pieces.later(hot)  # the dropped topics' keys: deleted once this lands
     if hot_servers.spread():
-        return _save_spread(hot, held, retain, log, whole=True)
-    records = set_records.Writes()
-    for name in hot.dropped:  # read before the write; the lease is held
-        for p in client().hkeys(sets_key(name)):
-            records.delete((name, int(p)))
-    encoded = compact_and_encode(hot, retain, records, rows=status_rows.allowed(hot))
-    head = [WriteOp("del", k) for name in hot.dropped
-            for k in (sets_key(name), values_key(name), status_rows.rows_key(name))]
-    return _write_sets(hot, held, encoded, records, log, head=head, meta=_meta_ops(hot),
-                       kept=lambda name: name in hot.topics)
+        keys = _save_spread(hot, held, retain, log, whole=True, later=later)
+    else:
+        records = set_records.Writes()
+        now = [name for name in sorted(hot.dropped) if name not in later]
+        for name in now:  # read before the write; the lease is held
+            for p in client().hkeys(sets_key(name)):
+                records.delete((name, int(p)))
+        encoded = compact_and_encode(hot, retain, records, rows=status_rows.allowed(hot))
+        head = [WriteOp("del", k) for name in now
+                for k in (sets_key(name), values_key(name), status_rows.rows_key(name))]
+        keys = _write_sets(hot, held, encoded, records, log,
+                           head=head + drop_pieces.noted(later), meta=_meta_ops(hot),
+                           kept=lambda name: name in hot.topics)
+    drop_pieces.delete(held, later)
+    return keys
 
 
 def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_records.Writes,
@@ -122,7 +129,10 @@ def _leftover_ops(made: Iterable[str], server: int = hot_servers.HOME) -> list[W
         pipe.hkeys(sets_key(name))
     found = {name: [f.decode() for f in fields]
              for name, fields in zip(names, pipe.execute()) if fields}
-    return save_pieces.made_ops(found, sets_key, values_key)
+    # (A name an unfinished drop left in ``dropping``: deleted here, so no later sweep
+    # deletes the topic made again.)
+    forgotten = drop_pieces.forgotten(names) if server == hot_servers.HOME else []
+    return save_pieces.made_ops(found, sets_key, values_key) + forgotten
 
 
 def _pieces(encoded: Encoded, records: set_records.Writes, parts: list[save_pieces.Group],
@@ -152,19 +162,20 @@ Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py
 
 
 def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries | None,
-                 *, whole: bool) -> list[Key]:
+                 *, whole: bool, later: list[str] | None = None) -> list[Key]:
     """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
     several servers: each server's part in bounded pieces when it is large and plain (as
     ``_write_sets`` cuts one server's), else in one transaction; every server's last piece
-    before the first server's, which carries the log (``_write_with_log``)."""
-    dropped = hot.dropped if whole else ()
+    before the first server's, which carries the log (``_write_with_log``). ``later``:
+    dropped topics whose keys are deleted once it lands (drop_pieces), not in it."""
+    dropped = [name for name in sorted(hot.dropped) if name not in (later or ())] if whole else []
     encoded_by = _encode_by_server(hot, retain, dropped)
     keys = [k for encoded, _ in encoded_by.values() for k in encoded.every_key]
     released: dict[Key, list[int]] = {}
     for encoded, _ in encoded_by.values():
         released.update(encoded.released)
     entries = log(keys) if log else []
-    plain = not (save_pieces.whole_for_noted(hot.log) or dropped)
+    plain = not (save_pieces.whole_for_noted(hot.log) or hot.dropped)
     hold = save_pieces.held_sets(entries, hot.moved, hot.added) if plain else None
     ops: Ops = {}
     early: dict[int, list[list[WriteOp]]] = {}
@@ -178,7 +189,7 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     home += save_pieces.released_ops(released, values_key, None,
                                      lambda name: not whole or name in hot.topics)
     if whole:
-        home += _meta_writes(hot, _meta_ops(hot))
+        home += _meta_writes(hot, _meta_ops(hot)) + drop_pieces.noted(later or ())
     generated: Ops = {}
     token = _generation_ops(generated, held)
     for server, written in generated.items():

@@ -107,7 +107,7 @@ return 0
 class WriteOp(NamedTuple):
     """One write of a fenced transaction: ``set``, ``sadd``, ``srem`` (arg a value),
     ``lpush`` (arg (value, how many of the list to keep)),
-    ``setex`` (arg (seconds, value)), ``del``, ``hset`` (arg a mapping), ``hdel``
+    ``setex`` (arg (seconds, value)), ``del``, ``unlink``, ``hset`` (arg a mapping), ``hdel``
     (arg a list of fields) or ``eval`` (arg (script, keys, args): a script run inside
     the transaction, such as the metadata log's append)."""
     op: str
@@ -343,6 +343,8 @@ def _apply(pipe: Any, op: WriteOp) -> None:
         pipe.set(k, arg[1], ex=arg[0])
     elif name == "del":
         pipe.delete(k)
+    elif name == "unlink":  # freed off Redis's main thread: a large hash's delete
+        pipe.unlink(k)
     elif name == "lpush":  # arg (value, how many to keep): the newest first
         pipe.lpush(k, arg[0])
         pipe.ltrim(k, 0, arg[1] - 1)

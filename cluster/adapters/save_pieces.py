@@ -25,7 +25,8 @@ what the next holder loads and steps on. A unit that adds topics writes their se
 pieces before the last, which names them (the meta, their entries): a holder stopped
 between leaves sets of topics no meta names, which the first piece of the next save that
 makes them deletes (``made_ops``). A unit that drops topics, or changes few sets, is one
-transaction as before.
+transaction as before; a dropped topic's keys are deleted after it lands, in pieces of
+their own (drop_pieces.py).
 """
 from __future__ import annotations
 

@@ -171,3 +171,32 @@ def test_a_holder_stopped_in_the_second_servers_pieces_leaves_nothing_made_again
     assert_records_match_the_state()
     read = records_consume(topic="orders", partition=1, offset=0)
     assert len(read) > 2 and [r["offset"] for r in read] == list(range(len(read)))
+
+
+def test_a_dropped_topic_is_deleted_in_pieces_on_each_server_after_its_save(spread, writes,
+                                                                            monkeypatch):
+    from cluster.adapters import drop_pieces
+
+    monkeypatch.setattr(drop_pieces, "DROP_PIECE_SETS", 3)
+    made_busy()
+    tick(2_000)
+    step(3_000)
+    step(4_000)
+    writes.calls.clear()
+    topic_delete(name="orders")
+    tick(5_000)
+    # The save first (the meta without the topic, on the first server), then the pieces.
+    named = [i for i, (server, ops) in enumerate(writes.calls)
+             if server == 0 and any(op.key == hot_state.META for op in ops)]
+    pieces = [(server, [f for op in ops if op.op == "hdel" for f in op.arg])
+              for server, ops in writes.calls[named[-1] + 1:]]
+    assert not any(op.op == "hdel" for _, ops in writes.calls[:named[-1] + 1] for op in ops)
+    # Eight sets a server, three a piece.
+    assert [(server, len(fields)) for server, fields in pieces if fields] == [
+        (0, 3), (0, 3), (0, 2), (1, 3), (1, 3), (1, 2)]
+    assert all({expected_server(int(f)) for f in fields} == {server}
+               for server, fields in pieces if fields)
+    assert not any("orders" in name for found in keys_by_server(spread) for name in found)
+    assert "orders" not in hot_state.replicated_topics()
+    step(6_000)
+    assert_records_match_the_state()
