@@ -381,6 +381,8 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
 
     led = [k for k, rs in hot_state.load().state.replica_sets.items() if rs.leader == spu]
     entries_before, bytes_before = log_figures()
+    slowlog = SlowLog()  # how long the failover (its unit and the next tick) held Redis
+    slowlog.start()
     t0 = time.perf_counter()
     spu_offline(spu_id=spu, by="bench")
     if profile is not None:  # --profile-failover: the failover's tick and the outage's
@@ -388,6 +390,8 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
     t1, c1 = time.perf_counter(), time.process_time()
     replication_tick(now=now + 1000, dispatch=LocalQueue())
     t2, c2 = time.perf_counter(), time.process_time()
+    slowlog.collect()
+    slowlog.stop()
     after = hot_state.load(led).state.replica_sets
     online = sum(after[k].resolution is Resolution.ONLINE and after[k].leader != spu for k in led)
     entries, size = log_figures()
@@ -405,6 +409,9 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
                   failover_tick_ms=round(1000 * (t2 - t1), 1),
                   failover_tick_cpu_ms=round(1000 * (c2 - c1), 1),
                   failover_log_entries=entries - entries_before,
+                  failover_redis_max_command_ms=slowlog.longest_us / 1000,
+                  failover_redis_max_command=slowlog.longest_detail[:120],
+                  failover_redis_max_burst_ms=slowlog.longest_burst_us / 1000,
                   outage_tick_ms=round(statistics.median(outage), 1),
                   outage_tick_cpu_ms=round(statistics.median(outage_cpu), 1))
     print(f"failover of SPU {spu}: it led {len(led)} replica sets")
@@ -412,6 +419,8 @@ def bench_failover(now: int, result: dict[str, object], spu: int = 0,
     print(f"  the next tick                                      {1000 * (t2 - t1):7.1f} ms "
           f"({1000 * (c2 - c1):.0f} ms CPU)")
     print(f"  Online with a new leader: {online}/{len(led)}, total {1000 * (t2 - t0):.0f} ms")
+    print(f"  the longest Redis command {slowlog.longest_us / 1000:.1f} ms "
+          f"({slowlog.longest_detail[:60]}), burst {slowlog.longest_burst_us / 1000:.1f} ms")
     print(f"  then {ticks} ticks with the SPU still down: median "
           f"{statistics.median(outage):.1f} ms ({statistics.median(outage_cpu):.1f} ms CPU)")
     print(f"  metadata log: {entries - entries_before} entries, "
