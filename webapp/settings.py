@@ -208,6 +208,9 @@ REPLICATION_MIRROR_INTERVAL_S = env_float("REPLICATION_MIRROR_INTERVAL_S", 5.0)
 # A save of more changed replica sets than this is written as fenced pieces of at most
 # this many sets each, so no transaction holds Redis long (cluster/adapters/save_pieces.py).
 REPLICATION_SAVE_PIECE_SETS = env_int("REPLICATION_SAVE_PIECE_SETS", 500, minimum=1)
+# A dropped topic's sets are deleted after the save that drops it, this many a fenced
+# piece (their records keys and status fields together: cluster/adapters/drop_pieces.py).
+REPLICATION_DROP_PIECE_SETS = env_int("REPLICATION_DROP_PIECE_SETS", 4000, minimum=1)
 # Steady sets' statuses written a block at a time, as rows (cluster/adapters/status_rows.py):
 # off only to compare with the status a field of every set.
 REPLICATION_STATUS_ROWS = env_bool("REPLICATION_STATUS_ROWS", True)

@@ -20,10 +20,10 @@ PARTITIONS = 10
 
 
 @pytest.fixture
-def orders(redis_url, settings, monkeypatch):
+def orders(redis_url, settings):
     """A busy topic of ten partitions, stepped twice (records kept apart in every set);
     drops in pieces of four sets."""
-    monkeypatch.setattr(drop_pieces, "DROP_PIECE_SETS", 4)
+    settings.REPLICATION_DROP_PIECE_SETS = 4
     register_spus(0, 1, 2, online=True)
     topic_create(name="orders", partitions=PARTITIONS, replication=3)
     topic_set_producer_rate(name="orders", rate=RECORDS_BLOCK * PARTITIONS)

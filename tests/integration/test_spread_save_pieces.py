@@ -174,10 +174,8 @@ def test_a_holder_stopped_in_the_second_servers_pieces_leaves_nothing_made_again
 
 
 def test_a_dropped_topic_is_deleted_in_pieces_on_each_server_after_its_save(spread, writes,
-                                                                            monkeypatch):
-    from cluster.adapters import drop_pieces
-
-    monkeypatch.setattr(drop_pieces, "DROP_PIECE_SETS", 3)
+                                                                            settings):
+    settings.REPLICATION_DROP_PIECE_SETS = 3
     made_busy()
     tick(2_000)
     step(3_000)
