@@ -39,18 +39,20 @@ from operator import gt, itemgetter
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
 
-from cluster.adapters.hot_state import HotState, ReplicaStatus, Summary
+from cluster.adapters.hot_state import HotState, Summary
 from cluster.adapters.lease import Held
 from cluster.adapters.redis_keys import store_namespace
 from cluster.adapters.summaries import Saved
 from cluster.core.replication import Key
+from cluster.engine.mirror_rows import stored_shape, write_offsets, write_reserved
 from cluster.models import Partition
 from cluster.selectors.sql import in_lists
 
 Row = tuple[int, Key, Summary]
-_MAX_ROWS_KEPT = 400_000
+# What is kept of the rows starts over past this many (at 400,000 a process stepping
+# 1,000,000 read every reservation again after every unit: ``_bound_kept``).
+MAX_ROWS_KEPT = 2_000_000
 # The smallest block a reservation grows by: a partition produced to a record at a time
 # writes its row once every this many records.
 RESERVE_MIN = 64
@@ -240,11 +242,15 @@ class OffsetsMirror:
             table[index] = max(to, table.get(index, 0))
         self.rows_written += len(rows)
         self.reservations_written += len(raise_to)
-        if len(self.written) > _MAX_ROWS_KEPT:
-            self.written.clear()
-        if sum(map(len, self.reserved.values())) > _MAX_ROWS_KEPT:  # read again
-            self.reserved.clear()
+        self._bound_kept()
         self.written.update(((store, pk), s) for pk, _, s in rows)
+
+    def _bound_kept(self) -> None:
+        """Past ``MAX_ROWS_KEPT``, start over (reservations read again from the store)."""
+        for kept, size in ((self.written, len(self.written)),
+                           (self.reserved, sum(map(len, self.reserved.values())))):
+            if size > MAX_ROWS_KEPT:
+                kept.clear()
 
     def _reserved_of(self, hot: HotState, store: str, topic: str) -> dict[int, int]:
         """The reservations of ``topic``'s rows by index, read once (a topic re-created
@@ -360,40 +366,3 @@ def block(growth: int, cycle: int, pk: int) -> int:
     unit over a mirror cycle, at least RESERVE_MIN; an eighth more or less by partition, so
     sets produced to in step do not all run out at the same unit."""
     return max(RESERVE_MIN, 2 * max(0, growth) * cycle) * (8 + pk % 8) // 8
-
-
-def write_reserved(rows: list[tuple[int, int]]) -> None:
-    """Raise each row's reservation to at least the figure (never lower it: another
-    process may have raised it further), one executemany in one transaction."""
-    if not rows:
-        return
-    table = Partition._meta.db_table
-    sql = f"UPDATE {table} SET reserved_to = %s WHERE id = %s AND reserved_to < %s"
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, [(to, pk, to) for pk, to in rows])
-
-
-def write_offsets(rows: list[tuple[int, Key, Summary]], token: int) -> None:
-    """One executemany, each row only where ``token`` (its writer's fencing token) is at
-    least the row's: bulk_update's CASE chains cost ~20x more at 10,000 rows."""
-    if not rows:
-        return
-    table = Partition._meta.db_table
-    sql = (f"UPDATE {table} SET hw = %s, leo = %s, replica_status = %s, written_by = %s "
-           f"WHERE id = %s AND written_by <= %s")
-    params = [(s.hw, s.stored_leo(), _json_status(s.replicas), token, pk, token)
-              for pk, _, s in rows]
-    # One transaction: in autocommit each row would be a commit (an fsync on SQLite).
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, params)
-
-
-def stored_shape(s: Summary) -> tuple[Any, ...]:
-    """A summary as the store's offset columns read back (hw, leo)."""
-    return (s.hw, s.stored_leo())
-
-
-def _json_status(status: tuple[ReplicaStatus, ...]) -> str:
-    # Hand-built JSON: json.dumps twice per row was a tenth of a busy tick.
-    return "[" + ", ".join(f'{{"spu": {s}, "leo": {leo}, "hw": {hw}}}'
-                           for s, leo, hw in status) + "]"

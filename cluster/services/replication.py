@@ -33,7 +33,8 @@ from cluster.core import replication as core
 from cluster.core.replication import Action, Key, metadata
 from cluster.engine.engine import current as engine
 from cluster.engine.unit import Unit, now_ms
-from cluster.engine.mirror import stored_shape, trails_by_design, write_offsets
+from cluster.engine.mirror import trails_by_design
+from cluster.engine.mirror_rows import stored_shape, write_offsets
 from cluster.engine.controllers import Found, Topology, adopt_alone, adopt_topology, topology_quiet
 from cluster.engine.spu_loops import connection_manager
 from cluster.engine.spu_loops import (run_spu_loops,  # noqa: F401 (re-exported)
