@@ -12,11 +12,13 @@ from cluster.ports import bound_to_store
 from cluster.services import topic_create, topic_delete
 from cluster.services.records import records_consume, records_produce, topic_set_producer_rate
 from tests.helpers import register_spus
+from tests.integration import test_save_pieces
 from tests.integration.test_save_pieces import assert_records_match_the_state, tick
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
 PARTITIONS = 10
+writes = test_save_pieces.writes  # the fixture: every fenced write's ops, in order
 
 
 @pytest.fixture
@@ -35,23 +37,6 @@ def orders(redis_url, settings):
     for p in range(PARTITIONS):  # values stored: the topic's values hash
         records_produce(topic="orders", partition=p, values=[f"v{p}", f"w{p}"])
     return "orders"
-
-
-@pytest.fixture
-def writes(monkeypatch):
-    """Every fenced write's ops, in order; ``fail_at`` refuses the n-th from then on."""
-    calls: list[list[lease.WriteOp]] = []
-    real = lease.fenced_write
-    state = {"fail_at": None}
-
-    def counting(held, ops, server=0):
-        calls.append(list(ops))
-        if state["fail_at"] is not None and len(calls) >= state["fail_at"]:
-            raise lease.LeaseLost("the test took the lease between two pieces")
-        return real(held, ops, server=server)
-
-    monkeypatch.setattr(lease, "fenced_write", counting)
-    return type("Writes", (), {"calls": calls, "state": state})
 
 
 def keys_of(topic: str) -> dict[str, int]:
