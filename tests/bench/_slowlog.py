@@ -118,3 +118,39 @@ def _detail(command: object, name: str) -> str:
     if name == "EVAL" and len(words) > 2:
         words = [words[0], "<script>", *words[2:]]
     return " ".join(words)[:240]
+
+
+# A window's slow log, kept to commands over this (a scale-out round's window runs
+# thousands of commands a second: logging every one would cost what it measures).
+WINDOW_THRESHOLD_US = 10_000
+
+
+def open_window(clients: dict[str, object], threshold_us: int = WINDOW_THRESHOLD_US) -> None:
+    """Each server's slow log emptied, logging commands over ``threshold_us``."""
+    for client in clients.values():
+        client.config_set("slowlog-max-len", 100_000)  # type: ignore[attr-defined]
+        client.config_set("slowlog-log-slower-than", threshold_us)  # type: ignore[attr-defined]
+        client.slowlog_reset()  # type: ignore[attr-defined]
+
+
+def close_window(clients: dict[str, object]) -> dict[str, dict[str, object]]:
+    """Each server's longest command since ``open_window`` and how many took over 50 ms
+    (a server's commands are not ours alone: the broker's Redis serves Celery too)."""
+    out: dict[str, dict[str, object]] = {}
+    for name, client in clients.items():
+        entries = [e for e in client.slowlog_get(100_000)  # type: ignore[attr-defined]
+                   if _name(e) not in ("SLOWLOG", "CONFIG")]
+        client.config_set("slowlog-log-slower-than", 10_000)  # type: ignore[attr-defined]
+        client.slowlog_reset()  # type: ignore[attr-defined]
+        longest = max(entries, key=lambda e: e["duration"], default=None)
+        out[name] = {
+            "max_command_ms": round(longest["duration"] / 1000, 1) if longest else 0.0,
+            "command": _detail(longest["command"], _name(longest))[:80] if longest else "",
+            "over_50_ms": sum(e["duration"] > 50_000 for e in entries)}
+    return out
+
+
+def _name(entry: dict) -> str:
+    command = entry["command"]
+    text = command.decode(errors="replace") if isinstance(command, bytes) else str(command)
+    return text.split(" ", 1)[0].upper()

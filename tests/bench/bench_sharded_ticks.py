@@ -103,6 +103,8 @@ class Round:
     lease_wait_ms: list[float] = field(default_factory=list)      # of which lease waits
     # task -> [runs, seconds] of the other tasks the workers finished in the window
     other: dict[str, list[float]] = field(default_factory=dict)
+    # Redis server -> its longest command in the window and how many took over 50 ms
+    slow: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def rate(self, shards: int) -> float:
         return min((self.steps.get(s, 0) + self.whole) / self.window_s for s in range(shards))
@@ -338,7 +340,7 @@ def drain_applied() -> None:
 
 def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], warmup_s: float,
             window_s: float, acks_all: int = 0, outage: bool = False,
-            plan: bool = False) -> Round:
+            plan: bool = False, redis_urls: dict[str, str] | None = None) -> Round:
     procs = start(workers, shards, logs)
     names = [n for n in procs if n != "beat"]
     try:
@@ -360,6 +362,12 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
         time.sleep(warmup_s)
         watched = {n: psutil.Process(p.pid) for n, p in procs.items()}
         watched.update((name, psutil.Process(pid)) for name, pid in redis_pids.items())
+        import redis as redis_client
+        from _slowlog import close_window, open_window  # (tests/bench: on the path by setup)
+
+        clients = {name: redis_client.Redis.from_url(url)
+                   for name, url in (redis_urls or {}).items()}
+        open_window(clients)
         before, t0 = cpu_seconds(watched), datetime.now()
         psutil.cpu_percent()
         end = time.monotonic() + window_s
@@ -369,10 +377,11 @@ def measure(workers: int, shards: int, logs: Path, redis_pids: dict[str, int], w
         for timer in timers:
             timer.join()
         busy, t1, after = psutil.cpu_percent(), datetime.now(), cpu_seconds(watched)
+        slow = close_window(clients)
     finally:
         stop(procs)
     out = Round(workers, window_s, machine_busy=busy, acks_all_ms=acks, append_ms=appends,
-                lease_wait_ms=waits)
+                lease_wait_ms=waits, slow=slow)
     out.cpu = {n: after[n] - before[n] for n in watched}
     parse(logs, names, t0, t1, out)
     return out
@@ -398,6 +407,9 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             "holds_1_step_per_s": rate >= 0.9,
             "partition_steps_per_s": round(rate * size),
             "redis_cpu_cores": {n: round(c, 3) for n, c in redis_cores(r).items()},
+            # Each server's longest command in the window (ms) and its commands over 50 ms.
+            "redis_max_command_ms": {n: s["max_command_ms"] for n, s in sorted(r.slow.items())},
+            "redis_commands_over_50_ms": {n: s["over_50_ms"] for n, s in sorted(r.slow.items())},
             "process_cpu_cores": {n: round(c / r.window_s, 3) for n, c in sorted(r.cpu.items())
                                   if not n.startswith("redis")},
             "machine_busy_pct": round(r.machine_busy, 1),
@@ -464,6 +476,10 @@ def report(size: int, shards: int, r: Round) -> None:
           f"{shard_ms:.0f} ms; cores used: {cpu}; machine {r.machine_busy:.0f}% of "
           f"{psutil.cpu_count()} cores")
     print(f"{'':>20}Redis servers' CPU (cores): {redis_cpu(r)}")
+    if r.slow:
+        print(f"{'':>20}Redis servers' longest command: " + ", ".join(
+            f"{n} {s['max_command_ms']} ms ({s['over_50_ms']} over 50 ms; {s['command'][:40]})"
+            for n, s in sorted(r.slow.items())))
     if r.other:
         print(f"{'':>20}other tasks on the workers: " + ", ".join(
             f"{task} {int(runs)} run(s) {seconds:.1f} s" for task, (runs, seconds)
@@ -516,10 +532,12 @@ def main() -> None:
     counts = [int(w) for w in args.workers.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="bench-shards-"))
     hot = start_hot_redis(workdir, args.hot_redis)
-    redis, _ = setup(workdir, args.shards, args.postgres, [url for _, url in hot])
+    redis, broker_url = setup(workdir, args.shards, args.postgres, [url for _, url in hot])
     # The broker's Redis (with no --hot-redis, the hot state's too), then the hot state's.
     redis_pids = {"redis": redis.pid, **{f"redis-hot{i}": proc.pid
                                          for i, (proc, _) in enumerate(hot)}}
+    redis_urls = {"redis": broker_url, **{f"redis-hot{i}": url
+                                          for i, (_, url) in enumerate(hot)}}
     if args.acks_all:
         from cluster.services import topic_create
 
@@ -546,7 +564,7 @@ def main() -> None:
                 logs = workdir / f"{size}-{workers}"
                 logs.mkdir()
                 r = measure(workers, args.shards, logs, redis_pids, args.warmup, args.window,
-                            args.acks_all, args.outage, args.plan)
+                            args.acks_all, args.outage, args.plan, redis_urls)
                 report(size, args.shards, r)
                 rounds.append(round_json(size, args.shards, r))
                 if r.rate(args.shards) >= 0.9:
