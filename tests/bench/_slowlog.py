@@ -145,7 +145,7 @@ def close_window(clients: dict[str, object]) -> dict[str, dict[str, object]]:
         longest = max(entries, key=lambda e: e["duration"], default=None)
         out[name] = {
             "max_command_ms": round(longest["duration"] / 1000, 1) if longest else 0.0,
-            "command": _detail(longest["command"], _name(longest))[:80] if longest else "",
+            "command": _detail(longest["command"], _name(longest))[:160] if longest else "",
             "over_50_ms": sum(e["duration"] > 50_000 for e in entries)}
     return out
 

@@ -410,6 +410,7 @@ def round_json(size: int, shards: int, r: Round) -> dict[str, object]:
             # Each server's longest command in the window (ms) and its commands over 50 ms.
             "redis_max_command_ms": {n: s["max_command_ms"] for n, s in sorted(r.slow.items())},
             "redis_commands_over_50_ms": {n: s["over_50_ms"] for n, s in sorted(r.slow.items())},
+            "redis_max_command": {n: s["command"] for n, s in sorted(r.slow.items())},
             "process_cpu_cores": {n: round(c / r.window_s, 3) for n, c in sorted(r.cpu.items())
                                   if not n.startswith("redis")},
             "machine_busy_pct": round(r.machine_busy, 1),
