@@ -54,11 +54,11 @@ def save(hot: HotState, held: Held, *, retain: int | None = None,
     (one transaction, or bounded pieces for a large save: save_pieces; spread over several
     servers, each server's part so: _save_spread); return the keys of the changed sets."""
     later = drop_pieces.later(hot)  # the dropped topics' keys: deleted once this lands
+    now = [name for name in sorted(hot.dropped) if name not in later]  # deleted in it
     if hot_servers.spread():
-        keys = _save_spread(hot, held, retain, log, whole=True, later=later)
+        keys = _save_spread(hot, held, retain, log, whole=True, dropped=now, later=later)
     else:
         records = set_records.Writes()
-        now = [name for name in sorted(hot.dropped) if name not in later]
         for name in now:  # read before the write; the lease is held
             for p in client().hkeys(sets_key(name)):
                 records.delete((name, int(p)))
@@ -83,36 +83,24 @@ def _write_sets(hot: HotState, held: Held, encoded: Encoded, records: set_record
     entries = log(every) if log else []
     whole = save_pieces.whole_for_noted(hot.log) or hot.dropped
     hold = None if whole else save_pieces.held_sets(entries, hot.moved, hot.added)
-    parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
-    rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
-                                  encoded.released, values_key, kept)
+    pieces = _cut(hot, encoded, records, hold, head + _leftover_ops(hot.added),
+                  encoded.released, kept)
     generated: Ops = {}
     token = _generation_ops(generated, held)
     generations = generated.get(hot_servers.HOME, [])
     # The index of the sets by SPU, with the last piece only (the one that lands last).
     tail = _meta_writes(hot, meta) + spu_index.ops(hot, token).get(hot_servers.HOME, [])
-    if len(parts) == 1 and (len(rows) <= 1 or hold is None):
+    if len(pieces) == 1:
         generations += _noted(hot, token, every)
-        ops = head + _leftover_ops(hot.added)
-        ops += _present(records.op(None, _by_hash(encoded.changed)))
-        ops += [op for piece in rows for op in piece]
-        ops += save_pieces.released_ops(encoded.released, values_key,
-                                        encoded.keys if rows else None, kept)
-        _write_with_log(hot, held, {hot_servers.HOME: ops + tail + generations}, entries)
     else:
         # The first piece stores the staged values and keeps record ids unique (save_pieces).
         floor = ([shards.record_ids_floor_op(hot.state.next_record_id)] if meta is not None
                  else [])
-        # The rows first: the last piece carries the sets whose logged status moved.
-        pieces = rows + (_pieces(encoded, records, parts, kept) if len(parts) > 1 else [
-            _present(records.op(None, _by_hash(encoded.changed)))
-            + save_pieces.released_ops(encoded.released, values_key, encoded.keys, kept)])
-        pieces[0] = hot.staged + floor + _leftover_ops(hot.added) + pieces[0]
+        pieces[0] = hot.staged + floor + pieces[0]
         hot.staged = []
         for piece in pieces[:-1]:
             lease.fenced_write(held, piece + generations)
-        _write_with_log(hot, held, {hot_servers.HOME: pieces[-1] + tail + generations},
-                        entries)
+    _write_with_log(hot, held, {hot_servers.HOME: pieces[-1] + tail + generations}, entries)
     hot.generation = token
     return every
 
@@ -162,13 +150,15 @@ Ops = dict[int, list[WriteOp]]  # each server's part of a commit (hot_servers.py
 
 
 def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries | None,
-                 *, whole: bool, later: list[str] | None = None) -> list[Key]:
+                 *, whole: bool, dropped: list[str] | None = None,
+                 later: list[str] | None = None) -> list[Key]:
     """``save`` (``whole``: with the meta and the dropped topics) or ``save_sets`` over
     several servers: each server's part in bounded pieces when it is large and plain (as
     ``_write_sets`` cuts one server's), else in one transaction; every server's last piece
-    before the first server's, which carries the log (``_write_with_log``). ``later``:
-    dropped topics whose keys are deleted once it lands (drop_pieces), not in it."""
-    dropped = [name for name in sorted(hot.dropped) if name not in (later or ())] if whole else []
+    before the first server's, which carries the log (``_write_with_log``). ``dropped``:
+    the dropped topics whose keys it deletes; ``later``: those deleted once it lands
+    (drop_pieces)."""
+    dropped = dropped or []
     encoded_by = _encode_by_server(hot, retain, dropped)
     keys = [k for encoded, _ in encoded_by.values() for k in encoded.every_key]
     released: dict[Key, list[int]] = {}
@@ -180,8 +170,11 @@ def _save_spread(hot: HotState, held: Held, retain: int | None, log: LogEntries 
     ops: Ops = {}
     early: dict[int, list[list[WriteOp]]] = {}
     for server, (encoded, records) in encoded_by.items():
-        pieces = _server_pieces(hot, server, encoded, records, hold, dropped,
-                                hot.added if whole else ())
+        # The values compaction released live on the first server: dropped there, last.
+        head = [WriteOp("del", k) for name in dropped
+                for k in (sets_key(name), status_rows.rows_key(name))]
+        head += _leftover_ops(hot.added if whole else (), server)
+        pieces = _cut(hot, encoded, records, hold, head, {}, lambda _: False)
         early[server], ops[server] = pieces[:-1], pieces[-1]
     home = ops.setdefault(hot_servers.HOME, [])
     if whole:
@@ -223,24 +216,25 @@ def _encode_by_server(hot: HotState, retain: int | None, dropped: Iterable[str]
     return out
 
 
-def _server_pieces(hot: HotState, server: int, encoded: Encoded, records: set_records.Writes,
-                   hold: set[Key] | None, dropped: Iterable[str], made: Iterable[str]
-                   ) -> list[list[WriteOp]]:
-    """One server's writes of its changed sets, their records and its blocks' rows (a block
-    is one shard's, so on one server): one piece, or bounded pieces (the rows first, the
-    sets of ``hold`` in the last) when ``hold`` is not None and the part is large. The
-    values their compaction released live on the first server: dropped there, last."""
-    head = [WriteOp("del", k) for name in dropped
-            for k in (sets_key(name), status_rows.rows_key(name))]
-    head += _leftover_ops(made, server)
-    rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed, {},
-                                  values_key, lambda _: True)
+def _cut(hot: HotState, encoded: Encoded, records: set_records.Writes, hold: set[Key] | None,
+         head: list[WriteOp], released: dict[Key, list[int]], kept: Callable[[str], bool]
+         ) -> list[list[WriteOp]]:
+    """One server's writes of its changed sets, their records, its blocks' rows (a block is
+    one shard's, so on one server) and the values of ``released`` their compaction
+    released (of the topics ``kept`` says still exist), ``head`` first: one piece, or
+    bounded pieces (save_pieces) when ``hold`` is not None and the part is large, the rows
+    first and the sets of ``hold`` in the last."""
+    rows = save_pieces.row_pieces(encoded.rows, encoded.row_records, hot.raw, hot.rowed,
+                                  released, values_key, kept)
     parts = save_pieces.groups(encoded.keys, hold) if hold is not None else [encoded.keys]
-    fields = _present(records.op(None, _by_hash(encoded.changed)))
     if len(parts) == 1 and (len(rows) <= 1 or hold is None):
-        return [head + fields + [op for piece in rows for op in piece]]
-    pieces = rows + (_pieces(encoded, records, parts, lambda _: False) if len(parts) > 1
-                     else [fields])
+        return [head + _present(records.op(None, _by_hash(encoded.changed)))
+                + [op for piece in rows for op in piece]
+                + save_pieces.released_ops(released, values_key,
+                                           encoded.keys if rows else None, kept)]
+    pieces = rows + (_pieces(encoded, records, parts, kept) if len(parts) > 1 else [
+        _present(records.op(None, _by_hash(encoded.changed)))
+        + save_pieces.released_ops(released, values_key, encoded.keys, kept)])
     pieces[0] = head + pieces[0]
     return pieces
 
