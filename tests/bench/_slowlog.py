@@ -54,10 +54,7 @@ class SlowLog:
         self.redis.slowlog_reset()
         total, burst, burst_client = 0, 0, None
         for entry in sorted(entries, key=lambda e: e["id"]):
-            command = entry["command"]
-            if isinstance(command, bytes):
-                command = command.decode(errors="replace")
-            name = str(command).split(" ", 1)[0].upper()
+            name = _name(entry)
             if name in ("SLOWLOG", "CONFIG"):
                 continue
             us, who = entry["duration"], entry.get("client_address")
