@@ -73,10 +73,11 @@ async def open_socket(application: Any, path: str, cookie: str) -> tuple[Any, di
     return socket, await socket.receive_json_from(timeout=30)
 
 
-async def drain(socket: Any, quiet_s: float = 0.5) -> list[dict[str, Any]]:
-    """Every message until none arrives for ``quiet_s``."""
+async def drain(socket: Any, quiet_s: float = 0.5, beacons: bool = False) -> list[dict[str, Any]]:
+    """Every message until none arrives for ``quiet_s``; the sockets' beacons (``live.seqs``
+    every LIVE_BEACON_S) only when asked: a loaded machine makes a scenario outlast one."""
     got = []
     # receive_nothing first: a receive that times out cancels the application.
     while not await socket.receive_nothing(timeout=quiet_s, interval=0.02):
         got.append(await socket.receive_json_from(timeout=30))
-    return got
+    return [m for m in got if beacons or m.get("type") != "live.seqs"]

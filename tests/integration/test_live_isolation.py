@@ -55,9 +55,9 @@ def test_an_installation_does_not_hear_another_on_the_same_redis(application, vi
         cluster, _ = await open_socket(application, "/ws/cluster/", cookie)
         theirs.extend(await sync_to_async(other_installation, thread_sensitive=False)(
             redis_url, "other-install"))
-        heard = await drain(topic), await drain(cluster)
+        heard = await drain(topic, beacons=True), await drain(cluster, beacons=True)
         await sync_to_async(stage, thread_sensitive=False)(GROUP, {"partitions": [ROW]})
-        ours = await drain(topic)
+        ours = await drain(topic, beacons=True)
         for socket in (topic, cluster):
             await socket.disconnect()
         return hello, heard, ours
