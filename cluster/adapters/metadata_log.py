@@ -24,6 +24,7 @@ from django.conf import settings
 
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.redis_keys import client, key, store_namespace
+from cluster.core.replication.metadata import packed, unpacked
 
 APPEND = "mlog"
 # Offsets come from the counter, never from the stream: XADD with an id that is not
@@ -73,7 +74,7 @@ def append_op(entries: list[dict[str, Any]]) -> WriteOp | None:
     for e in entries:
         e.setdefault("at", now)
     encode = _COMPACT.encode
-    payload = [encode(e) for e in entries]
+    payload = [encode(packed(e)) for e in entries]
     ns = store_namespace()
     return WriteOp("eval", APPEND, (_APPEND_SCRIPT, [head_key(ns), stream_key(ns)], payload))
 
@@ -154,10 +155,15 @@ def _offset(stream_id: bytes | str) -> int:
     return int(text.split("-", 1)[0])
 
 
+def _decoded(raw: bytes) -> dict[str, Any]:
+    """An entry as it was made: a new topic's statuses are stored packed (metadata.packed)."""
+    return unpacked(json.loads(raw))
+
+
 def read(first: int, limit: int = 1000, last: int | None = None, *,
          namespace: str | None = None) -> list[Entry]:
     """Entries from offset ``first`` on (to ``last`` when given), at most ``limit``, in order."""
-    return [Entry(offset, json.loads(raw))
+    return [Entry(offset, _decoded(raw))
             for offset, raw in read_raw(first, limit, last, namespace=namespace)]
 
 
@@ -185,7 +191,7 @@ def read_holding(first: int, last: int, needles: Iterable[bytes], *, batch: int 
         found = read_raw(at, batch, last=last)
         if contiguous and (not found or found[0][0] != at):
             return None
-        out += [Entry(offset, json.loads(raw)) for offset, raw in found
+        out += [Entry(offset, _decoded(raw)) for offset, raw in found
                 if any(n in raw for n in wanted)]
         if len(found) < batch:
             break

@@ -164,6 +164,25 @@ def test_every_entry_has_a_strictly_increasing_offset_a_type_and_a_time(trio):
     assert store_projection.applied_offset() == offsets[-1]
 
 
+def test_a_new_topics_statuses_are_stored_packed_and_an_older_entry_is_read_as_logged(trio):
+    """A topic-replicated entry holds its statuses packed in Redis (a quarter of the bytes
+    its one append holds Redis for); every reader gets them whole, from either form."""
+    from cluster.adapters import metadata_log
+
+    with bound_to_store():
+        raw = [json.loads(text) for _, text in metadata_log.read_raw(0)
+               if b'"topic-replicated"' in text]
+        old = {"type": "topic-replicated", "topic": "old", "at": 1,
+               "statuses": [[[0, 1, 2], 0, [0, 1, 2], "Online", 1]]}
+        at = metadata_log.append_now([old], floor=0)[0]
+    assert [(e["statuses"], len(e["packed"])) for e in raw] == [([], 6)]
+    logged = next(e for e in dump() if e["type"] == "topic-replicated")
+    rows = {p.index: [p.replicas, p.leader, p.lrs, p.resolution, p.epoch]
+            for p in Partition.objects.filter(topic__name="t")}
+    assert dict(enumerate(logged["statuses"])) == rows and "packed" not in logged
+    assert dump(at) == [{"offset": at, **old}]
+
+
 def test_the_store_rows_are_the_replay_of_the_log(trio):
     """Replaying the log from offset 0 into emptied rows gives the live rows back."""
     run("spu", "offline", "0")
