@@ -24,7 +24,7 @@ from django.conf import settings
 
 from cluster.adapters.lease import WriteOp
 from cluster.adapters.redis_keys import client, key, store_namespace
-from cluster.core.replication.metadata import packed, unpacked
+from cluster.core.replication.log_packing import packed, unpacked
 
 APPEND = "mlog"
 # Offsets come from the counter, never from the stream: XADD with an id that is not
@@ -156,7 +156,7 @@ def _offset(stream_id: bytes | str) -> int:
 
 
 def _decoded(raw: bytes) -> dict[str, Any]:
-    """An entry as it was made: a new topic's statuses are stored packed (metadata.packed)."""
+    """An entry as it was made: a new topic's statuses are stored packed (log_packing)."""
     return unpacked(json.loads(raw))
 
 

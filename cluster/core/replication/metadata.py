@@ -58,36 +58,6 @@ def _status_row(s: Status) -> list[Any]:
     return [list(s.replicas), s.leader, list(s.lrs), s.resolution.value, s.epoch]
 
 
-# A new topic's set as the engine makes it when its first replica's SPU is up: that replica
-# leads at epoch 1, every replica in the LRS. Stored as its replicas alone (``packed``).
-_FIRST_EPOCH = 1
-_ONLINE = Resolution.ONLINE.value
-
-
-def packed(entry: Entry) -> Entry:
-    """``entry`` as the log stores it: a ``topic-replicated`` entry's statuses as ``packed``
-    rows, each the replica list alone where the status is the usual first one (its first
-    replica leading at epoch 1, all in the LRS) and the whole row otherwise; about a
-    quarter of the bytes. ``statuses`` stays, empty: a reader from before it reads no row
-    rather than failing. ``unpacked`` gives the entry back."""
-    rows = entry.get("statuses")
-    if entry.get("type") != "topic-replicated" or not rows:
-        return entry
-    return {**entry, "statuses": [], "packed": [
-        r[0] if (r[0] and r[2] == r[0] and r[1] == r[0][0] and r[3] == _ONLINE
-                 and r[4] == _FIRST_EPOCH)
-        else r for r in rows]}
-
-
-def unpacked(entry: Entry) -> Entry:
-    """A logged entry as it was made (``packed`` read back); any other entry as it is."""
-    rows = entry.pop("packed", None)
-    if rows is not None:
-        entry["statuses"] = [r if r and isinstance(r[0], list) else
-                             [r, r[0], list(r), _ONLINE, _FIRST_EPOCH] for r in rows]
-    return entry
-
-
 def status_from_row(row: list[Any]) -> Status:
     replicas, leader, lrs, resolution, epoch = row
     return Status(tuple(replicas), leader, tuple(lrs), Resolution(resolution), epoch)

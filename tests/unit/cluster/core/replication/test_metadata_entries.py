@@ -56,30 +56,3 @@ def test_an_election_entry_carries_the_candidate_and_its_deadline():
     assert (entry["candidate"], entry["attempt"], entry["deadline_ms"]) == (2, 1, 507)
     run_elections(state, now_ms=8)
 
-
-def test_a_new_topics_statuses_are_logged_packed_and_read_back_as_made():
-    import json
-    state = new_cluster([1, 2, 3, 4])
-    handle(state, SpuOffline(4))
-    add_topic(state, "t", [[1, 2, 3], [4, 1, 2], [2, 3, 1]] * 100)
-    entry = metadata.topic_entry("t", state.replica_sets.values())
-    stored = metadata.packed(entry)
-    # The usual first status is stored as its replicas alone; another (SPU 4 down: an
-    # election, an LRS without it) whole.
-    assert stored["packed"][:3] == [[1, 2, 3], entry["statuses"][1], [2, 3, 1]]
-    assert stored["statuses"] == [] and "statuses" in entry and entry["statuses"]
-    text = json.dumps(stored, separators=(",", ":"))
-    assert metadata.unpacked(json.loads(text)) == entry
-    add_topic(state, "up", [[1, 2, 3], [2, 3, 1]] * 1000)
-    usual = metadata.topic_entry("up", [state.replica_sets[("up", p)] for p in range(2000)])
-    sizes = [len(json.dumps(e, separators=(",", ":")))
-             for e in (metadata.packed(usual), usual)]
-    assert sizes[0] < sizes[1] / 3.5
-    assert metadata.unpacked(json.loads(json.dumps(entry))) == entry, "an unpacked entry stays"
-
-
-def test_only_a_new_topics_statuses_are_packed():
-    partition = {"type": "partition", "topic": "t", "partition": 0, "replicas": [1]}
-    assert metadata.packed(partition) is partition
-    empty = {"type": "topic-replicated", "topic": "t", "statuses": []}
-    assert metadata.unpacked(dict(metadata.packed(empty))) == empty
