@@ -112,7 +112,7 @@ def append(entries: list[dict]) -> int:
             payload = [json.dumps(e, separators=(",", ":")) for e in entries[i:i + 500]]
             size += sum(map(len, payload))
             client().eval(metadata_log._APPEND_SCRIPT, 2, metadata_log.head_key(),
-                          metadata_log.stream_key(), *payload)
+                          metadata_log.stream_key(), *metadata_log.append_args(payload))
     return size
 
 
