@@ -193,9 +193,11 @@ def read_raw(first: int, limit: int = 1000, last: int | None = None, *,
     out = [e for e in _entries(found) if e[0] >= first]
     at = f"{first}-0"
     while len(out) < limit:
-        found = redis_client.xrange(stream, min=at, max=end, count=_CHUNK)
+        # Each stream entry holds one log entry at least: never more asked for than needed.
+        want = min(_CHUNK, limit - len(out))
+        found = redis_client.xrange(stream, min=at, max=end, count=want)
         out += _entries(found)
-        if len(found) < _CHUNK:
+        if len(found) < want:
             break
         at = f"{_offset(found[-1][0]) + 1}-0"
     if last is not None:
