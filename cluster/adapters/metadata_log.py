@@ -30,15 +30,16 @@ APPEND = "mlog"
 # Offsets come from the counter, never from the stream: XADD with an id that is not
 # above the stream's last one fails, and a failed command does not abort a transaction.
 # A unit's entries go in one stream entry (``b``: their JSON texts, a line each, at
-# consecutive offsets from its id's), a lone one as itself (``e``): Redis's work is one
-# XADD a unit, where one a log entry cost a failover of 8,000 entries 30-55 ms (each
-# command also fed to the append-only file).
+# consecutive offsets), a lone one as itself (``e``): Redis's work is one XADD a unit,
+# where one a log entry cost a failover of 8,000 entries 30-55 ms (each command also fed
+# to the append-only file). A stream entry is named by its last offset, so the first one
+# named at or above an offset is the one that holds it: a read from any offset is one
+# XRANGE, and a trim by name (MINID) keeps a unit that holds its bound whole.
 _APPEND_SCRIPT = """
 local n = tonumber(ARGV[1])
 local last = tonumber(redis.call('incrby', KEYS[1], n))
-local first = last - n + 1
-redis.call('xadd', KEYS[2], first .. '-1', n == 1 and 'e' or 'b', ARGV[2])
-return first
+redis.call('xadd', KEYS[2], last .. '-1', n == 1 and 'e' or 'b', ARGV[2])
+return last - n + 1
 """
 # A batch's entries are separated by a newline, which no compact JSON text holds.
 _LINE = b"\n"
@@ -158,8 +159,8 @@ def head(namespace: str | None = None) -> int:
 def start() -> int:
     """The first offset still held (head + 1 when the log holds nothing)."""
     ns = store_namespace()
-    first = client().xrange(stream_key(ns), count=1)
-    return _offset(first[0][0]) if first else head(ns) + 1
+    first = _entries(client().xrange(stream_key(ns), count=1))
+    return first[0][0] if first else head(ns) + 1
 
 
 def _offset(stream_id: bytes | str) -> int:
@@ -188,33 +189,37 @@ def read_raw(first: int, limit: int = 1000, last: int | None = None, *,
     redis_client, stream = client(), stream_key(namespace)
     first = max(first, 0)
     end = "+" if last is None else f"{last}-1"
-    # A unit's stream entry that begins below ``first`` may hold it.
-    found = redis_client.xrevrange(stream, max=f"{first}-0", count=1) if first else []
-    out = [e for e in _entries(found) if e[0] >= first]
-    at = f"{first}-0"
+    out: list[tuple[int, bytes]] = []
+    at = first
     while len(out) < limit:
         # Each stream entry holds one log entry at least: never more asked for than needed.
         want = min(_CHUNK, limit - len(out))
-        found = redis_client.xrange(stream, min=at, max=end, count=want)
-        out += _entries(found)
-        if len(found) < want:
+        found: list[Any] = list(redis_client.xrange(stream, min=f"{at}-0", max=end,
+                                                    count=want))
+        done = len(found) < want
+        if done and last is not None and (not found or _offset(found[-1][0]) < last):
+            # The unit holding ``last`` may end past it.
+            found += list(redis_client.xrange(stream, min=f"{last + 1}-0", count=1))
+        out += [e for e in _entries(found)
+                if e[0] >= first and (last is None or e[0] <= last)]
+        if done or not found:
             break
-        at = f"{_offset(found[-1][0]) + 1}-0"
-    if last is not None:
-        out = [e for e in out if e[0] <= last]
+        at = _offset(found[-1][0]) + 1
     return out[:limit]
 
 
 def _entries(found: list[Any]) -> list[tuple[int, bytes]]:
-    """Stream entries as the log entries they hold, each with its offset."""
+    """Stream entries as the log entries they hold, each with its offset (a stream entry
+    is named by its last)."""
     out: list[tuple[int, bytes]] = []
     for sid, fields in found:
-        offset = _offset(sid)
+        last = _offset(sid)
         one = fields.get(b"e")
         if one is not None:
-            out.append((offset, cast(bytes, one)))
+            out.append((last, cast(bytes, one)))
         else:
-            out += enumerate(cast(bytes, fields[b"b"]).split(_LINE), offset)
+            texts = cast(bytes, fields[b"b"]).split(_LINE)
+            out += enumerate(texts, last - len(texts) + 1)
     return out
 
 
@@ -274,9 +279,5 @@ def trim(applied: int, retention: int | None = None, *, floor: int | None = None
         below = min(below, floor)
     if below <= 1:
         return 0
-    stream = stream_key(ns)
-    # A unit's stream entry holding ``below`` is kept whole, with the entries below it.
-    holding = _entries(client().xrevrange(stream, max=f"{below}-1", count=1))
-    if holding and holding[-1][0] >= below:
-        below = holding[0][0]
-    return int(client().xtrim(stream, minid=f"{below}-0", approximate=False))
+    # By name: a unit's stream entry that holds ``below`` is named above it, kept whole.
+    return int(client().xtrim(stream_key(ns), minid=f"{below}-0", approximate=False))
