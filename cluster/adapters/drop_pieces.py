@@ -14,8 +14,9 @@ No reader looks a topic up but by the meta's names, so what a stop between piece
 (status fields and their records keys, no meta naming them) is never read: the next save
 that makes a topic under that name deletes it first (``hot_save._leftover_ops``, which
 also takes the name out of ``dropping``), and the next save with the meta that makes or
-drops any topic or follows a complete load (a whole-state unit: the next holder's first
-tick) finishes every name still in ``dropping`` that no meta names (``later``). A topic
+drops any topic, or follows a whole-state load that did not take this process's own image
+(the next holder's first tick), finishes every name still in ``dropping`` that no meta
+names (``later``). A topic
 dropped and made again in one unit is deleted in that unit's one transaction, as before.
 """
 from __future__ import annotations
@@ -40,12 +41,13 @@ def dropping_key() -> str:
 def later(hot: HotState) -> list[str]:
     """The topics this save deletes after it lands: those it drops, but one it makes again
     under the same name (deleted before its new sets, in the one transaction), and those
-    an earlier save left in ``dropping`` that no meta names (read when topics change or
-    the load was complete, as every whole-state unit's is: one SMEMBERS of a set that is
-    nearly always empty; so the next holder finishes a drop its predecessor stopped in,
-    without waiting for a change of topics)."""
+    an earlier save left in ``dropping`` that no meta names (read when topics change, and
+    at a whole-state load that did not take this process's own image: a process starting,
+    a holder after another, after its own failed unit; so the next holder finishes a drop
+    its predecessor stopped in, and a tick that follows this process's own save reads
+    nothing more)."""
     names = [name for name in sorted(hot.dropped) if name not in hot.added]
-    if hot.dropped or hot.added or hot.complete:
+    if hot.dropped or hot.added or (hot.complete and not hot.own):
         left = hot_servers.client_of(hot_servers.HOME).smembers(dropping_key())
         names += sorted(n for n in (m.decode() if isinstance(m, bytes) else m for m in left)
                         if n not in hot.topics and n not in hot.added and n not in names)

@@ -251,9 +251,10 @@ def _load(keys_of: Callable[[dict[str, TopicTable]], Iterable[Key] | None], *,
                        generations=generations, indexed=indexed, complete=complete,
                        meta_parts=committed.meta if committed is not None else None,
                        namespace=namespace, meta_raw=raw)
-        if committed is not None and (take_trusted(hot, keys, committed)
-                                      or take_after_others(hot, committed, keys)):
-            return hot
+        if committed is not None:
+            hot.own = take_trusted(hot, keys, committed)
+            if hot.own or take_after_others(hot, committed, keys):
+                return hot
         # Every set the leases guard read: what the cache keeps after this unit is exact.
         hot.exact = complete
         fetched = (fetch_full(topics, hot.rowed) if keys is None

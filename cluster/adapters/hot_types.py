@@ -111,6 +111,9 @@ class HotState:
     # Every set this process's set cache holds under the scope equals the store's, as of
     # ``generation``: all were read (a complete load), or taken from an exact image.
     exact: bool = False
+    # The load took this process's own image (set_loading.take_trusted): no other holder
+    # wrote a set under the scope since this process's last save.
+    own: bool = False
     # Writes that land in this unit's fenced commit only (a produce's values and ticket).
     staged: list[WriteOp] = field(default_factory=list)
     # What runs once this unit's fenced commit landed, in order (a tick step's database

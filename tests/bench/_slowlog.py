@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+# The commands the bench sends to read the slow log itself: never counted.
+_OURS = ("SLOWLOG", "CONFIG")
+
 
 class SlowLog:
     """The private Redis's slow log around the ticks: every command is logged (threshold
@@ -55,7 +58,7 @@ class SlowLog:
         total, burst, burst_client = 0, 0, None
         for entry in sorted(entries, key=lambda e: e["id"]):
             name = _name(entry)
-            if name in ("SLOWLOG", "CONFIG"):
+            if name in _OURS:
                 continue
             us, who = entry["duration"], entry.get("client_address")
             if who in (b"?:0", "?:0"):
@@ -136,7 +139,7 @@ def close_window(clients: dict[str, object]) -> dict[str, dict[str, object]]:
     out: dict[str, dict[str, object]] = {}
     for name, client in clients.items():
         entries = [e for e in client.slowlog_get(100_000)  # type: ignore[attr-defined]
-                   if _name(e) not in ("SLOWLOG", "CONFIG")]
+                   if _name(e) not in _OURS]
         client.config_set("slowlog-log-slower-than", 10_000)  # type: ignore[attr-defined]
         client.slowlog_reset()  # type: ignore[attr-defined]
         longest = max(entries, key=lambda e: e["duration"], default=None)

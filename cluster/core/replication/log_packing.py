@@ -14,11 +14,9 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from typing import Any
 
+from .metadata import Entry
 from .state import Resolution
-
-Entry = dict[str, Any]
 
 # A new topic's set as the engine makes it when its first replica's SPU is up: that replica
 # leads at epoch 1, every replica in the LRS (topology._bootstrap).

@@ -55,4 +55,3 @@ def test_an_election_entry_carries_the_candidate_and_its_deadline():
     (entry,) = [e for e in metadata.action_entries(state, actions) if e["type"] == "election"]
     assert (entry["candidate"], entry["attempt"], entry["deadline_ms"]) == (2, 1, 507)
     run_elections(state, now_ms=8)
-
